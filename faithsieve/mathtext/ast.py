@@ -1,0 +1,199 @@
+"""A small, bounded abstract syntax for the formulas that proofs write.
+
+Nodes are frozen dataclasses: cheap to build, hashable, never evaluated on
+construction. ``render`` turns a node back into readable plain text for
+evidence records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Union
+
+
+@dataclass(frozen=True, slots=True)
+class Num:
+    """A numeric literal as written."""
+
+    value: Fraction
+    text: str
+    decimals: int  # digits after the decimal point as written (0 for integers)
+
+
+@dataclass(frozen=True, slots=True)
+class Var:
+    """A variable (single letter, optionally subscripted, or a Greek letter)."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Const:
+    """A named mathematical constant: ``pi`` or ``e``."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class BinOp:
+    """``left op right`` with op in ``+ - * /``."""
+
+    op: str
+    left: "Expr"
+    right: "Expr"
+
+
+@dataclass(frozen=True, slots=True)
+class Neg:
+    """Unary minus."""
+
+    operand: "Expr"
+
+
+@dataclass(frozen=True, slots=True)
+class Pow:
+    """``base ^ exponent``."""
+
+    base: "Expr"
+    exponent: "Expr"
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A known function applied to arguments: sqrt, root, factorial, abs, floor,
+    ceil, binom, percent, and the opaque functions (sin, log, ...)."""
+
+    fn: str
+    args: tuple["Expr", ...]
+
+
+Expr = Union[Num, Var, Const, BinOp, Neg, Pow, Call]
+
+RELATIONS = ("=", "!=", "<", ">", "<=", ">=", "~")
+"""Relation symbols after normalisation; ``~`` is "approximately equal"."""
+
+
+@dataclass(frozen=True, slots=True)
+class Chain:
+    """``e0 r1 e1 r2 e2 ...``: a chain of relations, e.g. ``a = b = c`` or ``0 < x < 1``."""
+
+    exprs: tuple[Expr, ...]
+    rels: tuple[str, ...]
+
+    def links(self) -> list[tuple[Expr, str, Expr]]:
+        return [(self.exprs[i], self.rels[i], self.exprs[i + 1]) for i in range(len(self.rels))]
+
+
+_PREC = {"+": 1, "-": 1, "*": 2, "/": 2}
+
+
+def render(e: Expr) -> str:
+    """Plain-text rendering, parenthesised only where needed."""
+    return _render(e, 0)
+
+
+def _render(e: Expr, parent: int) -> str:
+    if isinstance(e, Num):
+        return str(e.value) if e.value.denominator != 1 and not e.decimals else e.text
+    if isinstance(e, (Var, Const)):
+        return e.name
+    if isinstance(e, Neg):
+        s = "-" + _render(e.operand, 3)
+        return f"({s})" if parent >= 2 else s
+    if isinstance(e, Pow):
+        return f"{_render(e.base, 4)}^{_render(e.exponent, 4)}"
+    if isinstance(e, Call):
+        if e.fn == "factorial":
+            return f"{_render(e.args[0], 4)}!"
+        if e.fn == "percent":
+            return f"{_render(e.args[0], 4)}%"
+        return f"{e.fn}({', '.join(_render(a, 0) for a in e.args)})"
+    p = _PREC[e.op]
+    right_p = p + 1 if e.op in "-/" else p
+    s = f"{_render(e.left, p)} {e.op} {_render(e.right, right_p)}"
+    return f"({s})" if p < parent else s
+
+
+def render_chain(c: Chain) -> str:
+    parts = [render(c.exprs[0])]
+    for r, e in zip(c.rels, c.exprs[1:]):
+        parts.append({"~": "≈"}.get(r, r))
+        parts.append(render(e))
+    return " ".join(parts)
+
+
+def variables(e: Expr) -> frozenset[str]:
+    """Free variable names of an expression."""
+    out: set[str] = set()
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Var):
+            out.add(n.name)
+        elif isinstance(n, BinOp):
+            stack += [n.left, n.right]
+        elif isinstance(n, Neg):
+            stack.append(n.operand)
+        elif isinstance(n, Pow):
+            stack += [n.base, n.exponent]
+        elif isinstance(n, Call):
+            stack += list(n.args)
+    return frozenset(out)
+
+
+def literals(e: Expr) -> list[Num]:
+    out: list[Num] = []
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Num):
+            out.append(n)
+        elif isinstance(n, BinOp):
+            stack += [n.left, n.right]
+        elif isinstance(n, Neg):
+            stack.append(n.operand)
+        elif isinstance(n, Pow):
+            stack += [n.base, n.exponent]
+        elif isinstance(n, Call):
+            stack += list(n.args)
+    return out
+
+
+def functions(e: Expr) -> frozenset[str]:
+    out: set[str] = set()
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Call):
+            out.add(n.fn)
+            stack += list(n.args)
+        elif isinstance(n, BinOp):
+            stack += [n.left, n.right]
+        elif isinstance(n, Neg):
+            stack.append(n.operand)
+        elif isinstance(n, Pow):
+            stack += [n.base, n.exponent]
+    return frozenset(out)
+
+
+def substitute(e: Expr, values: dict[str, Expr]) -> Expr:
+    """Replace variables by expressions (no evaluation)."""
+    if isinstance(e, Var):
+        return values.get(e.name, e)
+    if isinstance(e, BinOp):
+        return BinOp(e.op, substitute(e.left, values), substitute(e.right, values))
+    if isinstance(e, Neg):
+        return Neg(substitute(e.operand, values))
+    if isinstance(e, Pow):
+        return Pow(substitute(e.base, values), substitute(e.exponent, values))
+    if isinstance(e, Call):
+        return Call(e.fn, tuple(substitute(a, values) for a in e.args))
+    return e
+
+
+def leftmost_operand(e: Expr) -> Expr:
+    """The first leaf-ish operand of a sum/product: ``12`` in ``12 + 5``."""
+    while isinstance(e, BinOp):
+        e = e.left
+    return e

@@ -1,0 +1,258 @@
+"""Exact, bounded evaluation of formula ASTs.
+
+``evaluate`` computes with ``fractions.Fraction``. Every potentially huge
+operation is checked *before* it runs: exponent size, factorial argument,
+binomial size and the bit length of every intermediate result. A value the
+rational field cannot hold (sqrt 2, pi, sin 1) raises ``NotRational``; the
+caller may then try ``to_sympy`` (same guards, symbolic) instead.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import sympy
+
+from faithsieve.errors import EvaluationLimit, NotRational
+from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Size guards for evaluation."""
+
+    max_bits: int = 20_000
+    """Largest bit length of any numerator/denominator produced."""
+    max_exponent: int = 10_000
+    """Largest absolute integer exponent."""
+    max_factorial: int = 1_000
+    """Largest factorial argument."""
+    max_binom_n: int = 100_000
+    """Largest n in binom(n, k)."""
+
+
+DEFAULT_LIMITS = Limits()
+
+
+def _guard(x: Fraction, lim: Limits) -> Fraction:
+    if x.numerator.bit_length() > lim.max_bits or x.denominator.bit_length() > lim.max_bits:
+        raise EvaluationLimit("intermediate value too large")
+    return x
+
+
+def _as_int(x: Fraction, what: str) -> int:
+    if x.denominator != 1:
+        raise NotRational(f"{what} is not an integer")
+    return x.numerator
+
+
+def _exact_root(x: Fraction, n: int) -> Fraction:
+    if n <= 0:
+        raise NotRational("bad root index")
+    if x < 0:
+        if n % 2 == 0:
+            raise NotRational("even root of a negative number")
+        return -_exact_root(-x, n)
+
+    def iroot(v: int) -> int:
+        if v < 2:
+            return v
+        r = int(round(v ** (1.0 / n))) if v.bit_length() < 1000 else _int_nth_root(v, n)
+        for c in (r - 1, r, r + 1):
+            if c >= 0 and c**n == v:
+                return c
+        raise NotRational("not a perfect power")
+
+    return Fraction(iroot(x.numerator), iroot(x.denominator))
+
+
+def _int_nth_root(v: int, n: int) -> int:
+    lo, hi = 0, 1 << (v.bit_length() // n + 1)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if mid**n <= v:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def evaluate(e: Expr, env: dict[str, Fraction] | None = None, lim: Limits = DEFAULT_LIMITS) -> Fraction:
+    """Exact rational value of ``e`` with variables from ``env``."""
+    if isinstance(e, Num):
+        return e.value
+    if isinstance(e, Var):
+        if env is not None and e.name in env:
+            return env[e.name]
+        raise NotRational(f"free variable {e.name}")
+    if isinstance(e, Const):
+        raise NotRational(f"constant {e.name}")
+    if isinstance(e, Neg):
+        return -evaluate(e.operand, env, lim)
+    if isinstance(e, BinOp):
+        a = evaluate(e.left, env, lim)
+        b = evaluate(e.right, env, lim)
+        if e.op == "+":
+            return _guard(a + b, lim)
+        if e.op == "-":
+            return _guard(a - b, lim)
+        if e.op == "*":
+            return _guard(a * b, lim)
+        if b == 0:
+            raise NotRational("division by zero")
+        return _guard(a / b, lim)
+    if isinstance(e, Pow):
+        base = evaluate(e.base, env, lim)
+        exp = evaluate(e.exponent, env, lim)
+        return _pow(base, exp, lim)
+    if isinstance(e, Call):
+        return _call(e, env, lim)
+    raise NotRational("unsupported node")
+
+
+def _pow(base: Fraction, exp: Fraction, lim: Limits) -> Fraction:
+    if exp.denominator != 1:
+        # rational exponent: exact only for perfect powers
+        if abs(exp.numerator) > lim.max_exponent or exp.denominator > 64:
+            raise EvaluationLimit("exponent too large")
+        root = _exact_root(base, exp.denominator)
+        return _pow(root, Fraction(exp.numerator), lim)
+    n = exp.numerator
+    if abs(n) > lim.max_exponent:
+        raise EvaluationLimit("exponent too large")
+    if base == 0 and n < 0:
+        raise NotRational("division by zero")
+    if base in (0, 1):
+        return base
+    if base == -1:
+        return Fraction(1 if n % 2 == 0 else -1)
+    bits = max(base.numerator.bit_length(), base.denominator.bit_length())
+    if bits * abs(n) > lim.max_bits:
+        raise EvaluationLimit("power too large")
+    return base**n
+
+
+def _call(e: Call, env: dict[str, Fraction] | None, lim: Limits) -> Fraction:
+    fn = e.fn
+    if fn == "percent":
+        return evaluate(e.args[0], env, lim) / 100
+    if fn == "factorial":
+        n = _as_int(evaluate(e.args[0], env, lim), "factorial argument")
+        if n < 0:
+            raise NotRational("factorial of a negative number")
+        if n > lim.max_factorial:
+            raise EvaluationLimit("factorial argument too large")
+        return Fraction(math.factorial(n))
+    if fn == "binom":
+        n = _as_int(evaluate(e.args[0], env, lim), "binomial n")
+        k = _as_int(evaluate(e.args[1], env, lim), "binomial k")
+        if n < 0 or n > lim.max_binom_n:
+            raise EvaluationLimit("binomial n out of range")
+        if k < 0 or k > n:
+            return Fraction(0)
+        k = min(k, n - k)
+        if k * max(1, n.bit_length()) > lim.max_bits:
+            raise EvaluationLimit("binomial too large")
+        return Fraction(math.comb(n, k))
+    if fn == "sqrt":
+        return _exact_root(evaluate(e.args[0], env, lim), 2)
+    if fn == "root":
+        idx = _as_int(evaluate(e.args[1], env, lim), "root index")
+        if idx > 64:
+            raise EvaluationLimit("root index too large")
+        return _exact_root(evaluate(e.args[0], env, lim), idx)
+    if fn == "abs":
+        return abs(evaluate(e.args[0], env, lim))
+    if fn == "floor":
+        return Fraction(math.floor(evaluate(e.args[0], env, lim)))
+    if fn == "ceil":
+        return Fraction(math.ceil(evaluate(e.args[0], env, lim)))
+    raise NotRational(f"function {fn}")
+
+
+# ---------------------------------------------------------------------------
+# Symbolic conversion (same guards, built node by node: never sympify text)
+# ---------------------------------------------------------------------------
+
+_SYM_FUNCS = {
+    "sin": sympy.sin, "cos": sympy.cos, "tan": sympy.tan, "ln": sympy.log, "log": sympy.log,
+    "exp": sympy.exp,
+}
+
+
+def to_sympy(e: Expr, lim: Limits = DEFAULT_LIMITS) -> sympy.Expr:
+    """Build a sympy expression from the AST. Raises ``EvaluationLimit`` on unsafe sizes
+    and ``NotRational`` on nodes that have no sympy meaning here."""
+    if isinstance(e, Num):
+        return sympy.Rational(e.value.numerator, e.value.denominator)
+    if isinstance(e, Var):
+        return sympy.Symbol(e.name)
+    if isinstance(e, Const):
+        return sympy.pi if e.name == "pi" else sympy.E
+    if isinstance(e, Neg):
+        return -to_sympy(e.operand, lim)
+    if isinstance(e, BinOp):
+        a, b = to_sympy(e.left, lim), to_sympy(e.right, lim)
+        if e.op == "+":
+            return a + b
+        if e.op == "-":
+            return a - b
+        if e.op == "*":
+            return a * b
+        if b == 0:
+            raise NotRational("division by zero")
+        return a / b
+    if isinstance(e, Pow):
+        exp = e.exponent
+        try:
+            ev = evaluate(exp, None, lim)
+            if abs(ev.numerator) > lim.max_exponent or ev.denominator > 64:
+                raise EvaluationLimit("exponent too large")
+            base_is_num = not _has_var(e.base)
+            if base_is_num and ev.denominator == 1:
+                # a numeric power: check the size first
+                try:
+                    evaluate(e, None, lim)
+                except NotRational:
+                    pass
+        except NotRational:
+            if not _is_small_symbolic(exp):
+                raise EvaluationLimit("symbolic exponent") from None
+        return sympy.Pow(to_sympy(e.base, lim), to_sympy(exp, lim))
+    if isinstance(e, Call):
+        if e.fn in ("factorial", "binom", "percent", "floor", "ceil"):
+            try:
+                v = evaluate(e, None, lim)
+                return sympy.Rational(v.numerator, v.denominator)
+            except NotRational:
+                pass
+            if e.fn == "percent":
+                return to_sympy(e.args[0], lim) / 100
+            raise NotRational(f"symbolic {e.fn}")
+        if e.fn == "sqrt":
+            return sympy.sqrt(to_sympy(e.args[0], lim))
+        if e.fn == "root":
+            idx = evaluate(e.args[1], None, lim)
+            if idx.denominator != 1 or not 0 < idx.numerator <= 64:
+                raise NotRational("root index")
+            return sympy.root(to_sympy(e.args[0], lim), idx.numerator)
+        if e.fn == "abs":
+            return sympy.Abs(to_sympy(e.args[0], lim))
+        if e.fn in _SYM_FUNCS:
+            return _SYM_FUNCS[e.fn](to_sympy(e.args[0], lim))
+        raise NotRational(f"function {e.fn}")
+    raise NotRational("unsupported node")
+
+
+def _has_var(e: Expr) -> bool:
+    from faithsieve.mathtext.ast import variables
+
+    return bool(variables(e))
+
+
+def _is_small_symbolic(e: Expr) -> bool:
+    from faithsieve.mathtext.ast import literals
+
+    return all(abs(n.value) <= 100 for n in literals(e))

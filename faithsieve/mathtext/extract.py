@@ -1,0 +1,276 @@
+"""Find the formulas a step writes, in plain text and LaTeX, and parse them.
+
+Pipeline (all linear in the input size):
+
+1. ``find_segments`` splits the text into plain and LaTeX segments
+   (``\\( \\)``, ``\\[ \\]``, ``$$ $$``, ``$ $``; a ``$`` before a number is a currency
+   sign unless it clearly opens inline math).
+2. Each segment is tokenized; formulas are maximal runs of math tokens between breaks.
+3. Each run with at least one relation is parsed into a ``Chain``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from faithsieve.errors import ParseError
+from faithsieve.mathtext.ast import Chain
+from faithsieve.mathtext.lexer import (
+    BAR, BREAK, CONST, FUNC, LB, LP, NUM, OP, RB, REL, RP, VAR, Token,
+    tokenize_latex, tokenize_plain,
+)
+from faithsieve.mathtext.parser import parse_tokens
+
+MAX_SEGMENT_SCAN = 4000
+MAX_FORMULAS_PER_STEP = 200
+
+_DERIVE_WORDS = re.compile(
+    r"\b(so|thus|therefore|hence|then|gives?|giving|get|yields?|implies|means|solving|"
+    r"simplif\w*|subtract\w*|divid\w*|multipl\w*|add\w*|rearrang\w*|leads? to|we have)\b|"
+    r"\\implies|\\Rightarrow|\\Longrightarrow|=>|⇒|→|\\therefore|∴"
+)
+_COND_WORDS = re.compile(r"\b(if|suppose|assume|assuming|when|whenever|let's say|case|try|test|check|whether|unless)\b")
+_APPROX_CONTEXT = re.compile(r"\b(approximately|about|roughly|around|nearly|approx|estimate\w*|round\w*)\b|≈|\\approx")
+
+
+@dataclass(frozen=True)
+class Segment:
+    start: int
+    end: int
+    latex: bool
+
+
+@dataclass(frozen=True)
+class Formula:
+    """A parsed chain of relations found in a step, with where it came from."""
+
+    chain: Chain
+    start: int
+    end: int
+    text: str
+    latex: bool
+    member_spans: tuple[tuple[int, int], ...]
+    multiletter: bool = False
+    """Contains letter runs (e.g. units like ``cm`` in LaTeX) read as products."""
+    derived: bool = False
+    """Text before it (since the previous formula) says it is derived: so, thus, ⇒ ..."""
+    conditional: bool = False
+    """It sits under 'if'/'suppose'/'case': a hypothesis, not an established fact."""
+    approx_context: bool = False
+    """The sentence speaks of approximation or rounding."""
+    lead: str = field(default="", compare=False)
+
+
+def _next_unescaped(text: str, needle: str, i: int, limit: int) -> int:
+    while True:
+        j = text.find(needle, i, limit)
+        if j < 0:
+            return -1
+        if j > 0 and text[j - 1] == "\\":
+            i = j + 1
+            continue
+        return j
+
+
+_PROSE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{4,}")
+_CMD_OR_TEXT = re.compile(r"\\(?:text|mathrm|mbox|textbf)\{[^{}]{0,200}\}|\\[A-Za-z]+")
+
+
+def _looks_like_math(content: str) -> bool:
+    stripped = _CMD_OR_TEXT.sub(" ", content)
+    return _PROSE_WORD.search(stripped) is None
+
+
+def find_segments(text: str) -> list[Segment]:
+    """Split text into plain and LaTeX segments, covering it in order."""
+    segs: list[Segment] = []
+    n = len(text)
+    i = 0
+    plain_start = 0
+
+    def emit_plain(upto: int) -> None:
+        if upto > plain_start:
+            segs.append(Segment(plain_start, upto, False))
+
+    while i < n:
+        c = text[i]
+        if c == "\\" and i + 1 < n and text[i + 1] in "([":
+            close = "\\)" if text[i + 1] == "(" else "\\]"
+            j = text.find(close, i + 2, min(n, i + 2 + MAX_SEGMENT_SCAN))
+            if j >= 0:
+                emit_plain(i)
+                segs.append(Segment(i + 2, j, True))
+                i = j + 2
+                plain_start = i
+                continue
+            i += 2
+            continue
+        if c == "\\" and text.startswith("\\begin{", i):
+            # display environments (align, equation, ...) are LaTeX up to \end{...}
+            k = text.find("}", i)
+            if 0 <= k < i + 40:
+                env = text[i + 7 : k]
+                endtag = "\\end{" + env + "}"
+                j = text.find(endtag, k, min(n, k + MAX_SEGMENT_SCAN))
+                if j >= 0:
+                    emit_plain(i)
+                    segs.append(Segment(k + 1, j, True))
+                    i = j + len(endtag)
+                    plain_start = i
+                    continue
+        if c == "\\":
+            i += 2
+            continue
+        if c == "$":
+            if text.startswith("$$", i):
+                j = text.find("$$", i + 2, min(n, i + 2 + MAX_SEGMENT_SCAN))
+                if j >= 0:
+                    emit_plain(i)
+                    segs.append(Segment(i + 2, j, True))
+                    i = j + 2
+                    plain_start = i
+                    continue
+                i += 2
+                continue
+            limit = min(n, i + 1 + 1000)
+            para = text.find("\n\n", i, limit)
+            if para >= 0:
+                limit = para
+            j = _next_unescaped(text, "$", i + 1, limit)
+            nxt = text[i + 1] if i + 1 < n else ""
+            if j > i + 1:
+                content = text[i + 1 : j]
+                after = text[j + 1] if j + 1 < n else ""
+                digit_open = nxt.isdigit() or (nxt in "-." and i + 2 < n and text[i + 2].isdigit())
+                ok = _looks_like_math(content) and not (digit_open and (after.isdigit() or "," in content and not re.search(r"\\|=|\^", content)))
+                if digit_open and not re.search(r"[=<>\\^{}]|[a-zA-Z]", content):
+                    ok = False  # "$3.5 * 4000 = $14,000" style currency, or "$5 and $"
+                if ok:
+                    emit_plain(i)
+                    segs.append(Segment(i + 1, j, True))
+                    i = j + 1
+                    plain_start = i
+                    continue
+            i += 1  # a currency sign: stays in plain text, where it is transparent
+            continue
+        i += 1
+    emit_plain(n)
+    return segs
+
+
+_START_KINDS = (NUM, VAR, CONST, LP, LB, FUNC, BAR)
+_END_KINDS = (NUM, VAR, CONST, RP, RB, BAR, "PCT", "BANG")
+
+
+def _runs(toks: list[Token]) -> list[list[Token]]:
+    runs: list[list[Token]] = []
+    cur: list[Token] = []
+    for t in toks:
+        if t.kind == BREAK:
+            if cur:
+                runs.append(cur)
+            cur = []
+        else:
+            cur.append(t)
+    if cur:
+        runs.append(cur)
+    return runs
+
+
+def _trim(run: list[Token]) -> list[Token]:
+    a, b = 0, len(run)
+    while a < b and not (run[a].kind in _START_KINDS or (run[a].kind == OP and run[a].value == "-")):
+        a += 1
+    while b > a and run[b - 1].kind not in _END_KINDS:
+        b -= 1
+    run = run[a:b]
+    # drop an unmatched opening paren at the start / closing paren at the end
+    depth = 0
+    for t in run:
+        if t.kind in (LP, LB):
+            depth += 1
+        elif t.kind in (RP, RB):
+            depth -= 1
+    if depth > 0 and run and run[0].kind in (LP, LB):
+        run = run[1:]
+    elif depth < 0 and run and run[-1].kind in (RP, RB):
+        run = run[:-1]
+    return run
+
+
+def _split_on_rel_gaps(run: list[Token], latex: bool) -> list[list[Token]]:
+    """In plain text, '5 + 3 = 8 10 + 2 = 12' is two formulas: split where two operands
+    meet across a space after the run already holds a relation."""
+    if latex:
+        return [run]
+    out: list[list[Token]] = []
+    cur: list[Token] = []
+    seen_rel = False
+    for t in run:
+        if cur and seen_rel and t.space_before and t.kind in (NUM, VAR) and cur[-1].kind in (NUM, VAR, RP, "PCT"):
+            out.append(cur)
+            cur, seen_rel = [], False
+        cur.append(t)
+        seen_rel = seen_rel or t.kind == REL
+    if cur:
+        out.append(cur)
+    return out
+
+
+def _parse_run(run: list[Token], latex: bool) -> tuple[Chain, list[tuple[int, int]], list[Token]] | None:
+    run = _trim(run)
+    if not any(t.kind == REL for t in run):
+        return None
+    first_rel = next(i for i, t in enumerate(run) if t.kind == REL)
+    # try the whole run, then drop leading tokens (never past the first relation)
+    for drop in range(0, min(first_rel, 6)):
+        cand = _trim(run[drop:])
+        if not cand or cand[0].kind == REL:
+            break
+        try:
+            chain, spans = parse_tokens(cand, latex)
+        except ParseError:
+            continue
+        if len(chain.rels) >= 1:
+            return chain, spans, cand
+    return None
+
+
+def extract_formulas(text: str) -> list[Formula]:
+    """All parseable relation chains in ``text``, in order of appearance."""
+    out: list[Formula] = []
+    prev_end = 0
+    for seg in find_segments(text):
+        body = text[seg.start : seg.end]
+        toks = tokenize_latex(body, seg.start) if seg.latex else tokenize_plain(body, seg.start)
+        for raw in _runs(toks):
+            for run in _split_on_rel_gaps(raw, seg.latex):
+                parsed = _parse_run(run, seg.latex)
+                if parsed is None:
+                    continue
+                chain, spans, used = parsed
+                start, end = used[0].start, used[-1].end
+                lead = text[max(prev_end, start - 240) : start]
+                sentence = lead[max(lead.rfind(". "), lead.rfind("\n")) + 1 :]
+                low = sentence.lower()
+                out.append(
+                    Formula(
+                        chain=chain,
+                        start=start,
+                        end=end,
+                        text=text[start:end],
+                        latex=seg.latex,
+                        member_spans=tuple(spans),
+                        multiletter=any("m" in t.flags for t in used),
+                        derived=bool(_DERIVE_WORDS.search(lead.lower())),
+                        conditional=bool(_COND_WORDS.search(low)),
+                        approx_context=bool(_APPROX_CONTEXT.search(low)) or "~" in chain.rels,
+                        lead=lead,
+                    )
+                )
+                prev_end = end
+                if len(out) >= MAX_FORMULAS_PER_STEP:
+                    return out
+    return out
+

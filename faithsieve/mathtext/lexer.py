@@ -1,0 +1,298 @@
+"""Linear-time tokenizers for the two notations proofs use: plain text and LaTeX.
+
+Each tokenizer makes one left-to-right pass with a master pattern whose
+alternatives have no nested quantifiers, so long model output cannot trigger
+catastrophic backtracking. Anything that is not mathematics becomes a BREAK
+token: formulas are the maximal runs between breaks.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Token kinds
+NUM, VAR, CONST, OP, POW, LP, RP, LB, RB, REL, BANG, PCT, FUNC, BAR, SUB, BREAK = (
+    "NUM", "VAR", "CONST", "OP", "POW", "LP", "RP", "LB", "RB", "REL", "BANG", "PCT",
+    "FUNC", "BAR", "SUB", "BREAK",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    kind: str
+    value: str
+    start: int
+    end: int
+    space_before: bool = False
+    flags: str = ""  # "m": came from a multi-letter run in LaTeX (possibly a unit)
+
+
+_UNI_OPS = {
+    "×": ("OP", "*"), "·": ("OP", "*"), "⋅": ("OP", "*"), "∗": ("OP", "*"), "÷": ("OP", "/"),
+    "−": ("OP", "-"), "+": ("OP", "+"), "-": ("OP", "-"), "*": ("OP", "*"), "/": ("OP", "/"),
+    "=": ("REL", "="), "<": ("REL", "<"), ">": ("REL", ">"), "≤": ("REL", "<="), "≥": ("REL", ">="),
+    "≠": ("REL", "!="), "≈": ("REL", "~"), "≃": ("REL", "~"), "^": ("POW", "^"),
+    "(": ("LP", "("), ")": ("RP", ")"), "[": ("LP", "("), "]": ("RP", ")"),
+    "!": ("BANG", "!"), "%": ("PCT", "%"), "π": ("CONST", "pi"), "√": ("FUNC", "sqrt"),
+    "⩽": ("REL", "<="), "⩾": ("REL", ">="),
+}
+
+_PLAIN = re.compile(
+    r"(?P<num>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
+    r"|(?P<word>[A-Za-z]+)"
+    r"|(?P<ws>[ \t\u00a0]+)"
+    r"|(?P<rel2><=|>=|!=|==|=>)"
+    r"|(?P<ch>.)",
+    re.S,
+)
+
+_LATEX = re.compile(
+    r"(?P<num>(?:\d{1,3}(?:(?:,|\{,\})\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
+    r"|(?P<cmd>\\[A-Za-z]+|\\.)"
+    r"|(?P<letter>[A-Za-z])"
+    r"|(?P<ws>\s+)"
+    r"|(?P<ch>.)",
+    re.S,
+)
+
+_APPROX_WORDS = {"approximately", "about", "roughly", "around", "nearly", "approx", "circa"}
+_TEXT_BREAK_WORDS = {
+    "or", "and", "if", "so", "then", "where", "since", "for", "when", "thus", "hence", "because",
+    "is", "we", "get", "gives", "which", "but", "with", "implies", "therefore", "not", "are",
+    "of", "the", "to", "be", "as", "in", "all", "any", "some", "each", "every", "other",
+    "otherwise", "case", "let", "no", "solution", "solutions", "undefined",
+}
+
+_LATEX_CMDS: dict[str, tuple[str, str]] = {
+    r"\times": (OP, "*"), r"\cdot": (OP, "*"), r"\ast": (OP, "*"), r"\div": (OP, "/"),
+    r"\le": (REL, "<="), r"\leq": (REL, "<="), r"\leqslant": (REL, "<="),
+    r"\ge": (REL, ">="), r"\geq": (REL, ">="), r"\geqslant": (REL, ">="),
+    r"\ne": (REL, "!="), r"\neq": (REL, "!="), r"\approx": (REL, "~"), r"\simeq": (REL, "~"),
+    r"\lt": (REL, "<"), r"\gt": (REL, ">"),
+    r"\pi": (CONST, "pi"),
+    r"\frac": (FUNC, "frac"), r"\dfrac": (FUNC, "frac"), r"\tfrac": (FUNC, "frac"),
+    r"\sqrt": (FUNC, "sqrt"), r"\binom": (FUNC, "binom"), r"\dbinom": (FUNC, "binom"),
+    r"\tbinom": (FUNC, "binom"),
+    r"\sin": (FUNC, "sin"), r"\cos": (FUNC, "cos"), r"\tan": (FUNC, "tan"),
+    r"\log": (FUNC, "log"), r"\ln": (FUNC, "ln"), r"\exp": (FUNC, "exp"),
+    r"\lfloor": (LP, "floor"), r"\rfloor": (RP, "floor"),
+    r"\lceil": (LP, "ceil"), r"\rceil": (RP, "ceil"),
+    r"\%": (PCT, "%"), r"\{": (LP, "("), r"\}": (RP, ")"),
+}
+_LATEX_SKIP = {
+    r"\left", r"\right", r"\big", r"\Big", r"\bigg", r"\Bigg", r"\bigl", r"\bigr", r"\Bigl",
+    r"\Bigr", r"\,", r"\;", r"\:", r"\!", r"\ ", r"\quad", r"\qquad", r"\displaystyle",
+    r"\$", r"\boxed", r"\fbox", r"\mathbf", r"\bf", r"\mathit", r"\textstyle", r"\limits",
+    r"\hspace", r"\phantom", r"\nonumber", r"\notag",
+}
+_LATEX_DROP_ARG = {r"\text", r"\mathrm", r"\textbf", r"\textit", r"\mbox", r"\textrm", r"\operatorname", r"\emph"}
+_GREEK = {
+    "alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "theta", "lambda", "mu", "sigma",
+    "phi", "varphi", "omega", "rho", "tau", "psi", "chi", "eta", "zeta", "kappa", "nu", "xi",
+}
+
+MAX_BRACE_SCAN = 2000
+
+
+def _brace_group_end(text: str, i: int) -> int:
+    """Given text[i] == '{', return the index after the matching '}' (bounded scan), or -1."""
+    depth = 0
+    limit = min(len(text), i + MAX_BRACE_SCAN)
+    j = i
+    while j < limit:
+        c = text[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+        j += 1
+    return -1
+
+
+def tokenize_plain(text: str, offset: int = 0) -> list[Token]:
+    toks: list[Token] = []
+    space = False
+    for m in _PLAIN.finditer(text):
+        kind = m.lastgroup
+        s, e = m.start() + offset, m.end() + offset
+        v = m.group()
+        if kind == "ws":
+            space = True
+            continue
+        if kind == "num":
+            toks.append(Token(NUM, v, s, e, space))
+        elif kind == "word":
+            toks.append(Token("WORD", v, s, e, space))
+        elif kind == "rel2":
+            val = {"==": "=", "=>": "=>"}.get(v, v)
+            toks.append(Token(REL if val != "=>" else BREAK, val, s, e, space))
+        else:
+            if v in ("$", "€", "£", "¥"):
+                continue  # currency marks are transparent
+            if v in _UNI_OPS:
+                k, val = _UNI_OPS[v]
+                toks.append(Token(k, val, s, e, space))
+            else:
+                toks.append(Token(BREAK, v, s, e, space))
+        space = False
+    return _plain_words(toks)
+
+
+def _is_operand_end(t: Token | None) -> bool:
+    return t is not None and t.kind in (NUM, VAR, CONST, RP, PCT, BANG)
+
+
+def _plain_words(toks: list[Token]) -> list[Token]:
+    """Resolve words in plain text: variables, 'x' as times, 'of', 'equals', 'approximately'."""
+    out: list[Token] = []
+    n = len(toks)
+    for i, t in enumerate(toks):
+        if t.kind != "WORD":
+            out.append(t)
+            continue
+        w = t.value
+        lw = w.lower()
+        prev = out[-1] if out else None
+        nxt = toks[i + 1] if i + 1 < n else None
+        if lw == "x" and prev is not None and prev.kind == NUM and nxt is not None and nxt.kind == NUM and t.space_before:
+            out.append(Token(OP, "*", t.start, t.end, True))
+        elif lw == "of" and prev is not None and prev.kind in (PCT, RP, NUM) and nxt is not None and nxt.kind == NUM:
+            # "25% of 80", "1/3 of 18": multiplication
+            out.append(Token(OP, "*", t.start, t.end, True))
+        elif lw in ("equals", "equal") and _is_operand_end(prev):
+            out.append(Token(REL, "=", t.start, t.end, True))
+        elif lw in _APPROX_WORDS:
+            if prev is not None and prev.kind == REL and prev.value == "=":
+                out[-1] = Token(REL, "~", prev.start, t.end, prev.space_before)
+            elif prev is not None and prev.kind == REL:
+                out.append(Token(BREAK, w, t.start, t.end, t.space_before))
+            elif nxt is not None and nxt.kind == NUM and _is_operand_end(prev):
+                out.append(Token(REL, "~", t.start, t.end, True))
+            elif prev is not None and prev.kind == "WORD_IS" and nxt is not None and nxt.kind == NUM:
+                out[-1] = Token(REL, "~", prev.start, t.end, True)
+            else:
+                out.append(Token(BREAK, w, t.start, t.end, t.space_before))
+        elif lw == "is" and _is_operand_end(prev):
+            # kept provisionally: becomes "~" before "approximately", else a break
+            out.append(Token("WORD_IS", w, t.start, t.end, t.space_before))
+        elif len(w) == 1 and w not in "aAI":
+            out.append(Token(VAR, w, t.start, t.end, t.space_before))
+        elif len(w) == 1:
+            # article/pronoun unless it sits between operators
+            adj_op = (prev is not None and prev.kind in (OP, REL, POW, LP)) or (
+                nxt is not None and nxt.kind in (OP, REL, POW)
+            )
+            out.append(Token(VAR if adj_op else BREAK, w, t.start, t.end, t.space_before))
+        else:
+            out.append(Token(BREAK, w, t.start, t.end, t.space_before))
+    return [Token(BREAK, t.value, t.start, t.end, t.space_before) if t.kind == "WORD_IS" else t for t in out]
+
+
+def tokenize_latex(text: str, offset: int = 0) -> list[Token]:
+    toks: list[Token] = []
+    space = False
+    i = 0
+    n = len(text)
+    pending_letters: list[Token] = []
+
+    def flush_letters() -> None:
+        if len(pending_letters) > 1:
+            toks.extend(Token(VAR, t.value, t.start, t.end, t.space_before, "m") for t in pending_letters)
+        else:
+            toks.extend(pending_letters)
+        pending_letters.clear()
+
+    while i < n:
+        m = _LATEX.match(text, i)
+        assert m is not None
+        kind = m.lastgroup
+        v = m.group()
+        s, e = m.start() + offset, m.end() + offset
+        i = m.end()
+        if kind == "letter":
+            if pending_letters and space:
+                flush_letters()
+            pending_letters.append(Token(VAR, v, s, e, space))
+            space = False
+            continue
+        flush_letters()
+        if kind == "ws":
+            space = True
+            continue
+        if kind == "num":
+            toks.append(Token(NUM, v.replace("{,}", ","), s, e, space))
+        elif kind == "cmd":
+            if v in _LATEX_CMDS:
+                k, val = _LATEX_CMDS[v]
+                toks.append(Token(k, val, s, e, space))
+            elif v in _LATEX_SKIP:
+                if v in (r"\hspace", r"\phantom") and i < n and text[i] == "{":
+                    end = _brace_group_end(text, i)
+                    i = end if end > 0 else n
+                space = True
+                continue
+            elif v in _LATEX_DROP_ARG:
+                if i < n and text[i] == "{":
+                    end = _brace_group_end(text, i)
+                    if end < 0:
+                        toks.append(Token(BREAK, v, s, e, space))
+                        i = n
+                        continue
+                    inner = text[i + 1 : end - 1]
+                    words = {w.lower() for w in re.findall(r"[A-Za-z]+", inner[:200])}
+                    if words & _TEXT_BREAK_WORDS or any(c in inner for c in ",;:"):
+                        toks.append(Token(BREAK, inner, s, end + offset, space))
+                    i = end
+                    space = True
+                    continue
+                toks.append(Token(BREAK, v, s, e, space))
+            elif v[1:] in _GREEK:
+                toks.append(Token(VAR, v[1:], s, e, space))
+            elif v == r"\circ":
+                # degrees: drop a preceding '^' (x^\circ)
+                if toks and toks[-1].kind == POW:
+                    toks.pop()
+                space = True
+                continue
+            elif v == r"\infty":
+                toks.append(Token(BREAK, v, s, e, space))
+            else:
+                toks.append(Token(BREAK, v, s, e, space))
+        else:
+            if v == "{":
+                if toks and toks[-1].kind == POW and text.startswith("\\circ}", i):
+                    toks.pop()
+                    i += len("\\circ}")
+                    space = True
+                    continue
+                toks.append(Token(LB, "{", s, e, space))
+            elif v == "}":
+                toks.append(Token(RB, "}", s, e, space))
+            elif v == "_":
+                toks.append(Token(SUB, "_", s, e, space))
+            elif v == "|":
+                toks.append(Token(BAR, "|", s, e, space))
+            elif v == "&":
+                space = True
+                continue
+            elif v == "$":
+                space = True
+                continue
+            elif v == "[":
+                toks.append(Token(LP, "[", s, e, space))
+            elif v == "]":
+                toks.append(Token(RP, "]", s, e, space))
+            elif v in _UNI_OPS:
+                k, val = _UNI_OPS[v]
+                toks.append(Token(k, val, s, e, space))
+            else:
+                toks.append(Token(BREAK, v, s, e, space))
+        space = False
+    flush_letters()
+    return toks

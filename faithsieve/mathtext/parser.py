@@ -1,0 +1,265 @@
+"""Precedence-climbing parser from tokens to a bounded AST.
+
+Grammar (both notations; LaTeX adds ``\\frac``, ``\\sqrt``, ``\\binom``, braces):
+
+    chain   := expr (REL expr)*
+    expr    := term (("+" | "-") term)*
+    term    := unary (("*" | "/") unary | <implicit> unary)*
+    unary   := ("-" | "+") unary | power
+    power   := postfix ("^" unary)?            -- right associative
+    postfix := atom ("!" | "%")*
+    atom    := NUM | VAR ["_" sub] | CONST | "(" expr ")" | "{" expr "}"
+             | "|" expr "|" | floor/ceil brackets | FUNC args
+
+Nothing is evaluated here. Depth and size are bounded: input beyond the bounds
+is a ``ParseError``, never a deep recursion.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from faithsieve.errors import ParseError
+from faithsieve.mathtext.ast import BinOp, Call, Chain, Const, Expr, Neg, Num, Pow, Var
+from faithsieve.mathtext.lexer import (
+    BANG, BAR, CONST, FUNC, LB, LP, NUM, OP, PCT, POW, RB, REL, RP, SUB, VAR, Token,
+)
+
+MAX_TOKENS = 400
+MAX_DEPTH = 60
+MAX_NUMBER_CHARS = 200
+
+_ATOM_START = (NUM, VAR, CONST, LP, LB, FUNC)
+
+
+def parse_number(text: str) -> Num:
+    raw = text.replace(",", "")
+    if len(raw) > MAX_NUMBER_CHARS:
+        raise ParseError("numeric literal too long")
+    if "." in raw:
+        whole, frac = raw.split(".", 1)
+        value = Fraction(int(whole or "0") * 10 ** len(frac) + int(frac), 10 ** len(frac))
+        return Num(value, text.replace(",", ""), len(frac))
+    return Num(Fraction(int(raw)), raw, 0)
+
+
+class _Parser:
+    def __init__(self, toks: list[Token], latex: bool) -> None:
+        if len(toks) > MAX_TOKENS:
+            raise ParseError("formula too long")
+        self.t = toks
+        self.i = 0
+        self.latex = latex
+        self.depth = 0
+
+    # -- helpers -------------------------------------------------------
+    def peek(self, k: int = 0) -> Token | None:
+        j = self.i + k
+        return self.t[j] if j < len(self.t) else None
+
+    def take(self) -> Token:
+        tok = self.peek()
+        if tok is None:
+            raise ParseError("unexpected end of formula")
+        self.i += 1
+        return tok
+
+    def expect(self, kind: str) -> Token:
+        tok = self.take()
+        if tok.kind != kind:
+            raise ParseError(f"expected {kind}, found {tok.value!r}")
+        return tok
+
+    def enter(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise ParseError("formula nested too deeply")
+
+    # -- grammar -------------------------------------------------------
+    def chain(self) -> tuple[Chain, list[tuple[int, int]]]:
+        spans = []
+        s0 = self.i
+        exprs = [self.expr()]
+        spans.append((self.t[s0].start, self.t[self.i - 1].end))
+        rels: list[str] = []
+        while (tok := self.peek()) is not None and tok.kind == REL:
+            self.take()
+            rels.append(tok.value)
+            s0 = self.i
+            exprs.append(self.expr())
+            spans.append((self.t[s0].start, self.t[self.i - 1].end))
+        if self.peek() is not None:
+            raise ParseError(f"unexpected {self.peek().value!r}")  # type: ignore[union-attr]
+        return Chain(tuple(exprs), tuple(rels)), spans
+
+    def expr(self) -> Expr:
+        self.enter()
+        left = self.term()
+        while (tok := self.peek()) is not None and tok.kind == OP and tok.value in "+-":
+            self.take()
+            left = BinOp(tok.value, left, self.term())
+        self.depth -= 1
+        return left
+
+    def _implicit_ok(self, prev_end: Token, nxt: Token) -> bool:
+        if nxt.kind not in _ATOM_START:
+            return False
+        if nxt.kind == NUM and prev_end.kind in (NUM, VAR, CONST, RB, RP, PCT):
+            return False  # "2 3", "x 2": not a product
+        if not self.latex:
+            if nxt.space_before:
+                return False
+            return nxt.kind in (VAR, LP, CONST) and prev_end.kind in (NUM, VAR, RP, CONST)
+        return True
+
+    def term(self) -> Expr:
+        left = self.unary()
+        while (tok := self.peek()) is not None:
+            if tok.kind == OP and tok.value in "*/":
+                self.take()
+                left = BinOp(tok.value, left, self.unary())
+            elif self._implicit_ok(self.t[self.i - 1], tok):
+                left = BinOp("*", left, self.power())
+            else:
+                break
+        return left
+
+    def unary(self) -> Expr:
+        tok = self.peek()
+        if tok is not None and tok.kind == OP and tok.value in "+-":
+            self.take()
+            self.enter()
+            operand = self.unary()
+            self.depth -= 1
+            return Neg(operand) if tok.value == "-" else operand
+        return self.power()
+
+    def power(self) -> Expr:
+        base = self.postfix()
+        tok = self.peek()
+        if tok is not None and tok.kind == POW:
+            self.take()
+            self.enter()
+            nxt = self.peek()
+            if self.latex and nxt is not None and nxt.kind == NUM and len(nxt.value) > 1 and nxt.value.isdigit():
+                # x^23 in LaTeX means x^2 * 3 ... but models mean x^{23}; refuse to guess
+                raise ParseError("ambiguous LaTeX exponent")
+            if self.latex and nxt is not None and nxt.kind not in (LB, OP):
+                exponent = self.atom()
+            else:
+                exponent = self.unary()
+            self.depth -= 1
+            return Pow(base, exponent)
+        return base
+
+    def postfix(self) -> Expr:
+        e = self.atom()
+        while (tok := self.peek()) is not None and tok.kind in (BANG, PCT):
+            self.take()
+            e = Call("factorial" if tok.kind == BANG else "percent", (e,))
+        return e
+
+    def group(self) -> Expr:
+        """A LaTeX argument: {expr} or a single token."""
+        tok = self.peek()
+        if tok is not None and tok.kind == LB:
+            self.take()
+            e = self.expr()
+            self.expect(RB)
+            return e
+        if tok is not None and tok.kind == NUM and self.latex and tok.value.isdigit() and len(tok.value) > 1:
+            # \frac12 means 1/2: split the digits
+            self.take()
+            first = parse_number(tok.value[0])
+            rest = Token(NUM, tok.value[1:], tok.start + 1, tok.end, False)
+            self.t.insert(self.i, rest)
+            return first
+        return self.atom()
+
+    def atom(self) -> Expr:
+        self.enter()
+        try:
+            return self._atom()
+        finally:
+            self.depth -= 1
+
+    def _atom(self) -> Expr:
+        tok = self.take()
+        k = tok.kind
+        if k == NUM:
+            return parse_number(tok.value)
+        if k == VAR:
+            name = tok.value
+            if (s := self.peek()) is not None and s.kind == SUB:
+                self.take()
+                name += "_" + self._subscript_text()
+            return Var(name)
+        if k == CONST:
+            return Const(tok.value)
+        if k == LP:
+            e = self.expr()
+            close = self.expect(RP)
+            if tok.value in ("floor", "ceil"):
+                if close.value != tok.value:
+                    raise ParseError("mismatched floor/ceil brackets")
+                return Call(tok.value, (e,))
+            if close.value in ("floor", "ceil"):
+                raise ParseError("mismatched brackets")
+            return e
+        if k == LB:
+            e = self.expr()
+            self.expect(RB)
+            return e
+        if k == BAR:
+            e = self.expr()
+            self.expect(BAR)
+            return Call("abs", (e,))
+        if k == FUNC:
+            return self._func(tok.value)
+        raise ParseError(f"unexpected {tok.value!r}")
+
+    def _subscript_text(self) -> str:
+        tok = self.take()
+        if tok.kind == LB:
+            parts = []
+            while (t := self.take()).kind != RB:
+                if t.kind not in (NUM, VAR):
+                    raise ParseError("complex subscript")
+                parts.append(t.value)
+            return "".join(parts)
+        if tok.kind in (NUM, VAR):
+            return tok.value[0] if tok.kind == NUM else tok.value
+        raise ParseError("bad subscript")
+
+    def _func(self, fn: str) -> Expr:
+        if fn == "frac":
+            num = self.group()
+            den = self.group()
+            return BinOp("/", num, den)
+        if fn == "binom":
+            return Call("binom", (self.group(), self.group()))
+        if fn == "sqrt":
+            tok = self.peek()
+            if tok is not None and tok.kind == LP and tok.value == "[":
+                self.take()
+                index = self.expr()
+                self.expect(RP)
+                return Call("root", (self.group(), index))
+            if self.latex:
+                return Call("sqrt", (self.group(),))
+            return Call("sqrt", (self.postfix(),))
+        # opaque functions: sin, log, ...; an optional subscript base is kept in the name
+        name = fn
+        if (s := self.peek()) is not None and s.kind == SUB:
+            self.take()
+            name += "_" + self._subscript_text()
+        return Call(name, (self.power(),))
+
+
+def parse_tokens(toks: list[Token], latex: bool) -> tuple[Chain, list[tuple[int, int]]]:
+    """Parse one formula's tokens into a Chain plus the character span of each member."""
+    if not toks:
+        raise ParseError("empty formula")
+    p = _Parser(list(toks), latex)
+    return p.chain()
+

@@ -1,0 +1,111 @@
+"""Input and output of the pipeline: Proof, Step, Verdict and its parts.
+
+Frozen pydantic models with a docstring per field. Steps are numbered from 1
+in every public interface.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from faithsieve.obligations.models import Evidence
+from faithsieve.statetree.models import EdgeUnit
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class Step(BaseModel):
+    """One step of a proof as the user gave it."""
+
+    model_config = _FROZEN
+
+    index: int = Field(ge=1)
+    """1-based step number."""
+    text: str
+    """The step text, verbatim."""
+    offset: int = 0
+    """Character offset of this step in the original proof text (0 when steps were given as a list)."""
+
+
+class Proof(BaseModel):
+    """A problem and its proof, split into steps."""
+
+    model_config = _FROZEN
+
+    problem: str
+    """The problem statement (its numbers and equations are established facts)."""
+    steps: tuple[Step, ...]
+    """The proof's steps in order."""
+
+
+class StepReport(BaseModel):
+    """Everything FaithSieve did with one step."""
+
+    model_config = _FROZEN
+
+    step: int
+    """1-based step number."""
+    status: Literal["refuted", "verified", "unknown", "unchecked"]
+    """Roll-up: refuted if any obligation is refuted; verified if at least one verified and none
+    refuted; unknown if obligations exist but none decided; unchecked if the step had none."""
+    edges: tuple[EdgeUnit, ...] = ()
+    """The EdgeUnits this step decomposed into."""
+    evidence: tuple[Evidence, ...] = ()
+    """Evidence for each obligation extracted from the step."""
+
+
+class Coverage(BaseModel):
+    """How much of the proof received a decided check."""
+
+    model_config = _FROZEN
+
+    steps: int
+    """Number of steps."""
+    steps_with_obligations: int
+    """Steps that produced at least one obligation."""
+    steps_decided: int
+    """Steps with at least one verified or refuted obligation."""
+    edges: int
+    """Number of EdgeUnits."""
+    edges_decided: int
+    """EdgeUnits with at least one decided obligation."""
+    obligations: int
+    """Number of obligations checked."""
+    obligations_decided: int
+    """Obligations with a verified or refuted outcome."""
+
+
+class Timings(BaseModel):
+    """Wall-clock time per stage, in milliseconds."""
+
+    model_config = _FROZEN
+
+    decompose_ms: float
+    """Splitting, formula extraction and state-tree construction."""
+    check_ms: float
+    """Obligation checking."""
+    total_ms: float
+    """End to end."""
+
+
+class Verdict(BaseModel):
+    """The answer: correct, or the first erroneous step, with the evidence behind it."""
+
+    model_config = _FROZEN
+
+    verdict: Literal["correct", "error"]
+    """``error`` when some step carries a refutation confirmed exactly."""
+    first_error_step: int | None
+    """1-based index of the first refuted step, or null when the verdict is ``correct``."""
+    reason: str | None = None
+    """One-line account of the first refutation."""
+    steps: tuple[StepReport, ...]
+    """Per-step reports, in order."""
+    coverage: Coverage
+    """How much of the proof was decided."""
+    timings: Timings
+    """Time spent per stage."""
+    backends: dict[str, str] = Field(default_factory=dict)
+    """Names and versions of the checkers that ran."""
