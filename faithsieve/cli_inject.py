@@ -1,0 +1,138 @@
+"""``faithsieve inject``: labelled error variants of GSM8K reference solutions.
+
+Registered on the main CLI with :func:`register`; the handler returns an exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from faithsieve.datasets.inject import MUTATIONS, inject_items
+
+EXIT_OK = 0
+EXIT_INPUT = 1
+"""The input file is missing or has bad lines (each is reported with its line number)."""
+EXIT_USAGE = 2
+"""Bad arguments (an unknown mutation, a negative limit)."""
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``inject`` subcommand to ``subparsers`` (from ``add_subparsers``)."""
+    p = subparsers.add_parser(
+        "inject",
+        help="make labelled error variants of GSM8K reference solutions",
+        description=(
+            "Read GSM8K records (JSONL with 'question' and 'answer'), keep those whose "
+            "written equations all check, and write ProofLoc JSONL items, each with one "
+            "injected error at a known 1-based step (recorded in 'meta'). Deterministic "
+            "under --seed. Mutations: " + ", ".join(MUTATIONS) + "."
+        ),
+    )
+    p.add_argument("input", metavar="GSM8K_JSONL", help="GSM8K file, e.g. gsm8k/test.jsonl")
+    p.add_argument("--out", required=True, metavar="OUT.jsonl", help="output ProofLoc JSONL")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--limit", type=int, default=None, metavar="N",
+                   help="read only the first N records")
+    p.add_argument("--mutations", default=None, metavar="A,B",
+                   help="comma-separated mutation names (default: all)")
+    p.add_argument("--per-item", type=int, default=1, metavar="N",
+                   help="variants per record, each a different mutation (default 1)")
+    p.add_argument("--include-correct", action="store_true",
+                   help="also write each usable unmodified solution with label 'correct'")
+    p.add_argument("--split", default=None,
+                   help="split name for ids (default: the file name's stem, e.g. 'test')")
+    p.set_defaults(func=run_inject)
+    return p
+
+
+def _read_gsm8k(path: Path, limit: int | None) -> tuple[list[dict[str, Any]], list[str]]:
+    records: list[dict[str, Any]] = []
+    errors: list[str] = []
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if limit is not None and len(records) + len(errors) >= limit:
+                break
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                errors.append(f"{path}:{lineno}: not JSON ({exc.msg})")
+                continue
+            if not isinstance(rec, dict) or not isinstance(rec.get("question"), str) \
+                    or not isinstance(rec.get("answer"), str):
+                errors.append(f"{path}:{lineno}: needs string fields 'question' and 'answer'")
+                continue
+            rec = dict(rec)
+            rec.setdefault("gsm8k_index", lineno - 1)
+            records.append(rec)
+    return records, errors
+
+
+def write_jsonl_atomic(path: Path, rows: list[dict[str, Any]]) -> None:
+    """Write ``rows`` as JSONL to ``path`` through a temporary file and ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; give the usual mode of a data file
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def run_inject(args: argparse.Namespace) -> int:
+    """Handler of ``faithsieve inject``; returns the exit code."""
+    err = sys.stderr
+    names = list(MUTATIONS)
+    if args.mutations:
+        names = [m.strip() for m in args.mutations.split(",") if m.strip()]
+        unknown = [m for m in names if m not in MUTATIONS]
+        if unknown or not names:
+            print(f"faithsieve inject: unknown mutation(s) {', '.join(unknown) or '(none given)'}; "
+                  f"known: {', '.join(MUTATIONS)}", file=err)
+            return EXIT_USAGE
+    if args.limit is not None and args.limit < 0:
+        print("faithsieve inject: --limit must be >= 0", file=err)
+        return EXIT_USAGE
+    if args.per_item < 0:
+        print("faithsieve inject: --per-item must be >= 0", file=err)
+        return EXIT_USAGE
+    src = Path(args.input)
+    if not src.is_file():
+        print(f"faithsieve inject: no such file: {src}", file=err)
+        return EXIT_INPUT
+    records, errors = _read_gsm8k(src, args.limit)
+    if errors:
+        for e in errors:
+            print(e, file=err)
+        print(f"faithsieve inject: {len(errors)} bad line(s); nothing written", file=err)
+        return EXIT_INPUT
+    split = args.split or src.stem
+    items = inject_items(records, names, seed=args.seed, per_item=args.per_item,
+                         include_correct=args.include_correct, split=split)
+    out = Path(args.out)
+    write_jsonl_atomic(out, items)
+    injected = {it["meta"]["gsm8k_index"] for it in items if it["label"] != "correct"}
+    counts = Counter(it["meta"]["mutation"] or "correct" for it in items)
+    summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    print(f"wrote {len(items)} items to {out}; {len(injected)} of {len(records)} records got "
+          f"an injected error (the others have a false written equation already, or no "
+          f"equation the chosen mutations apply to)" + (f"; {summary}" if summary else ""),
+          file=err)
+    return EXIT_OK
