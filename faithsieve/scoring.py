@@ -1,0 +1,393 @@
+"""The scoring run: items -> predictions (resumable, parallel) -> metrics and report.
+
+``run_score`` reads a dataset with the adapters, predicts every item not yet in the output
+directory's ``predictions.jsonl`` (append-only; each line written whole with one ``write``,
+then fsynced), and writes ``metrics.json``, ``report.md`` and plots atomically. A run killed
+at any point and restarted on the same directory continues: complete lines are kept, a torn
+last line is cut off, and every item is counted once (keyed by id; the newest line wins).
+
+Predictions are written in item order whatever the number of workers, so ``--workers N``
+gives the same ``predictions.jsonl`` as ``--workers 1`` up to timing fields (``stable_view``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import multiprocessing as mp
+import os
+import sys
+import time
+from collections import deque
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from faithsieve.config import Settings
+from faithsieve.datasets.adapters import LoadedDataset, load_dataset
+from faithsieve.datasets.formats import LabelledItem
+from faithsieve.errors import FaithSieveError, InputError
+
+log = logging.getLogger(__name__)
+
+PREDICTIONS = "predictions.jsonl"
+METRICS = "metrics.json"
+REPORT = "report.md"
+STATE = "run.json"
+TIMING_KEYS = frozenset({"time_ms", "timings"})
+"""Fields that vary from run to run; ``stable_view`` drops them."""
+
+
+class InvalidDataset(InputError):
+    """The dataset has malformed records (listed in ``detail``) and the run was not told to skip them."""
+
+    code = "invalid_dataset"
+
+
+# ---------------------------------------------------------------------------------------
+# One prediction
+
+
+def _label_json(step: int | None) -> str | int:
+    return "correct" if step is None else step
+
+
+def predict(item: LabelledItem, settings: Settings) -> dict[str, Any]:
+    """Run the pipeline on one item and return its prediction record (never raises for bad input).
+
+    Input the pipeline refuses (``InputError``/``InputTooLarge``) and crashes inside it are
+    recorded with an ``error`` field and counted as a ``correct`` prediction.
+    """
+    from faithsieve.pipeline import localize
+    from faithsieve.split import proof_from_steps
+
+    t0 = time.perf_counter()
+    rec: dict[str, Any] = {"id": item.id, "subset": item.subset, "domain": item.domain, "label": item.label}
+    try:
+        verdict = localize(proof_from_steps(item.problem, list(item.steps), settings), settings)
+    except FaithSieveError as exc:
+        rec.update(predicted="correct", verdict="correct", reason=None, coverage=None, error=f"{exc.code}: {exc.message}")
+    except Exception as exc:  # a pipeline bug must not end a long run; it is recorded and counted
+        log.debug("pipeline crashed on %s", item.id, exc_info=True)
+        rec.update(predicted="correct", verdict="correct", reason=None, coverage=None,
+                   error=f"internal: {type(exc).__name__}: {str(exc)[:300]}")
+    else:
+        k = verdict.first_error_step if verdict.verdict == "error" else None
+        evidence: list[Any] = []
+        if k is not None and 1 <= k <= len(verdict.steps):
+            evidence = [e.model_dump(mode="json") for e in verdict.steps[k - 1].evidence if e.status == "refuted"]
+        rec.update(predicted=_label_json(k), verdict=verdict.verdict, reason=verdict.reason,
+                   coverage=verdict.coverage.model_dump(mode="json"), error=None)
+        if evidence:
+            rec["evidence"] = evidence
+    rec["time_ms"] = round((time.perf_counter() - t0) * 1000, 3)
+    rec["item_hash"] = item.content_hash()
+    return rec
+
+
+def stable_view(record: Any) -> Any:
+    """A prediction record without its timing fields (what must match across runs and worker counts)."""
+    if isinstance(record, dict):
+        return {k: stable_view(v) for k, v in record.items() if k not in TIMING_KEYS}
+    if isinstance(record, list):
+        return [stable_view(v) for v in record]
+    return record
+
+
+# ---------------------------------------------------------------------------------------
+# Running many, in order, in a process pool
+
+_WORKER_SETTINGS: Settings | None = None
+
+
+def _init_worker(settings: Settings) -> None:
+    global _WORKER_SETTINGS
+    _WORKER_SETTINGS = settings
+
+
+def _predict_chunk(items: list[LabelledItem]) -> list[dict[str, Any]]:
+    assert _WORKER_SETTINGS is not None
+    return [predict(it, _WORKER_SETTINGS) for it in items]
+
+
+def _pool_context() -> Any:
+    methods = mp.get_all_start_methods()
+    if "forkserver" in methods:
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload(["faithsieve.pipeline", "faithsieve.split"])
+        return ctx
+    return mp.get_context("spawn")
+
+
+def iter_predictions(
+    items: Sequence[LabelledItem], settings: Settings, workers: int = 1, chunk: int = 4
+) -> Iterator[dict[str, Any]]:
+    """Predictions for ``items``, yielded in item order; ``workers > 1`` uses a process pool
+    with a bounded window of chunks in flight."""
+    if workers <= 1 or len(items) <= chunk:
+        for it in items:
+            yield predict(it, settings)
+        return
+    chunks = [list(items[i:i + chunk]) for i in range(0, len(items), chunk)]
+    with ProcessPoolExecutor(workers, mp_context=_pool_context(), initializer=_init_worker, initargs=(settings,)) as ex:
+        window: deque[Future[list[dict[str, Any]]]] = deque()
+        pending = iter(chunks)
+        try:
+            for c in pending:
+                window.append(ex.submit(_predict_chunk, c))
+                if len(window) >= workers * 4:
+                    break
+            while window:
+                results = window.popleft().result()
+                nxt = next(pending, None)
+                if nxt is not None:
+                    window.append(ex.submit(_predict_chunk, nxt))
+                yield from results
+        finally:
+            for f in window:
+                f.cancel()
+
+
+# ---------------------------------------------------------------------------------------
+# The append-only predictions file
+
+
+@dataclass
+class PredictionLog:
+    """``predictions.jsonl``: append-only, one complete JSON line per item, fsynced per line."""
+
+    path: Path
+    """The file."""
+    corrupt_lines: list[int] = field(default_factory=list)
+    """Line numbers of unreadable lines found by ``load`` (their items are predicted again)."""
+
+    def load(self) -> dict[str, dict[str, Any]]:
+        """Records by id (a later line for the same id wins). A torn last line, left by a kill
+        mid-write, is cut off the file so appends start on a line boundary."""
+        if not self.path.exists():
+            return {}
+        data = self.path.read_bytes()
+        end = data.rfind(b"\n") + 1
+        if end < len(data):
+            log.warning("%s: dropping a torn last line (%d bytes)", self.path, len(data) - end)
+            with self.path.open("r+b") as fh:
+                fh.truncate(end)
+                fh.flush()
+                os.fsync(fh.fileno())
+            data = data[:end]
+        out: dict[str, dict[str, Any]] = {}
+        for lineno, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                out[str(rec["id"])] = rec
+            except (json.JSONDecodeError, KeyError, TypeError):
+                self.corrupt_lines.append(lineno)
+        if self.corrupt_lines:
+            log.warning("%s: %d unreadable lines (%s); their items will be predicted again",
+                        self.path, len(self.corrupt_lines), ", ".join(map(str, self.corrupt_lines[:10])))
+        return out
+
+    def __enter__(self) -> PredictionLog:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        return self
+
+    def append(self, record: dict[str, Any]) -> None:
+        """Write one record as a single line with one ``write`` call, then fsync."""
+        data = (json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8")
+        view = memoryview(data)
+        while view:
+            n = os.write(self._fd, view)
+            view = view[n:]
+        os.fsync(self._fd)
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self._fd)
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write a file so that readers see the old or the new content, never a mix: temp file,
+    fsync, ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    with tmp.open("wb") as fh:
+        fh.write(raw)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+# ---------------------------------------------------------------------------------------
+# The run
+
+
+@dataclass(frozen=True)
+class ScoreRequest:
+    """What to score and how."""
+
+    path: Path
+    """Dataset file or directory."""
+    out: Path
+    """Output directory (reused to resume)."""
+    format: str | None = None
+    """Adapter name; ``None`` detects it per file."""
+    workers: int = 1
+    """Worker processes (1 = in this process)."""
+    limit: int | None = None
+    """Score only the first N selected items."""
+    subsets: tuple[str, ...] = ()
+    """Score only items of these subsets (empty = all)."""
+    skip_invalid: bool = False
+    """Go on without malformed records (each still reported) instead of refusing the dataset."""
+    progress: bool | None = None
+    """Progress bar on stderr: True, False, or None = only on a terminal."""
+    resamples: int = 1000
+    """Bootstrap resamples for the 95 % intervals."""
+    seed: int = 0
+    """Bootstrap seed."""
+    report: bool = True
+    """Write report.md and the plots."""
+    settings: Settings | None = None
+    """Pipeline settings (default: ``Settings()``)."""
+
+
+@dataclass
+class ScoreResult:
+    """What a run did."""
+
+    metrics: dict[str, Any]
+    """The content of metrics.json."""
+    out: Path
+    """The output directory."""
+    processed: int
+    """Items predicted in this invocation."""
+    reused: int
+    """Items whose prediction was already in the output directory."""
+    dataset: LoadedDataset
+    """The loaded dataset (items, bad and excluded records)."""
+
+
+def default_out(path: Path, subsets: Sequence[str] = ()) -> Path:
+    """``runs/<name>``: the file stem or directory name, plus the subsets when filtered."""
+    name = path.stem if path.is_file() else path.name or "dataset"
+    if subsets:
+        name += "-" + "-".join(subsets)
+    return Path("runs") / name
+
+
+def select(items: Sequence[LabelledItem], subsets: Sequence[str] = (), limit: int | None = None) -> list[LabelledItem]:
+    """Items of the given subsets (all if none given), then the first ``limit`` of them."""
+    chosen = [it for it in items if not subsets or it.subset in subsets]
+    return chosen[:limit] if limit is not None else chosen
+
+
+def _load_state(path: Path) -> dict[str, Any]:
+    try:
+        return dict(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return {}
+
+
+def run_score(req: ScoreRequest) -> ScoreResult:
+    """Score a dataset into ``req.out``; resumes from what is already there."""
+    from faithsieve.datasets.metrics import score_document
+    from faithsieve.datasets.report import write_report
+
+    settings = req.settings or Settings()
+    data = load_dataset(req.path, req.format)
+    if data.bad and not req.skip_invalid:
+        raise InvalidDataset(f"{len(data.bad)} malformed record(s) in {req.path}", [str(b) for b in data.bad])
+    items = select(data.items, req.subsets, req.limit)
+    known = {it.subset for it in data.items}
+    missing = [s for s in req.subsets if s not in known]
+    if missing:
+        raise InputError(f"unknown subset(s) {', '.join(missing)}; subsets here: {', '.join(sorted(known))}")
+
+    out = req.out
+    out.mkdir(parents=True, exist_ok=True)
+    plog = PredictionLog(out / PREDICTIONS)
+    done = plog.load()
+    pending = [it for it in items if (rec := done.get(it.id)) is None or rec.get("item_hash") != it.content_hash()]
+    reused = len(items) - len(pending)
+    state = _load_state(out / STATE)
+    state.update({"dataset": str(req.path), "format": req.format, "formats": sorted(set(data.formats.values()))})
+    sessions: list[dict[str, Any]] = state.setdefault("sessions", [])
+
+    t0 = time.perf_counter()
+    processed = 0
+    if pending:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(items), initial=reused, unit="proof", file=sys.stderr, dynamic_ncols=True,
+                   disable=(not req.progress) if req.progress is not None else None, desc=out.name, smoothing=0.1)
+        try:
+            with plog:
+                for rec in iter_predictions(pending, settings, req.workers):
+                    plog.append(rec)
+                    done[rec["id"]] = rec
+                    processed += 1
+                    bar.update(1)
+        finally:
+            bar.close()
+            if processed:
+                sessions.append({"items": processed, "wall_s": round(time.perf_counter() - t0, 3), "workers": req.workers})
+                write_atomic(out / STATE, json.dumps(state, indent=1))
+    elif not (out / STATE).exists():
+        write_atomic(out / STATE, json.dumps(state, indent=1))
+
+    rows = [(it, done[it.id]) for it in items]
+    run_info = {
+        "dataset": str(req.path), "formats": sorted(set(data.formats.values())), "subsets_selected": list(req.subsets),
+        "limit": req.limit, "bad_records": len(data.bad), "excluded": data.excluded_counts(),
+        "ignored_predictions": len(set(done) - {it.id for it in items}), "sessions": sessions,
+        "workers": req.workers,
+    }
+    metrics = score_document(rows, run_info, resamples=req.resamples, seed=req.seed)
+    write_atomic(out / METRICS, json.dumps(metrics, indent=1, ensure_ascii=False) + "\n")
+    if req.report:
+        write_report(out, metrics, rows)
+    return ScoreResult(metrics=metrics, out=out, processed=processed, reused=reused, dataset=data)
+
+
+def load_predictions(run_dir: Path) -> dict[str, dict[str, Any]]:
+    """The predictions of a run directory by id (read-only: a torn last line is ignored, not cut)."""
+    path = run_dir / PREDICTIONS
+    out: dict[str, dict[str, Any]] = {}
+    if not path.exists():
+        return out
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            rec = json.loads(line)
+            out[str(rec["id"])] = rec
+        except (json.JSONDecodeError, KeyError, TypeError):
+            continue
+    return out
+
+
+def compare_runs(a: dict[str, Any], b: dict[str, Any], preds_a: dict[str, dict[str, Any]],
+                 preds_b: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Metric deltas (B − A) and the items whose predicted step changed (pure)."""
+    deltas: dict[str, dict[str, Any]] = {}
+    for key, va in a.items():
+        vb = b.get(key)
+        if isinstance(va, (int, float)) and isinstance(vb, (int, float)) and not isinstance(va, bool):
+            deltas[key] = {"a": va, "b": vb, "delta": vb - va}
+    subsets: dict[str, dict[str, Any]] = {}
+    for name in sorted(set(a.get("per_subset", {})) | set(b.get("per_subset", {}))):
+        sa, sb = a.get("per_subset", {}).get(name, {}), b.get("per_subset", {}).get(name, {})
+        subsets[name] = {k: {"a": sa.get(k), "b": sb.get(k)} for k in ("n", "error_accuracy", "correct_accuracy", "f1", "flag_precision")}
+    changed = []
+    for id_ in sorted(set(preds_a) & set(preds_b)):
+        pa, pb = preds_a[id_].get("predicted"), preds_b[id_].get("predicted")
+        if pa != pb:
+            label = preds_b[id_].get("label", preds_a[id_].get("label"))
+            effect = "fixed" if pb == label else "broken" if pa == label else "changed"
+            changed.append({"id": id_, "label": label, "a": pa, "b": pb, "effect": effect})
+    return {"metrics": deltas, "per_subset": subsets, "changed": changed,
+            "only_a": len(set(preds_a) - set(preds_b)), "only_b": len(set(preds_b) - set(preds_a))}
+
