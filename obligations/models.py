@@ -85,6 +85,8 @@ class IdentityObligation(_ObligationBase):
     kind: Literal[ObligationKind.IDENTITY] = ObligationKind.IDENTITY
     claim: RelField
     """``e1 = e2`` over free variables."""
+    asserted_identity: bool = False
+    """The text says an identity is meant (expand, simplify, factor, ...): a non-identity is refuted."""
 
 
 class SubstitutionObligation(_ObligationBase):
@@ -128,9 +130,11 @@ class CoverageObligation(_ObligationBase):
     cases: tuple[str, ...]
     """Case conditions as written, rendered (``n even``, ``x > 0``)."""
     conditions: RelsField = ()
-    """Relational case conditions (parity cases use ``parity``)."""
+    """Relational case conditions, flattened (parity cases use ``parity``)."""
+    case_sizes: tuple[int, ...] = ()
+    """How many of ``conditions`` belong to each case, in order (0 for a parity case)."""
     parity: tuple[str, ...] = ()
-    """Parity conditions: ``even``/``odd`` per case, in order ("" when relational)."""
+    """Residue conditions per case, in order: ``even``, ``odd`` or ``mod m r`` ("" when relational)."""
     domain: Literal["integer", "real"] = "real"
     """Domain of the variable."""
     domain_constraints: RelsField = ()

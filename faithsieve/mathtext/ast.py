@@ -37,7 +37,7 @@ class Const:
 
 @dataclass(frozen=True, slots=True)
 class BinOp:
-    """``left op right`` with op in ``+ - * /``."""
+    """``left op right`` with op in ``+ - * / mod``."""
 
     op: str
     left: "Expr"
@@ -85,7 +85,7 @@ class Chain:
         return [(self.exprs[i], self.rels[i], self.exprs[i + 1]) for i in range(len(self.rels))]
 
 
-_PREC = {"+": 1, "-": 1, "*": 2, "/": 2}
+_PREC = {"+": 1, "-": 1, "*": 2, "/": 2, "mod": 2}
 
 
 def render(e: Expr) -> str:
@@ -108,9 +108,11 @@ def _render(e: Expr, parent: int) -> str:
             return f"{_render(e.args[0], 4)}!"
         if e.fn == "percent":
             return f"{_render(e.args[0], 4)}%"
+        if e.fn == "deg":
+            return f"{_render(e.args[0], 4)}°"
         return f"{e.fn}({', '.join(_render(a, 0) for a in e.args)})"
     p = _PREC[e.op]
-    right_p = p + 1 if e.op in "-/" else p
+    right_p = p + 1 if e.op in ("-", "/", "mod") else p
     s = f"{_render(e.left, p)} {e.op} {_render(e.right, right_p)}"
     return f"({s})" if p < parent else s
 

@@ -102,6 +102,10 @@ def evaluate(e: Expr, env: dict[str, Fraction] | None = None, lim: Limits = DEFA
             return _guard(a * b, lim)
         if b == 0:
             raise NotRational("division by zero")
+        if e.op == "mod":
+            if a.denominator != 1 or b.denominator != 1:
+                raise NotRational("mod of non-integers")
+            return Fraction(a.numerator % b.numerator)
         return _guard(a / b, lim)
     if isinstance(e, Pow):
         base = evaluate(e.base, env, lim)
@@ -138,6 +142,8 @@ def _call(e: Call, env: dict[str, Fraction] | None, lim: Limits) -> Fraction:
     fn = e.fn
     if fn == "percent":
         return evaluate(e.args[0], env, lim) / 100
+    if fn == "deg":
+        return evaluate(e.args[0], env, lim)  # degrees are consistent units outside trigonometry
     if fn == "factorial":
         n = _as_int(evaluate(e.args[0], env, lim), "factorial argument")
         if n < 0:
@@ -203,6 +209,8 @@ def to_sympy(e: Expr, lim: Limits = DEFAULT_LIMITS) -> sympy.Expr:
             return a * b
         if b == 0:
             raise NotRational("division by zero")
+        if e.op == "mod":
+            return sympy.Mod(a, b)
         return a / b
     if isinstance(e, Pow):
         exp = e.exponent
@@ -231,6 +239,8 @@ def to_sympy(e: Expr, lim: Limits = DEFAULT_LIMITS) -> sympy.Expr:
             if e.fn == "percent":
                 return to_sympy(e.args[0], lim) / 100
             raise NotRational(f"symbolic {e.fn}")
+        if e.fn == "deg":
+            return to_sympy(e.args[0], lim) * sympy.pi / 180
         if e.fn == "sqrt":
             return sympy.sqrt(to_sympy(e.args[0], lim))
         if e.fn == "root":

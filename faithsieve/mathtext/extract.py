@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from faithsieve.errors import ParseError
 from faithsieve.mathtext.ast import Chain
 from faithsieve.mathtext.lexer import (
-    BAR, BREAK, CONST, FUNC, LB, LP, NUM, OP, RB, REL, RP, VAR, Token,
+    BAR, BREAK, CONST, FUNC, LB, LP, NUM, OP, RB, REL, RP, UNIT, VAR, Token,
     tokenize_latex, tokenize_plain,
 )
 from faithsieve.mathtext.parser import parse_tokens
@@ -145,7 +145,8 @@ def find_segments(text: str) -> list[Segment]:
                 digit_open = nxt.isdigit() or (nxt in "-." and i + 2 < n and text[i + 2].isdigit())
                 ok = _looks_like_math(content) and not (digit_open and (after.isdigit() or "," in content and not re.search(r"\\|=|\^", content)))
                 if digit_open and not re.search(r"[=<>\\^{}]|[a-zA-Z]", content):
-                    ok = False  # "$3.5 * 4000 = $14,000" style currency, or "$5 and $"
+                    # "$3.5 * 4000 = $14,000" style currency, or "$5 and $"; but "$5!$" is math
+                    ok = " " not in content and "," not in content and not after.isdigit()
                 if ok:
                     emit_plain(i)
                     segs.append(Segment(i + 1, j, True))
@@ -163,29 +164,57 @@ _START_KINDS = (NUM, VAR, CONST, LP, LB, FUNC, BAR)
 _END_KINDS = (NUM, VAR, CONST, RP, RB, BAR, "PCT", "BANG")
 
 
-def _runs(toks: list[Token]) -> list[list[Token]]:
-    runs: list[list[Token]] = []
+_CLEAN_BREAKS = {".", ",", ";", ":", "?", "!", "\n", "\\\\", r"\implies", r"\Rightarrow", r"\Longrightarrow", r"\iff",
+                 r"\Leftrightarrow", r"\therefore", r"\because", r"\quad", r"\qquad", "=>", "\\text"}
+_ELLIPSIS = re.compile(r"\s*(?:\.\.\.|…|\\[lc]?dots|\\ldots|\\cdots|\\overline|\.\\|\.\d|\\pm|\\mp|\\pmod|\(\s*mod\b)")
+
+
+@dataclass(frozen=True)
+class _Run:
+    toks: list[Token]
+    before: Token | None
+    after: Token | None
+
+
+def _runs(toks: list[Token]) -> list[_Run]:
+    runs: list[_Run] = []
     cur: list[Token] = []
+    before: Token | None = None
     for t in toks:
         if t.kind == BREAK:
             if cur:
-                runs.append(cur)
+                runs.append(_Run(cur, before, t))
             cur = []
+            before = t
         else:
             cur.append(t)
     if cur:
-        runs.append(cur)
+        runs.append(_Run(cur, before, None))
     return runs
 
 
-def _trim(run: list[Token]) -> list[Token]:
+def _wordlike(b: Token | None) -> bool:
+    """A break that may continue the expression (a word, an operator-like command, a quote)."""
+    if b is None:
+        return False
+    v = b.value
+    if b.kind == BREAK and v == "\\text":
+        return True
+    return v not in _CLEAN_BREAKS and not v.isspace()
+
+
+def _trim(run: list[Token]) -> tuple[list[Token], bool, bool]:
+    """Strip tokens that cannot start/end a formula. Returns (tokens, cut_left, cut_right):
+    a cut means an operand or operator was lost at that edge, so the edge member is incomplete."""
     a, b = 0, len(run)
+    cut_left = cut_right = False
     while a < b and not (run[a].kind in _START_KINDS or (run[a].kind == OP and run[a].value == "-")):
+        cut_left |= run[a].kind != REL
         a += 1
     while b > a and run[b - 1].kind not in _END_KINDS:
+        cut_right |= run[b - 1].kind != REL
         b -= 1
     run = run[a:b]
-    # drop an unmatched opening paren at the start / closing paren at the end
     depth = 0
     for t in run:
         if t.kind in (LP, LB):
@@ -193,10 +222,10 @@ def _trim(run: list[Token]) -> list[Token]:
         elif t.kind in (RP, RB):
             depth -= 1
     if depth > 0 and run and run[0].kind in (LP, LB):
-        run = run[1:]
+        run, cut_left = run[1:], True
     elif depth < 0 and run and run[-1].kind in (RP, RB):
-        run = run[:-1]
-    return run
+        run, cut_right = run[:-1], True
+    return run, cut_left, cut_right
 
 
 def _split_on_rel_gaps(run: list[Token], latex: bool) -> list[list[Token]]:
@@ -218,23 +247,48 @@ def _split_on_rel_gaps(run: list[Token], latex: bool) -> list[list[Token]]:
     return out
 
 
-def _parse_run(run: list[Token], latex: bool) -> tuple[Chain, list[tuple[int, int]], list[Token]] | None:
-    run = _trim(run)
-    if not any(t.kind == REL for t in run):
+def _parse_run(toks: list[Token], before: Token | None, after: Token | None, latex: bool, text: str,
+               ) -> tuple[Chain, list[tuple[int, int]], list[Token]] | None:
+    units = [t for t in toks if t.kind == UNIT]
+    if units:
+        toks = [t for t in toks if t.kind != UNIT]
+    run, cut_left, cut_right = _trim(toks)
+    if not run or not any(t.kind == REL for t in run):
         return None
-    first_rel = next(i for i, t in enumerate(run) if t.kind == REL)
-    # try the whole run, then drop leading tokens (never past the first relation)
-    for drop in range(0, min(first_rel, 6)):
-        cand = _trim(run[drop:])
-        if not cand or cand[0].kind == REL:
-            break
-        try:
-            chain, spans = parse_tokens(cand, latex)
-        except ParseError:
-            continue
-        if len(chain.rels) >= 1:
-            return chain, spans, cand
-    return None
+    if run[0] is toks[0] and _wordlike(before):
+        # "1st - 5 = 6th", "half of 2000 = 1000", "\sec \frac{\pi}{3} = 2": the first member
+        # continues a verbal phrase or an operator we do not read
+        first_rel = next(i for i, t in enumerate(run) if t.kind == REL)
+        lone_number = run[0].kind == NUM and (first_rel == 1 or (first_rel == 2 and run[1].kind == "PCT"))
+        if run[0].kind == OP or lone_number or (before is not None and before.value.startswith("\\")):
+            cut_left = True
+    if run[-1] is toks[-1] and after is not None and _ELLIPSIS.match(text, run[-1].end):
+        cut_right = True  # "x = -3 \pm 11", "0.333...", "0.\overline{3}"
+    try:
+        chain, spans = parse_tokens(run, latex)
+    except ParseError:
+        return None
+    if units:
+        # "1/2 inch = 20 miles": two quantities in different units are a scale, not a computation
+        member_units: list[set[str]] = [set() for _ in spans]
+        for u in units:
+            owner = max((i for i, (a, _) in enumerate(spans) if a <= u.start), default=None)
+            if owner is not None:
+                member_units[owner].add(u.value)
+        for i in range(len(spans) - 1):
+            if member_units[i] and member_units[i + 1] and not member_units[i] & member_units[i + 1]:
+                return None
+    exprs, rels = list(chain.exprs), list(chain.rels)
+    if cut_left:
+        exprs, rels, spans = exprs[1:], rels[1:], spans[1:]
+    if cut_right:
+        exprs, rels, spans = exprs[:-1], rels[:-1], spans[:-1]
+    if not rels:
+        return None
+    first_tok = next(t for t in run if t.start >= spans[0][0])
+    last_tok = [t for t in run if t.end <= spans[-1][1]][-1]
+    used = [t for t in run if first_tok.start <= t.start and t.end <= last_tok.end]
+    return Chain(tuple(exprs), tuple(rels)), spans, used
 
 
 def extract_formulas(text: str) -> list[Formula]:
@@ -244,9 +298,12 @@ def extract_formulas(text: str) -> list[Formula]:
     for seg in find_segments(text):
         body = text[seg.start : seg.end]
         toks = tokenize_latex(body, seg.start) if seg.latex else tokenize_plain(body, seg.start)
-        for raw in _runs(toks):
-            for run in _split_on_rel_gaps(raw, seg.latex):
-                parsed = _parse_run(run, seg.latex)
+        for r in _runs(toks):
+            pieces = _split_on_rel_gaps(r.toks, seg.latex)
+            for k, run in enumerate(pieces):
+                before = r.before if k == 0 else None
+                after = r.after if k == len(pieces) - 1 else None
+                parsed = _parse_run(run, before, after, seg.latex, text)
                 if parsed is None:
                     continue
                 chain, spans, used = parsed

@@ -12,10 +12,11 @@ import re
 from dataclasses import dataclass
 
 # Token kinds
-NUM, VAR, CONST, OP, POW, LP, RP, LB, RB, REL, BANG, PCT, FUNC, BAR, SUB, BREAK = (
+NUM, VAR, CONST, OP, POW, LP, RP, LB, RB, REL, BANG, PCT, FUNC, BAR, SUB, BREAK, DEG = (
     "NUM", "VAR", "CONST", "OP", "POW", "LP", "RP", "LB", "RB", "REL", "BANG", "PCT",
-    "FUNC", "BAR", "SUB", "BREAK",
+    "FUNC", "BAR", "SUB", "BREAK", "DEG",
 )
+UNIT = "UNIT"
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +36,7 @@ _UNI_OPS = {
     "≠": ("REL", "!="), "≈": ("REL", "~"), "≃": ("REL", "~"), "^": ("POW", "^"),
     "(": ("LP", "("), ")": ("RP", ")"), "[": ("LP", "("), "]": ("RP", ")"),
     "!": ("BANG", "!"), "%": ("PCT", "%"), "π": ("CONST", "pi"), "√": ("FUNC", "sqrt"),
-    "⩽": ("REL", "<="), "⩾": ("REL", ">="),
+    "⩽": ("REL", "<="), "⩾": ("REL", ">="), "°": ("DEG", "deg"),
 }
 
 _PLAIN = re.compile(
@@ -79,6 +80,7 @@ _LATEX_CMDS: dict[str, tuple[str, str]] = {
     r"\lfloor": (LP, "floor"), r"\rfloor": (RP, "floor"),
     r"\lceil": (LP, "ceil"), r"\rceil": (RP, "ceil"),
     r"\%": (PCT, "%"), r"\{": (LP, "("), r"\}": (RP, ")"),
+    r"\bmod": (OP, "mod"), r"\mod": (OP, "mod"),
 }
 _LATEX_SKIP = {
     r"\left", r"\right", r"\big", r"\Big", r"\bigg", r"\Bigg", r"\bigl", r"\bigr", r"\Bigl",
@@ -141,7 +143,29 @@ def tokenize_plain(text: str, offset: int = 0) -> list[Token]:
             else:
                 toks.append(Token(BREAK, v, s, e, space))
         space = False
-    return _plain_words(toks)
+    return _mixed_numbers(_plain_words(toks))
+
+
+def _mixed_numbers(toks: list[Token]) -> list[Token]:
+    """``2 1/2`` (integer, space, simple fraction) is the mixed number 5/2."""
+    out: list[Token] = []
+    i = 0
+    n = len(toks)
+    while i < n:
+        t = toks[i]
+        if (
+            t.kind == NUM and t.value.isdigit() and i + 3 < n
+            and toks[i + 1].kind == NUM and toks[i + 1].space_before and toks[i + 1].value.isdigit()
+            and toks[i + 2].kind == OP and toks[i + 2].value == "/" and not toks[i + 2].space_before
+            and toks[i + 3].kind == NUM and toks[i + 3].value.isdigit() and not toks[i + 3].space_before
+            and int(toks[i + 1].value) < int(toks[i + 3].value)
+        ):
+            out.append(Token(NUM, f"{t.value} {toks[i + 1].value}/{toks[i + 3].value}", t.start, toks[i + 3].end, t.space_before))
+            i += 4
+            continue
+        out.append(t)
+        i += 1
+    return out
 
 
 def _is_operand_end(t: Token | None) -> bool:
@@ -165,6 +189,8 @@ def _plain_words(toks: list[Token]) -> list[Token]:
         elif lw == "of" and prev is not None and prev.kind in (PCT, RP, NUM) and nxt is not None and nxt.kind == NUM:
             # "25% of 80", "1/3 of 18": multiplication
             out.append(Token(OP, "*", t.start, t.end, True))
+        elif lw in ("mod", "modulo") and _is_operand_end(prev) and nxt is not None and nxt.kind == NUM:
+            out.append(Token(OP, "mod", t.start, t.end, True))
         elif lw in ("equals", "equal") and _is_operand_end(prev):
             out.append(Token(REL, "=", t.start, t.end, True))
         elif lw in _APPROX_WORDS:
@@ -218,6 +244,12 @@ def tokenize_latex(text: str, offset: int = 0) -> list[Token]:
         if kind == "letter":
             if pending_letters and space:
                 flush_letters()
+            if i < n and text[i] == "'":
+                # n' (a primed name) is its own variable
+                while i < n and text[i] == "'":
+                    v += "'"
+                    i += 1
+                e = i + offset
             pending_letters.append(Token(VAR, v, s, e, space))
             space = False
             continue
@@ -245,9 +277,22 @@ def tokenize_latex(text: str, offset: int = 0) -> list[Token]:
                         i = n
                         continue
                     inner = text[i + 1 : end - 1]
-                    words = {w.lower() for w in re.findall(r"[A-Za-z]+", inner[:200])}
-                    if words & _TEXT_BREAK_WORDS or any(c in inner for c in ",;:"):
-                        toks.append(Token(BREAK, inner, s, end + offset, space))
+                    prev = toks[-1] if toks else None
+                    after_number = prev is not None and prev.kind in (NUM, RP, PCT, RB) and not pending_letters
+                    if inner.strip().lower() == "of" and prev is not None and prev.kind in (NUM, PCT, RP, RB):
+                        toks.append(Token(OP, "*", s, end + offset, True))
+                    elif inner.strip().lower() in ("mod", "modulo"):
+                        toks.append(Token(OP, "mod", s, end + offset, True))
+                    elif not inner.strip() or inner.strip() in ("s", "."):
+                        pass
+                    else:
+                        words = {w.lower() for w in re.findall(r"[A-Za-z]+", inner[:200])}
+                        if not after_number or words & _TEXT_BREAK_WORDS or any(c in inner for c in ",;:'"):
+                            # a quantity named in words, or prose: the formula stops here
+                            toks.append(Token(BREAK, "\\text", s, end + offset, space))
+                        else:
+                            # a unit after a number (``5 \text{ cm}``): kept aside, not part of the value
+                            toks.append(Token(UNIT, inner.strip().lower().rstrip("s"), s, end + offset, space))
                     i = end
                     space = True
                     continue
@@ -255,11 +300,12 @@ def tokenize_latex(text: str, offset: int = 0) -> list[Token]:
             elif v[1:] in _GREEK:
                 toks.append(Token(VAR, v[1:], s, e, space))
             elif v == r"\circ":
-                # degrees: drop a preceding '^' (x^\circ)
+                # degrees: x^\circ is a postfix degree mark
                 if toks and toks[-1].kind == POW:
                     toks.pop()
-                space = True
-                continue
+                    toks.append(Token(DEG, "deg", s, e, False))
+                    continue
+                toks.append(Token(BREAK, v, s, e, space))
             elif v == r"\infty":
                 toks.append(Token(BREAK, v, s, e, space))
             else:
@@ -268,8 +314,8 @@ def tokenize_latex(text: str, offset: int = 0) -> list[Token]:
             if v == "{":
                 if toks and toks[-1].kind == POW and text.startswith("\\circ}", i):
                     toks.pop()
+                    toks.append(Token(DEG, "deg", s, e + len("\\circ}"), False))
                     i += len("\\circ}")
-                    space = True
                     continue
                 toks.append(Token(LB, "{", s, e, space))
             elif v == "}":

@@ -22,7 +22,7 @@ from fractions import Fraction
 from faithsieve.errors import ParseError
 from faithsieve.mathtext.ast import BinOp, Call, Chain, Const, Expr, Neg, Num, Pow, Var
 from faithsieve.mathtext.lexer import (
-    BANG, BAR, CONST, FUNC, LB, LP, NUM, OP, PCT, POW, RB, REL, RP, SUB, VAR, Token,
+    BANG, BAR, CONST, DEG, FUNC, LB, LP, NUM, OP, PCT, POW, RB, REL, RP, SUB, VAR, Token,
 )
 
 MAX_TOKENS = 400
@@ -30,9 +30,15 @@ MAX_DEPTH = 60
 MAX_NUMBER_CHARS = 200
 
 _ATOM_START = (NUM, VAR, CONST, LP, LB, FUNC)
+FUNCTION_LETTERS = frozenset("fghFGHPQpq")
+"""Letters read as function names when directly followed by a parenthesis."""
 
 
 def parse_number(text: str) -> Num:
+    if " " in text and "/" in text:  # a mixed number "2 1/2" from the lexer
+        whole, frac = text.split(" ", 1)
+        p, q = frac.split("/", 1)
+        return Num(int(whole) + Fraction(int(p), int(q)), text, 0)
     raw = text.replace(",", "")
     if len(raw) > MAX_NUMBER_CHARS:
         raise ParseError("numeric literal too long")
@@ -115,14 +121,26 @@ class _Parser:
     def term(self) -> Expr:
         left = self.unary()
         while (tok := self.peek()) is not None:
-            if tok.kind == OP and tok.value in "*/":
+            if tok.kind == OP and tok.value in ("*", "/", "mod"):
                 self.take()
                 left = BinOp(tok.value, left, self.unary())
+            elif (self.latex and tok.kind == FUNC and tok.value == "frac" and isinstance(left, Num)
+                  and left.decimals == 0 and self.t[self.i - 1].kind == NUM and self._simple_frac_ahead()):
+                # 2\frac{6}{7} is the mixed number 2 6/7
+                self.take()
+                frac = self._func("frac")
+                left = BinOp("+", left, frac)
             elif self._implicit_ok(self.t[self.i - 1], tok):
                 left = BinOp("*", left, self.power())
             else:
                 break
         return left
+
+    def _simple_frac_ahead(self) -> bool:
+        t = self.t
+        j = self.i + 1
+        return (j + 5 < len(t) + 0 and t[j].kind == LB and t[j + 1].kind == NUM and t[j + 2].kind == RB
+                and t[j + 3].kind == LB and t[j + 4].kind == NUM and t[j + 5].kind == RB)
 
     def unary(self) -> Expr:
         tok = self.peek()
@@ -154,9 +172,9 @@ class _Parser:
 
     def postfix(self) -> Expr:
         e = self.atom()
-        while (tok := self.peek()) is not None and tok.kind in (BANG, PCT):
+        while (tok := self.peek()) is not None and tok.kind in (BANG, PCT, DEG):
             self.take()
-            e = Call("factorial" if tok.kind == BANG else "percent", (e,))
+            e = Call({BANG: "factorial", PCT: "percent", DEG: "deg"}[tok.kind], (e,))
         return e
 
     def group(self) -> Expr:
@@ -193,6 +211,15 @@ class _Parser:
             if (s := self.peek()) is not None and s.kind == SUB:
                 self.take()
                 name += "_" + self._subscript_text()
+            nxt = self.peek()
+            if nxt is not None and nxt.kind == LP and not nxt.space_before and (
+                name.rstrip("'") in FUNCTION_LETTERS or name.endswith("'")
+            ):
+                # f(x), g(2), p'(1): an unknown function applied, never a product
+                self.take()
+                args = [self.expr()]
+                self.expect(RP)
+                return Call("fn:" + name, tuple(args))
             return Var(name)
         if k == CONST:
             return Const(tok.value)

@@ -1,0 +1,589 @@
+"""The cheap checkers, cheapest first: exact rationals, sympy, z3.
+
+A checker returns ``None`` when an obligation is not its kind, otherwise an
+``Outcome`` value: ``Verified``, ``Refuted`` (counterexample confirmed exactly)
+or ``Unknown``. Checkers never raise for a bad formula: size limits and
+unsupported nodes become ``Unknown`` with the reason.
+
+Rounding is the main source of false alarms, so a numeric mismatch is refuted
+only when no reading of the precision shown explains it: rounding or
+truncation to the digits written, values rounded earlier in the proof,
+running-total chains (``3 × 4 = 12 + 5 = 17``), and percent-of-base notation.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterable
+from fractions import Fraction
+from typing import Protocol
+
+import sympy
+import z3
+
+from faithsieve.errors import FaithSieveError, NotRational
+from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var, leftmost_operand, render, substitute, variables
+from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate, to_sympy
+from faithsieve.obligations.models import (
+    ArithmeticObligation, CoverageObligation, DerivationObligation, IdentityObligation, Obligation, Outcome, Refuted,
+    Rel, SolutionObligation, SubstitutionObligation, Unknown, Verified,
+)
+
+
+class Checker(Protocol):
+    """One checking backend."""
+
+    name: str
+
+    def check(self, ob: Obligation, deadline: float) -> Outcome | None:
+        """Decide ``ob`` before ``deadline`` (``time.monotonic()`` value), or return None if not applicable."""
+
+
+def fmt(x: Fraction) -> str:
+    """A readable exact value: integers plainly, short decimals as decimals, else p/q (≈ decimal)."""
+    if x.denominator == 1:
+        return str(x.numerator)
+    d = x.denominator
+    while d % 2 == 0:
+        d //= 2
+    while d % 5 == 0:
+        d //= 5
+    if d == 1 and x.denominator <= 10**12:
+        places = 0
+        while (x * 10**places).denominator != 1:
+            places += 1
+        return f"{float(x):.{places}f}" if places <= 15 else str(x)
+    if abs(x.numerator).bit_length() > 200:
+        return f"{str(x)[:60]}…"
+    return f"{x} (≈ {float(x):.6g})"
+
+
+# ---------------------------------------------------------------------------
+# Precision shown, intervals for earlier-rounded literals
+# ---------------------------------------------------------------------------
+
+def _shown_tolerance(e: Expr) -> Fraction:
+    """Rounding tolerance implied by how a literal side is written (one unit in the last place)."""
+    if isinstance(e, Neg):
+        return _shown_tolerance(e.operand)
+    if isinstance(e, Num) and e.decimals:
+        return Fraction(1, 10**e.decimals)
+    if isinstance(e, Call) and e.fn == "percent" and isinstance(e.args[0], Num):
+        return _shown_tolerance(e.args[0]) / 100 if e.args[0].decimals else Fraction(1, 100)
+    return Fraction(0)
+
+
+def _interval(e: Expr, rounded: set[str], env: dict[str, Fraction] | None, lim: Limits) -> tuple[Fraction, Fraction]:
+    """Interval of values when each literal in ``rounded`` may be off by one unit in its last place."""
+    if isinstance(e, Num):
+        if e.text in rounded and e.decimals:
+            u = Fraction(1, 10**e.decimals)
+            return e.value - u, e.value + u
+        return e.value, e.value
+    if isinstance(e, Neg):
+        lo, hi = _interval(e.operand, rounded, env, lim)
+        return -hi, -lo
+    if isinstance(e, BinOp):
+        a, b = _interval(e.left, rounded, env, lim), _interval(e.right, rounded, env, lim)
+        if e.op == "+":
+            return a[0] + b[0], a[1] + b[1]
+        if e.op == "-":
+            return a[0] - b[1], a[1] - b[0]
+        if e.op == "/":
+            if b[0] <= 0 <= b[1]:
+                raise FaithSieveError("interval division by zero")
+            b = (1 / b[1], 1 / b[0])
+        ps = [a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1]]
+        return min(ps), max(ps)
+    if isinstance(e, Call) and e.fn == "percent":
+        lo, hi = _interval(e.args[0], rounded, env, lim)
+        return lo / 100, hi / 100
+    v = evaluate(e, env, lim)
+    return v, v
+
+
+def _percent_of_base(e: Expr, env: dict[str, Fraction] | None, lim: Limits) -> Fraction | None:
+    """Read ``a ± p%`` as ``a · (1 ± p/100)`` (a common way of writing increases/discounts)."""
+    if isinstance(e, BinOp) and e.op in "+-" and isinstance(e.right, Call) and e.right.fn == "percent":
+        a = evaluate(e.left, env, lim)
+        p = evaluate(e.right, env, lim)
+        return a * (1 + p) if e.op == "+" else a * (1 - p)
+    return None
+
+
+def compare_values(
+    lhs: Expr, op: str, rhs: Expr, *, approx: bool, rounded: Iterable[str] = (),
+    env: dict[str, Fraction] | None = None, lim: Limits = DEFAULT_LIMITS, method: str = "exact",
+) -> Outcome:
+    """Decide a closed relation with exact rationals and the rounding rules."""
+    a = evaluate(lhs, env, lim)
+    b = evaluate(rhs, env, lim)
+    cx = {"lhs": fmt(a), "rhs": fmt(b)}
+    if op in ("<", ">", "<=", ">=", "!="):
+        ok = {"<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b, "!=": a != b}[op]
+        if ok:
+            return Verified(method)
+        if op in ("<=", ">=") or approx:
+            return Unknown(method, "inequality fails only within rounding") if abs(a - b) <= max(
+                _shown_tolerance(lhs), _shown_tolerance(rhs)) else Refuted(method, cx)
+        return Refuted(method, cx)
+    if a == b:
+        return Verified(method)
+    # "2/4 × 100 = 50%": a percentage written as the number of percent
+    if (isinstance(rhs, Call) and rhs.fn == "percent" and a == b * 100) or (
+        isinstance(lhs, Call) and lhs.fn == "percent" and b == a * 100
+    ):
+        return Verified(method, "percent notation")
+    diff = a - b
+    tol = max(_shown_tolerance(lhs), _shown_tolerance(rhs))
+    # an integer written for a non-integer value: rounding, floor or ceiling
+    if tol == 0 and (a.denominator != 1 or b.denominator != 1) and (
+        (isinstance(rhs, Num) and b.denominator == 1) or (isinstance(lhs, Num) and a.denominator == 1)
+    ):
+        tol = Fraction(1)
+    if tol and abs(diff) < tol:
+        return Verified(f"{method}-rounding", f"agrees to the precision shown ({fmt(a)} vs {fmt(b)})")
+    rset = set(rounded)
+    if rset:
+        try:
+            lo1, hi1 = _interval(lhs, rset, env, lim)
+            lo2, hi2 = _interval(rhs, rset, env, lim)
+            if lo1 - tol <= hi2 and lo2 - tol <= hi1:
+                return Verified(f"{method}-rounding", "agrees within the rounding of values rounded earlier")
+        except FaithSieveError:
+            pass
+    if op == "~" or approx:
+        scale = max(abs(a), abs(b), Fraction(1))
+        if isinstance(rhs, Num) and rhs.decimals == 0 and b != 0:
+            t = b.numerator
+            z = 0
+            while t % 10 == 0 and z < 12:
+                t //= 10
+                z += 1
+            if abs(diff) <= Fraction(10**z, 2):
+                return Verified(f"{method}-rounding", "agrees to the significant figures shown")
+        if abs(diff) / scale <= Fraction(5, 100):
+            return Unknown(method, "approximation within 5%: too loose to decide", cx)
+        cx["difference"] = fmt(diff)
+        return Refuted(method, cx, "off by more than 5% in an approximation")
+    # running-total chains: "3 × 4 = 12 + 5 = 17" writes the next computation into the chain
+    try:
+        if evaluate(leftmost_operand(rhs), env, lim) == a and isinstance(rhs, BinOp):
+            return Unknown(method, "running-total notation: the chain continues with a new computation", cx)
+    except FaithSieveError:
+        pass
+    try:
+        pb = _percent_of_base(lhs, env, lim)
+        if pb is not None and abs(pb - b) <= max(tol, Fraction(0)):
+            return Unknown(method, "percent-of-base notation (a + p% meaning a·(1 + p/100))", cx)
+    except FaithSieveError:
+        pass
+    cx["difference"] = fmt(diff)
+    return Refuted(method, cx)
+
+
+# ---------------------------------------------------------------------------
+# Exact rational checker
+# ---------------------------------------------------------------------------
+
+class ExactChecker:
+    """Exact rational arithmetic with size guards checked before computing."""
+
+    name = "exact"
+
+    def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
+        self.lim = limits
+
+    def check(self, ob: Obligation, deadline: float) -> Outcome | None:
+        try:
+            if isinstance(ob, ArithmeticObligation):
+                c = ob.claim
+                return compare_values(c.lhs, c.op, c.rhs, approx=ob.approx, rounded=ob.rounded, lim=self.lim)
+            if isinstance(ob, SubstitutionObligation):
+                c = ob.claim
+                out = compare_values(c.lhs, c.op, c.rhs, approx=ob.approx, env=dict(ob.env), lim=self.lim)
+                if isinstance(out, Refuted):
+                    cx = {**{k: fmt(v) for k, v in ob.env.items()}, **out.counterexample}
+                    note = "; ".join(f"{k} established at {o}" for k, o in ob.origins.items() if o)
+                    return Refuted("exact", cx, note)
+                return out
+            if isinstance(ob, SolutionObligation):
+                return self._solution(ob)
+        except NotRational:
+            return None  # irrational or opaque: the symbolic checker reads it
+        except FaithSieveError as exc:
+            return Unknown(self.name, f"{exc.code}: {exc.message}")
+        return None
+
+    def _solution(self, ob: SolutionObligation) -> Outcome:
+        env = dict(ob.values)
+        for eq in ob.equations:
+            a = evaluate(eq.lhs, env, self.lim)
+            b = evaluate(eq.rhs, env, self.lim)
+            if a == b:
+                continue
+            if ob.approx:
+                if self._root_nearby(eq, env, ob):
+                    continue
+                return Unknown("exact", "rounded value: no sign change found nearby", {"lhs": fmt(a), "rhs": fmt(b)})
+            cx = {k: fmt(v) for k, v in ob.values.items()}
+            cx.update({"equation": str(eq), "lhs": fmt(a), "rhs": fmt(b)})
+            return Refuted("exact", cx, "the claimed value does not satisfy the equation")
+        return Verified("exact")
+
+    def _root_nearby(self, eq: Rel, env: dict[str, Fraction], ob: SolutionObligation) -> bool:
+        """For a rounded solution x ≈ v (d decimals): the equation changes sign within one unit of v."""
+        if len(ob.values) != 1:
+            return False
+        (var, v), = ob.values.items()
+        u = Fraction(1, 10 ** max(ob.decimals, 0)) if ob.decimals else Fraction(1)
+        vals = []
+        for x in (v - u, v + u):
+            e2 = dict(env)
+            e2[var] = x
+            vals.append(evaluate(eq.lhs, e2, self.lim) - evaluate(eq.rhs, e2, self.lim))
+        return vals[0] == 0 or vals[1] == 0 or (vals[0] < 0) != (vals[1] < 0)
+
+
+# ---------------------------------------------------------------------------
+# sympy: irrational closed values, polynomial identities, random exact points
+# ---------------------------------------------------------------------------
+
+MAX_SYMPY_NODES = 400
+MAX_DEGREE = 24
+
+
+def _size(e: Expr) -> int:
+    n = 0
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        n += 1
+        if isinstance(x, BinOp):
+            stack += [x.left, x.right]
+        elif isinstance(x, Neg):
+            stack.append(x.operand)
+        elif isinstance(x, Pow):
+            stack += [x.base, x.exponent]
+        elif isinstance(x, Call):
+            stack += list(x.args)
+    return n
+
+
+def _degree_ok(e: Expr) -> bool:
+    """Reject symbolic powers whose expansion would be large before asking sympy to expand."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Pow):
+            if variables(x.base):
+                try:
+                    k = evaluate(x.exponent)
+                except FaithSieveError:
+                    return False
+                if abs(k) > MAX_DEGREE:
+                    return False
+            stack += [x.base, x.exponent]
+        elif isinstance(x, BinOp):
+            stack += [x.left, x.right]
+        elif isinstance(x, Neg):
+            stack.append(x.operand)
+        elif isinstance(x, Call):
+            stack += list(x.args)
+    return True
+
+
+class SympyChecker:
+    """Symbolic checks: closed values with radicals/pi, polynomial identities, random exact points."""
+
+    name = "sympy"
+
+    def __init__(self, limits: Limits = DEFAULT_LIMITS, seed: int = 0) -> None:
+        self.lim = limits
+        self.seed = seed
+
+    def check(self, ob: Obligation, deadline: float) -> Outcome | None:
+        try:
+            if isinstance(ob, (ArithmeticObligation, SubstitutionObligation)):
+                c = ob.claim
+                if c.op not in ("=", "~"):
+                    return None
+                env = dict(ob.env) if isinstance(ob, SubstitutionObligation) else {}
+                return self._closed(c, env, ob.approx)
+            if isinstance(ob, IdentityObligation):
+                return self._identity(ob)
+        except FaithSieveError as exc:
+            return Unknown(self.name, f"{exc.code}: {exc.message}")
+        except (ValueError, TypeError, ZeroDivisionError, RecursionError, OverflowError) as exc:
+            return Unknown(self.name, f"sympy could not decide: {type(exc).__name__}")
+        return None
+
+    def _closed(self, c: Rel, env: dict[str, Fraction], approx: bool) -> Outcome:
+        if _size(c.lhs) + _size(c.rhs) > MAX_SYMPY_NODES:
+            return Unknown(self.name, "formula too large for symbolic checking")
+        vals = {Var(k): Num(v, str(v), 0) for k, v in env.items()}
+        lhs = substitute(c.lhs, {k: n for k, n in ((v.name, n) for v, n in vals.items())})
+        rhs = substitute(c.rhs, {k: n for k, n in ((v.name, n) for v, n in vals.items())})
+        a, b = to_sympy(lhs, self.lim), to_sympy(rhs, self.lim)
+        d = sympy.expand(a - b)
+        if d == 0:
+            return Verified("sympy")
+        if d.free_symbols:
+            return Unknown(self.name, "symbolic value")
+        dv = d.evalf(50)
+        av = a.evalf(30)
+        if not (dv.is_real and av.is_real):
+            return Unknown(self.name, "non-real value")
+        tol = max(_shown_tolerance(c.lhs), _shown_tolerance(c.rhs))
+        mag = max(abs(av), 1)
+        if abs(dv) < sympy.Float(10) ** -40 * mag:
+            return Verified("sympy-numeric", "equal to 40 significant digits")
+        if tol and abs(dv) < sympy.Rational(tol.numerator, tol.denominator):
+            return Verified("sympy-rounding", "agrees to the precision shown")
+        if isinstance(c.rhs, Num) and c.rhs.decimals == 0 and not c.rhs.value == 0 and abs(dv) < 1 and not tol:
+            return Unknown(self.name, "integer written for an irrational value")
+        if approx or c.op == "~":
+            if abs(dv) / mag <= sympy.Rational(5, 100):
+                return Unknown(self.name, "approximation within 5%")
+        cx = {"lhs": str(a.evalf(12)), "rhs": str(b.evalf(12)), "difference": str(dv.evalf(6))}
+        return Refuted("sympy-numeric", cx, "sides differ (evaluated to 50 digits)")
+
+    def _identity(self, ob: IdentityObligation) -> Outcome:
+        c = ob.claim
+        if _size(c.lhs) + _size(c.rhs) > MAX_SYMPY_NODES or not (_degree_ok(c.lhs) and _degree_ok(c.rhs)):
+            return Unknown(self.name, "expression too large for symbolic checking")
+        a, b = to_sympy(c.lhs, self.lim), to_sympy(c.rhs, self.lim)
+        num, _den = sympy.fraction(sympy.together(a - b))
+        num = sympy.expand(num)
+        if num == 0:
+            return Verified("sympy-poly", "identity")
+        if num.is_number:
+            if num.is_real and num != 0:
+                return Refuted("sympy-poly", {"difference": str(num)},
+                               "the sides differ by a nonzero constant: no value of the variables satisfies it")
+            return Unknown(self.name, "constant difference of unknown sign")
+        if ob.asserted_identity:
+            return self._random_points(c)
+        return Unknown(self.name, "not an identity; may be an equation in its unknowns")
+
+    def _random_points(self, c: Rel) -> Outcome:
+        rng = random.Random(self.seed)
+        names = sorted(variables(c.lhs) | variables(c.rhs))
+        for _ in range(8):
+            env = {n: Fraction(rng.randint(-9, 9), rng.randint(1, 5)) for n in names}
+            try:
+                a, b = evaluate(c.lhs, env, self.lim), evaluate(c.rhs, env, self.lim)
+            except FaithSieveError:
+                continue
+            if a != b:
+                cx = {n: fmt(v) for n, v in env.items()}
+                cx.update({"lhs": fmt(a), "rhs": fmt(b)})
+                return Refuted("random-points", cx, "claimed identity fails at an exact rational point")
+        return Unknown(self.name, "no exact point separated the sides")
+
+
+# ---------------------------------------------------------------------------
+# z3: implications, inequalities, coverage
+# ---------------------------------------------------------------------------
+
+class _NoZ3(Exception):
+    pass
+
+
+def _z3_expr(e: Expr, syms: dict[str, z3.ArithRef]) -> z3.ArithRef:
+    if isinstance(e, Num):
+        return z3.RealVal(f"{e.value.numerator}/{e.value.denominator}")
+    if isinstance(e, Var):
+        if e.name not in syms:
+            syms[e.name] = z3.Real(e.name)
+        return syms[e.name]
+    if isinstance(e, Neg):
+        return -_z3_expr(e.operand, syms)
+    if isinstance(e, BinOp):
+        a, b = _z3_expr(e.left, syms), _z3_expr(e.right, syms)
+        return {"+": a + b, "-": a - b, "*": a * b, "/": a / b}[e.op]
+    if isinstance(e, Pow):
+        try:
+            k = evaluate(e.exponent)
+        except FaithSieveError:
+            raise _NoZ3 from None
+        if k.denominator != 1 or not 0 <= k.numerator <= 12:
+            raise _NoZ3
+        base = _z3_expr(e.base, syms)
+        out: z3.ArithRef = z3.RealVal(1)
+        for _ in range(k.numerator):
+            out = out * base
+        return out
+    if isinstance(e, Call) and e.fn == "percent":
+        return _z3_expr(e.args[0], syms) / 100
+    if isinstance(e, Call) and e.fn == "abs":
+        x = _z3_expr(e.args[0], syms)
+        return z3.If(x >= 0, x, -x)
+    raise _NoZ3
+
+
+def _z3_rel(r: Rel, syms: dict[str, z3.ArithRef]) -> z3.BoolRef:
+    a, b = _z3_expr(r.lhs, syms), _z3_expr(r.rhs, syms)
+    ops: dict[str, Callable[[z3.ArithRef, z3.ArithRef], z3.BoolRef]] = {
+        "=": lambda x, y: x == y, "!=": lambda x, y: x != y, "<": lambda x, y: x < y, ">": lambda x, y: x > y,
+        "<=": lambda x, y: x <= y, ">=": lambda x, y: x >= y,
+    }
+    if r.op not in ops:
+        raise _NoZ3
+    return ops[r.op](a, b)
+
+
+def _model_values(m: z3.ModelRef, syms: dict[str, z3.ArithRef]) -> dict[str, Fraction] | None:
+    out: dict[str, Fraction] = {}
+    for name, s in syms.items():
+        v = m.eval(s, model_completion=True)
+        if not z3.is_rational_value(v):
+            return None
+        out[name] = Fraction(v.numerator_as_long(), v.denominator_as_long())
+    return out
+
+
+def _holds(r: Rel, env: dict[str, Fraction]) -> bool | None:
+    try:
+        a, b = evaluate(r.lhs, env), evaluate(r.rhs, env)
+    except FaithSieveError:
+        return None
+    return {"=": a == b, "!=": a != b, "<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b}.get(r.op)
+
+
+def _residue(par: str) -> tuple[int, int]:
+    """'even' -> (2, 0), 'odd' -> (2, 1), 'mod 3 1' -> (3, 1)."""
+    if par == "even":
+        return 2, 0
+    if par == "odd":
+        return 2, 1
+    _, m, r = par.split()
+    return int(m), int(r)
+
+
+class Z3Checker:
+    """SMT over the reals (integers where known): Γ ∧ ¬G unsat = verified; sat = counterexample."""
+
+    name = "z3"
+
+    def __init__(self, timeout_ms: int = 300) -> None:
+        self.timeout_ms = timeout_ms
+
+    def _solver(self, deadline: float) -> z3.Solver:
+        s = z3.Solver()
+        left_ms = int((deadline - time.monotonic()) * 1000)
+        s.set("timeout", max(1, min(self.timeout_ms, left_ms)))
+        return s
+
+    def check(self, ob: Obligation, deadline: float) -> Outcome | None:
+        try:
+            if isinstance(ob, DerivationObligation):
+                return self._derivation(ob, deadline)
+            if isinstance(ob, CoverageObligation):
+                return self._coverage(ob, deadline)
+        except _NoZ3:
+            return Unknown(self.name, "outside the fragment translated to SMT")
+        except z3.Z3Exception as exc:
+            return Unknown(self.name, f"z3 error: {exc}")
+        return None
+
+    def _derivation(self, ob: DerivationObligation, deadline: float) -> Outcome:
+        syms: dict[str, z3.ArithRef] = {}
+        prem = [_z3_rel(p, syms) for p in ob.premises]
+        goal = _z3_rel(ob.claim, syms)
+        ints = [z3.IsInt(syms[v]) for v in ob.integer_vars if v in syms]
+        s = self._solver(deadline)
+        s.add(*prem, *ints, z3.Not(goal))
+        r1 = s.check()
+        if r1 == z3.unsat:
+            return Verified("z3", "follows from the previous relation")
+        witness = _model_values(s.model(), syms) if r1 == z3.sat else None
+        s2 = self._solver(deadline)
+        s2.add(*prem, *ints, goal)
+        r2 = s2.check()
+        if r2 == z3.unsat and witness is not None:
+            # confirm exactly: the witness satisfies the premises and falsifies the claim
+            if all(_holds(p, witness) for p in ob.premises) and _holds(ob.claim, witness) is False:
+                cx = {k: fmt(v) for k, v in witness.items()}
+                cx["premise"] = "; ".join(str(p) for p in ob.premises)
+                return Refuted("z3", cx, "contradicts the relation it is derived from (no value satisfies both)")
+        if r1 == z3.unknown or r2 == z3.unknown:
+            return Unknown(self.name, "solver gave up (timeout or nonlinear)")
+        return Unknown(self.name, "does not follow from the previous relation alone")
+
+    def _coverage(self, ob: CoverageObligation, deadline: float) -> Outcome:
+        x = z3.Int(ob.variable) if ob.domain == "integer" else z3.Real(ob.variable)
+        syms: dict[str, z3.ArithRef] = {ob.variable: x}
+        cases: list[z3.BoolRef] = []
+        k = 0
+        for i, par in enumerate(ob.parity):
+            if par:
+                if ob.domain != "integer":
+                    raise _NoZ3
+                mod, rem = _residue(par)
+                cases.append(x % mod == rem)
+            else:
+                n = ob.case_sizes[i]
+                cases.append(z3.And(*[_z3_rel(r, syms) for r in ob.conditions[k : k + n]]))
+                k += n
+        cons = [_z3_rel(r, syms) for r in ob.domain_constraints]
+        s = self._solver(deadline)
+        s.add(*cons, z3.Not(z3.Or(*cases)))
+        res = s.check()
+        if res == z3.unsat:
+            return Verified("z3", "the cases exhaust the domain")
+        if res == z3.sat:
+            v = s.model().eval(x, model_completion=True)
+            if z3.is_int_value(v) or z3.is_rational_value(v):
+                val = Fraction(v.as_long()) if z3.is_int_value(v) else Fraction(v.numerator_as_long(), v.denominator_as_long())
+                # confirm exactly: no case condition holds at val
+                env = {ob.variable: val}
+                k = 0
+                hit = False
+                for i, par in enumerate(ob.parity):
+                    if par:
+                        mod, rem = _residue(par)
+                        hit |= val.denominator == 1 and val.numerator % mod == rem
+                    else:
+                        n = ob.case_sizes[i]
+                        hit |= all(_holds(r, env) for r in ob.conditions[k : k + n])
+                        k += n
+                if not hit and all(_holds(r, env) is not False for r in ob.domain_constraints):
+                    return Refuted("z3", {ob.variable: fmt(val)}, f"no case covers {ob.variable} = {fmt(val)}")
+        return Unknown(self.name, "coverage undecided")
+
+
+# ---------------------------------------------------------------------------
+# Registry and portfolio
+# ---------------------------------------------------------------------------
+
+CheckerFactory = Callable[..., Checker]
+CHECKERS: dict[str, CheckerFactory] = {}
+
+
+def register_checker(name: str, factory: CheckerFactory) -> None:
+    """Register a checker factory under ``name`` (e.g. the Lean backend registers ``lean``)."""
+    CHECKERS[name] = factory
+
+
+register_checker("exact", lambda limits=DEFAULT_LIMITS, **_: ExactChecker(limits))
+register_checker("sympy", lambda limits=DEFAULT_LIMITS, **_: SympyChecker(limits))
+register_checker("z3", lambda timeout_ms=300, **_: Z3Checker(timeout_ms))
+
+
+def run_portfolio(ob: Obligation, checkers: list[Checker], deadline: float) -> Outcome:
+    """Cheapest first. A checker answers ``None`` when the obligation is outside what it can
+    read (e.g. an irrational value for the exact checker); the first answer wins, so a
+    rounding rule that made one checker say ``unknown`` is never overridden by a later one."""
+    for ch in checkers:
+        if time.monotonic() > deadline:
+            return Unknown("budget", "time budget exhausted")
+        out = ch.check(ob, deadline)
+        if out is not None:
+            return out
+    return Unknown("none", "no checker applies to this obligation")
+
+
+__all__ = ["CHECKERS", "Checker", "ExactChecker", "SympyChecker", "Z3Checker", "compare_values", "render",
+           "register_checker", "run_portfolio"]

@@ -1,0 +1,141 @@
+"""Obligation extraction: EdgeUnits (with their context) -> typed obligations.
+
+Pure: takes the state tree, returns obligations. The rules are conservative by
+design: an edge whose sentence denies or questions its relation produces no
+obligation, hypotheses ("if x = 3") are never used as facts, and identity claims
+over unknowns are only refuted where the text says an identity is meant.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from faithsieve.mathtext.ast import Num, Var, literals, variables
+from faithsieve.mathtext.evaluate import evaluate
+from faithsieve.errors import FaithSieveError
+from faithsieve.obligations.models import (
+    ArithmeticObligation, CoverageObligation, DerivationObligation, IdentityObligation, Obligation, Rel,
+    SolutionObligation, SubstitutionObligation,
+)
+from faithsieve.statetree.decompose import EdgeContext, StateTree
+from faithsieve.statetree.models import EdgeUnit, TransitionType
+
+_IDENTITY_CONTEXT = re.compile(r"(?i)\b(identity|identically|for all|for every|for any)\b")
+MAX_VARS = 4
+
+
+def _rel_vars(r: Rel) -> frozenset[str]:
+    return variables(r.lhs) | variables(r.rhs)
+
+
+def extract_obligations(tree: StateTree) -> list[Obligation]:
+    """All obligations of a proof, in step order."""
+    out: list[Obligation] = []
+    for edge in tree.edges:
+        ctx = tree.contexts[edge.id]
+        ob = _from_edge(edge, ctx, f"o{len(out)}")
+        if ob is not None:
+            out.append(ob)
+    return out
+
+
+def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str) -> Obligation | None:
+    base = dict(id=oid, step=edge.step, span=edge.span, edge=edge.id, source=edge.text)
+    if ctx.coverage is not None:
+        return _coverage(ctx.coverage, base)
+    r = ctx.rel
+    if r is None or ctx.negated or ctx.formula is None:
+        return None
+    f = ctx.formula
+    vs = _rel_vars(r)
+    approx = f.approx_context or r.op == "~"
+    if not vs:
+        lits = {n.text for n in literals(r.lhs) + literals(r.rhs)}
+        return ArithmeticObligation(**base, claim=r, approx=approx, rounded=tuple(sorted(lits & ctx.rounded)))
+    if len(vs) > MAX_VARS or f.multiletter:
+        return None
+    if edge.type == TransitionType.DEFINITION:
+        return _solution(ctx, base, approx)
+    if ctx.hypothetical:
+        return None
+    if vs <= set(ctx.env) and r.op == "=" and _substitution_meant(ctx, r):
+        env = {k: ctx.env[k] for k in vs}
+        origins = {k: ctx.env_origin.get(k, "") for k in vs}
+        return SubstitutionObligation(**base, claim=r, env=env, approx=approx, origins=origins)
+    if ctx.premises and edge.type == TransitionType.DERIVATION:
+        prem = ctx.premises
+        if (vs == set().union(*(_rel_vars(p) for p in prem)) and all(p != r for p in prem)
+                and all(p.op != "!=" and not _defines_var(p) for p in prem)):
+            return DerivationObligation(**base, premises=prem, claim=r, integer_vars=tuple(sorted(ctx.integer_vars & vs)))
+    if r.op == "=" and not ctx.parallel:
+        sentence = f.lead[max(f.lead.rfind(". "), f.lead.rfind("\n")) + 1 :]
+        return IdentityObligation(**base, claim=r, asserted_identity=bool(_IDENTITY_CONTEXT.search(sentence)))
+    return None
+
+
+_SUBST_CUE = re.compile(r"(?i)\b(substitut\w*|plug\w*|using|putting|replac\w*|evaluat\w*)\b")
+
+
+def _substitution_meant(ctx: EdgeContext, r: Rel) -> bool:
+    """A relation over quantities with known values is a *use* of those values (not a new
+    equation in unknowns) in a word problem, after an explicit cue ("substituting"), or when
+    the chain shows the substituted numbers (``3x + 1 = 3·5 + 1``)."""
+    f = ctx.formula
+    assert f is not None
+    if ctx.word_problem or _SUBST_CUE.search(f.lead[-160:]):
+        return True
+    closed = r.rhs if not variables(r.rhs) else (r.lhs if not variables(r.lhs) else None)
+    return closed is not None and not isinstance(closed, Num) and len(f.chain.exprs) >= 3
+
+
+def _defines_var(r: Rel) -> bool:
+    """``s = 1/2 - c``: a name for an expression, not an equation to derive from."""
+    return r.op == "=" and (isinstance(r.lhs, Var) or isinstance(r.rhs, Var))
+
+
+def _solution(ctx: EdgeContext, base: dict[str, object], approx: bool) -> Obligation | None:
+    r = ctx.rel
+    assert r is not None and ctx.definition_of is not None
+    if not ctx.premises:
+        return None
+    var = ctx.definition_of
+    value_expr = r.rhs if isinstance(r.lhs, Var) else r.lhs
+    try:
+        value = evaluate(value_expr)
+    except FaithSieveError:
+        return None
+    prem = ctx.premises[0]
+    if _rel_vars(prem) != {var} or prem.op != "=" or ctx.parallel:
+        return None
+    values: dict[str, Fraction] = {var: value}
+    decimals = value_expr.decimals if isinstance(value_expr, Num) else 0
+    return SolutionObligation(**base, equations=(prem,), values=values, approx=approx or r.op == "~" or decimals > 0,
+                              decimals=decimals)
+
+
+def _coverage(cov: dict[str, object], base: dict[str, object]) -> Obligation:
+    var = str(cov["variable"])
+    conds = cov["conds"]
+    assert isinstance(conds, list)
+    parity = tuple(str(c) if k == "parity" else "" for k, c in conds)
+    rel_conds: list[Rel] = []
+    for k, c in conds:
+        if k == "rel":
+            assert isinstance(c, tuple)
+            rel_conds.extend(c)
+    constraints = list(cov.get("constraints", ()))  # type: ignore[call-overload]
+    if cov.get("positive"):
+        constraints.append(Rel(Var(var), ">", Num(Fraction(0), "0", 0)))
+    elif cov.get("nonnegative"):
+        constraints.append(Rel(Var(var), ">=", Num(Fraction(0), "0", 0)))
+    return CoverageObligation(
+        **base,
+        variable=var,
+        cases=tuple(str(h).strip()[:120] for h in cov.get("headers", ())),  # type: ignore[union-attr]
+        conditions=tuple(rel_conds),
+        case_sizes=tuple(len(c) if k == "rel" else 0 for k, c in conds),  # type: ignore[arg-type]
+        parity=parity,
+        domain="integer" if cov.get("integer") else "real",
+        domain_constraints=tuple(constraints),
+    )

@@ -1,0 +1,382 @@
+"""Rule-based decomposition of proof steps into EdgeUnits of a proof-state tree.
+
+Each step's formulas are read with ``faithsieve.mathtext``. Every link of an
+equation chain, every derived relation, every definition, case and conclusion
+becomes one EdgeUnit. States accumulate what the proof has established: values
+of quantities (``x = 5``), relations, rounded literals. Case splits branch:
+each case is a child of the state where the split happened and starts from that
+state's facts. No checking happens here; ``EdgeContext`` carries what the
+obligation extractor needs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import networkx as nx
+
+from faithsieve.errors import FaithSieveError
+from faithsieve.mathtext.ast import Chain, Expr, Num, Var, leftmost_operand, render, variables
+from faithsieve.mathtext.evaluate import evaluate
+from faithsieve.mathtext.extract import Formula, extract_formulas
+from faithsieve.models import Proof
+from faithsieve.obligations.models import Rel
+from faithsieve.statetree.models import EdgeUnit, ProofState, TransitionType
+
+_CASE_HEAD = re.compile(r"(?im)(?:^|\n|\.\s)[ \t*#_>-]*(?:\*\*)?\s*(?:sub)?case\s*(\d{1,2}|[ivx]{1,4}|[a-d])\b\s*(?:\*\*)?\s*[:.)\-–]?")
+_IF_PARITY = re.compile(r"(?i)\bif\s+\$?\\?\(?\s*([a-z])\s*\$?\\?\)?\s+is\s+(even|odd)\b")
+_PARITY = re.compile(r"(?i)\b([a-z])\s*\$?\\?\)?\s*(?:is\s+)?(?:an?\s+)?(even|odd)\b")
+_NEGATION = re.compile(
+    r"(?i)\b(not|isn't|aren't|doesn't|don't|cannot|can't|false|incorrect\w*|wrong|mistake\w*|contradict\w*|"
+    r"impossible|absurd|invalid|fails?|instead|would|should be|error|whether|no\s+solution)\b|\\neq|≠|\?"
+)
+_HYPOTHETICAL = re.compile(r"(?i)\b(check(?:ing)?|verify\w*|verif\w+|suppose|assum\w+|test(?:ing)?|try|trying|plug\w*|if)\b")
+_FOR_VALUE = re.compile(r"(?i)\b(for|with|at|when|taking|using)\s*(\\\(|\$|\\\[)?\s*$")
+_PARALLEL = re.compile(r"(?i)\bor\b|\band\b|,|;|\\quad|\\lor|\\vee|\\text\{\s*(or|and)\s*\}")
+_CONCLUDE = re.compile(r"(?i)\b(answer|therefore|thus|hence|finally|in total|altogether)\b|\\boxed")
+_INTEGER_WORDS = re.compile(r"(?i)\b(integers?|whole numbers?|natural numbers?|digits?)\b")
+
+
+@dataclass(frozen=True)
+class EdgeContext:
+    """What the obligation extractor needs to know about one EdgeUnit (internal)."""
+
+    formula: Formula | None
+    link: int = -1
+    """Index of the chain link this edge covers (-1 for non-link edges)."""
+    rel: Rel | None = None
+    env: dict[str, Fraction] = field(default_factory=dict)
+    """Established values in scope at this edge."""
+    env_origin: dict[str, str] = field(default_factory=dict)
+    premises: tuple[Rel, ...] = ()
+    """Relations this edge derives from (derivations and solution claims)."""
+    negated: bool = False
+    """The sentence denies or questions the relation ("not", "?", "contradiction"): never refuted."""
+    parallel: bool = False
+    """The formula is one of several alternatives ("x = 2 or x = 3"): never a derivation."""
+    hypothetical: bool = False
+    """The sentence supposes, tests or checks the relation ("if", "suppose", "check"): not a fact."""
+    rounded: frozenset[str] = frozenset()
+    """Literals the proof produced by rounding earlier."""
+    integer_vars: frozenset[str] = frozenset()
+    coverage: dict[str, object] | None = None
+    """For a case split: the cases found (variable, conditions, domain)."""
+    word_problem: bool = False
+    """The problem states no equations in variables: letters in the proof name its quantities."""
+    definition_of: str | None = None
+    """For a definition edge: the variable being defined."""
+
+
+@dataclass
+class StateTree:
+    """The proof-state tree: a networkx DiGraph of ProofStates joined by EdgeUnits."""
+
+    graph: nx.DiGraph
+    edges: list[EdgeUnit]
+    contexts: dict[str, EdgeContext]
+    root: str = "s0"
+
+    def node_link(self) -> dict[str, object]:
+        """The tree as node-link JSON (for inspection)."""
+        return nx.node_link_data(self.graph, edges="edges")
+
+    def edges_of_step(self, step: int) -> list[EdgeUnit]:
+        return [e for e in self.edges if e.step == step]
+
+
+@dataclass
+class _Scope:
+    node: str
+    env: dict[str, Fraction]
+    origin: dict[str, str]
+    facts: list[str]
+    branch: str = ""
+    origin_step: dict[str, int] = field(default_factory=dict)
+
+
+def _closed_value(e: Expr) -> Fraction | None:
+    if variables(e):
+        return None
+    try:
+        return evaluate(e)
+    except FaithSieveError:
+        return None
+
+
+def _is_assignment(r: Rel) -> bool:
+    return r.op == "=" and (
+        (isinstance(r.lhs, Var) and not variables(r.rhs)) or (isinstance(r.rhs, Var) and not variables(r.lhs))
+    )
+
+
+class _Builder:
+    def __init__(self, proof: Proof) -> None:
+        self.proof = proof
+        self.g = nx.DiGraph()
+        self.edges: list[EdgeUnit] = []
+        self.ctx: dict[str, EdgeContext] = {}
+        self.n_states = 0
+        self.rounded: set[str] = set()
+        self.integer_vars: set[str] = set()
+        self.problem_constraints: list[Rel] = []
+        self.case_records: list[tuple[int, tuple[int, int], str, str]] = []  # step, span, header text, edge id
+        self.split_scope: _Scope | None = None
+        self.word_problem = True
+
+    # -- states ----------------------------------------------------------
+    def new_state(self, scope: _Scope, goal: str = "") -> str:
+        sid = f"s{self.n_states}"
+        self.n_states += 1
+        hyps = tuple(scope.facts[-12:]) + tuple(f"{k} = {v}" for k, v in list(scope.env.items())[-12:])
+        self.g.add_node(sid, state=ProofState(id=sid, hypotheses=hyps, goal=goal, branch=scope.branch).model_dump())
+        return sid
+
+    def add_edge(self, scope: _Scope, ttype: TransitionType, step: int, span: tuple[int, int], text: str,
+                 ctx: EdgeContext) -> EdgeUnit:
+        child = self.new_state(scope)
+        eid = f"e{len(self.edges)}"
+        edge = EdgeUnit(id=eid, type=ttype, parent=scope.node, child=child, step=step, span=span, text=text)
+        self.g.add_edge(scope.node, child, edge=edge.model_dump())
+        self.edges.append(edge)
+        self.ctx[eid] = ctx
+        scope.node = child
+        return edge
+
+    # -- problem ---------------------------------------------------------
+    def read_problem(self, scope: _Scope) -> None:
+        text = self.proof.problem
+        problem_formulas = extract_formulas(text)
+        self.word_problem = not any(variables(e) for f in problem_formulas for e in f.chain.exprs) and not re.search(
+            r"\$[^$]*[a-zA-Z][^$]*\$|\\\(", text)
+        for f in problem_formulas:
+            for i, (lhs, op, rhs) in enumerate(f.chain.links()):
+                r = Rel(lhs, op, rhs)
+                if i == 0 and _is_assignment(r) and op == "=":
+                    var, val_expr = (lhs, rhs) if isinstance(lhs, Var) else (rhs, lhs)
+                    v = _closed_value(val_expr)
+                    if v is not None and not f.conditional:
+                        scope.env[var.name] = v  # type: ignore[union-attr]
+                        scope.origin[var.name] = f"problem: {f.text}"  # type: ignore[union-attr]
+                        scope.origin_step[var.name] = 10**9  # problem values never expire
+                elif variables(lhs) | variables(rhs):
+                    scope.facts.append(str(r))
+                    if op in ("<", ">", "<=", ">=") and len(variables(lhs) | variables(rhs)) == 1:
+                        self.problem_constraints.append(r)
+        if _INTEGER_WORDS.search(text):
+            for m in re.finditer(r"(?<![A-Za-z\\])([a-z])(?![A-Za-z])", text):
+                self.integer_vars.add(m.group(1))
+
+    # -- steps -----------------------------------------------------------
+    def build(self) -> StateTree:
+        root_scope = _Scope(node="", env={}, origin={}, facts=[])
+        self.read_problem(root_scope)
+        root_scope.node = self.new_state(root_scope, goal=self.proof.problem[:200])
+        scope = root_scope
+        last_rel: Rel | None = None  # the most recent asserted relation with variables
+        last_rel_step = 0
+        for step in self.proof.steps:
+            text = step.text
+            heads = list(_CASE_HEAD.finditer(text))
+            if_par = list(_IF_PARITY.finditer(text))
+            formulas = extract_formulas(text)
+            if heads or len(if_par) >= 2:
+                scope, last_rel = self.enter_cases(scope, step.index, text, heads, if_par)
+            if last_rel is not None and step.index - last_rel_step > 1:
+                last_rel = None
+            step_edges = 0
+            for fi, f in enumerate(formulas):
+                sentence = _sentence(f.lead)
+                negated = bool(_NEGATION.search(sentence)) or _trailing_negation(text, f.end)
+                hypothetical = f.conditional or bool(_HYPOTHETICAL.search(sentence)) or bool(_FOR_VALUE.search(f.lead))
+                parallel = fi > 0 and len(f.lead.strip()) < 40 and bool(_PARALLEL.search(f.lead))
+                prev_for_derivation = None if parallel else last_rel
+                # values in scope: from the problem, this step or the previous one
+                env = {k: v for k, v in scope.env.items() if scope.origin_step.get(k, 0) >= step.index - 1}
+                for li, (lhs, op, rhs) in enumerate(f.chain.links()):
+                    r = Rel(lhs, op, rhs)
+                    span = f.member_spans[li][0], f.member_spans[li + 1][1]
+                    src = text[span[0] : span[1]]
+                    vars_ = variables(lhs) | variables(rhs)
+                    ctx_common = dict(
+                        formula=f, link=li, rel=r, env=env, env_origin=dict(scope.origin),
+                        negated=negated, hypothetical=hypothetical, parallel=parallel, word_problem=self.word_problem,
+                        rounded=frozenset(self.rounded),
+                        integer_vars=frozenset(self.integer_vars),
+                    )
+                    if not vars_:
+                        self.note_rounding(lhs, rhs, op)
+                        ttype = TransitionType.CONCLUSION if _CONCLUDE.search(f.lead[-80:]) else TransitionType.COMPUTATION
+                        self.add_edge(scope, ttype, step.index, span, src, EdgeContext(**ctx_common))
+                    elif li == 0 and _is_assignment(r) and op in ("=", "~"):
+                        var = lhs if isinstance(lhs, Var) else rhs
+                        assert isinstance(var, Var)
+                        premises: tuple[Rel, ...] = ()
+                        if (prev_for_derivation is not None and not hypothetical and not negated
+                                and var.name in variables(prev_for_derivation.lhs) | variables(prev_for_derivation.rhs)):
+                            premises = (prev_for_derivation,)
+                        self.add_edge(scope, TransitionType.DEFINITION, step.index, span, src,
+                                      EdgeContext(**ctx_common, premises=premises, definition_of=var.name))
+                        value = self.chain_value(f.chain)
+                        if value is not None and not hypothetical and not negated:
+                            scope.env[var.name] = value
+                            scope.origin[var.name] = f"step {step.index}: {f.text[:80]}"
+                            scope.origin_step[var.name] = step.index
+                    else:
+                        premises = ()
+                        if prev_for_derivation is not None and f.derived and li == 0:
+                            premises = (prev_for_derivation,)
+                        ttype = TransitionType.DERIVATION if premises else TransitionType.CLAIM
+                        if li > 0 and not premises:
+                            ttype = TransitionType.COMPUTATION
+                        self.add_edge(scope, ttype, step.index, span, src, EdgeContext(**ctx_common, premises=premises))
+                        if not hypothetical and not negated and op in ("=", "<", ">", "<=", ">="):
+                            scope.facts.append(str(r))
+                    step_edges += 1
+                # the next formula may derive from this one's last relation with variables
+                asserted = [Rel(a, o, b) for a, o, b in f.chain.links()]
+                with_vars = [r for r in asserted if (variables(r.lhs) | variables(r.rhs)) and not _is_assignment(r)]
+                last_rel = with_vars[-1] if with_vars and not negated and not parallel else None
+                last_rel_step = step.index
+            if step_edges == 0:
+                self.add_edge(scope, TransitionType.NARRATION, step.index, (0, len(text)), text[:200],
+                              EdgeContext(formula=None))
+        return StateTree(graph=self.g, edges=self.edges, contexts=self.ctx)
+
+    def chain_value(self, chain: Chain) -> Fraction | None:
+        """Value a definition chain establishes: the first closed member that evaluates exactly."""
+        for e in chain.exprs[1:]:
+            v = _closed_value(e)
+            if v is not None:
+                return v
+        return None
+
+    def note_rounding(self, lhs: Expr, rhs: Expr, op: str) -> None:
+        if isinstance(rhs, Num) and rhs.decimals:
+            v = _closed_value(lhs)
+            if v is not None and v != rhs.value:
+                self.rounded.add(rhs.text)
+
+    # -- cases -----------------------------------------------------------
+    def enter_cases(self, scope: _Scope, step: int, text: str, heads: list[re.Match[str]],
+                    if_par: list[re.Match[str]]) -> tuple[_Scope, Rel | None]:
+        if self.split_scope is None:
+            base = scope
+            self.add_edge(base, TransitionType.CASE_SPLIT, step, (heads[0].start() if heads else if_par[0].start(),
+                          heads[0].end() if heads else if_par[0].end()), "case split", EdgeContext(formula=None))
+            self.split_scope = _Scope(node=base.node, env=dict(base.env), origin=dict(base.origin), facts=list(base.facts),
+                                      origin_step=dict(base.origin_step))
+        split = self.split_scope
+        items: list[tuple[int, int, str]] = []
+        for m in heads:
+            end = text.find("\n", m.end())
+            end = len(text) if end < 0 else end
+            dot = text.find(". ", m.end(), end)
+            end = dot if dot >= 0 else end
+            items.append((m.start(), min(end, m.end() + 200), text[m.end() : min(end, m.end() + 200)]))
+        if not heads:
+            for m in if_par:
+                items.append((m.start(), m.end(), m.group()))
+        new_scope = scope
+        for start, end, header in items:
+            new_scope = _Scope(node=split.node, env=dict(split.env), origin=dict(split.origin), facts=list(split.facts),
+                               branch=header.strip()[:120], origin_step=dict(split.origin_step))
+            edge = self.add_edge(new_scope, TransitionType.CASE, step, (start, end), text[start:end],
+                                 EdgeContext(formula=None))
+            self.case_records.append((step, (start, end), header, edge.id))
+        return new_scope, None
+
+    def coverage_cases(self) -> dict[str, object] | None:
+        """Collect the case conditions of the split: one variable, parity or relational conditions."""
+        if len(self.case_records) < 2:
+            return None
+        var: str | None = None
+        conds: list[tuple[str, object]] = []
+        for _, _, header, _ in self.case_records:
+            m = _PARITY.search(header)
+            fs = extract_formulas(header)
+            if m and not fs:
+                v, kind = m.group(1), m.group(2).lower()
+                conds.append(("parity", kind))
+            elif fs and len(fs) == 1 and (res := _residue_class(fs[0].chain)) is not None:
+                v, mod, rem = res
+                conds.append(("parity", f"mod {mod} {rem}"))
+            elif fs and len(fs) == 1:
+                f = fs[0]
+                vs = set().union(*(variables(e) for e in f.chain.exprs))
+                if len(vs) != 1 or any(r in ("!=", "~") for r in f.chain.rels):
+                    return None
+                v = next(iter(vs))
+                if not all(isinstance(e, Var) or not variables(e) for e in f.chain.exprs):
+                    return None
+                conds.append(("rel", tuple(Rel(a, o, b) for a, o, b in f.chain.links())))
+            else:
+                return None
+            if var is None:
+                var = v
+            elif var != v:
+                return None
+        assert var is not None
+        kinds = {k for k, _ in conds}
+        if len(kinds) != 1:
+            return None
+        return {"variable": var, "conds": conds, "integer": "parity" in kinds or var in self.integer_vars}  # residues too
+
+
+def _residue_class(chain: Chain) -> tuple[str, int, int] | None:
+    """``n = 3k + 1`` (k an integer parameter): n is 1 mod 3."""
+    if len(chain.rels) != 1 or chain.rels[0] != "=" or not isinstance(chain.exprs[0], Var):
+        return None
+    n, rhs = chain.exprs[0].name, chain.exprs[1]
+    params = variables(rhs)
+    if len(params) != 1 or n in params:
+        return None
+    (k,) = params
+    try:
+        v0, v1, v2 = (evaluate(rhs, {k: Fraction(i)}) for i in (0, 1, 2))
+    except FaithSieveError:
+        return None
+    a = v1 - v0
+    if v2 - v1 != a or a.denominator != 1 or v0.denominator != 1 or a < 2:
+        return None
+    return n, int(a), int(v0) % int(a)
+
+
+def _sentence(lead: str) -> str:
+    cut = max(lead.rfind(". "), lead.rfind("\n"), lead.rfind("; "))
+    return lead[cut + 1 :][-160:]
+
+
+_TRAIL_STRONG = re.compile(r"(?i)\b(not|no|false|contradiction|impossible|extraneous|invalid|reject\w*|discard\w*|"
+                           r"undefined|isn't|aren't|doesn't|don't|cannot)\b")
+
+
+def _trailing_negation(text: str, end: int) -> bool:
+    rest = text[end : end + 200]
+    stop = rest.find(". ")
+    if _TRAIL_STRONG.search(rest[: stop if stop >= 0 else len(rest)]):
+        return True
+    tail = text[end : end + 60].lower()
+    return bool(re.match(r"\s*(\?|,?\s*(which|that)?\s*(is|are)?\s*(not|false|wrong|incorrect|impossible|a contradiction))", tail)) or \
+        "contradiction" in tail
+
+
+def decompose(proof: Proof) -> StateTree:
+    """Decompose every step into EdgeUnits and build the proof-state tree."""
+    b = _Builder(proof)
+    tree = b.build()
+    cov = b.coverage_cases()
+    if cov is not None:
+        step, span, _, eid = b.case_records[0]
+        old = tree.contexts[eid]
+        cov["constraints"] = tuple(c for c in b.problem_constraints
+                                   if variables(c.lhs) | variables(c.rhs) == {cov["variable"]})
+        cov["positive"] = bool(re.search(r"(?i)\bpositive\b", proof.problem))
+        cov["nonnegative"] = bool(re.search(r"(?i)\bnon-?negative\b", proof.problem))
+        cov["headers"] = tuple(h for _, _, h, _ in b.case_records)
+        tree.contexts[eid] = EdgeContext(formula=old.formula, coverage=cov)
+    return tree
+
+
+__all__ = ["EdgeContext", "StateTree", "decompose", "leftmost_operand", "render"]
