@@ -494,7 +494,7 @@ def read_records(path: Path) -> Iterator[tuple[str, int, object] | BadRecord]:
             whole, parsed = json.loads(text), True
         except json.JSONDecodeError as exc:
             if head == "[":
-                yield BadRecord(path=str(path), location=f"line {exc.lineno}", reason=f"invalid JSON: {exc.msg}")
+                yield BadRecord(path=str(path), location=f"line {exc.lineno}", reason=f"invalid JSON ({exc.msg})")
                 return
     if parsed and isinstance(whole, list):
         for i, rec in enumerate(whole):
@@ -516,7 +516,7 @@ def read_records(path: Path) -> Iterator[tuple[str, int, object] | BadRecord]:
         try:
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
-            yield BadRecord(path=str(path), location=f"line {lineno}", reason=f"invalid JSON: {exc.msg} at column {exc.colno}")
+            yield BadRecord(path=str(path), location=f"line {lineno}", reason=f"invalid JSON ({exc.msg}, column {exc.colno})")
             continue
         yield f"line {lineno}", i, rec
         i += 1
@@ -579,6 +579,11 @@ def load_dataset(path: str | Path, format: str | None = None) -> LoadedDataset:
             if not isinstance(record, Mapping):
                 out.bad.append(BadRecord(path=str(file), location=location,
                                          reason=f"expected a JSON object, got {type(record).__name__}"))
+                continue
+            lacking = sorted(adapter.required - record.keys())
+            if lacking:
+                out.bad.append(BadRecord(path=str(file), location=location,
+                                         reason=f"missing field(s) {', '.join(lacking)} of format {adapter.name!r}"))
                 continue
             ctx = RecordContext(path=file, location=location, index=index)
             try:

@@ -48,7 +48,7 @@ class LabelledItem(BaseModel):
     @classmethod
     def _label_shape(cls, v: object) -> object:
         if v != "correct" and (isinstance(v, bool) or not isinstance(v, int)):
-            raise ValueError(f'label must be "correct" or a 1-based step number (an integer), got {v!r}')
+            raise ValueError(f'must be "correct" or a 1-based step number (an integer), got {v!r}')
         return v
 
     @model_validator(mode="after")
@@ -150,7 +150,7 @@ def parse_proofloc_lines(lines: Iterable[str], path: str = "<input>") -> Iterato
         try:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
-            yield BadRecord(path=path, location=f"line {lineno}", reason=f"invalid JSON: {exc.msg} at column {exc.colno}")
+            yield BadRecord(path=path, location=f"line {lineno}", reason=f"invalid JSON ({exc.msg}, column {exc.colno})")
             continue
         try:
             item = parse_item(data)
