@@ -1,0 +1,108 @@
+"""The ``faithsieve`` command line. Thin: one function per subcommand, logic lives elsewhere."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from typing import Any
+
+from faithsieve import cli_datasets, cli_inject
+from faithsieve.config import Settings
+from faithsieve.errors import FaithSieveError
+from faithsieve.models import Verdict
+from faithsieve.pipeline import localize
+from faithsieve.split import proof_from_input
+
+
+def _read_input(path: str) -> Any:
+    if path == "-":
+        raw = sys.stdin.read()
+    else:
+        with open(path, encoding="utf-8") as fh:
+            raw = fh.read()
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise FaithSieveError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+
+
+def verdict_json(v: Verdict) -> dict[str, Any]:
+    """Verdict as JSON with the headline fields first."""
+    data = v.model_dump(mode="json")
+    head = {k: data.pop(k) for k in ("verdict", "first_error_step", "reason")}
+    return {**head, **data}
+
+
+def render_text(proof_steps: list[str], v: Verdict) -> str:
+    """A readable report: each step, its EdgeUnits, obligations and outcomes."""
+    out = []
+    if v.verdict == "error":
+        out.append(f"VERDICT: error at step {v.first_error_step}")
+        out.append(f"  {v.reason}")
+    else:
+        out.append("VERDICT: correct (no refuted obligation)")
+    c = v.coverage
+    out.append(
+        f"coverage: {c.steps_decided}/{c.steps} steps decided, {c.edges_decided}/{c.edges} edges, "
+        f"{c.obligations_decided}/{c.obligations} obligations; {v.timings.total_ms:.1f} ms"
+    )
+    marks = {"refuted": "✗", "verified": "✓", "unknown": "?", "unchecked": "·"}
+    for rep, text in zip(v.steps, proof_steps):
+        out.append("")
+        out.append(f"[{marks[rep.status]}] Step {rep.step} ({rep.status})")
+        snippet = " ".join(text.split())
+        out.append(f"    {snippet[:160]}{'…' if len(snippet) > 160 else ''}")
+        for e in rep.edges:
+            out.append(f"    edge {e.id} [{e.type.value}] {' '.join(e.text.split())[:90]}")
+        for ev in rep.evidence:
+            line = f"      {marks[ev.status]} {ev.kind.value}: {ev.claim} — {ev.status} ({ev.method})"
+            if ev.counterexample:
+                line += " counterexample: " + ", ".join(f"{k}={v}" for k, v in ev.counterexample.items())
+            if ev.reason and ev.status != "refuted":
+                line += f"; {ev.reason}"
+            out.append(line)
+    return "\n".join(out)
+
+
+def cmd_localize(args: argparse.Namespace) -> int:
+    settings = Settings()
+    try:
+        data = _read_input(args.file)
+        proof = proof_from_input(data, settings)
+    except (FaithSieveError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    v = localize(proof, settings)
+    if args.format == "text":
+        print(render_text([s.text for s in proof.steps], v))
+    else:
+        print(json.dumps(verdict_json(v), indent=2, ensure_ascii=False))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="faithsieve", description="First-error localization for math proofs.")
+    p.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    loc = sub.add_parser("localize", help="localize the first error of one proof (JSON file or - for stdin)")
+    loc.add_argument("file", help='JSON file with {"problem", "steps": [...]} or {"problem", "proof": "..."}; - for stdin')
+    loc.add_argument("--format", choices=("json", "text"), default="json")
+    loc.set_defaults(func=cmd_localize)
+
+    cli_datasets.register(sub)
+    cli_inject.register(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
