@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from faithsieve.mathtext.ast import Num, Var, literals, variables
+from faithsieve.mathtext.ast import BinOp, Expr, Num, Pow, Var, literals, variables
 from faithsieve.mathtext.evaluate import evaluate
 from faithsieve.errors import FaithSieveError
 from faithsieve.obligations.models import (
@@ -22,6 +22,7 @@ from faithsieve.statetree.decompose import EdgeContext, StateTree
 from faithsieve.statetree.models import EdgeUnit, TransitionType
 
 _IDENTITY_CONTEXT = re.compile(r"(?i)\b(identity|identically|for all|for every|for any)\b")
+_EXPAND_CONTEXT = re.compile(r"(?i)\b(expand\w*|multiply\w* out|foil\w*|distribut\w*|factor\w*)\b")
 MAX_VARS = 4
 
 
@@ -56,6 +57,9 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str) -> Obligation | None:
     if len(vs) > MAX_VARS or f.multiletter:
         return None
     if edge.type == TransitionType.DEFINITION:
+        if ctx.system is not None and not ctx.hypothetical:
+            eqs, values = ctx.system
+            return SolutionObligation(**base, equations=eqs, values=values, approx=approx)
         return _solution(ctx, base, approx)
     if ctx.hypothetical:
         return None
@@ -70,7 +74,9 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str) -> Obligation | None:
             return DerivationObligation(**base, premises=prem, claim=r, integer_vars=tuple(sorted(ctx.integer_vars & vs)))
     if r.op == "=" and not ctx.parallel:
         sentence = f.lead[max(f.lead.rfind(". "), f.lead.rfind("\n")) + 1 :]
-        return IdentityObligation(**base, claim=r, asserted_identity=bool(_IDENTITY_CONTEXT.search(sentence)))
+        asserted = bool(_IDENTITY_CONTEXT.search(sentence)) or (
+            bool(_EXPAND_CONTEXT.search(sentence)) and _expansion_shape(r))
+        return IdentityObligation(**base, claim=r, asserted_identity=asserted)
     return None
 
 
@@ -87,6 +93,23 @@ def _substitution_meant(ctx: EdgeContext, r: Rel) -> bool:
         return True
     closed = r.rhs if not variables(r.rhs) else (r.lhs if not variables(r.lhs) else None)
     return closed is not None and not isinstance(closed, Num) and len(f.chain.exprs) >= 3
+
+
+def _product_form(e: Expr) -> bool:
+    """A power or product of sums: what expanding acts on."""
+    if isinstance(e, Pow):
+        return isinstance(e.base, BinOp) and e.base.op in "+-"
+    if isinstance(e, BinOp) and e.op == "*":
+        return any(isinstance(x, BinOp) and x.op in "+-" or _product_form(x) for x in (e.left, e.right))
+    return False
+
+
+def _expansion_shape(r: Rel) -> bool:
+    """``(x+3)^2 = x^2 + 9``: one side a product form, the other a sum over the same unknowns."""
+    for a, b in ((r.lhs, r.rhs), (r.rhs, r.lhs)):
+        if _product_form(a) and isinstance(b, BinOp) and b.op in "+-" and variables(a) == variables(b):
+            return True
+    return False
 
 
 def _defines_var(r: Rel) -> bool:
@@ -106,7 +129,7 @@ def _solution(ctx: EdgeContext, base: dict[str, object], approx: bool) -> Obliga
     except FaithSieveError:
         return None
     prem = ctx.premises[0]
-    if _rel_vars(prem) != {var} or prem.op != "=" or ctx.parallel:
+    if _rel_vars(prem) != {var} or prem.op != "=":
         return None
     values: dict[str, Fraction] = {var: value}
     decimals = value_expr.decimals if isinstance(value_expr, Num) else 0

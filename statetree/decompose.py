@@ -34,6 +34,7 @@ _NEGATION = re.compile(
 )
 _HYPOTHETICAL = re.compile(r"(?i)\b(check(?:ing)?|verify\w*|verif\w+|suppose|assum\w+|test(?:ing)?|try|trying|plug\w*|if)\b")
 _FOR_VALUE = re.compile(r"(?i)\b(for|with|at|when|taking|using)\s*(\\\(|\$|\\\[)?\s*$")
+_ALTERNATIVE = re.compile(r"(?i)\bor\b|\\lor|\\vee")
 _PARALLEL = re.compile(r"(?i)\bor\b|\band\b|,|;|\\quad|\\lor|\\vee|\\text\{\s*(or|and)\s*\}")
 _CONCLUDE = re.compile(r"(?i)\b(answer|therefore|thus|hence|finally|in total|altogether)\b|\\boxed")
 _INTEGER_WORDS = re.compile(r"(?i)\b(integers?|whole numbers?|natural numbers?|digits?)\b")
@@ -63,6 +64,8 @@ class EdgeContext:
     integer_vars: frozenset[str] = frozenset()
     coverage: dict[str, object] | None = None
     """For a case split: the cases found (variable, conditions, domain)."""
+    system: tuple[tuple[Rel, ...], dict[str, Fraction]] | None = None
+    """For the first of a run of assignments: the system of equations they claim to solve."""
     word_problem: bool = False
     """The problem states no equations in variables: letters in the proof name its quantities."""
     definition_of: str | None = None
@@ -176,6 +179,10 @@ class _Builder:
         scope = root_scope
         last_rel: Rel | None = None  # the most recent asserted relation with variables
         last_rel_step = 0
+        recent_eqs: list[tuple[int, Rel]] = []  # asserted equations in unknowns, for systems
+        group: list[tuple[str, str, Fraction]] = []  # a run of parallel assignments: (edge, var, value)
+        group_derived = False
+        group_premise: Rel | None = None
         for step in self.proof.steps:
             text = step.text
             heads = list(_CASE_HEAD.finditer(text))
@@ -189,8 +196,12 @@ class _Builder:
             for fi, f in enumerate(formulas):
                 sentence = _sentence(f.lead)
                 negated = bool(_NEGATION.search(sentence)) or _trailing_negation(text, f.end)
-                hypothetical = f.conditional or bool(_HYPOTHETICAL.search(sentence)) or bool(_FOR_VALUE.search(f.lead))
+                hypothetical = f.conditional or bool(_HYPOTHETICAL.search(sentence)) or (
+                    _is_assignment(Rel(*f.chain.links()[0])) and bool(_FOR_VALUE.search(f.lead)))
                 parallel = fi > 0 and len(f.lead.strip()) < 40 and bool(_PARALLEL.search(f.lead))
+                if not parallel:
+                    self.close_group(group, group_derived, recent_eqs, step.index)
+                    group, group_derived, group_premise = [], f.derived and not hypothetical, last_rel
                 prev_for_derivation = None if parallel else last_rel
                 # values in scope: from the problem, this step or the previous one
                 env = {k: v for k, v in scope.env.items() if scope.origin_step.get(k, 0) >= step.index - 1}
@@ -213,13 +224,16 @@ class _Builder:
                         var = lhs if isinstance(lhs, Var) else rhs
                         assert isinstance(var, Var)
                         premises: tuple[Rel, ...] = ()
-                        if (prev_for_derivation is not None and not hypothetical and not negated
-                                and var.name in variables(prev_for_derivation.lhs) | variables(prev_for_derivation.rhs)):
-                            premises = (prev_for_derivation,)
-                        self.add_edge(scope, TransitionType.DEFINITION, step.index, span, src,
-                                      EdgeContext(**ctx_common, premises=premises, definition_of=var.name))
+                        # alternatives "x = 2 or x = 4" share the premise of the first one
+                        source_rel = group_premise if parallel else prev_for_derivation
+                        if (source_rel is not None and not hypothetical and not negated
+                                and var.name in variables(source_rel.lhs) | variables(source_rel.rhs)):
+                            premises = (source_rel,)
+                        edge = self.add_edge(scope, TransitionType.DEFINITION, step.index, span, src,
+                                             EdgeContext(**ctx_common, premises=premises, definition_of=var.name))
                         value = self.chain_value(f.chain)
                         if value is not None and not hypothetical and not negated:
+                            group.append((edge.id, var.name, value))
                             scope.env[var.name] = value
                             scope.origin[var.name] = f"step {step.index}: {f.text[:80]}"
                             scope.origin_step[var.name] = step.index
@@ -233,16 +247,35 @@ class _Builder:
                         self.add_edge(scope, ttype, step.index, span, src, EdgeContext(**ctx_common, premises=premises))
                         if not hypothetical and not negated and op in ("=", "<", ">", "<=", ">="):
                             scope.facts.append(str(r))
+                            if op == "=" and not (parallel and _ALTERNATIVE.search(f.lead)):
+                                recent_eqs.append((step.index, r))
                     step_edges += 1
                 # the next formula may derive from this one's last relation with variables
                 asserted = [Rel(a, o, b) for a, o, b in f.chain.links()]
                 with_vars = [r for r in asserted if (variables(r.lhs) | variables(r.rhs)) and not _is_assignment(r)]
                 last_rel = with_vars[-1] if with_vars and not negated and not parallel else None
                 last_rel_step = step.index
+            self.close_group(group, group_derived, recent_eqs, step.index)
+            group = []
             if step_edges == 0:
                 self.add_edge(scope, TransitionType.NARRATION, step.index, (0, len(text)), text[:200],
                               EdgeContext(formula=None))
         return StateTree(graph=self.g, edges=self.edges, contexts=self.ctx)
+
+    def close_group(self, group: list[tuple[str, str, Fraction]], derived: bool,
+                    recent_eqs: list[tuple[int, Rel]], step: int) -> None:
+        """A derived run of assignments to two or more unknowns ("so x = 7 and y = 3") claims to
+        solve the system the proof just stated: attach those equations to its first edge."""
+        names = {v for _, v, _ in group}
+        if len(names) < 2 or len(names) != len(group) or not derived:
+            return
+        eqs = tuple(r for st, r in recent_eqs if st >= step - 1 and len(variables(r.lhs) | variables(r.rhs)) >= 2
+                    and (variables(r.lhs) | variables(r.rhs)) <= names)[-4:]
+        if not eqs:
+            return
+        first = group[0][0]
+        old = self.ctx[first]
+        self.ctx[first] = EdgeContext(**{**old.__dict__, "system": (eqs, {v: val for _, v, val in group})})
 
     def chain_value(self, chain: Chain) -> Fraction | None:
         """Value a definition chain establishes: the first closed member that evaluates exactly."""
