@@ -193,16 +193,20 @@ class _Builder:
             if last_rel is not None and step.index - last_rel_step > 1:
                 last_rel = None
             step_edges = 0
+            named: dict[str, Formula] = {}
             for fi, f in enumerate(formulas):
                 sentence = _sentence(f.lead)
                 negated = bool(_NEGATION.search(sentence)) or _trailing_negation(text, f.end)
                 hypothetical = f.conditional or bool(_HYPOTHETICAL.search(sentence)) or (
-                    _is_assignment(Rel(*f.chain.links()[0])) and bool(_FOR_VALUE.search(f.lead)))
+                    bool(f.chain.rels) and _is_assignment(Rel(*f.chain.links()[0])) and bool(_FOR_VALUE.search(f.lead)))
                 parallel = fi > 0 and len(f.lead.strip()) < 40 and bool(_PARALLEL.search(f.lead))
                 if not parallel:
                     self.close_group(group, group_derived, recent_eqs, step.index)
                     group, group_derived, group_premise = [], f.derived and not hypothetical, last_rel
                 prev_for_derivation = None if parallel else last_rel
+                if f.name is not None:
+                    step_edges += self.link_named(scope, step.index, text, named.get(f.name), f, negated)
+                    named[f.name] = f
                 # values in scope: from the problem, this step or the previous one
                 env = {k: v for k, v in scope.env.items() if scope.origin_step.get(k, 0) >= step.index - 1}
                 for li, (lhs, op, rhs) in enumerate(f.chain.links()):
@@ -261,6 +265,23 @@ class _Builder:
                 self.add_edge(scope, TransitionType.NARRATION, step.index, (0, len(text)), text[:200],
                               EdgeContext(formula=None))
         return StateTree(graph=self.g, edges=self.edges, contexts=self.ctx)
+
+    def link_named(self, scope: _Scope, step: int, text: str, a: Formula | None, b: Formula, negated: bool) -> int:
+        """``Daily earnings = 105 / 5. Daily earnings = 21.``: two statements about one named quantity,
+        the first left unevaluated and the second a number, assert that the expression equals the number."""
+        if a is None or negated:
+            return 0
+        last, first = a.chain.exprs[-1], b.chain.exprs[0]
+        if isinstance(last, Num) or not isinstance(first, Num) or variables(last):
+            return 0
+        if (a.chain.rels and a.chain.rels[-1] != "=") or (b.chain.rels and b.chain.rels[0] not in ("=", "~")):
+            return 0
+        span = (a.member_spans[-1][0], b.member_spans[0][1])
+        self.note_rounding(last, first, "=")
+        ctx = EdgeContext(formula=b, link=-1, rel=Rel(last, "=", first), rounded=frozenset(self.rounded),
+                          word_problem=self.word_problem)
+        self.add_edge(scope, TransitionType.COMPUTATION, step, span, text[span[0] : span[1]], ctx)
+        return 1
 
     def close_group(self, group: list[tuple[str, str, Fraction]], derived: bool,
                     recent_eqs: list[tuple[int, Rel]], step: int) -> None:
@@ -328,7 +349,7 @@ class _Builder:
         conds: list[tuple[str, object]] = []
         for _, _, header, _ in self.case_records:
             m = _PARITY.search(header)
-            fs = extract_formulas(header)
+            fs = [f for f in extract_formulas(header) if f.chain.rels]
             if m and not fs:
                 v, kind = m.group(1), m.group(2).lower()
                 conds.append(("parity", kind))

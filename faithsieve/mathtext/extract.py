@@ -27,7 +27,7 @@ MAX_FORMULAS_PER_STEP = 200
 
 _DERIVE_WORDS = re.compile(
     r"\b(so|thus|therefore|hence|then|gives?|giving|get|yields?|implies|means|solving|"
-    r"simplif\w*|subtract\w*|divid\w*|multipl\w*|add\w*|rearrang\w*|leads? to|we have)\b|"
+    r"simplif\w*|subtract\w*|divid\w*|multipl\w*|add\w*|rearrang\w*|combin\w*|collect\w*|leads? to|we have)\b|"
     r"\\implies|\\Rightarrow|\\Longrightarrow|=>|⇒|→|\\therefore|∴"
 )
 _COND_WORDS = re.compile(r"\b(if|suppose|assume|assuming|when|whenever|let's say|case|try|test|check|whether|unless)\b")
@@ -60,6 +60,8 @@ class Formula:
     approx_context: bool = False
     """The sentence speaks of approximation or rounding."""
     lead: str = field(default="", compare=False)
+    name: str | None = None
+    """For ``Total cost = 3 × 4``: the quantity named in words before the '=' (normalised)."""
 
 
 def _next_unescaped(text: str, needle: str, i: int, limit: int) -> int:
@@ -253,7 +255,8 @@ def _parse_run(toks: list[Token], before: Token | None, after: Token | None, lat
     if units:
         toks = [t for t in toks if t.kind != UNIT]
     run, cut_left, cut_right = _trim(toks)
-    if not run or not any(t.kind == REL for t in run):
+    named = bool(toks) and toks[0].kind == REL and toks[0].value == "=" and bool(run) and run[0] is toks[1]
+    if not run or not (named or any(t.kind == REL for t in run)):
         return None
     if run[0] is toks[0] and _wordlike(before):
         # "1st - 5 = 6th", "half of 2000 = 1000", "\sec \frac{\pi}{3} = 2": the first member
@@ -283,12 +286,33 @@ def _parse_run(toks: list[Token], before: Token | None, after: Token | None, lat
         exprs, rels, spans = exprs[1:], rels[1:], spans[1:]
     if cut_right:
         exprs, rels, spans = exprs[:-1], rels[:-1], spans[:-1]
-    if not rels:
+    if not rels and not (named and not cut_left and not cut_right and len(exprs) == 1):
         return None
     first_tok = next(t for t in run if t.start >= spans[0][0])
     last_tok = [t for t in run if t.end <= spans[-1][1]][-1]
     used = [t for t in run if first_tok.start <= t.start and t.end <= last_tok.end]
     return Chain(tuple(exprs), tuple(rels)), spans, used
+
+
+_NAME_CUT = re.compile(r"(?:\.\s|:|;|,|\n|\\\[|\\\(|\$|\\\]|\\\)|\bis\b|\bso\b|\bthen\b)")
+_NAME_OK = re.compile(r"^[a-z][a-z' ]{0,60}$")
+_NAME_STOP = {"the", "a", "an", "of", "total", "so", "then", "thus", "and"}
+
+
+def quantity_name(text: str, eq_pos: int) -> str | None:
+    """The words naming a quantity just before an '=' (``Daily earnings = ...``), normalised."""
+    window = text[max(0, eq_pos - 80) : eq_pos]
+    cuts = list(_NAME_CUT.finditer(window))
+    if cuts:
+        window = window[cuts[-1].end() :]
+    raw = re.sub(r"\\(?:text|mathrm|textbf|mbox)\{|[{}\\*_]", " ", window).lower()
+    raw = " ".join(raw.replace("’", "'").split())
+    if not raw or not _NAME_OK.match(raw):
+        return None
+    words = [w for w in raw.split() if w not in _NAME_STOP]
+    if not words or len(words) > 8:
+        return None
+    return " ".join(words)
 
 
 def extract_formulas(text: str) -> list[Formula]:
@@ -308,6 +332,12 @@ def extract_formulas(text: str) -> list[Formula]:
                     continue
                 chain, spans, used = parsed
                 start, end = used[0].start, used[-1].end
+                eq = next((t for t in run if t.kind != UNIT), None)
+                name = None
+                if eq is not None and eq.kind == REL and eq.value == "=":
+                    nxt = [t for t in run if t.kind != UNIT]
+                    if len(nxt) > 1 and nxt[1] is used[0]:
+                        name = quantity_name(text, eq.start)
                 lead = text[max(prev_end, start - 240) : start]
                 sentence = lead[max(lead.rfind(". "), lead.rfind("\n")) + 1 :]
                 low = sentence.lower()
@@ -324,6 +354,7 @@ def extract_formulas(text: str) -> list[Formula]:
                         conditional=bool(_COND_WORDS.search(low)),
                         approx_context=bool(_APPROX_CONTEXT.search(low)) or "~" in chain.rels,
                         lead=lead,
+                        name=name,
                     )
                 )
                 prev_end = end
