@@ -276,10 +276,13 @@ def plot_subsets(metrics: Mapping[str, Any], path: Path) -> None:
         for x, v in zip(pos, raw):
             ax.annotate("n/a" if v is None else f"{100 * v:.0f}", (x, v or 0.0), ha="center", va="bottom", fontsize=6)
     ax.set_xticks(range(len(names)))
-    ax.set_xticklabels([f"{n}\n(n={table[n]['n']})" for n in names], fontsize=8, rotation=30 if len(names) > 5 else 0)
-    ax.set_ylim(0, 1.05)
+    tilt = len(names) > 5
+    ax.set_xticklabels([f"{n}\n(n={table[n]['n']})" for n in names], fontsize=8,
+                       rotation=30 if tilt else 0, ha="right" if tilt else "center")
+    ax.set_ylim(0, 1.2)
+    ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     ax.set_ylabel("share")
-    ax.legend(fontsize=8, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.18 if len(names) > 5 else -0.12))
+    ax.legend(fontsize=8, ncol=4, loc="upper center", frameon=False)
     ax.set_title("Per subset (%, n/a = no items of that kind)", fontsize=10)
     fig.tight_layout()
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.png")

@@ -372,11 +372,18 @@ def load_predictions(run_dir: Path) -> dict[str, dict[str, Any]]:
 def compare_runs(a: dict[str, Any], b: dict[str, Any], preds_a: dict[str, dict[str, Any]],
                  preds_b: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """Metric deltas (B − A) and the items whose predicted step changed (pure)."""
+    def numbers(doc: dict[str, Any]) -> dict[str, Any]:
+        flat = {k: v for k, v in doc.items() if v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))}
+        flat.update({f"coverage.{k}": v for k, v in (doc.get("coverage") or {}).items()})
+        return flat
+
+    na, nb = numbers(a), numbers(b)
     deltas: dict[str, dict[str, Any]] = {}
-    for key, va in a.items():
-        vb = b.get(key)
-        if isinstance(va, (int, float)) and isinstance(vb, (int, float)) and not isinstance(va, bool):
-            deltas[key] = {"a": va, "b": vb, "delta": vb - va}
+    for key in [*na, *(k for k in nb if k not in na)]:
+        va, vb = na.get(key), nb.get(key)
+        if va is None and vb is None:
+            continue
+        deltas[key] = {"a": va, "b": vb, "delta": vb - va if va is not None and vb is not None else None}
     subsets: dict[str, dict[str, Any]] = {}
     for name in sorted(set(a.get("per_subset", {})) | set(b.get("per_subset", {}))):
         sa, sb = a.get("per_subset", {}).get(name, {}), b.get("per_subset", {}).get(name, {})
