@@ -391,12 +391,21 @@ class _NoZ3(Exception):
     pass
 
 
-def _z3_expr(e: Expr, syms: dict[str, z3.ArithRef]) -> z3.ArithRef:
+class _Syms(dict[str, z3.ArithRef]):
+    """Variables of one check, all in one fresh z3 context (so results never depend on
+    what the process checked before)."""
+
+    def __init__(self, ctx: z3.Context) -> None:
+        super().__init__()
+        self.ctx = ctx
+
+
+def _z3_expr(e: Expr, syms: _Syms) -> z3.ArithRef:
     if isinstance(e, Num):
-        return z3.RealVal(f"{e.value.numerator}/{e.value.denominator}")
+        return z3.RealVal(f"{e.value.numerator}/{e.value.denominator}", syms.ctx)
     if isinstance(e, Var):
         if e.name not in syms:
-            syms[e.name] = z3.Real(e.name)
+            syms[e.name] = z3.Real(e.name, syms.ctx)
         return syms[e.name]
     if isinstance(e, Neg):
         return -_z3_expr(e.operand, syms)
@@ -411,7 +420,7 @@ def _z3_expr(e: Expr, syms: dict[str, z3.ArithRef]) -> z3.ArithRef:
         if k.denominator != 1 or not 0 <= k.numerator <= 12:
             raise _NoZ3
         base = _z3_expr(e.base, syms)
-        out: z3.ArithRef = z3.RealVal(1)
+        out: z3.ArithRef = z3.RealVal(1, syms.ctx)
         for _ in range(k.numerator):
             out = out * base
         return out
@@ -423,7 +432,7 @@ def _z3_expr(e: Expr, syms: dict[str, z3.ArithRef]) -> z3.ArithRef:
     raise _NoZ3
 
 
-def _z3_rel(r: Rel, syms: dict[str, z3.ArithRef]) -> z3.BoolRef:
+def _z3_rel(r: Rel, syms: _Syms) -> z3.BoolRef:
     a, b = _z3_expr(r.lhs, syms), _z3_expr(r.rhs, syms)
     ops: dict[str, Callable[[z3.ArithRef, z3.ArithRef], z3.BoolRef]] = {
         "=": lambda x, y: x == y, "!=": lambda x, y: x != y, "<": lambda x, y: x < y, ">": lambda x, y: x > y,
@@ -434,7 +443,7 @@ def _z3_rel(r: Rel, syms: dict[str, z3.ArithRef]) -> z3.BoolRef:
     return ops[r.op](a, b)
 
 
-def _model_values(m: z3.ModelRef, syms: dict[str, z3.ArithRef]) -> dict[str, Fraction] | None:
+def _model_values(m: z3.ModelRef, syms: _Syms) -> dict[str, Fraction] | None:
     out: dict[str, Fraction] = {}
     for name, s in syms.items():
         v = m.eval(s, model_completion=True)
@@ -470,8 +479,8 @@ class Z3Checker:
     def __init__(self, timeout_ms: int = 300) -> None:
         self.timeout_ms = timeout_ms
 
-    def _solver(self, deadline: float) -> z3.Solver:
-        s = z3.Solver()
+    def _solver(self, deadline: float, ctx: z3.Context) -> z3.Solver:
+        s = z3.Solver(ctx=ctx)
         left_ms = int((deadline - time.monotonic()) * 1000)
         s.set("timeout", max(1, min(self.timeout_ms, left_ms)))
         return s
@@ -489,17 +498,17 @@ class Z3Checker:
         return None
 
     def _derivation(self, ob: DerivationObligation, deadline: float) -> Outcome:
-        syms: dict[str, z3.ArithRef] = {}
+        syms = _Syms(z3.Context())
         prem = [_z3_rel(p, syms) for p in ob.premises]
         goal = _z3_rel(ob.claim, syms)
         ints = [z3.IsInt(syms[v]) for v in ob.integer_vars if v in syms]
-        s = self._solver(deadline)
+        s = self._solver(deadline, syms.ctx)
         s.add(*prem, *ints, z3.Not(goal))
         r1 = s.check()
         if r1 == z3.unsat:
             return Verified("z3", "follows from the previous relation")
         witness = _model_values(s.model(), syms) if r1 == z3.sat else None
-        s2 = self._solver(deadline)
+        s2 = self._solver(deadline, syms.ctx)
         s2.add(*prem, *ints, goal)
         r2 = s2.check()
         if r2 == z3.unsat and witness is not None:
@@ -513,8 +522,10 @@ class Z3Checker:
         return Unknown(self.name, "does not follow from the previous relation alone")
 
     def _coverage(self, ob: CoverageObligation, deadline: float) -> Outcome:
-        x = z3.Int(ob.variable) if ob.domain == "integer" else z3.Real(ob.variable)
-        syms: dict[str, z3.ArithRef] = {ob.variable: x}
+        ctx = z3.Context()
+        x = z3.Int(ob.variable, ctx) if ob.domain == "integer" else z3.Real(ob.variable, ctx)
+        syms = _Syms(ctx)
+        syms[ob.variable] = x
         cases: list[z3.BoolRef] = []
         k = 0
         for i, par in enumerate(ob.parity):
@@ -528,7 +539,7 @@ class Z3Checker:
                 cases.append(z3.And(*[_z3_rel(r, syms) for r in ob.conditions[k : k + n]]))
                 k += n
         cons = [_z3_rel(r, syms) for r in ob.domain_constraints]
-        s = self._solver(deadline)
+        s = self._solver(deadline, ctx)
         s.add(*cons, z3.Not(z3.Or(*cases)))
         res = s.check()
         if res == z3.unsat:

@@ -1,0 +1,77 @@
+"""Formula extraction from model-written text (table tests)."""
+
+import pytest
+
+from faithsieve.mathtext import extract_formulas, render_chain
+
+
+def chains(text: str) -> list[str]:
+    return [render_chain(f.chain) for f in extract_formulas(text) if f.chain.rels]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # plain-text arithmetic, money, percentages, "of", "x" as times
+        ("5000 + 10000 + 30000 = 43000", ["5000 + 10000 + 30000 = 43000"]),
+        ("Total cost = $3.5 * 4000 = $14,000.", ["3.5 * 4000 = 14000"]),
+        ("2 × 15000 = 30000 and 2 x 15000 = 30000", ["2 * 15000 = 30000", "2 * 15000 = 30000"]),
+        ("1/3 of 18 = 6", ["1 / 3 * 18 = 6"]),
+        ("25% of 80 = 20", ["25% * 80 = 20"]),
+        ("It costs $1,200 in total, 1,200 / 4 = 300", ["1200 / 4 = 300"]),
+        ("10/3 is approximately 3.33", ["10 / 3 ≈ 3.33"]),
+        ("so 10/3 ≈ 3.33", ["10 / 3 ≈ 3.33"]),
+        ("2 1/2 + 1 = 3.5", ["5/2 + 1 = 3.5"]),
+        ("21 mod 19 = 2", ["21 mod 19 = 2"]),
+        # LaTeX delimiters and macros
+        (r"\( 1/3 \times 18 = 6 \)", ["1 / 3 * 18 = 6"]),
+        (r"\[ \frac{3}{4} + \frac12 = \frac{5}{4} \]", ["3 / 4 + 1 / 2 = 5 / 4"]),
+        (r"$\sqrt{16} = 4$ and $$2^{10} \div 4 = 256$$", ["sqrt(16) = 4", "2^10 / 4 = 256"]),
+        (r"\(2 \cdot 3 = 6\), \boxed{7 - 1 = 6}", ["2 * 3 = 6", "7 - 1 = 6"]),
+        (r"\[ 26^3 \times 10^3 = 17,576,000 \]", ["26^3 * 10^3 = 17576000"]),
+        (r"\(2\frac{6}{7} = \frac{20}{7}\)", ["2 + 6 / 7 = 20 / 7"]),
+        (r"\(\binom{5}{2} = 10\), \(5! = 120\)", ["binom(5, 2) = 10", "5! = 120"]),
+        # chains and inequalities with variables
+        ("Then 2x + 3 = 7, so x = 2.", ["2 * x + 3 = 7", "x = 2"]),
+        (r"\( 0 < x \le 1 \)", ["0 < x <= 1"]),
+        # units after numbers are not part of the value; named quantities stop a formula
+        (r"\(2 \text{ books} \times 2 \text{ pounds} = 4 \text{ pounds}\)", ["2 * 2 = 4"]),
+        (r"\[ 52 = \text{Jamal's apples} + 8 \]", []),
+        # truncated members are dropped, never checked
+        ("6 pairs * 2 = 12 shoes", []),
+        ("half of 2000 = 1000", []),
+        ("1st - 5 = 6th", []),
+        (r"\( x = -3 \pm 11 \)", []),
+        (r"\( 0.\overline{6} = \frac{2}{3} \)", []),
+        (r"\(\frac{1}{2} \text{ inch} = 20 \text{ miles}\)", []),
+        # functions are opaque, not products
+        (r"\( f(2) = 7 \)", ["fn:f(2) = 7"]),
+        # currency is not math
+        ("It costs $5 and $6 each.", []),
+    ],
+)
+def test_extract(text: str, expected: list[str]) -> None:
+    assert chains(text) == expected
+
+
+def test_spans_point_at_source() -> None:
+    text = r"First \( 12 \times 15 = 170 \) then 3 + 4 = 7."
+    fs = extract_formulas(text)
+    assert [text[f.start : f.end] for f in fs] == [r"12 \times 15 = 170", "3 + 4 = 7"]
+    f = fs[0]
+    assert [text[a:b] for a, b in f.member_spans] == [r"12 \times 15", "170"]
+
+
+def test_named_quantities() -> None:
+    fs = extract_formulas("Daily earnings = $105 / 5. Daily earnings = $21.")
+    assert [(f.name, render_chain(f.chain)) for f in fs] == [("daily earnings", "105 / 5"), ("daily earnings", "21")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["(" * 10_000 + "1" + ")" * 10_000 + " = 1", "1" + "+1" * 5000 + " = 5001", "a" * 100_000,
+     "$" * 5000, r"\frac{" * 3000, "= " * 20_000, "1 = " * 20_000],
+)
+def test_hostile_text_is_bounded(text: str) -> None:
+    # must return (possibly nothing) without recursion errors or hangs
+    extract_formulas(text)

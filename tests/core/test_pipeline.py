@@ -1,0 +1,51 @@
+"""Synthesis and the end-to-end pipeline."""
+
+import json
+
+from faithsieve.cli import main
+from faithsieve.config import Settings
+from faithsieve.pipeline import localize
+from faithsieve.split import proof_from_steps
+
+
+def test_first_refuted_step_wins() -> None:
+    v = localize(proof_from_steps("p", ["3 + 4 = 7", "7 × 2 = 15", "15 - 1 = 13"]))
+    assert v.verdict == "error" and v.first_error_step == 2
+    refuted = [e for e in v.steps[1].evidence if e.status == "refuted"]
+    assert refuted[0].counterexample == {"lhs": "14", "rhs": "15", "difference": "-1"}
+    assert v.steps[2].status == "refuted"  # later errors are reported too, but are not the verdict
+    assert "7 × 2 = 15" in v.reason or "7 * 2 = 15" in v.reason
+
+
+def test_correct_with_coverage() -> None:
+    v = localize(proof_from_steps("p", ["3 + 4 = 7", "We are done."]))
+    assert v.verdict == "correct" and v.first_error_step is None
+    c = v.coverage
+    assert (c.steps, c.steps_with_obligations, c.steps_decided, c.obligations_decided) == (2, 1, 1, 1)
+
+
+def test_unknown_never_flags() -> None:
+    v = localize(proof_from_steps("p", [r"\( 10^{10^{10}} = 7 \)", r"\( x^2 + 3x = 5 \)"]))
+    assert v.verdict == "correct"
+    assert {e.status for s in v.steps for e in s.evidence} == {"unknown"}
+
+
+def test_budget_exhaustion_is_unknown() -> None:
+    s = Settings(proof_time_limit_s=1e-9)
+    v = localize(proof_from_steps("p", ["1 + 1 = 3"] * 3), s)
+    assert v.verdict == "correct"
+    assert all(e.status == "unknown" and "budget" in (e.reason or "") for st in v.steps for e in st.evidence)
+
+
+def test_cli_localize_json_and_text(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    f = tmp_path / "p.json"
+    f.write_text(json.dumps({"problem": "p", "proof": "Step 1: 2 + 2 = 5\nStep 2: done"}))
+    assert main(["localize", str(f)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert list(out)[:2] == ["verdict", "first_error_step"] and out["first_error_step"] == 1
+    assert main(["localize", str(f), "--format", "text"]) == 0
+    text = capsys.readouterr().out
+    assert "VERDICT: error at step 1" in text and "counterexample" in text
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert main(["localize", str(bad)]) == 2
