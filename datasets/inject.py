@@ -57,6 +57,7 @@ __all__ = [
     "Variant",
     "chain_status_of_step",
     "evaluate",
+    "evaluate_tokens",
     "find_chains",
     "format_number",
     "gsm8k_steps",
@@ -291,6 +292,7 @@ def evaluate(text: str) -> Fraction:
 # ---------------------------------------------------------------------------
 
 _REGION_KINDS = {"NUM", "OP", "LP", "RP", "EQ", "CUR", "PCT", "SP"}
+_GLUE = set("^_{}#\\\u221a")  # characters that bind a number into a larger (unread) term
 _EDGE_JUNK = {"SP", "CUR"}  # ignored around a lone result number
 
 
@@ -401,8 +403,13 @@ def find_chains(text: str) -> list[Chain]:
             last = last[:-1]
         if segs:
             segs[-1] = last
-        if after is not None and after.kind == "WORD" and run[-1].kind != "SP":
-            symbolic = True  # "= 10x"
+        if after is not None and run[-1].kind != "SP" and (
+                after.kind == "WORD" or (after.kind == "OTHER" and after.text in _GLUE)):
+            symbolic = True  # "= 10x", "= 2^5": the last number is part of something larger
+        if i_run > 0 and run[0].kind != "SP":
+            before = toks[i_run - 1]
+            if before.kind == "OTHER" and before.text in _GLUE:
+                symbolic = True  # "2^5 = 32": the first number is an exponent
         if len(segs) < 2:
             continue
         if any(not s for s in segs):
@@ -454,8 +461,8 @@ def format_number(value: Fraction, like: str = "", max_places: int = 4) -> str |
     if places is None:
         return None
     like_places = len(like.split(".", 1)[1]) if "." in like else 0
-    if places and like_places > places:
-        places = like_places
+    if like_places > places:
+        places = like_places  # "$18.00" stays in cents
     negative = value < 0
     scaled = abs(value) * 10**places
     assert scaled.denominator == 1
@@ -584,7 +591,8 @@ def _replace_spans(text: str, edits: Iterable[tuple[int, int, str]]) -> str:
     return out
 
 
-def _propagate(text: str, mapping: dict[Fraction, Fraction]) -> str:
+def _propagate(text: str, mapping: dict[Fraction, Fraction],
+               protected: frozenset[Fraction] = frozenset()) -> str:
     """Rewrite ``text`` so that it uses ``mapping[v]`` wherever it used the value ``v``;
     equations depending on a changed value are recomputed (and extend ``mapping``).
 
@@ -609,6 +617,7 @@ def _propagate(text: str, mapping: dict[Fraction, Fraction]) -> str:
         if t.kind == "NUM" and t.start not in in_chain:
             items.append((t.start, "num", t))
     items.sort(key=lambda x: x[0])
+    loose_changed = False
     for _, kind, obj in items:
         if kind == "num":
             t: Tok = obj
@@ -618,6 +627,7 @@ def _propagate(text: str, mapping: dict[Fraction, Fraction]) -> str:
                 if new is None:
                     raise _Reject("unrepresentable value")
                 edits.append((t.start, t.end, new))
+                loose_changed = True
             continue
         ch: Chain = obj
         nums = [t for seg in ch.segments for t in seg if t.kind == "NUM"]
@@ -651,8 +661,18 @@ def _propagate(text: str, mapping: dict[Fraction, Fraction]) -> str:
         if value != old:
             if old in mapping and mapping[old] != value:
                 raise _Reject("conflicting values")
+            if old in protected:
+                raise _Reject("recomputed value also occurs in the problem or earlier steps")
             mapping[old] = value
             edits.append((rhs_tok.start, rhs_tok.end, new_rhs))
+    if loose_changed:
+        # A changed value mentioned in words next to an equation this module cannot
+        # recompute ("1 + 2 friends = 3 people", "145 minutes / 60 minutes/hour = 3"):
+        # the sentence may derive something from it, or the mention may be another
+        # quantity that happens to be equal. Either way it cannot be rewritten safely.
+        eqs = sum(1 for t in tokenize(text) if t.kind == "EQ")
+        if eqs > sum(1 for ch in chains if ch.is_site):
+            raise _Reject("changed value next to an equation that cannot be recomputed")
     return _replace_spans(text, edits)
 
 
@@ -686,6 +706,7 @@ def _wrong_values(c: Fraction, rng: random.Random) -> list[Fraction]:
 
 
 def _build(
+    problem: str,
     steps: Sequence[str],
     site: _Site,
     lhs_edits: list[tuple[int, int, str]],
@@ -704,24 +725,32 @@ def _build(
     out = list(steps[: site.k])
     if propagate and new_c != site.c:
         mapping = {site.c: new_c}
-        tail = _propagate(tail, mapping)
+        protected = frozenset(_known_values(problem, steps, site))
+        tail = _propagate(tail, mapping, protected)
         out.append(head + tail)
         for later in steps[site.k + 1:]:
-            out.append(_propagate(later, mapping))
+            out.append(_propagate(later, mapping, protected))
     else:
         out.append(head + tail)
         out.extend(steps[site.k + 1:])
     return out
 
 
-def _propagatable(steps: Sequence[str], problem: str, site: _Site) -> bool:
-    """The result's value is new at this point (not in the problem nor written before),
-    so replacing it downstream only touches uses of this result."""
+def _known_values(problem: str, steps: Sequence[str], site: _Site) -> set[Fraction]:
+    """Values written in the problem, in earlier steps, and in the site's step up to
+    and including the site's left side."""
     seen = {v for v, _ in _text_numbers(problem)}
     seen.update(v for v, _, _ in _step_numbers(steps, site.k))
     seen.update(v for v, _ in _text_numbers(steps[site.k][: site.chain.start]))
-    seen.update(t.value for t in site.lhs if t.kind == "NUM")
-    return site.c not in seen
+    seen.update(t.value for t in site.lhs if t.kind == "NUM" and t.value is not None)
+    return seen
+
+
+def _propagatable(steps: Sequence[str], problem: str, site: _Site) -> bool:
+    """The result's value is new at this point (not in the problem nor written before),
+    so replacing it downstream only touches uses of this result. Values recomputed
+    further on must be new in the same sense (checked while propagating)."""
+    return site.c not in _known_values(problem, steps, site)
 
 
 def _binary_addops(lhs: Sequence[Tok]) -> list[int]:
@@ -760,7 +789,7 @@ def _m_result_changed(problem, steps, rng, propagate):
     for site in sites:
         for wrong in _wrong_values(site.c, rng):
             try:
-                new_steps = _build(steps, site, [], wrong, propagate)
+                new_steps = _build(problem, steps, site, [], wrong, propagate)
             except _Reject:
                 continue
             return new_steps, site, {"correct_value": _fmt(site.c), "written_value": _fmt(wrong)}
@@ -785,7 +814,7 @@ def _m_sign_flip(problem, steps, rng, result_only):
             if not _ok_value(value, site.c):
                 continue
             try:
-                new_steps = _build(steps, site, [] if result_only else edit, value, True)
+                new_steps = _build(problem, steps, site, [] if result_only else edit, value, True)
             except _Reject:
                 continue
             return new_steps, site, {
@@ -813,7 +842,7 @@ def _m_swapped_operand(problem, steps, rng):
                              key=lambda p: (p[0], p[1]))
             rng.shuffle(choices)
             for v, src in choices:
-                new_txt = format_number(v, op_tok.text)
+                new_txt = format_number(v, "," if "," in op_tok.text else "")
                 if new_txt is None:
                     continue
                 edit = [(op_tok.start, op_tok.end, new_txt)]
@@ -824,7 +853,7 @@ def _m_swapped_operand(problem, steps, rng):
                 if not _ok_value(value, site.c):
                     continue
                 try:
-                    new_steps = _build(steps, site, edit, value, True)
+                    new_steps = _build(problem, steps, site, edit, value, True)
                 except _Reject:
                     continue
                 return new_steps, site, {
@@ -865,7 +894,7 @@ def _m_wrong_substitution(problem, steps, rng):
                 if not _ok_value(value, site.c):
                     continue
                 try:
-                    new_steps = _build(steps, site, edit, value, True)
+                    new_steps = _build(problem, steps, site, edit, value, True)
                 except _Reject:
                     continue
                 return new_steps, site, {
@@ -928,7 +957,7 @@ def _m_dropped_term(problem, steps, rng):
             if not _ok_value(value, site.c):
                 continue
             try:
-                new_steps = _build(steps, site, edit, value, True)
+                new_steps = _build(problem, steps, site, edit, value, True)
             except _Reject:
                 continue
             return new_steps, site, {

@@ -127,7 +127,8 @@ def test_find_chains_table(text, statuses):
 
 def test_format_number_keeps_style():
     assert format_number(Fraction(129999), "130,000") == "129,999"
-    assert format_number(Fraction(6), "5.50") == "6"
+    assert format_number(Fraction(6), "5.50") == "6.00"
+    assert format_number(Fraction(6), "5") == "6"
     assert format_number(Fraction(13, 2), "5.50") == "6.50"
     assert format_number(Fraction(1, 3)) is None
     assert format_number(Fraction(-5, 4)) == "-1.25"
