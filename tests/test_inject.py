@@ -341,3 +341,107 @@ def test_real_gsm8k_sample_contract():
         assert it["steps"][k - 1] != original[k - 1]
         lhs, rhs = it["meta"]["mutated_equation"].rsplit("=", 1)
         assert (evaluate(lhs) != evaluate(rhs)) == (it["meta"]["mutation"] in FALSE_EQUATION)
+
+
+# --- proofloc-mini ---------------------------------------------------------------------
+
+
+def _build_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("proofloc_mini_build", MINI.parent / "build.py")
+    mod = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _mini_items():
+    rows = []
+    for lineno, line in enumerate(MINI.read_text(encoding="utf-8").splitlines(), start=1):
+        assert line.strip(), f"blank line {lineno}"
+        rows.append(json.loads(line))
+    return rows
+
+
+def test_proofloc_mini_validates():
+    items = _mini_items()
+    assert len(items) >= 150
+    ids = [it["id"] for it in items]
+    assert len(ids) == len(set(ids))
+    n_correct = 0
+    for it in items:
+        assert set(it) == {"id", "problem", "steps", "label", "domain", "source", "meta"}, it["id"]
+        assert isinstance(it["problem"], str) and it["problem"].strip()
+        assert isinstance(it["steps"], list) and it["steps"]
+        assert all(isinstance(s, str) and s.strip() for s in it["steps"])
+        label = it["label"]
+        if label == "correct":
+            n_correct += 1
+        else:
+            assert type(label) is int and 1 <= label <= len(it["steps"]), it["id"]
+            assert it["meta"].get("visibility") in {"formula", "verbal", "arithmetic"}, it["id"]
+        reason = it["meta"].get("reason")
+        assert isinstance(reason, str) and reason.strip() and "\n" not in reason, it["id"]
+        assert it["meta"].get("subset") in {"handwritten", "injected"}
+        assert it["domain"] in {"gsm8k", "word_problem", "algebra", "number_theory", "inequality"}
+    assert 0.30 <= n_correct / len(items) <= 0.50
+    domains = Counter(it["domain"] for it in items)
+    assert set(domains) == {"gsm8k", "word_problem", "algebra", "number_theory", "inequality"}
+    hand = [it for it in items if it["meta"]["subset"] == "handwritten"]
+    assert 0.4 <= len(hand) / len(items) <= 0.6
+    assert sum(it["meta"].get("visibility") == "verbal" for it in items) >= 5
+
+
+def test_proofloc_mini_handwritten_part_is_verified_and_merged():
+    build = _build_module()
+    hand = build.load_handwritten()
+    assert build.verify_handwritten(hand) == []
+    merged = [it for it in _mini_items() if it["meta"]["subset"] == "handwritten"]
+    expected = [dict(it, meta={**it["meta"], "subset": "handwritten"}) for it in hand]
+    assert merged == expected
+
+
+def test_proofloc_mini_checker_catches_errors():
+    build = _build_module()
+    assert build.arithmetic_problems(r"So \( \frac{3}{4} \cdot 20 = 15 \) and 2^{10} = 1024.") == []
+    assert build.arithmetic_problems(r"\( \frac{75}{7} \approx 10.71 \)".replace(r"\approx", "\u2248")) == []
+    assert build.arithmetic_problems("\u221a2 \u2248 1.41, and 75/7 \u2248 10.8") != []
+    assert build.arithmetic_problems("Then 7 \u00b7 8 = 54.") != []
+    assert build.check_fact("(x + 1)**2 == x**2 + 2*x + 1")
+    assert not build.check_fact("(x + 1)**2 == x**2 + 1")
+    assert build.check_fact("forall n in -20..20: Mod(n**3 - n, 3) == 0")
+    bad = {"id": "t", "problem": "p", "steps": ["3 + 4 = 8", "so 8"], "label": "correct",
+           "domain": "algebra", "source": "s", "meta": {"reason": "r"}}
+    assert build.item_problems(bad)
+    assert build.item_problems(dict(bad, label=1)) == ["error items need meta.visibility "
+                                                       "(formula, verbal or arithmetic)"]
+    # a false equation before the labelled step means the label is not the first error
+    assert build.item_problems(dict(bad, label=2, meta={"reason": "r", "visibility": "verbal"}))
+
+
+@pytest.mark.skipif(not (SHARED_GSM8K / "train.jsonl").is_file(),
+                    reason="../shared/datasets/raw/gsm8k is absent")
+def test_proofloc_mini_injected_part():
+    lines = (SHARED_GSM8K / "train.jsonl").read_text(encoding="utf-8").splitlines()
+    injected = [it for it in _mini_items() if it["meta"]["subset"] == "injected"]
+    assert injected
+    for it in injected:
+        meta = it["meta"]
+        original = gsm8k_steps(json.loads(lines[meta["gsm8k_index"]])["answer"])
+        assert meta["split"] == "train" and isinstance(meta["seed"], int)
+        if it["label"] == "correct":
+            assert it["steps"] == original
+            continue
+        k = it["label"]
+        assert it["steps"][: k - 1] == original[: k - 1]
+        assert it["steps"][k - 1] != original[k - 1]
+        lhs, rhs = meta["mutated_equation"].rsplit("=", 1)
+        assert (evaluate(lhs) != evaluate(rhs)) == (meta["mutation"] in FALSE_EQUATION)
+
+
+@pytest.mark.skipif(not (SHARED_GSM8K / "train.jsonl").is_file(),
+                    reason="../shared/datasets/raw/gsm8k is absent")
+def test_proofloc_mini_rebuilds_identically():
+    build = _build_module()
+    assert build.render(build.build(SHARED_GSM8K)) == MINI.read_text(encoding="utf-8")
