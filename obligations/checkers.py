@@ -271,8 +271,31 @@ def _size(e: Expr) -> int:
     return n
 
 
+MAX_TERMS = 4000
+
+
+def _term_bound(e: Expr) -> int:
+    """Upper bound on the number of terms after expanding (products multiply, sums add)."""
+    if isinstance(e, BinOp):
+        a, b = _term_bound(e.left), _term_bound(e.right)
+        return min(a + b if e.op in "+-" else a * b, 10**9)
+    if isinstance(e, Neg):
+        return _term_bound(e.operand)
+    if isinstance(e, Pow):
+        try:
+            k = evaluate(e.exponent)
+        except FaithSieveError:
+            return 10**9 if variables(e.exponent) else 1
+        if k.denominator != 1 or k.numerator < 0:
+            return _term_bound(e.base)
+        return min(_term_bound(e.base) ** min(k.numerator, 64), 10**9)
+    return 1
+
+
 def _degree_ok(e: Expr) -> bool:
-    """Reject symbolic powers whose expansion would be large before asking sympy to expand."""
+    """Reject expressions whose expansion would be large before asking sympy to expand."""
+    if _term_bound(e) > MAX_TERMS:
+        return False
     stack = [e]
     while stack:
         x = stack.pop()
@@ -320,7 +343,7 @@ class SympyChecker:
         return None
 
     def _closed(self, c: Rel, env: dict[str, Fraction], approx: bool) -> Outcome:
-        if _size(c.lhs) + _size(c.rhs) > MAX_SYMPY_NODES:
+        if _size(c.lhs) + _size(c.rhs) > MAX_SYMPY_NODES or not (_degree_ok(c.lhs) and _degree_ok(c.rhs)):
             return Unknown(self.name, "formula too large for symbolic checking")
         vals = {Var(k): Num(v, str(v), 0) for k, v in env.items()}
         lhs = substitute(c.lhs, {k: n for k, n in ((v.name, n) for v, n in vals.items())})

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from faithsieve.mathtext.ast import BinOp, Expr, Num, Pow, Var, literals, variables
+from faithsieve.mathtext.ast import BinOp, Expr, Neg, Num, Pow, Var, literals, variables
 from faithsieve.mathtext.evaluate import evaluate
 from faithsieve.errors import FaithSieveError
 from faithsieve.obligations.models import (
@@ -21,7 +21,6 @@ from faithsieve.obligations.models import (
 from faithsieve.statetree.decompose import EdgeContext, StateTree
 from faithsieve.statetree.models import EdgeUnit, TransitionType
 
-_IDENTITY_CONTEXT = re.compile(r"(?i)\b(identity|identically|for all|for every|for any)\b")
 _EXPAND_CONTEXT = re.compile(r"(?i)\b(expand\w*|multiply\w* out|foil\w*|distribut\w*|factor\w*)\b")
 MAX_VARS = 4
 
@@ -63,7 +62,7 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str) -> Obligation | None:
         return _solution(ctx, base, approx)
     if ctx.hypothetical:
         return None
-    if vs <= set(ctx.env) and r.op == "=" and _substitution_meant(ctx, r):
+    if vs <= set(ctx.env) and r.op == "=" and _substitution_meant(ctx, r, edge.step):
         env = {k: ctx.env[k] for k in vs}
         origins = {k: ctx.env_origin.get(k, "") for k in vs}
         return SubstitutionObligation(**base, claim=r, env=env, approx=approx, origins=origins)
@@ -74,7 +73,7 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str) -> Obligation | None:
             return DerivationObligation(**base, premises=prem, claim=r, integer_vars=tuple(sorted(ctx.integer_vars & vs)))
     if r.op == "=" and not ctx.parallel:
         sentence = f.lead[max(f.lead.rfind(". "), f.lead.rfind("\n")) + 1 :]
-        asserted = bool(_IDENTITY_CONTEXT.search(sentence)) or (
+        asserted = _quantified_over(sentence, vs) or (
             bool(_EXPAND_CONTEXT.search(sentence)) and _expansion_shape(r))
         return IdentityObligation(**base, claim=r, asserted_identity=asserted)
     return None
@@ -83,7 +82,7 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str) -> Obligation | None:
 _SUBST_CUE = re.compile(r"(?i)\b(substitut\w*|plug\w*|using|putting|replac\w*|evaluat\w*)\b")
 
 
-def _substitution_meant(ctx: EdgeContext, r: Rel) -> bool:
+def _substitution_meant(ctx: EdgeContext, r: Rel, step: int) -> bool:
     """A relation over quantities with known values is a *use* of those values (not a new
     equation in unknowns) in a word problem, after an explicit cue ("substituting"), or when
     the chain shows the substituted numbers (``3x + 1 = 3·5 + 1``)."""
@@ -92,7 +91,22 @@ def _substitution_meant(ctx: EdgeContext, r: Rel) -> bool:
     if ctx.word_problem or _SUBST_CUE.search(f.lead[-160:]):
         return True
     closed = r.rhs if not variables(r.rhs) else (r.lhs if not variables(r.lhs) else None)
-    return closed is not None and not isinstance(closed, Num) and len(f.chain.exprs) >= 3
+    # the substituted numbers are shown, and the values were established in this very step
+    same_step = all(ctx.env_steps.get(v, 0) >= step for v in _rel_vars(r))
+    return closed is not None and not isinstance(closed, Num) and len(f.chain.exprs) >= 3 and same_step
+
+
+_FOR_ALL = re.compile(r"(?i)\b(?:for all|for every|for any|identity|identically)\b(?:\s+(?:real|integer|values?|numbers?|of|s)\b)*"
+                      r"\s*(?:\$|\\\()?\s*([a-zA-Z])?")
+
+
+def _quantified_over(sentence: str, vs: frozenset[str]) -> bool:
+    """"for all x" says an identity in x is meant: only when x is one of the claim's variables
+    ("must hold for all values of x, so 4 - 6c = 0" is an equation in c)."""
+    m = _FOR_ALL.search(sentence)
+    if m is None:
+        return False
+    return m.group(1) is None or m.group(1) in vs
 
 
 def _product_form(e: Expr) -> bool:
@@ -132,7 +146,8 @@ def _solution(ctx: EdgeContext, base: dict[str, object], approx: bool) -> Obliga
     if _rel_vars(prem) != {var} or prem.op != "=":
         return None
     values: dict[str, Fraction] = {var: value}
-    decimals = value_expr.decimals if isinstance(value_expr, Num) else 0
+    lit = value_expr.operand if isinstance(value_expr, Neg) else value_expr
+    decimals = lit.decimals if isinstance(lit, Num) else 0
     return SolutionObligation(**base, equations=(prem,), values=values, approx=approx or r.op == "~" or decimals > 0,
                               decimals=decimals)
 

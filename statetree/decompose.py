@@ -34,6 +34,7 @@ _NEGATION = re.compile(
 )
 _HYPOTHETICAL = re.compile(r"(?i)\b(check(?:ing)?|verify\w*|verif\w+|suppose|assum\w+|test(?:ing)?|try|trying|plug\w*|if)\b")
 _FOR_VALUE = re.compile(r"(?i)\b(for|with|at|when|taking|using)\s*(\\\(|\$|\\\[)?\s*$")
+_NAMING = re.compile(r"(?i)\b(where|let|with|denote|call|coefficients?|given)\b")
 _ALTERNATIVE = re.compile(r"(?i)\bor\b|\\lor|\\vee")
 _PARALLEL = re.compile(r"(?i)\bor\b|\band\b|,|;|\\quad|\\lor|\\vee|\\text\{\s*(or|and)\s*\}")
 _CONCLUDE = re.compile(r"(?i)\b(answer|therefore|thus|hence|finally|in total|altogether)\b|\\boxed")
@@ -51,6 +52,8 @@ class EdgeContext:
     env: dict[str, Fraction] = field(default_factory=dict)
     """Established values in scope at this edge."""
     env_origin: dict[str, str] = field(default_factory=dict)
+    env_steps: dict[str, int] = field(default_factory=dict)
+    """Step where each value in ``env`` was established (very large for the problem statement)."""
     premises: tuple[Rel, ...] = ()
     """Relations this edge derives from (derivations and solution claims)."""
     negated: bool = False
@@ -218,6 +221,7 @@ class _Builder:
                         formula=f, link=li, rel=r, env=env, env_origin=dict(scope.origin),
                         negated=negated, hypothetical=hypothetical, parallel=parallel, word_problem=self.word_problem,
                         rounded=frozenset(self.rounded),
+                        env_steps={k: scope.origin_step.get(k, 0) for k in env},
                         integer_vars=frozenset(self.integer_vars),
                     )
                     if not vars_:
@@ -230,6 +234,8 @@ class _Builder:
                         premises: tuple[Rel, ...] = ()
                         # alternatives "x = 2 or x = 4" share the premise of the first one
                         source_rel = group_premise if parallel else prev_for_derivation
+                        if _NAMING.search(sentence):
+                            source_rel = None  # "where a = 1, b = -1, c = -2": naming, not solving
                         if (source_rel is not None and not hypothetical and not negated
                                 and var.name in variables(source_rel.lhs) | variables(source_rel.rhs)):
                             premises = (source_rel,)

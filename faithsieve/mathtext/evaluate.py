@@ -224,7 +224,8 @@ def to_sympy(e: Expr, lim: Limits = DEFAULT_LIMITS) -> sympy.Expr:
                 try:
                     evaluate(e, None, lim)
                 except NotRational:
-                    pass
+                    if abs(ev.numerator) > 64:
+                        raise EvaluationLimit("power of an irrational base too large") from None
         except NotRational:
             if not _is_small_symbolic(exp):
                 raise EvaluationLimit("symbolic exponent") from None
