@@ -34,6 +34,9 @@ _NEGATION = re.compile(
 )
 _HYPOTHETICAL = re.compile(r"(?i)\b(check(?:ing)?|verify\w*|verif\w+|suppose|assum\w+|test(?:ing)?|try|trying|plug\w*|if)\b")
 _FOR_VALUE = re.compile(r"(?i)\b(for|with|at|when|taking|using)\s*(\\\(|\$|\\\[)?\s*$")
+_VERBAL_DEF = re.compile(r"(?i)\blet\s+(?:\$|\\\()?\s*[a-zA-Z](?:_\w+)?\s*(?:\$|\\\))?\s+(?:be|denote|represent)\b")
+_VERBAL_CONCLUSION = re.compile(r"(?i)\b(?:the (?:final )?answer is|therefore,? the answer|we conclude|this proves|which proves|"
+                                r"\\boxed\{|q\.?e\.?d)")
 _NAMING = re.compile(r"(?i)\b(where|let|with|denote|call|coefficients?|given)\b")
 _ALTERNATIVE = re.compile(r"(?i)\bor\b|\\lor|\\vee")
 _PARALLEL = re.compile(r"(?i)\bor\b|\band\b|,|;|\\quad|\\lor|\\vee|\\text\{\s*(or|and)\s*\}")
@@ -267,6 +270,7 @@ class _Builder:
                 last_rel_step = step.index
             self.close_group(group, group_derived, recent_eqs, step.index)
             group = []
+            step_edges += self.verbal_edges(scope, step.index, text, formulas)
             if step_edges == 0:
                 self.add_edge(scope, TransitionType.NARRATION, step.index, (0, len(text)), text[:200],
                               EdgeContext(formula=None))
@@ -288,6 +292,24 @@ class _Builder:
                           word_problem=self.word_problem)
         self.add_edge(scope, TransitionType.COMPUTATION, step, span, text[span[0] : span[1]], ctx)
         return 1
+
+    def verbal_edges(self, scope: _Scope, step: int, text: str, formulas: list[Formula]) -> int:
+        """Definitions and conclusions stated in words ("Let x be the number of apples",
+        "The answer is 42") become EdgeUnits too; they carry no obligation."""
+        n = 0
+        covered = [(f.start, f.end) for f in formulas]
+        for pattern, ttype in ((_VERBAL_DEF, TransitionType.DEFINITION), (_VERBAL_CONCLUSION, TransitionType.CONCLUSION)):
+            for m in pattern.finditer(text[:5000]):
+                if any(a <= m.start() < b for a, b in covered):
+                    continue
+                end = min(len(text), m.end() + 120)
+                stop = text.find(". ", m.end(), end)
+                span = (m.start(), stop if stop >= 0 else end)
+                self.add_edge(scope, ttype, step, span, text[span[0] : span[1]], EdgeContext(formula=None))
+                n += 1
+                if ttype == TransitionType.DEFINITION:
+                    scope.facts.append(text[span[0] : span[1]][:120])
+        return n
 
     def close_group(self, group: list[tuple[str, str, Fraction]], derived: bool,
                     recent_eqs: list[tuple[int, Rel]], step: int) -> None:

@@ -23,8 +23,10 @@ def test_chain_links_are_separate_edges() -> None:
 
 
 def test_definitions_derivations_and_narration() -> None:
-    got = types("Solve 2x + 3 = 7.", ["Let x be the number.", "Then 2x + 3 = 7.", "Subtracting, 2x = 4.", "So x = 2."])
-    assert got == [(1, "narration"), (2, "claim"), (3, "derivation"), (4, "definition")]
+    got = types("Solve 2x + 3 = 7.", ["Let x be the number.", "Then 2x + 3 = 7.", "Subtracting, 2x = 4.", "So x = 2.",
+                                      "We are done.", "The answer is 2."])
+    assert got == [(1, "definition"), (2, "claim"), (3, "derivation"), (4, "definition"), (5, "narration"),
+                   (6, "conclusion")]
 
 
 def test_values_accumulate_and_scope_to_recent_steps() -> None:
