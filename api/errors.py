@@ -1,0 +1,155 @@
+"""Errors of the HTTP service and the one function that turns any error into a response.
+
+Every error body is ``{"error": {"code", "message", "detail"}}``. ``FaithSieveError``
+subclasses carry their status; the service adds the few that only HTTP has
+(saturation, authentication, media type, body time limit, readiness). Request
+validation errors and Starlette's HTTP errors (404, 405, 413 from the body limit)
+go through the same mapping, so a client sees one shape whatever failed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from faithsieve.errors import FaithSieveError
+
+log = logging.getLogger(__name__)
+
+_MAX_VALIDATION_ERRORS = 20
+
+
+class ServiceError(FaithSieveError):
+    """A FaithSieve error that also carries response headers."""
+
+    def __init__(self, message: str, detail: object | None = None, headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(message, detail)
+        self.headers = dict(headers or {})
+
+
+class Unauthorized(ServiceError):
+    """Missing or wrong API key."""
+
+    code = "unauthorized"
+    status = 401
+
+
+class UnsupportedMediaType(ServiceError):
+    """The body is not declared as JSON."""
+
+    code = "unsupported_media_type"
+    status = 415
+
+
+class BodyTimeout(ServiceError):
+    """The client did not finish sending the body in time."""
+
+    code = "body_timeout"
+    status = 408
+
+
+class Saturated(ServiceError):
+    """Every admission slot is taken; retry after ``Retry-After`` seconds."""
+
+    code = "saturated"
+    status = 429
+
+
+class RequestTimeout(ServiceError):
+    """The request ran past the service's time limit; its worker was stopped."""
+
+    code = "timeout"
+    status = 504
+
+
+class ResourceLimit(ServiceError):
+    """Checking the proof exhausted a worker resource limit (memory, recursion)."""
+
+    code = "resource_limit"
+    status = 422
+
+
+class NotReady(ServiceError):
+    """The worker pool is not up (starting or shutting down)."""
+
+    code = "not_ready"
+    status = 503
+
+
+class WorkerFailed(ServiceError):
+    """A worker raised an unexpected exception or died. Internal: never a client's doing."""
+
+    code = "internal_error"
+    status = 500
+
+
+_HTTP_CODES = {
+    400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed",
+    406: "not_acceptable", 408: "body_timeout", 413: "input_too_large", 415: "unsupported_media_type",
+    422: "invalid_input", 429: "saturated",
+}
+
+
+def error_payload(code: str, message: str, detail: object | None = None) -> dict[str, Any]:
+    """The error body as a dict."""
+    return {"error": {"code": code, "message": message, "detail": detail}}
+
+
+def error_json(status: int, code: str, message: str, detail: object | None = None,
+               headers: Mapping[str, str] | None = None) -> JSONResponse:
+    """The error body as a response."""
+    return JSONResponse(error_payload(code, message, detail), status_code=status, headers=dict(headers or {}))
+
+
+def _field(loc: Sequence[Any]) -> str:
+    parts = [str(p) for p in loc]
+    if parts and parts[0] == "body":
+        parts = parts[1:]
+    return ".".join(parts) or "body"
+
+
+def validation_detail(errors: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """Pydantic errors as ``{"field", "message", "type"}`` (the offending input is not echoed)."""
+    return [{"field": _field(e.get("loc", ())), "message": str(e.get("msg", "")), "type": str(e.get("type", ""))}
+            for e in list(errors)[:_MAX_VALIDATION_ERRORS]]
+
+
+def response_for(exc: BaseException) -> JSONResponse:
+    """The response for any exception the service can meet. The one mapping."""
+    if isinstance(exc, FaithSieveError):
+        status = exc.status if 400 <= exc.status <= 599 else 500
+        headers = getattr(exc, "headers", None)
+        if status >= 500 and not isinstance(exc, (RequestTimeout, NotReady)):
+            log.error("internal error %s: %s", exc.code, exc.message)
+        return error_json(status, exc.code, exc.message, exc.detail, headers)
+    if isinstance(exc, RequestValidationError):
+        errors = list(exc.errors())
+        if any(e.get("type") == "json_invalid" for e in errors):
+            ctx = errors[0].get("ctx") or {}
+            return error_json(400, "malformed_json", f"the body is not valid JSON: {ctx.get('error', 'decode error')}",
+                              {"position": errors[0].get("loc", (None, None))[-1]})
+        detail = validation_detail(errors)
+        first = detail[0] if detail else {"field": "body", "message": "invalid"}
+        return error_json(422, "invalid_input", f"{first['field']}: {first['message']}", detail)
+    if isinstance(exc, StarletteHTTPException):
+        status = exc.status_code
+        code = _HTTP_CODES.get(status, "http_error")
+        message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
+        if status == 400 and message == "There was an error parsing the body":
+            code, message = "malformed_json", "the body could not be parsed as JSON (too deeply nested or not UTF-8)"
+        if status >= 500:
+            code = "internal_error"
+        return error_json(status, code, message, None, exc.headers)
+    log.exception("unexpected error", exc_info=exc)
+    return error_json(500, "internal_error", "internal error; it has been logged")
+
+
+async def handle(request: Request, exc: Exception) -> JSONResponse:
+    """The exception handler registered for every error type."""
+    return response_for(exc)

@@ -1,0 +1,237 @@
+"""Wire types of the HTTP service: requests, error bodies, health and version answers.
+
+Frozen pydantic models with a docstring per field. The verdict itself is
+``faithsieve.models.Verdict`` (documented in the OpenAPI schema, sent as the
+pipeline serialised it).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class LocalizeOptions(BaseModel):
+    """Per-request tightening of the server's limits (a request can lower them, never raise them)."""
+
+    model_config = _FROZEN
+
+    time_limit_s: float | None = Field(default=None, gt=0, le=3600)
+    """Checking budget for this proof in seconds; capped at the server's ``proof_time_limit_s``."""
+    obligation_time_limit_ms: int | None = Field(default=None, gt=0, le=3_600_000)
+    """Time limit per solver call in ms; capped at the server's ``obligation_time_limit_ms``."""
+    checkers: tuple[Literal["exact", "sympy", "z3"], ...] | None = Field(default=None, max_length=8)
+    """Run only these of the server's configured checkers (order kept from the server's list)."""
+    use_cache: bool = True
+    """Answer from the verdict cache when the same input was checked with the same settings."""
+
+
+def _valid_unicode(text: str) -> str:
+    """JSON can carry lone UTF-16 surrogates (``"\\ud800"``); they are not text, so refuse them."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"contains an unpaired UTF-16 surrogate at character {exc.start}") from None
+    return text
+
+
+class LocalizeRequest(BaseModel):
+    """One proof: a problem and either its steps or one proof text that the service splits.
+
+    Unknown top-level keys are ignored (a dataset record can be posted as it is); unknown
+    option names are an error."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", json_schema_extra={
+        "examples": [{"problem": "Solve 5x - 7 = 18.",
+                      "steps": ["Add 7: 5x = 25.", "Divide by 5: x = 5."]}],
+    })
+
+    problem: str = ""
+    """The problem statement (its numbers and equations count as established facts)."""
+    steps: list[str] | None = None
+    """The proof's steps in order (step numbers in the answer are 1-based indices into this list)."""
+    proof: str | None = None
+    """The proof as one text, split on ``Step k:`` markers, numbered lines, paragraphs or lines.
+    Ignored when ``steps`` is given."""
+    options: LocalizeOptions | None = None
+    """Optional per-request limits."""
+
+    @field_validator("problem", "proof")
+    @classmethod
+    def _unicode_text(cls, v: str | None) -> str | None:
+        return _valid_unicode(v) if v is not None else v
+
+    @field_validator("steps")
+    @classmethod
+    def _unicode_steps(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None:
+            for s in v:
+                _valid_unicode(s)
+        return v
+
+    @model_validator(mode="after")
+    def _has_proof(self) -> LocalizeRequest:
+        if self.steps is None and self.proof is None:
+            raise ValueError("give 'steps' (a list of strings) or 'proof' (a string)")
+        return self
+
+    def pipeline_input(self) -> dict[str, Any]:
+        """The part of the request the pipeline reads (``faithsieve.split.proof_from_input``)."""
+        out: dict[str, Any] = {"problem": self.problem}
+        if self.steps is not None:
+            out["steps"] = list(self.steps)
+        else:
+            out["proof"] = self.proof
+        return out
+
+
+_ITEMS_SCHEMA = WithJsonSchema({
+    "type": "array",
+    "items": {"$ref": "#/components/schemas/LocalizeRequest"},
+    "description": "Proofs to check. Each item is validated on its own: a malformed item gets its "
+                   "own error entry and does not fail the others.",
+})
+
+
+class BatchRequest(BaseModel):
+    """Many proofs in one request; answered in order."""
+
+    model_config = _FROZEN
+
+    items: Annotated[list[Any], _ITEMS_SCHEMA]
+    """The proofs, each shaped like a ``POST /localize`` body."""
+    options: LocalizeOptions | None = None
+    """Options applied to every item that has none of its own."""
+
+
+class ErrorDetail(BaseModel):
+    """What went wrong, for a person and for a program."""
+
+    model_config = _FROZEN
+
+    code: str
+    """Stable machine-readable name (``invalid_input``, ``input_too_large``, ``saturated``, ...)."""
+    message: str
+    """One sentence for a person."""
+    detail: Any = None
+    """Structured detail: the offending field, the limit, validation errors."""
+
+
+class ErrorBody(BaseModel):
+    """Every error response has this body."""
+
+    model_config = _FROZEN
+
+    error: ErrorDetail
+    """The error."""
+
+
+class BatchItemResult(BaseModel):
+    """One item of a batch answer: a verdict or an error, with the status a single request would get."""
+
+    model_config = _FROZEN
+
+    index: int
+    """0-based position of the item in the request's ``items``."""
+    status: int
+    """HTTP status ``POST /localize`` would have answered for this item alone."""
+    result: dict[str, Any] | None = None
+    """The verdict (as ``POST /localize`` returns it) when ``status`` is 200."""
+    error: ErrorDetail | None = None
+    """The error when ``status`` is not 200."""
+
+
+class BatchResponse(BaseModel):
+    """Answer to a batch, in request order."""
+
+    model_config = _FROZEN
+
+    results: list[BatchItemResult]
+    """One entry per item, in order."""
+    counts: dict[str, int]
+    """Items per outcome: ``correct``, ``error`` (verdicts) and ``failed`` (items with an error entry)."""
+
+
+class Liveness(BaseModel):
+    """The process answers."""
+
+    model_config = _FROZEN
+
+    status: Literal["ok"] = "ok"
+    """Always ``ok``."""
+
+
+class Health(BaseModel):
+    """Liveness or readiness."""
+
+    model_config = _FROZEN
+
+    status: Literal["ready", "not_ready"]
+    """``ready`` (at least one worker up and the pool accepting work) or ``not_ready``."""
+    workers: int = 0
+    """Worker processes up."""
+    pending: int = 0
+    """Proofs admitted and not yet answered."""
+    capacity: int = 0
+    """``max_pending``: admitted proofs beyond which requests get 429."""
+
+
+class VersionInfo(BaseModel):
+    """What is running."""
+
+    model_config = _FROZEN
+
+    service: str
+    """Service name."""
+    version: str
+    """FaithSieve version."""
+    api_version: str
+    """Version of this HTTP API."""
+    python: str
+    """Python version."""
+    backends: dict[str, str]
+    """Checker backends and their versions."""
+
+
+class LimitsInfo(BaseModel):
+    """The limits this server enforces (see ``api/README.md``)."""
+
+    model_config = _FROZEN
+
+    max_body_bytes: int
+    """Largest ``POST /localize`` body."""
+    max_batch_body_bytes: int
+    """Largest ``POST /localize/batch`` body."""
+    batch_max_items: int
+    """Most items per batch."""
+    max_steps: int
+    """Most steps per proof."""
+    max_step_chars: int
+    """Most characters per step."""
+    max_proof_chars: int
+    """Most characters in problem plus proof."""
+    max_exponent: int
+    """Largest integer exponent evaluated exactly."""
+    max_factorial: int
+    """Largest factorial argument evaluated exactly."""
+    max_bits: int
+    """Largest bit length of an exact intermediate value."""
+    proof_time_limit_s: float
+    """Checking budget per proof; obligations past it become ``unknown``."""
+    obligation_time_limit_ms: int
+    """Time limit per solver call."""
+    request_time_limit_s: float
+    """Hard limit per ``POST /localize`` (504 past it)."""
+    batch_time_limit_s: float
+    """Hard limit per ``POST /localize/batch``."""
+    body_read_time_limit_s: float
+    """Time allowed to send the body (408 past it)."""
+    max_pending: int
+    """Admitted proofs beyond which requests get 429."""
+    workers: int
+    """Worker processes."""
+    worker_memory_mb: int
+    """Address-space limit per worker (0: none)."""
