@@ -1,0 +1,117 @@
+"""What runs inside a worker process: the pipeline on one input, answered as a picklable value.
+
+A job never raises for anything the input can cause: pipeline errors come back as a
+``JobResult`` with the status the service should answer, and the verdict comes back
+already serialised, so the event loop only forwards bytes. An exception leaving a job
+means the worker itself broke.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import time
+import traceback
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from faithsieve.config import Settings
+from faithsieve.errors import FaithSieveError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """The outcome of one job, sent back to the event loop."""
+
+    status: int
+    """HTTP status to answer: 200 with a verdict, else the error's status."""
+    body: bytes = b""
+    """The verdict as JSON (status 200), headline fields first."""
+    error: dict[str, Any] | None = None
+    """``{"code", "message", "detail"}`` when ``status`` is not 200."""
+    verdict: str | None = None
+    """``correct`` or ``error`` (for metrics)."""
+    evidence: dict[str, int] = field(default_factory=dict)
+    """Evidence records per status (for metrics)."""
+    seconds: float = 0.0
+    """Time spent in the worker."""
+
+
+def init_worker(memory_mb: int) -> None:
+    """Worker start-up: cap the address space, leave Ctrl-C to the parent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if memory_mb > 0:
+        try:
+            import resource
+
+            limit = memory_mb * 1024 * 1024
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        except (ImportError, ValueError, OSError) as exc:  # not on this platform, or above the hard limit
+            log.warning("could not set the worker memory limit: %s", exc)
+
+
+def _jsonable(obj: object) -> Any:
+    return json.loads(json.dumps(obj, default=str)) if obj is not None else None
+
+
+def _error(status: int, code: str, message: str, detail: object | None, t0: float) -> JobResult:
+    return JobResult(status=status, error={"code": code, "message": message, "detail": _jsonable(detail)},
+                     seconds=time.perf_counter() - t0)
+
+
+def localize_job(data: dict[str, Any], settings: Settings) -> JobResult:
+    """Split and check one proof (``faithsieve.split.proof_from_input`` then ``pipeline.localize``)."""
+    from faithsieve.cli import verdict_json
+    from faithsieve.pipeline import localize
+    from faithsieve.split import proof_from_input
+
+    t0 = time.perf_counter()
+    try:
+        proof = proof_from_input(data, settings)
+        verdict = localize(proof, settings)
+        doc = verdict_json(verdict)
+        try:
+            body = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates: keep them as JSON escapes
+            body = json.dumps(doc, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+    except FaithSieveError as exc:
+        status = exc.status if 400 <= exc.status <= 599 else 500
+        return _error(status, exc.code, exc.message, exc.detail, t0)
+    except MemoryError:
+        return _error(422, "resource_limit", "checking this proof exceeded the worker's memory limit", None, t0)
+    except RecursionError:
+        return _error(422, "resource_limit", "this proof is nested too deeply to check", None, t0)
+    except Exception as exc:  # a pipeline bug: answer 500, keep the worker
+        log.error("pipeline failed on an input: %s", "".join(traceback.format_exception(exc)))
+        return _error(500, "internal_error", f"the pipeline failed on this input ({type(exc).__name__}); it has "
+                      "been logged", None, t0)
+    counts = Counter(ev["status"] for step in doc["steps"] for ev in step["evidence"])
+    return JobResult(status=200, body=body, verdict=doc["verdict"], evidence=dict(counts),
+                     seconds=time.perf_counter() - t0)
+
+
+def warm() -> int:
+    """Import the pipeline and run it once on a tiny proof; return this worker's pid."""
+    localize_job({"problem": "Compute 2 + 3.", "steps": ["2 + 3 = 5", "x = 2 so x^2 = 4"]}, Settings.model_construct())
+    return os.getpid()
+
+
+def sleep_job(data: dict[str, Any], settings: Settings) -> JobResult:
+    """Diagnostic job: sleep for the number of seconds given as the ``problem`` text, then answer a
+    fixed verdict-shaped body.
+
+    Not reachable over HTTP; ``create_app(settings, job=sleep_job)`` uses it to exercise time
+    limits, saturation and cancellation independently of the pipeline's speed."""
+    t0 = time.perf_counter()
+    try:
+        seconds = float(data.get("problem") or 0.0)
+    except ValueError:
+        seconds = 0.0
+    time.sleep(seconds)
+    body = json.dumps({"verdict": "correct", "first_error_step": None, "reason": None, "pid": os.getpid()})
+    return JobResult(status=200, body=body.encode(), verdict="correct", seconds=time.perf_counter() - t0)
