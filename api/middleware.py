@@ -1,0 +1,162 @@
+"""Pure ASGI middleware: request metrics, and the guard in front of the routes.
+
+The guard refuses, before any body byte is read, what can be refused from the headers
+alone (wrong API key, body not declared JSON, declared length over the limit), and
+then watches the body as it streams in: more bytes than the limit, or a client too
+slow to send them, ends the request with 413 or 408. Responses it produces itself use
+the service's one error shape.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import time
+import uuid
+from collections.abc import Mapping
+
+from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from faithsieve.api.errors import error_json
+from faithsieve.api.metrics import ServiceMetrics
+
+KNOWN_PATHS = frozenset({"/localize", "/localize/batch", "/healthz", "/readyz", "/version", "/limits", "/metrics",
+                         "/docs", "/openapi.json", "/docs/oauth2-redirect", "/redoc"})
+
+
+def _route_label(scope: Scope) -> str:
+    route = scope.get("route")
+    path = getattr(route, "path", None)
+    if isinstance(path, str):
+        return path
+    p = scope.get("path", "")
+    return p if p in KNOWN_PATHS else "unmatched"
+
+
+class MetricsMiddleware:
+    """Counts every HTTP request by route template, method and status, times it, and tags the
+    response with an ``X-Request-ID`` (the client's, if it sent a short one)."""
+
+    def __init__(self, app: ASGIApp, metrics: ServiceMetrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        t0 = time.perf_counter()
+        status = 500
+        given = Headers(scope=scope).get("x-request-id", "")
+        request_id = given if 0 < len(given) <= 64 and given.isascii() and given.isprintable() else uuid.uuid4().hex
+
+        async def send_wrapper(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+                message.setdefault("headers", [])
+                message["headers"] = [*message["headers"], (b"x-request-id", request_id.encode("ascii"))]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_wrapper)
+        finally:
+            route = _route_label(scope)
+            method = scope.get("method", "")
+            method = method if method in {"GET", "POST", "HEAD", "OPTIONS", "PUT", "DELETE", "PATCH"} else "other"
+            self.metrics.requests.inc(route, method, str(status))
+            self.metrics.latency.observe(time.perf_counter() - t0, route)
+
+
+def _json_declared(content_type: str | None) -> bool:
+    if not content_type:
+        return False
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
+
+
+class GuardMiddleware:
+    """API key, media type, body size and body time limits for the ``POST`` routes."""
+
+    def __init__(self, app: ASGIApp, metrics: ServiceMetrics, body_limits: Mapping[str, int],
+                 body_time_limit_s: float, api_key: str | None, protected: frozenset[str]) -> None:
+        self.app = app
+        self.metrics = metrics
+        self.body_limits = dict(body_limits)
+        self.body_time_limit_s = body_time_limit_s
+        self.api_key = api_key.encode("utf-8") if api_key else None
+        self.protected = protected
+
+    def _authorized(self, headers: Headers) -> bool:
+        assert self.api_key is not None
+        given = headers.get("x-api-key")
+        if given is None:
+            auth = headers.get("authorization", "")
+            scheme, _, token = auth.partition(" ")
+            given = token.strip() if scheme.lower() == "bearer" else ""
+        return hmac.compare_digest(given.encode("utf-8", "replace"), self.api_key)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = scope.get("path", "")
+        headers = Headers(scope=scope)
+        needs_key = self.api_key is not None and path in self.protected and scope.get("method") != "OPTIONS"
+        if needs_key and not self._authorized(headers):
+            self.metrics.rejections.inc("unauthorized")
+            response = error_json(401, "unauthorized", "a valid API key is required (X-API-Key header or "
+                                  "Authorization: Bearer)", headers={"WWW-Authenticate": "Bearer"})
+            await response(scope, receive, send)
+            return
+        limit = self.body_limits.get(path)
+        if limit is None or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        if not _json_declared(headers.get("content-type")):
+            self.metrics.rejections.inc("media_type")
+            response = error_json(415, "unsupported_media_type", "send the body as JSON with Content-Type: "
+                                  "application/json", {"content_type": headers.get("content-type")})
+            await response(scope, receive, send)
+            return
+        declared = headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            self.metrics.rejections.inc("too_large")
+            response = error_json(413, "input_too_large", f"the body has {declared} bytes; the limit is {limit}",
+                                  {"field": "body", "limit": limit})
+            await response(scope, receive, send)
+            return
+        await self.app(scope, self._limited(receive, limit), send)
+
+    def _limited(self, receive: Receive, limit: int) -> Receive:
+        """``receive`` with a byte budget and a deadline for the body; later messages (the
+        disconnect the routes wait for) pass through untouched."""
+        received = 0
+        done = False
+        deadline = time.monotonic() + self.body_time_limit_s
+        metrics = self.metrics
+
+        async def wrapped() -> Message:
+            nonlocal received, done
+            if done:
+                return await receive()
+            try:
+                message = await asyncio.wait_for(receive(), max(0.0, deadline - time.monotonic()))
+            except asyncio.TimeoutError:
+                metrics.timeouts.inc("body")
+                raise StarletteHTTPException(408, f"the body was not received within {self.body_time_limit_s:g} s") \
+                    from None
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    metrics.rejections.inc("too_large")
+                    raise StarletteHTTPException(413, f"the body exceeds the limit of {limit} bytes")
+                if not message.get("more_body", False):
+                    done = True
+            else:
+                done = True
+            return message
+
+        return wrapped
