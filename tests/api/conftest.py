@@ -1,0 +1,94 @@
+"""Fixtures for the service tests: apps built with explicit settings, one worker each (the
+machine is small), the real pipeline or the diagnostic ``sleep_job``."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+import uvicorn
+from fastapi.testclient import TestClient
+
+from faithsieve.api.app import create_app
+from faithsieve.api.settings import ServiceSettings
+from faithsieve.api.worker import sleep_job
+
+PROOF = {"problem": "Solve 5x - 7 = 18.", "steps": ["Add 7 to both sides: 5x = 25.", "Divide by 5: x = 6."]}
+"""A two-step proof whose step 2 is wrong."""
+
+
+def settings(**overrides: Any) -> ServiceSettings:
+    base: dict[str, Any] = {"workers": 1, "max_pending": 8, "batch_max_items": 8}
+    base.update(overrides)
+    return ServiceSettings(**base)
+
+
+@contextmanager
+def client_for(job: Callable[..., Any] | None = None, **overrides: Any) -> Iterator[TestClient]:
+    app = create_app(settings(**overrides), job=job)
+    with TestClient(app, raise_server_exceptions=False) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[TestClient]:
+    """The real pipeline, default limits, one worker."""
+    with client_for() as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def sleepy() -> Iterator[TestClient]:
+    """``sleep_job`` (the problem text is the seconds to sleep), one worker, tight limits:
+    checking budget 0.3 s, request limit 1.5 s, at most 2 admitted."""
+    with client_for(sleep_job, proof_time_limit_s=0.3, request_time_limit_s=1.5, max_pending=2,
+                    batch_max_items=2, batch_time_limit_s=2.0) as c:
+        yield c
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def live_server(job: Callable[..., Any] | None = None, **overrides: Any) -> Iterator[str]:
+    """A real uvicorn server on 127.0.0.1 (a free port) in a thread; yields its base URL."""
+    app = create_app(settings(**overrides), job=job)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(30)
+
+
+@pytest.fixture
+def make_client() -> Callable[..., Any]:
+    """``make_client(job=None, **settings)``: a context manager yielding a TestClient."""
+    return client_for
+
+
+@pytest.fixture
+def make_server() -> Callable[..., Any]:
+    """``make_server(job=None, **settings)``: a context manager yielding a live server's base URL."""
+    return live_server
+
+
+@pytest.fixture
+def proof() -> dict[str, Any]:
+    return {k: (list(v) if isinstance(v, list) else v) for k, v in PROOF.items()}
