@@ -93,7 +93,7 @@ _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?|-?\.\d+")
 _TAIL_SCAN = 4000
 _SENTENCE_END = re.compile(r"\.(?=\s|$)")
 _BARE_BOXED = re.compile(r"[^\s$\\]{1,100}")
-_NEXT_LINE = re.compile(r"\s*([^\n]{1,%d})" % MAX_ANSWER_CHARS)
+_NEXT_LINE = re.compile(r"\s*([^\n]{1," + str(MAX_ANSWER_CHARS) + "})")
 
 
 def _brace_end(text: str, i: int) -> int:
@@ -300,7 +300,7 @@ class ParsedAnswer:
     decimals: int | None = None
     """For a plain decimal literal: its number of places."""
     brackets: str = ""
-    items: tuple["ParsedAnswer", ...] = field(default=())
+    items: tuple[ParsedAnswer, ...] = field(default=())
 
 
 def _text_key(s: str) -> str:
@@ -420,9 +420,9 @@ def parse_answer(s: str) -> ParsedAnswer:
         return ParsedAnswer("seq", _text_key(norm), brackets=brackets,
                             items=tuple(_parse_scalar(_strip_thousands(normalize_answer(p))) for p in parts[:50]))
     stripped = _strip_thousands(norm)
-    parts = _top_level_split(stripped)
-    if parts is not None and len(parts) > 1 and all(parts):
-        return ParsedAnswer("set", _text_key(norm), items=tuple(_parse_scalar(normalize_answer(p)) for p in parts[:50]))
+    elems = _top_level_split(stripped)
+    if elems is not None and len(elems) > 1 and all(elems):
+        return ParsedAnswer("set", _text_key(norm), items=tuple(_parse_scalar(normalize_answer(p)) for p in elems[:50]))
     return _parse_scalar(stripped)
 
 
@@ -495,7 +495,7 @@ def _sympy(e: Expr):  # type: ignore[no-untyped-def]
 
 def _numeric(e: Expr) -> Fraction | None:
     """A closed real value to ~40 digits, as a Fraction (None if not real or not computable)."""
-    import sympy
+    import sympy  # type: ignore[import-untyped]
 
     s = _sympy(e)
     if s is None:
@@ -510,7 +510,7 @@ def _numeric(e: Expr) -> Fraction | None:
 
 
 def _closed_equal(a: Expr, b: Expr) -> bool:
-    import sympy
+    import sympy  # type: ignore[import-untyped]
 
     sa, sb = _sympy(a), _sympy(b)
     if sa is None or sb is None:

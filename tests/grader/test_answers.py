@@ -6,7 +6,13 @@ import time
 
 import pytest
 
-from faithsieve.answers import AnswerPolicy, answers_equal, extract_answer, normalize_answer, reference_answer
+from faithsieve.answers import (
+    AnswerPolicy,
+    answers_equal,
+    extract_answer,
+    normalize_answer,
+    reference_answer,
+)
 
 # ---------------------------------------------------------------------------
 # extraction
