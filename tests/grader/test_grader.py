@@ -317,3 +317,26 @@ def test_config_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert cfg.error_penalty == 0.25 and cfg.time_budget_s == 0.5
     with pytest.raises(ValueError):
         GraderConfig(time_budget_s=0)
+
+
+# ---------------------------------------------------------------------------
+# loaded the way the frameworks load a reward file
+# ---------------------------------------------------------------------------
+
+def _load_file(path: str, name: str):  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_shim_files_load_like_verl_and_openrlhf(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    shim = tmp_path / "faithsieve_reward.py"
+    shim.write_text("from faithsieve.grader import compute_score, reward_func  # noqa: F401\n")
+    mod = _load_file(str(shim), "custom_module")  # verl: custom_reward_function.path
+    assert mod.compute_score("d", GOOD, "18", None)["score"] == 1.0
+    mod = _load_file(str(shim), "reward_func")  # OpenRLHF: --remote_rm_url file.py
+    assert mod.reward_func([GOOD], [""], ["18"])["rewards"] == [1.0]
