@@ -92,6 +92,7 @@ _HASH = re.compile(r"####[ \t]*")
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?|-?\.\d+")
 _TAIL_SCAN = 4000
 _SENTENCE_END = re.compile(r"\.(?=\s|$)")
+_PROSE = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")
 _BARE_BOXED = re.compile(r"[^\s$\\]{1,100}")
 _NEXT_LINE = re.compile(r"\s*([^\n]{1," + str(MAX_ANSWER_CHARS) + "})")
 
@@ -170,7 +171,14 @@ def extract_answer(text: str, policy: AnswerPolicy = DEFAULT_POLICY) -> Extracte
         if last is None:
             continue
         seg, at = _after_marker(text, last.end())
+        raw = seg
         seg = _cut_sentence(seg) if source == "answer_is" else seg.strip()
+        at += raw.find(seg) if seg else 0
+        if source == "answer_is" and len(_PROSE.findall(seg)) >= 2:
+            # "Verna received $7.00 in change": a sentence naming exactly one number answers with it
+            nums = list(_NUMBER.finditer(seg))
+            if len(nums) == 1:
+                at, seg = at + nums[0].start(), nums[0].group()
         if seg and (best is None or at > best.start):
             best = ExtractedAnswer(seg, source, at)  # type: ignore[arg-type]
     if best is not None:
@@ -220,6 +228,7 @@ _UNIT_TAIL = re.compile(
     r"^(?P<val>[-+−]?\s*(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:\s*/\s*\d+)?\s*%?)\s*"
     r"(?P<unit>(?:[A-Za-z][A-Za-z'.]*\.?(?:\^\{?\d\}?)?)(?:[\s/-]+[A-Za-z][A-Za-z'.]*(?:\^\{?\d\}?)?){0,5})\s*\.?$"
 )
+_WORDS_TAIL = re.compile(r"^(?P<val>.*?[\d})])\s+(?P<unit>[A-Za-z]{2,}(?:[\s/-]+[A-Za-z]{2,}){0,4})$")
 _CURRENCY = re.compile(r"\\\$|\$|€|£|¥|\\euro\b|\bUSD\b|\bdollars?\b(?=\s*$)")
 _MULTI_CHOICE = re.compile(r"^\(?\s*([A-Ea-e])\s*\)?$")
 
@@ -265,6 +274,7 @@ def normalize_answer(s: str) -> str:
     s = _SPACING.sub(" ", s)
     s = _DEGREE.sub("", s)
     s = _CURRENCY.sub("", s)
+    s = re.sub(r"\\(?=\d)", "", s)  # "\\15" (a broken "\\$15")
     s = s.replace("\\%", "%").replace("−", "-").replace("\\cdot", "*").replace("\\times", "*")
     s = s.replace("{,}", ",")
     s = _VAR_PREFIX.sub("", s)
@@ -273,6 +283,10 @@ def normalize_answer(s: str) -> str:
     m = _UNIT_TAIL.match(s)
     if m and re.search(r"[A-Za-z]{2}", m.group("unit")):
         s = m.group("val").strip()
+    elif len(s) <= MAX_ANSWER_CHARS:
+        m = _WORDS_TAIL.match(s)
+        if m and not re.search(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", m.group("val"))):
+            s = m.group("val").strip()  # "\frac{1}{2} cup", "2\sqrt{3} square units"
     return s
 
 

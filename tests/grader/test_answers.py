@@ -35,6 +35,9 @@ EXTRACT = [
     ("I think the answer is 20.\nWait, recheck.\n#### 18", "18", "hash"),
     ("#### 18\nSo the answer is 19.", "19", "answer_is"),
     ("blah 3 and 4 then 7 apples", "7", "last_number"),
+    ("**Answer:** Verna received $7.00 in change.", "7.00", "answer_is"),
+    ("The answer is: She has 12 left", "12", "answer_is"),
+    ("The answer is 4 blue boxes and 6 red boxes.", "4 blue boxes and 6 red boxes", "answer_is"),
     ("half is 0.5 and then -2.25 remain", "-2.25", "last_number"),
 ]
 
@@ -79,7 +82,7 @@ EQUAL = [
     # formatting, currency, units, thousands
     ("$18", "18"), ("\\$18.00", "18"), ("1,000", "1000"), ("\\$1{,}000", "1000"), ("1,234,567", "1234567"),
     ("5 \\text{ cm}", "5"), ("18 dollars", "18"), ("18 eggs.", "18"), ("30^\\circ", "30"), ("30°", "30"),
-    ("x = 5", "5"), ("**18**", "18"), ("\\(18\\)", "18"), ("$\\frac{1}{2}$", "0.5"),
+    ("x = 5", "5"), ("**18**", "18"), ("\\15", "15"), ("\\frac{1}{2} cup", "0.5"), ("2\\sqrt{3} square units", "\\sqrt{12}"), ("\\(18\\)", "18"), ("$\\frac{1}{2}$", "0.5"),
     # percent (default policy: either reading)
     ("50%", "0.5"), ("50%", "50"), ("50\\%", "50"), ("12.5%", "1/8"),
     # closed forms
