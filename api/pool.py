@@ -126,6 +126,11 @@ class WorkerPool:
         return self._up
 
     @property
+    def worker_pids(self) -> list[int]:
+        """Process ids of the workers now up."""
+        return [s.pid for s in self._slots if s.pid is not None]
+
+    @property
     def accepting(self) -> bool:
         """Started and not stopping: requests are admitted (they wait while a worker restarts)."""
         return self._idle is not None and not self._closing
