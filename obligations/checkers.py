@@ -40,8 +40,19 @@ class Checker(Protocol):
         """Decide ``ob`` before ``deadline`` (``time.monotonic()`` value), or return None if not applicable."""
 
 
+def _big_int(n: int) -> str:
+    """Integers too long to print (Python refuses str() past 4300 digits): sign, leading digits, size."""
+    digits = int(abs(n).bit_length() * 0.30103)
+    head = abs(n) >> max(0, abs(n).bit_length() - 64)
+    return f"{'-' if n < 0 else ''}{str(head)[:6]}… (about {digits + 1} digits)"
+
+
 def fmt(x: Fraction) -> str:
     """A readable exact value: integers plainly, short decimals as decimals, else p/q (≈ decimal)."""
+    if max(x.numerator.bit_length(), x.denominator.bit_length()) > 2000:
+        if x.denominator == 1:
+            return _big_int(x.numerator)
+        return f"{_big_int(x.numerator)} / {_big_int(x.denominator)}"
     if x.denominator == 1:
         return str(x.numerator)
     d = x.denominator
@@ -499,13 +510,16 @@ class Z3Checker:
 
     name = "z3"
 
-    def __init__(self, timeout_ms: int = 300) -> None:
+    def __init__(self, timeout_ms: int = 300, rlimit: int = 2_000_000) -> None:
         self.timeout_ms = timeout_ms
+        self.rlimit = rlimit
 
     def _solver(self, deadline: float, ctx: z3.Context) -> z3.Solver:
         s = z3.Solver(ctx=ctx)
         left_ms = int((deadline - time.monotonic()) * 1000)
-        s.set("timeout", max(1, min(self.timeout_ms, left_ms)))
+        # a deterministic resource limit decides first; the wall-clock timeout is only a safety net
+        s.set("rlimit", self.rlimit)
+        s.set("timeout", max(1, min(self.timeout_ms * 4, left_ms)))
         return s
 
     def check(self, ob: Obligation, deadline: float) -> Outcome | None:

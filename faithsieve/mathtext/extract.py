@@ -166,7 +166,7 @@ _START_KINDS = (NUM, VAR, CONST, LP, LB, FUNC, BAR)
 _END_KINDS = (NUM, VAR, CONST, RP, RB, BAR, "PCT", "BANG")
 
 
-_CLEAN_BREAKS = {".", ",", ";", ":", "?", "!", "\n", "\\\\", r"\implies", r"\Rightarrow", r"\Longrightarrow", r"\iff",
+_CLEAN_BREAKS = {".", ",", ";", ":", "?", "!", "\n", "{", "}", '"', "“", "”", "'", "\\\\", r"\implies", r"\Rightarrow", r"\Longrightarrow", r"\iff",
                  r"\Leftrightarrow", r"\therefore", r"\because", r"\quad", r"\qquad", "=>", "\\text"}
 _ELLIPSIS = re.compile(r"\s*(?:\.\.\.|…|\\[lc]?dots|\\ldots|\\cdots|\\overline|\.\\|\.\d|\\pm|\\mp|\\pmod|\(\s*mod\b)")
 
@@ -203,6 +203,19 @@ def _wordlike(b: Token | None) -> bool:
     if b.kind == BREAK and v == "\\text":
         return True
     return v not in _CLEAN_BREAKS and not v.isspace()
+
+
+_ARITH_WORDS = {"times", "of", "by", "per", "half", "twice", "double", "triple", "thrice", "quarter", "third",
+                "divided", "multiplied", "plus", "minus", "less", "more", "than", "over", "each", "every"}
+
+
+def _ambiguous_division(run: list[Token]) -> bool:
+    """'1 1/2 / 1/2', '6 / 2 / 3' in plain text: whether a/b/c means (a/b)/c is a guess."""
+    slashes = [i for i, t in enumerate(run) if t.kind == OP and t.value == "/"]
+    for a, b in zip(slashes, slashes[1:]):
+        if b - a == 2 and run[a + 1].kind == NUM:
+            return True
+    return any(t.kind == NUM and " " in t.value for t in run) and bool(slashes)
 
 
 def _trim(run: list[Token]) -> tuple[list[Token], bool, bool]:
@@ -242,8 +255,8 @@ def _split_on_rel_gaps(run: list[Token], latex: bool) -> list[list[Token]]:
         if cur and seen_rel and t.space_before and t.kind in (NUM, VAR) and cur[-1].kind in (NUM, VAR, RP, "PCT"):
             out.append(cur)
             cur, seen_rel = [], False
+        seen_rel = seen_rel or (t.kind == REL and any(c.kind != REL for c in cur))
         cur.append(t)
-        seen_rel = seen_rel or t.kind == REL
     if cur:
         out.append(cur)
     return out
@@ -263,10 +276,16 @@ def _parse_run(toks: list[Token], before: Token | None, after: Token | None, lat
         # continues a verbal phrase or an operator we do not read
         first_rel = next(i for i, t in enumerate(run) if t.kind == REL)
         lone_number = run[0].kind == NUM and (first_rel == 1 or (first_rel == 2 and run[1].kind == "PCT"))
-        if run[0].kind == OP or lone_number or (before is not None and before.value.startswith("\\")):
+        symbol = before is not None and not before.value[:1].isalnum() and before.value != "\\text"
+        if (run[0].kind == OP or lone_number or symbol or (before is not None and (
+                before.value.startswith("\\") or before.value.lower() in _ARITH_WORDS))):
             cut_left = True
     if run[-1] is toks[-1] and after is not None and _ELLIPSIS.match(text, run[-1].end):
         cut_right = True  # "x = -3 \pm 11", "0.333...", "0.\overline{3}"
+    if run[-1] is toks[-1] and after is not None and after.value.lower() in ("of", "times", "per"):
+        return None  # "48 = 100% + 20% = 120% of the actual number": every member is "of" something unread
+    if not latex and _ambiguous_division(run):
+        return None
     try:
         chain, spans = parse_tokens(run, latex)
     except ParseError:

@@ -57,6 +57,7 @@ _LATEX = re.compile(
     re.S,
 )
 
+_OP_WORDS = {"times": "*", "plus": "+", "minus": "-"}
 _APPROX_WORDS = {"approximately", "about", "roughly", "around", "nearly", "approx", "circa"}
 _TEXT_BREAK_WORDS = {
     "or", "and", "if", "so", "then", "where", "since", "for", "when", "thus", "hence", "because",
@@ -143,7 +144,32 @@ def tokenize_plain(text: str, offset: int = 0) -> list[Token]:
             else:
                 toks.append(Token(BREAK, v, s, e, space))
         space = False
-    return _mixed_numbers(_plain_words(toks))
+    return _mixed_numbers(_plain_words(_dashes(_bullets(text, offset, toks))))
+
+
+def _bullets(text: str, offset: int, toks: list[Token]) -> list[Token]:
+    """A '-', '*' or '+' opening a line and followed by a space is a list bullet, not an operator."""
+    out = []
+    for t in toks:
+        if t.kind == OP and t.value in "-*+" and t.end - offset < len(text) and text[t.end - offset : t.end - offset + 1] == " ":
+            line_start = text.rfind("\n", 0, t.start - offset) + 1
+            if not text[line_start : t.start - offset].strip():
+                out.append(Token(BREAK, "\n", t.start, t.end, t.space_before))
+                continue
+        out.append(t)
+    return out
+
+
+def _dashes(toks: list[Token]) -> list[Token]:
+    """'120 – 80' (spaced en/em dash between numbers) is a minus; '5–10' stays a range (a break)."""
+    out = list(toks)
+    for i in range(1, len(out) - 1):
+        t = out[i]
+        if t.kind == BREAK and t.value in ("–", "—") and t.space_before and out[i + 1].space_before and (
+            out[i - 1].kind in (NUM, RP, PCT) and out[i + 1].kind in (NUM, LP)
+        ):
+            out[i] = Token(OP, "-", t.start, t.end, True)
+    return out
 
 
 def _mixed_numbers(toks: list[Token]) -> list[Token]:
@@ -184,8 +210,17 @@ def _plain_words(toks: list[Token]) -> list[Token]:
         lw = w.lower()
         prev = out[-1] if out else None
         nxt = toks[i + 1] if i + 1 < n else None
+        nxt2 = toks[i + 2] if i + 2 < n else None
         if lw == "x" and prev is not None and prev.kind == NUM and nxt is not None and nxt.kind == NUM and t.space_before:
             out.append(Token(OP, "*", t.start, t.end, True))
+        elif lw in _OP_WORDS and _is_operand_end(prev) and nxt is not None and nxt.kind in (NUM, LP):
+            # "8 times 3", "12 plus 5", "10 minus 4"
+            out.append(Token(OP, _OP_WORDS[lw], t.start, t.end, True))
+        elif (lw in ("divided", "multiplied") and _is_operand_end(prev) and nxt is not None and nxt.kind == "WORD"
+              and nxt.value.lower() == "by" and nxt2 is not None and nxt2.kind in (NUM, LP)):
+            out.append(Token(OP, "/" if lw == "divided" else "*", t.start, nxt.end, True))
+        elif lw == "by" and out and out[-1].kind == OP and out[-1].end == t.end:
+            continue  # the "by" of "divided by", already folded into the operator
         elif lw == "of" and prev is not None and prev.kind in (PCT, RP, NUM) and nxt is not None and nxt.kind == NUM:
             # "25% of 80", "1/3 of 18": multiplication
             out.append(Token(OP, "*", t.start, t.end, True))

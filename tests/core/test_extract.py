@@ -46,6 +46,16 @@ def chains(text: str) -> list[str]:
         (r"\(\frac{1}{2} \text{ inch} = 20 \text{ miles}\)", []),
         # functions are opaque, not products
         (r"\( f(2) = 7 \)", ["fn:f(2) = 7"]),
+        # number words, dashes, bullets
+        ("So 8 times 1/2 equals 4", ["8 * 1 / 2 = 4"]),
+        ("12 divided by 4 = 3", ["12 / 4 = 3"]),
+        ("He spent 120 – 80 - 15 = 25", ["120 - 80 - 15 = 25"]),
+        ("pages 5–10 = 6", []),
+        ("Steps:\n- 5 + 3 = 8", ["5 + 3 = 8"]),
+        # ambiguous or unread context: skipped
+        ("W = 1 1/2 / 1/2 = 3", []),
+        ("48 = 100% + 20% = 120% of the actual number", []),
+        ("Nikita = (1/2) 278 + 11 = 150 points", []),
         # currency is not math
         ("It costs $5 and $6 each.", []),
     ],
