@@ -3,7 +3,7 @@
     python datasets/proofloc-mini/build.py            # verify, rebuild, write
     python datasets/proofloc-mini/build.py --check    # verify, rebuild, compare (exit 1 if stale)
 
-The hand-written part is kept in ``handwritten.jsonl`` (edit it there). Every
+The hand-written part is kept in ``source/handwritten.jsonl.txt`` (not ``.jsonl``, so that scoring the folder reads only the built set) (edit it there). Every
 hand-written item is verified before anything is written:
 
 * each written arithmetic chain ``a = b = c`` (plain text or LaTeX such as
@@ -39,7 +39,7 @@ from typing import Any
 from faithsieve.datasets.inject import MUTATIONS, find_chains, gsm8k_steps, inject_items
 
 HERE = Path(__file__).resolve().parent
-HANDWRITTEN = HERE / "handwritten.jsonl"
+HANDWRITTEN = HERE / "source" / "handwritten.jsonl.txt"
 OUTPUT = HERE / "proofloc-mini.jsonl"
 DEFAULT_GSM8K = HERE.parents[2] / "shared" / "datasets" / "raw" / "gsm8k"
 
