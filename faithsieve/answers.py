@@ -33,9 +33,9 @@ from fractions import Fraction
 from typing import Literal
 
 from faithsieve.errors import FaithSieveError
-from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var, variables
+from faithsieve.mathtext.ast import Call, Expr, Neg, Num, Var, variables, walk
 from faithsieve.mathtext.evaluate import Limits, evaluate, to_sympy
-from faithsieve.mathtext.lexer import BREAK, UNIT, tokenize_latex, tokenize_plain
+from faithsieve.mathtext.lexer import BREAK, UNIT, brace_group_end, tokenize_latex, tokenize_plain
 from faithsieve.mathtext.parser import parse_tokens
 
 __all__ = [
@@ -45,7 +45,6 @@ __all__ = [
 
 MAX_ANSWER_CHARS = 300
 """Answers longer than this are compared as normalized strings only (never parsed)."""
-MAX_BRACE_SCAN = 2000
 LIMITS = Limits(max_bits=2048, max_exponent=2048, max_factorial=300, max_binom_n=10_000)
 """Evaluation guards for answers: tighter than the pipeline's, answers are short."""
 MAX_SYMPY_NODES = 80
@@ -97,26 +96,6 @@ _BARE_BOXED = re.compile(r"[^\s$\\]{1,100}")
 _NEXT_LINE = re.compile(r"\s*([^\n]{1," + str(MAX_ANSWER_CHARS) + "})")
 
 
-def _brace_end(text: str, i: int) -> int:
-    """text[i] == '{': index after the matching '}' (bounded scan), or -1."""
-    depth = 0
-    limit = min(len(text), i + MAX_BRACE_SCAN)
-    j = i
-    while j < limit:
-        c = text[j]
-        if c == "\\":
-            j += 2
-            continue
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                return j + 1
-        j += 1
-    return -1
-
-
 def _last_boxed(text: str) -> ExtractedAnswer | None:
     # walk the markers from the end; the first one that closes is the answer
     ends = [m.end() for m in _BOXED.finditer(text)]
@@ -125,7 +104,7 @@ def _last_boxed(text: str) -> ExtractedAnswer | None:
         while i < len(text) and text[i] in " \t":
             i += 1
         if i < len(text) and text[i] == "{":
-            close = _brace_end(text, i)
+            close = brace_group_end(text, i)
             if close > 0:
                 return ExtractedAnswer(text[i + 1 : close - 1], "boxed", i + 1)
             continue
@@ -239,7 +218,7 @@ def _unwrap_text_cmds(s: str) -> str:
         m = _TEXT_CMD.search(s)
         if not m:
             break
-        close = _brace_end(s, m.end() - 1)
+        close = brace_group_end(s, m.end() - 1)
         if close < 0:
             break
         inner = s[m.end() : close - 1]
@@ -481,20 +460,12 @@ def _rounded_match(dec: ParsedAnswer, other: ParsedAnswer) -> bool:
 
 
 def _size(e: Expr) -> int:
-    n, stack = 0, [e]
-    while stack:
-        x = stack.pop()
+    """Node count, stopping early once past the symbolic size limit."""
+    n = 0
+    for _ in walk(e):
         n += 1
         if n > MAX_SYMPY_NODES:
-            return n
-        if isinstance(x, BinOp):
-            stack += [x.left, x.right]
-        elif isinstance(x, Neg):
-            stack.append(x.operand)
-        elif isinstance(x, Pow):
-            stack += [x.base, x.exponent]
-        elif isinstance(x, Call):
-            stack += list(x.args)
+            break
     return n
 
 

@@ -23,7 +23,9 @@ import sympy
 import z3
 
 from faithsieve.errors import FaithSieveError, NotRational
-from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var, leftmost_operand, render, substitute, variables
+from faithsieve.mathtext.ast import (
+    BinOp, Call, Expr, Neg, Num, Pow, Var, leftmost_operand, render, substitute, variables, walk,
+)
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate, to_sympy
 from faithsieve.obligations.models import (
     ArithmeticObligation, CoverageObligation, DerivationObligation, IdentityObligation, Obligation, Outcome, Refuted,
@@ -266,20 +268,7 @@ MAX_DEGREE = 24
 
 
 def _size(e: Expr) -> int:
-    n = 0
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        n += 1
-        if isinstance(x, BinOp):
-            stack += [x.left, x.right]
-        elif isinstance(x, Neg):
-            stack.append(x.operand)
-        elif isinstance(x, Pow):
-            stack += [x.base, x.exponent]
-        elif isinstance(x, Call):
-            stack += list(x.args)
-    return n
+    return sum(1 for _ in walk(e))
 
 
 MAX_TERMS = 4000
@@ -307,24 +296,14 @@ def _degree_ok(e: Expr) -> bool:
     """Reject expressions whose expansion would be large before asking sympy to expand."""
     if _term_bound(e) > MAX_TERMS:
         return False
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, Pow):
-            if variables(x.base):
-                try:
-                    k = evaluate(x.exponent)
-                except FaithSieveError:
-                    return False
-                if abs(k) > MAX_DEGREE:
-                    return False
-            stack += [x.base, x.exponent]
-        elif isinstance(x, BinOp):
-            stack += [x.left, x.right]
-        elif isinstance(x, Neg):
-            stack.append(x.operand)
-        elif isinstance(x, Call):
-            stack += list(x.args)
+    for x in walk(e):
+        if isinstance(x, Pow) and variables(x.base):
+            try:
+                k = evaluate(x.exponent)
+            except FaithSieveError:
+                return False
+            if abs(k) > MAX_DEGREE:
+                return False
     return True
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from collections.abc import Iterator
 from typing import Union
 
 
@@ -125,58 +126,41 @@ def render_chain(c: Chain) -> str:
     return " ".join(parts)
 
 
-def variables(e: Expr) -> frozenset[str]:
-    """Free variable names of an expression."""
-    out: set[str] = set()
+def children(e: Expr) -> tuple[Expr, ...]:
+    """Direct sub-expressions of a node."""
+    if isinstance(e, BinOp):
+        return (e.left, e.right)
+    if isinstance(e, Neg):
+        return (e.operand,)
+    if isinstance(e, Pow):
+        return (e.base, e.exponent)
+    if isinstance(e, Call):
+        return e.args
+    return ()
+
+
+def walk(e: Expr) -> Iterator[Expr]:
+    """Every node of ``e`` (iteratively: deep trees cannot exhaust the stack)."""
     stack = [e]
     while stack:
         n = stack.pop()
-        if isinstance(n, Var):
-            out.add(n.name)
-        elif isinstance(n, BinOp):
-            stack += [n.left, n.right]
-        elif isinstance(n, Neg):
-            stack.append(n.operand)
-        elif isinstance(n, Pow):
-            stack += [n.base, n.exponent]
-        elif isinstance(n, Call):
-            stack += list(n.args)
-    return frozenset(out)
+        yield n
+        stack.extend(children(n))
+
+
+def variables(e: Expr) -> frozenset[str]:
+    """Free variable names of an expression."""
+    return frozenset(n.name for n in walk(e) if isinstance(n, Var))
 
 
 def literals(e: Expr) -> list[Num]:
-    out: list[Num] = []
-    stack = [e]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, Num):
-            out.append(n)
-        elif isinstance(n, BinOp):
-            stack += [n.left, n.right]
-        elif isinstance(n, Neg):
-            stack.append(n.operand)
-        elif isinstance(n, Pow):
-            stack += [n.base, n.exponent]
-        elif isinstance(n, Call):
-            stack += list(n.args)
-    return out
+    """Numeric literals of an expression."""
+    return [n for n in walk(e) if isinstance(n, Num)]
 
 
 def functions(e: Expr) -> frozenset[str]:
-    out: set[str] = set()
-    stack = [e]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, Call):
-            out.add(n.fn)
-            stack += list(n.args)
-        elif isinstance(n, BinOp):
-            stack += [n.left, n.right]
-        elif isinstance(n, Neg):
-            stack.append(n.operand)
-        elif isinstance(n, Pow):
-            stack += [n.base, n.exponent]
-    return frozenset(out)
+    """Names of the functions applied in an expression."""
+    return frozenset(n.fn for n in walk(e) if isinstance(n, Call))
 
 
 def substitute(e: Expr, values: dict[str, Expr]) -> Expr:

@@ -98,7 +98,7 @@ _GREEK = {
 MAX_BRACE_SCAN = 2000
 
 
-def _brace_group_end(text: str, i: int) -> int:
+def brace_group_end(text: str, i: int) -> int:
     """Given text[i] == '{', return the index after the matching '}' (bounded scan), or -1."""
     depth = 0
     limit = min(len(text), i + MAX_BRACE_SCAN)
@@ -300,13 +300,13 @@ def tokenize_latex(text: str, offset: int = 0) -> list[Token]:
                 toks.append(Token(k, val, s, e, space))
             elif v in _LATEX_SKIP:
                 if v in (r"\hspace", r"\phantom") and i < n and text[i] == "{":
-                    end = _brace_group_end(text, i)
+                    end = brace_group_end(text, i)
                     i = end if end > 0 else n
                 space = True
                 continue
             elif v in _LATEX_DROP_ARG:
                 if i < n and text[i] == "{":
-                    end = _brace_group_end(text, i)
+                    end = brace_group_end(text, i)
                     if end < 0:
                         toks.append(Token(BREAK, v, s, e, space))
                         i = n
