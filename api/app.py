@@ -394,7 +394,39 @@ def create_app(settings: ServiceSettings | None = None, job: Job | None = None) 
             response_class=Response,
             responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}, "description": "Metrics."}})(
         route_metrics)
+    base_openapi = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = document_limits(base_openapi(), settings)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     return app
+
+
+def document_limits(schema: dict[str, Any], s: ServiceSettings) -> dict[str, Any]:
+    """Write this server's size limits into the request schemas, so that schema-valid input is
+    what the server accepts (the total of ``max_proof_chars`` aside, which JSON Schema cannot say)."""
+    comps = schema.get("components", {}).get("schemas", {})
+    req = comps.get("LocalizeRequest")
+    if req is not None:
+        props = req["properties"]
+        props["problem"]["maxLength"] = s.max_proof_chars
+        for branch in props["steps"]["anyOf"]:
+            if branch.get("type") == "array":
+                branch.update(minItems=1, maxItems=s.max_steps)
+                branch["items"]["maxLength"] = s.max_step_chars
+        # `proof` is read only when `steps` is absent or null, so its constraints live in that branch.
+        req["anyOf"] = [
+            {"required": ["steps"], "properties": {"steps": {"type": "array"}}},
+            {"required": ["proof"],
+             "properties": {"proof": {"type": "string", "pattern": "\\S", "maxLength": s.max_proof_chars}}},
+        ]
+    batch = comps.get("BatchRequest")
+    if batch is not None:
+        batch["properties"]["items"].update(minItems=1, maxItems=s.batch_limit)
+    return schema
 
 
 def _description(s: ServiceSettings) -> str:

@@ -9,23 +9,37 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
+_FROZEN = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+def _json_number_only(v: object) -> object:
+    if isinstance(v, (bool, str, bytes)):
+        raise ValueError("Input should be a valid integer")
+    return v
+
+
+JsonInt = Annotated[int, BeforeValidator(_json_number_only)]
+"""An integer as JSON Schema means it: ``5`` or ``5.0``, never ``true`` or ``"5"``."""
 
 
 class LocalizeOptions(BaseModel):
-    """Per-request tightening of the server's limits (a request can lower them, never raise them)."""
+    """Per-request tightening of the server's limits (a request can lower them, never raise them).
+
+    Numbers and booleans are taken as JSON types: ``true`` is not 1 and ``"2"`` is not 2."""
 
     model_config = _FROZEN
 
-    time_limit_s: float | None = Field(default=None, gt=0, le=3600)
+    time_limit_s: float | None = Field(default=None, gt=0, le=3600, strict=True)
     """Checking budget for this proof in seconds; capped at the server's ``proof_time_limit_s``."""
-    obligation_time_limit_ms: int | None = Field(default=None, gt=0, le=3_600_000)
+    obligation_time_limit_ms: Annotated[
+        JsonInt, Field(gt=0, le=3_600_000), WithJsonSchema({"type": "integer", "exclusiveMinimum": 0, "maximum": 3_600_000})
+    ] | None = None
     """Time limit per solver call in ms; capped at the server's ``obligation_time_limit_ms``."""
     checkers: tuple[Literal["exact", "sympy", "z3"], ...] | None = Field(default=None, max_length=8)
     """Run only these of the server's configured checkers (order kept from the server's list)."""
-    use_cache: bool = True
+    use_cache: bool = Field(default=True, strict=True)
     """Answer from the verdict cache when the same input was checked with the same settings."""
 
 
@@ -44,7 +58,7 @@ class LocalizeRequest(BaseModel):
     Unknown top-level keys are ignored (a dataset record can be posted as it is); unknown
     option names are an error."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore", json_schema_extra={
+    model_config = ConfigDict(frozen=True, extra="ignore", use_attribute_docstrings=True, json_schema_extra={
         "examples": [{"problem": "Solve 5x - 7 = 18.",
                       "steps": ["Add 7: 5x = 25.", "Divide by 5: x = 5."]}],
     })
