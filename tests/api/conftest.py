@@ -92,3 +92,11 @@ def make_server() -> Callable[..., Any]:
 @pytest.fixture
 def proof() -> dict[str, Any]:
     return {k: (list(v) if isinstance(v, list) else v) for k, v in PROOF.items()}
+
+
+@pytest.fixture(scope="module")
+def make_server_module(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A live server (real pipeline, one worker) shared by a module's tests, with the settings in
+    the module's ``SERVER_SETTINGS`` if it has one."""
+    with live_server(**getattr(request.module, "SERVER_SETTINGS", {})) as base:
+        yield base

@@ -67,6 +67,11 @@ def test_cache_hit_miss_and_off(client):
     assert off.json()["first_error_step"] == first.json()["first_error_step"] == 2
 
 
+def test_integral_float_is_an_integer(client):
+    body = {"problem": "p", "steps": ["1 = 1"], "options": {"obligation_time_limit_ms": 50.0, "time_limit_s": 1}}
+    assert client.post("/localize", json=body).status_code == 200
+
+
 def test_options_tighten_limits_and_select_checkers(client):
     body = {"problem": "p", "steps": ["2 + 2 = 5"],
             "options": {"time_limit_s": 1.0, "obligation_time_limit_ms": 50, "checkers": ["exact"]}}
@@ -92,6 +97,9 @@ def test_checker_not_enabled_on_server(make_client):
     ({"problem": "p", "steps": ["1 = 1"], "options": {"time_limit_s": -1}}, "options.time_limit_s"),
     ({"problem": "p", "steps": ["1 = 1"], "options": {"checkers": ["lean"]}}, "options.checkers.0"),
     ({"problem": "p", "steps": ["1 = 1"], "options": {"bogus": 1}}, "options.bogus"),
+    ({"problem": "p", "steps": ["1 = 1"], "options": {"use_cache": 1}}, "options.use_cache"),
+    ({"problem": "p", "steps": ["1 = 1"], "options": {"obligation_time_limit_ms": True}}, "options.obligation_time_limit_ms"),
+    ({"problem": "p", "steps": ["1 = 1"], "options": {"time_limit_s": "2"}}, "options.time_limit_s"),
     ([1, 2, 3], "body"),
     ("just a string", "body"),
     (None, "body"),
@@ -249,6 +257,11 @@ def test_openapi_and_docs(client):
     assert {"LocalizeRequest", "Verdict", "ErrorBody", "BatchResponse"} <= set(schemas)
     responses = spec["paths"]["/localize"]["post"]["responses"]
     assert {"200", "400", "413", "422", "429", "504"} <= set(responses)
+    req = schemas["LocalizeRequest"]
+    steps = next(b for b in req["properties"]["steps"]["anyOf"] if b.get("type") == "array")
+    assert (steps["minItems"], steps["maxItems"], steps["items"]["maxLength"]) == (1, 200, 20_000)
+    assert schemas["BatchRequest"]["properties"]["items"]["maxItems"] == 8
+    assert req["properties"]["steps"]["description"]  # field docstrings reach the schema
     docs = client.get("/docs")
     assert docs.status_code == 200 and "swagger" in docs.text.lower()
 
