@@ -8,7 +8,7 @@ import logging
 import sys
 from typing import Any
 
-from faithsieve import cli_datasets, cli_inject
+from faithsieve import cli_datasets, cli_inject, cli_serve
 from faithsieve.config import Settings
 from faithsieve.errors import FaithSieveError
 from faithsieve.models import Verdict
@@ -94,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_datasets.register(sub)
     cli_inject.register(sub)
+    cli_serve.register(sub)
     return p
 
 
