@@ -97,8 +97,17 @@ def proof_from_text(problem: str, text: str, settings: Settings | None = None) -
             f"proof has {len(text) + len(problem)} characters; the limit is {settings.max_proof_chars}", {"field": "proof"}
         )
     pieces = split_proof_text(text)
+    if not pieces:
+        raise InputError("'proof' has no step text (only markers or whitespace)", {"field": "proof"})
     _check_sizes(problem, [p for _, p in pieces], settings)
     return Proof(problem=problem, steps=tuple(Step(index=i, text=t, offset=o) for i, (o, t) in enumerate(pieces, 1)))
+
+
+def _valid_unicode(text: str, field: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(f"'{field}' is not valid Unicode (unpaired surrogate)", {"field": field}) from None
 
 
 def proof_from_input(data: Mapping[str, Any], settings: Settings | None = None) -> Proof:
@@ -108,6 +117,7 @@ def proof_from_input(data: Mapping[str, Any], settings: Settings | None = None) 
     problem = data.get("problem", "")
     if not isinstance(problem, str):
         raise InputError("'problem' must be a string", {"field": "problem"})
+    _valid_unicode(problem, "problem")
     steps = data.get("steps")
     proof = data.get("proof")
     if steps is not None:
@@ -115,11 +125,14 @@ def proof_from_input(data: Mapping[str, Any], settings: Settings | None = None) 
             raise InputError("'steps' must be a list of strings", {"field": "steps"})
         if not steps:
             raise InputError("'steps' is empty", {"field": "steps"})
+        for i, st in enumerate(steps):
+            _valid_unicode(st, f"steps[{i}]")
         return proof_from_steps(problem, steps, settings)
     if proof is not None:
         if not isinstance(proof, str):
             raise InputError("'proof' must be a string", {"field": "proof"})
         if not proof.strip():
             raise InputError("'proof' is empty", {"field": "proof"})
+        _valid_unicode(proof, "proof")
         return proof_from_text(problem, proof, settings)
     raise InputError("input needs 'steps' (a list of strings) or 'proof' (a string)", {"field": "steps"})

@@ -277,11 +277,14 @@ def _parse_run(toks: list[Token], before: Token | None, after: Token | None, lat
         first_rel = next(i for i, t in enumerate(run) if t.kind == REL)
         lone_number = run[0].kind == NUM and (first_rel == 1 or (first_rel == 2 and run[1].kind == "PCT"))
         symbol = before is not None and not before.value[:1].isalnum() and before.value != "\\text"
-        if (run[0].kind == OP or lone_number or symbol or (before is not None and (
+        glued = before is not None and not run[0].space_before and before.end == run[0].start
+        if (run[0].kind == OP or lone_number or symbol or glued or (before is not None and (
                 before.value.startswith("\\") or before.value.lower() in _ARITH_WORDS))):
             cut_left = True
     if run[-1] is toks[-1] and after is not None and _ELLIPSIS.match(text, run[-1].end):
         cut_right = True  # "x = -3 \pm 11", "0.333...", "0.\overline{3}"
+    if run[-1] is toks[-1] and after is not None and after.start == run[-1].end and after.value not in _CLEAN_BREAKS:
+        cut_right = True  # "= 6th", "= 5cm": a word glued to the last member is part of it
     if run[-1] is toks[-1] and after is not None and after.value.lower() in ("of", "times", "per"):
         return None  # "48 = 100% + 20% = 120% of the actual number": every member is "of" something unread
     if not latex and _ambiguous_division(run):

@@ -58,6 +58,7 @@ _LATEX = re.compile(
 )
 
 _OP_WORDS = {"times": "*", "plus": "+", "minus": "-"}
+_PLAIN_FUNCS = {"sin", "cos", "tan", "log", "ln", "exp", "sqrt", "floor", "ceil", "abs"}
 _APPROX_WORDS = {"approximately", "about", "roughly", "around", "nearly", "approx", "circa"}
 _TEXT_BREAK_WORDS = {
     "or", "and", "if", "so", "then", "where", "since", "for", "when", "thus", "hence", "because",
@@ -211,7 +212,9 @@ def _plain_words(toks: list[Token]) -> list[Token]:
         prev = out[-1] if out else None
         nxt = toks[i + 1] if i + 1 < n else None
         nxt2 = toks[i + 2] if i + 2 < n else None
-        if lw == "x" and prev is not None and prev.kind == NUM and nxt is not None and nxt.kind == NUM and t.space_before:
+        if lw in _PLAIN_FUNCS and nxt is not None and nxt.kind == LP and not nxt.space_before:
+            out.append(Token(FUNC, lw, t.start, t.end, t.space_before))  # cos(0), log(1)
+        elif lw == "x" and prev is not None and prev.kind == NUM and nxt is not None and nxt.kind == NUM and t.space_before:
             out.append(Token(OP, "*", t.start, t.end, True))
         elif lw in _OP_WORDS and _is_operand_end(prev) and nxt is not None and nxt.kind in (NUM, LP):
             # "8 times 3", "12 plus 5", "10 minus 4"

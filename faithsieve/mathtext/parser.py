@@ -90,6 +90,9 @@ class _Parser:
         rels: list[str] = []
         while (tok := self.peek()) is not None and tok.kind == REL:
             self.take()
+            nxt = self.peek()
+            if nxt is not None and nxt.kind == OP and nxt.value in ("+", "*", "/"):
+                raise ParseError(f"operator {nxt.value!r} right after a relation")
             rels.append(tok.value)
             s0 = self.i
             exprs.append(self.expr())
@@ -265,6 +268,11 @@ class _Parser:
             return BinOp("/", num, den)
         if fn == "binom":
             return Call("binom", (self.group(), self.group()))
+        if not self.latex and fn in ("floor", "ceil", "abs"):
+            tok = self.expect(LP)
+            e = self.expr()
+            self.expect(RP)
+            return Call(fn, (e,))
         if fn == "sqrt":
             tok = self.peek()
             if tok is not None and tok.kind == LP and tok.value == "[":

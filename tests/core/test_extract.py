@@ -56,6 +56,11 @@ def chains(text: str) -> list[str]:
         ("W = 1 1/2 / 1/2 = 3", []),
         ("48 = 100% + 20% = 120% of the actual number", []),
         ("Nikita = (1/2) 278 + 11 = 150 points", []),
+        # function names in plain text; glued words; markup fragments
+        ("cos(0) = 1 and floor(2.5) = 2", ["cos(0) = 1", "floor(2.5) = 2"]),
+        ("Γ(5) = 24", []),
+        ("<img src=x onerror=alert(1)> + 1 = 2", []),
+        ("he is 6th + 2 = 8th", []),
         # currency is not math
         ("It costs $5 and $6 each.", []),
     ],

@@ -39,7 +39,8 @@ def test_proof_from_input_forms() -> None:
 
 @pytest.mark.parametrize(
     "data",
-    [[], {"problem": "p"}, {"problem": 3, "steps": ["x"]}, {"problem": "p", "steps": "x"},
+    [[], {"problem": "p"}, {"problem": 3, "steps": ["x"]}, {"problem": "p", "proof": "Step 1:"},
+     {"problem": "p", "steps": ["x = \ud800"]}, {"problem": "p", "steps": "x"},
      {"problem": "p", "steps": []}, {"problem": "p", "steps": [1]}, {"problem": "p", "proof": "  "}],
 )
 def test_bad_input_is_a_clear_error(data: object) -> None:
