@@ -31,7 +31,8 @@ from faithsieve.api.errors import ServiceError, validation_detail
 from faithsieve.api.metrics import CONTENT_TYPE, ServiceMetrics
 from faithsieve.api.middleware import GuardMiddleware, MetricsMiddleware
 from faithsieve.api.models import (
-    BatchRequest, BatchResponse, ErrorBody, Health, LimitsInfo, Liveness, LocalizeOptions, LocalizeRequest, VersionInfo,
+    BatchRequest, BatchResponse, ErrorBody, Health, LimitsInfo, Liveness, LocalizeOptions, LocalizeRequest,
+    RewardRequest, RewardResponse, VersionInfo,
 )
 from faithsieve.api.pool import Job, WorkerPool
 from faithsieve.api.settings import ServiceSettings
@@ -44,7 +45,7 @@ log = logging.getLogger(__name__)
 
 API_VERSION = "1"
 _JSON = "application/json"
-_PROTECTED = frozenset({"/localize", "/localize/batch", "/metrics"})
+_PROTECTED = frozenset({"/localize", "/localize/batch", "/get_reward", "/metrics"})
 T = TypeVar("T")
 
 
@@ -280,6 +281,29 @@ async def route_localize_batch(body: BatchRequest, request: Request,
     return Response(content=out, media_type=_JSON)
 
 
+async def route_get_reward(body: RewardRequest, service: ServiceDep) -> RewardResponse:
+    """OpenRLHF's remote reward model: ``{"query", "prompts", "labels"}`` in, ``{"rewards", "scores",
+    "extra_logs"}`` out. The grader bounds each sample by its own time budget in its own worker
+    processes (``FAITHSIEVE_GRADER_*``), so one hostile completion costs its budget, never the batch."""
+    from faithsieve.grader import openrlhf_reward
+
+    s = service.settings
+    n = len(body.query)
+    if n > s.batch_limit:
+        raise InputTooLarge(f"{n} samples; the limit is {s.batch_limit} per request", {"field": "query"})
+    for name, seq in (("prompts", body.prompts), ("labels", body.labels)):
+        if seq is not None and len(seq) != n:
+            raise InputError(f"'{name}' has {len(seq)} entries but 'query' has {n}", {"field": name})
+    try:
+        out = await asyncio.wait_for(asyncio.to_thread(openrlhf_reward, body.query, body.prompts, body.labels),
+                                     timeout=s.batch_time_limit_s)
+    except asyncio.TimeoutError:
+        raise errors.RequestTimeout("reward batch exceeded its time limit", {"limit_s": s.batch_time_limit_s}) from None
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    return RewardResponse(**out)
+
+
 async def route_healthz() -> Liveness:
     """Liveness: the event loop answers."""
     return Liveness()
@@ -363,7 +387,8 @@ def create_app(settings: ServiceSettings | None = None, job: Job | None = None) 
     api_key = settings.api_key.get_secret_value() if settings.api_key is not None else None
     middleware.append(Middleware(
         GuardMiddleware, metrics=metrics, api_key=api_key, protected=_PROTECTED,
-        body_limits={"/localize": settings.max_body_bytes, "/localize/batch": settings.max_batch_body_bytes},
+        body_limits={"/localize": settings.max_body_bytes, "/localize/batch": settings.max_batch_body_bytes,
+                     "/get_reward": settings.max_batch_body_bytes},
         body_time_limit_s=settings.body_read_time_limit_s))
 
     app = FastAPI(
@@ -385,6 +410,8 @@ def create_app(settings: ServiceSettings | None = None, job: Job | None = None) 
     app.post("/localize/batch", responses={200: {"model": BatchResponse, "description": "Results in order."},
                                            **_ERRORS}, dependencies=secured, tags=["localize"],
              summary="Localize many proofs")(route_localize_batch)
+    app.post("/get_reward", response_model=RewardResponse, responses=_ERRORS, dependencies=secured, tags=["rl"],
+             summary="OpenRLHF remote reward")(route_get_reward)
     app.get("/healthz", tags=["ops"], summary="Liveness")(route_healthz)
     app.get("/readyz", tags=["ops"], summary="Readiness", response_model=Health,
             responses={503: {"model": Health, "description": "Not ready."}})(route_readyz)
@@ -426,6 +453,10 @@ def document_limits(schema: dict[str, Any], s: ServiceSettings) -> dict[str, Any
     batch = comps.get("BatchRequest")
     if batch is not None:
         batch["properties"]["items"].update(minItems=1, maxItems=s.batch_limit)
+    reward = comps.get("RewardRequest")
+    if reward is not None:
+        # equal lengths of query/prompts/labels are checked by the server (422); JSON Schema cannot say it
+        reward["properties"]["query"].update(maxItems=s.batch_limit)
     return schema
 
 

@@ -121,6 +121,32 @@ class BatchRequest(BaseModel):
     """Options applied to every item that has none of its own."""
 
 
+class RewardRequest(BaseModel):
+    """OpenRLHF's remote reward request: ``query[i]`` is prompt + response, ``labels[i]`` the reference."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    query: list[str]
+    """Prompt followed by the model's response, one per sample."""
+    prompts: list[str] | None = None
+    """The prompts (their prefix is removed from each query)."""
+    labels: list[str | None] | None = None
+    """Reference answers (null or "" grades the process only)."""
+
+
+class RewardResponse(BaseModel):
+    """OpenRLHF's remote reward response."""
+
+    model_config = _FROZEN
+
+    rewards: list[float]
+    """Shaped reward per sample (outcome minus the process penalty)."""
+    scores: list[float]
+    """Outcome per sample (1.0 correct final answer, else 0.0), for dynamic filtering."""
+    extra_logs: dict[str, list[float]]
+    """Per-sample values to log (first error step, coverage, time, flags)."""
+
+
 class ErrorDetail(BaseModel):
     """What went wrong, for a person and for a program."""
 
