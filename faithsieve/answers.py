@@ -53,7 +53,7 @@ _POINTS = 6
 
 @dataclass(frozen=True)
 class AnswerPolicy:
-    """How lenient the comparison is. All defaults are documented in docs/grader.md."""
+    """How lenient the comparison is. All defaults are documented in the README (RL section)."""
 
     percent: Literal["either", "value", "strip"] = "either"
     """``value``: ``50%`` is 0.5. ``strip``: ``50%`` is 50. ``either``: both readings count,

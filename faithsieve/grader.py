@@ -11,7 +11,7 @@ shapes the common frameworks call:
   service's ``POST /get_reward``. Both return ``{"rewards", "scores", "extra_logs"}`` as plain
   lists (no torch import here).
 
-Reward (every weight is a ``GraderConfig`` field; docs/grader.md has the table)::
+Reward (every weight is a ``GraderConfig`` field; the README (RL section) has the table)::
 
     score = outcome_term - error_penalty * [a step of the solution is refuted]
 
@@ -903,7 +903,7 @@ def openrlhf_reward(query: Sequence[Any], prompts: Sequence[Any] | None = None, 
 
 def reward_func(queries: Sequence[Any], prompts: Sequence[Any], labels: Sequence[Any], **kwargs: Any) -> dict[str, Any]:
     """OpenRLHF's local ``--remote_rm_url /path/to/file.py`` form. Plain lists (recent OpenRLHF
-    applies ``torch.as_tensor``; docs/grader.md has a shim for versions that need tensors).
+    applies ``torch.as_tensor``; the README (RL section) has a shim for versions that need tensors).
     Keyword arguments naming ``GraderConfig`` fields override the config."""
     return openrlhf_reward(queries, prompts, labels, _apply_overrides(None, kwargs))
 
