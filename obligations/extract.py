@@ -63,8 +63,8 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str) -> Obligation | None:
     if ctx.hypothetical:
         return None
     if vs <= set(ctx.env) and r.op == "=" and _substitution_meant(ctx, r, edge.step):
-        env = {k: ctx.env[k] for k in vs}
-        origins = {k: ctx.env_origin.get(k, "") for k in vs}
+        env = {k: ctx.env[k] for k in sorted(vs)}  # sorted: set order varies between processes
+        origins = {k: ctx.env_origin.get(k, "") for k in sorted(vs)}
         return SubstitutionObligation(**base, claim=r, env=env, approx=approx, origins=origins)
     if ctx.premises and edge.type == TransitionType.DERIVATION:
         prem = ctx.premises
