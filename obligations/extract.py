@@ -170,7 +170,7 @@ def _coverage(cov: dict[str, object], base: dict[str, object]) -> Obligation:
     return CoverageObligation(
         **base,
         variable=var,
-        cases=tuple(str(h).strip()[:120] for h in cov.get("headers", ())),  # type: ignore[union-attr]
+        cases=tuple(str(h).strip()[:120] for h in cov.get("headers", ())),  # type: ignore[attr-defined]
         conditions=tuple(rel_conds),
         case_sizes=tuple(len(c) if k == "rel" else 0 for k, c in conds),  # type: ignore[arg-type]
         parity=parity,

@@ -165,9 +165,9 @@ class _Builder:
                 if i == 0 and _is_assignment(r) and op == "=":
                     var, val_expr = (lhs, rhs) if isinstance(lhs, Var) else (rhs, lhs)
                     v = _closed_value(val_expr)
-                    if v is not None and not f.conditional:
-                        scope.env[var.name] = v  # type: ignore[union-attr]
-                        scope.origin[var.name] = f"problem: {f.text}"  # type: ignore[union-attr]
+                    if v is not None and not f.conditional and isinstance(var, Var):
+                        scope.env[var.name] = v
+                        scope.origin[var.name] = f"problem: {f.text}"
                         scope.origin_step[var.name] = 10**9  # problem values never expire
                 elif variables(lhs) | variables(rhs):
                     scope.facts.append(str(r))

@@ -269,7 +269,7 @@ class _Parser:
         if fn == "binom":
             return Call("binom", (self.group(), self.group()))
         if not self.latex and fn in ("floor", "ceil", "abs"):
-            tok = self.expect(LP)
+            self.expect(LP)
             e = self.expr()
             self.expect(RP)
             return Call(fn, (e,))
