@@ -18,7 +18,7 @@ from faithsieve.obligations.models import (
     ArithmeticObligation, CoverageObligation, DerivationObligation, IdentityObligation, Obligation, Rel,
     SolutionObligation, SubstitutionObligation,
 )
-from faithsieve.statetree.decompose import EdgeContext, StateTree
+from faithsieve.statetree.decompose import CaseSplit, EdgeContext, StateTree
 from faithsieve.statetree.models import EdgeUnit, TransitionType
 
 _EXPAND_CONTEXT = re.compile(r"(?i)\b(expand\w*|multiply\w* out|foil\w*|distribut\w*|factor\w*)\b")
@@ -152,28 +152,14 @@ def _solution(ctx: EdgeContext, base: dict[str, object], approx: bool) -> Obliga
                               decimals=decimals)
 
 
-def _coverage(cov: dict[str, object], base: dict[str, object]) -> Obligation:
-    var = str(cov["variable"])
-    conds = cov["conds"]
-    assert isinstance(conds, list)
-    parity = tuple(str(c) if k == "parity" else "" for k, c in conds)
-    rel_conds: list[Rel] = []
-    for k, c in conds:
-        if k == "rel":
-            assert isinstance(c, tuple)
-            rel_conds.extend(c)
-    constraints = list(cov.get("constraints", ()))  # type: ignore[call-overload]
-    if cov.get("positive"):
-        constraints.append(Rel(Var(var), ">", Num(Fraction(0), "0", 0)))
-    elif cov.get("nonnegative"):
-        constraints.append(Rel(Var(var), ">=", Num(Fraction(0), "0", 0)))
+def _coverage(cov: CaseSplit, base: dict[str, object]) -> Obligation:
     return CoverageObligation(
         **base,
-        variable=var,
-        cases=tuple(str(h).strip()[:120] for h in cov.get("headers", ())),  # type: ignore[attr-defined]
-        conditions=tuple(rel_conds),
-        case_sizes=tuple(len(c) if k == "rel" else 0 for k, c in conds),  # type: ignore[arg-type]
-        parity=parity,
-        domain="integer" if cov.get("integer") else "real",
-        domain_constraints=tuple(constraints),
+        variable=cov.variable,
+        cases=tuple(h.strip()[:120] for h in cov.headers),
+        conditions=tuple(r for rels in cov.relations for r in rels),
+        case_sizes=tuple(len(rels) for rels in cov.relations),
+        parity=cov.residues,
+        domain="integer" if cov.integer else "real",
+        domain_constraints=cov.constraints,
     )

@@ -45,6 +45,24 @@ _INTEGER_WORDS = re.compile(r"(?i)\b(integers?|whole numbers?|natural numbers?|d
 
 
 @dataclass(frozen=True)
+class CaseSplit:
+    """The cases of one split, as read from their headers (internal)."""
+
+    variable: str
+    """The variable the cases split on."""
+    residues: tuple[str, ...]
+    """Per case: ``even``, ``odd``, ``mod m r``, or "" for a relational case."""
+    relations: tuple[tuple[Rel, ...], ...]
+    """Per case: its relational conditions (empty for a residue case)."""
+    integer: bool
+    """The variable ranges over the integers."""
+    headers: tuple[str, ...] = ()
+    """The case headers as written."""
+    constraints: tuple[Rel, ...] = ()
+    """Constraints on the variable stated in the problem (including 'positive', 'non-negative')."""
+
+
+@dataclass(frozen=True)
 class EdgeContext:
     """What the obligation extractor needs to know about one EdgeUnit (internal)."""
 
@@ -68,7 +86,7 @@ class EdgeContext:
     rounded: frozenset[str] = frozenset()
     """Literals the proof produced by rounding earlier."""
     integer_vars: frozenset[str] = frozenset()
-    coverage: dict[str, object] | None = None
+    coverage: CaseSplit | None = None
     """For a case split: the cases found (variable, conditions, domain)."""
     system: tuple[tuple[Rel, ...], dict[str, Fraction]] | None = None
     """For the first of a run of assignments: the system of equations they claim to solve."""
@@ -369,41 +387,41 @@ class _Builder:
             self.case_records.append((step, (start, end), header, edge.id))
         return new_scope, None
 
-    def coverage_cases(self) -> dict[str, object] | None:
-        """Collect the case conditions of the split: one variable, parity or relational conditions."""
+    def coverage_cases(self) -> CaseSplit | None:
+        """Collect the case conditions of the split: one variable, residue or relational conditions."""
         if len(self.case_records) < 2:
             return None
         var: str | None = None
-        conds: list[tuple[str, object]] = []
+        residues: list[str] = []
+        relations: list[tuple[Rel, ...]] = []
         for _, _, header, _ in self.case_records:
             m = _PARITY.search(header)
             fs = [f for f in extract_formulas(header) if f.chain.rels]
             if m and not fs:
-                v, kind = m.group(1), m.group(2).lower()
-                conds.append(("parity", kind))
+                v, residue, rels = m.group(1), m.group(2).lower(), ()
             elif fs and len(fs) == 1 and (res := _residue_class(fs[0].chain)) is not None:
-                v, mod, rem = res
-                conds.append(("parity", f"mod {mod} {rem}"))
+                v, residue, rels = res[0], f"mod {res[1]} {res[2]}", ()
             elif fs and len(fs) == 1:
                 f = fs[0]
                 vs = set().union(*(variables(e) for e in f.chain.exprs))
                 if len(vs) != 1 or any(r in ("!=", "~") for r in f.chain.rels):
                     return None
-                v = next(iter(vs))
                 if not all(isinstance(e, Var) or not variables(e) for e in f.chain.exprs):
                     return None
-                conds.append(("rel", tuple(Rel(a, o, b) for a, o, b in f.chain.links())))
+                v, residue, rels = next(iter(vs)), "", tuple(Rel(a, o, b) for a, o, b in f.chain.links())
             else:
                 return None
-            if var is None:
-                var = v
-            elif var != v:
+            if var is not None and var != v:
                 return None
+            var = v
+            residues.append(residue)
+            relations.append(rels)
         assert var is not None
-        kinds = {k for k, _ in conds}
-        if len(kinds) != 1:
-            return None
-        return {"variable": var, "conds": conds, "integer": "parity" in kinds or var in self.integer_vars}  # residues too
+        if len({bool(r) for r in residues}) != 1:
+            return None  # residue and relational cases mixed: not read
+        return CaseSplit(variable=var, residues=tuple(residues), relations=tuple(relations),
+                         integer=bool(residues[0]) or var in self.integer_vars,
+                         headers=tuple(h for _, _, h, _ in self.case_records))
 
 
 def _residue_class(chain: Chain) -> tuple[str, int, int] | None:
@@ -450,15 +468,16 @@ def decompose(proof: Proof) -> StateTree:
     tree = b.build()
     cov = b.coverage_cases()
     if cov is not None:
-        step, span, _, eid = b.case_records[0]
-        old = tree.contexts[eid]
-        cov["constraints"] = tuple(c for c in b.problem_constraints
-                                   if variables(c.lhs) | variables(c.rhs) == {cov["variable"]})
-        cov["positive"] = bool(re.search(r"(?i)\bpositive\b", proof.problem))
-        cov["nonnegative"] = bool(re.search(r"(?i)\bnon-?negative\b", proof.problem))
-        cov["headers"] = tuple(h for _, _, h, _ in b.case_records)
-        tree.contexts[eid] = EdgeContext(formula=old.formula, coverage=cov)
+        _, _, _, eid = b.case_records[0]
+        constraints = [c for c in b.problem_constraints if variables(c.lhs) | variables(c.rhs) == {cov.variable}]
+        zero = Num(Fraction(0), "0", 0)
+        if re.search(r"(?i)\bpositive\b", proof.problem):
+            constraints.append(Rel(Var(cov.variable), ">", zero))
+        elif re.search(r"(?i)\bnon-?negative\b", proof.problem):
+            constraints.append(Rel(Var(cov.variable), ">=", zero))
+        cov = CaseSplit(**{**cov.__dict__, "constraints": tuple(constraints)})
+        tree.contexts[eid] = EdgeContext(formula=tree.contexts[eid].formula, coverage=cov)
     return tree
 
 
-__all__ = ["EdgeContext", "StateTree", "decompose", "leftmost_operand", "render"]
+__all__ = ["CaseSplit", "EdgeContext", "StateTree", "decompose", "leftmost_operand", "render"]

@@ -50,7 +50,7 @@ def test_case_split_branches_from_one_state() -> None:
     branches = [tree.graph.nodes[c.child]["state"]["branch"] for c in cases]
     assert branches[0].startswith("n is even") and branches[1].startswith("n is odd")
     cov = [tree.contexts[e.id].coverage for e in tree.edges if tree.contexts[e.id].coverage]
-    assert cov and cov[0]["variable"] == "n"
+    assert cov and cov[0].variable == "n"
 
 
 def test_tree_exports_as_node_link_json() -> None:
