@@ -145,7 +145,57 @@ def tokenize_plain(text: str, offset: int = 0) -> list[Token]:
             else:
                 toks.append(Token(BREAK, v, s, e, space))
         space = False
-    return _mixed_numbers(_plain_words(_dashes(_bullets(text, offset, toks))))
+    return _plain_units(_mixed_numbers(_plain_words(_dashes(_bullets(text, offset, toks)))))
+
+
+_NOT_UNITS = {
+    "dozen", "dozens", "hundred", "hundreds", "thousand", "thousands", "million", "millions", "billion", "score",
+    "half", "halves", "quarter", "quarters", "third", "thirds", "fourth", "fifth", "times", "percent", "more",
+    "less", "fewer", "than", "of", "and", "or", "is", "are", "was", "were", "to", "the", "in", "on", "at", "for",
+    "by", "per", "each", "every", "so", "then", "which", "that", "gives", "makes", "equals", "plus", "minus",
+    "st", "nd", "rd", "th", "am", "pm", "if", "as", "from", "with", "into", "total", "left", "remaining",
+}
+_UNIT_FOLLOW = (OP, REL, "PCT")
+
+
+def _is_unit_word(t: Token) -> bool:
+    return t.kind == BREAK and t.value.isalpha() and t.value.isascii() and len(t.value) >= 2 and (
+        t.value.lower() not in _NOT_UNITS)
+
+
+def _plain_units(toks: list[Token]) -> list[Token]:
+    """'12 shoes * $60/shoe = $720': a word right after a number, followed by an operator or a
+    relation (or ending the formula), names a unit; it is set aside like ``\\text{...}`` units in
+    LaTeX, so that the numbers form one formula and different units on two sides can be told."""
+    out = list(toks)
+    n = len(out)
+    i = 0
+    while i < n:
+        t = out[i]
+        if t.kind == NUM and i + 1 < n:
+            j = i + 1
+            # "60/shoe": a per-unit glued to the number
+            if (j + 1 < n and out[j].kind == OP and out[j].value == "/" and not out[j].space_before
+                    and _is_unit_word(out[j + 1]) and not out[j + 1].space_before):
+                end = j + 2
+                nxt = out[end] if end < n else None
+                if nxt is None or nxt.kind in _UNIT_FOLLOW or (nxt.kind == BREAK and nxt.value in ".,;:!?\n"):
+                    unit = "/" + out[j + 1].value.lower().rstrip("s")
+                    out[j] = Token(UNIT, unit, out[j].start, out[j + 1].end, False)
+                    del out[j + 1]
+                    n -= 1
+            elif _is_unit_word(out[j]) and out[j].space_before:
+                end = j + 1
+                words = [out[j].value.lower().rstrip("s")]
+                if end + 1 < n and out[end].kind == OP and out[end].value == "/" and _is_unit_word(out[end + 1]):
+                    words.append("/" + out[end + 1].value.lower().rstrip("s"))
+                    end += 2
+                nxt = out[end] if end < n else None
+                if nxt is None or nxt.kind in _UNIT_FOLLOW or (nxt.kind == BREAK and nxt.value in ".,;:!?\n"):
+                    out[j : end] = [Token(UNIT, "".join(words), out[j].start, out[end - 1].end, True)]
+                    n = len(out)
+        i += 1
+    return out
 
 
 def _bullets(text: str, offset: int, toks: list[Token]) -> list[Token]:

@@ -61,6 +61,11 @@ def chains(text: str) -> list[str]:
         ("Γ(5) = 24", []),
         ("<img src=x onerror=alert(1)> + 1 = 2", []),
         ("he is 6th + 2 = 8th", []),
+        # unit words after numbers in plain text; different units on the two sides are not a computation
+        ("Total = 12 shoes * $60/shoe = $720.", ["12 * 60 = 720"]),
+        ("5 apples + 3 apples = 8 apples", ["5 + 3 = 8"]),
+        ("2 hours = 120 minutes", []),
+        ("2 dozen = 24", []),
         # currency is not math
         ("It costs $5 and $6 each.", []),
     ],
