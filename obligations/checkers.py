@@ -143,11 +143,17 @@ def compare_values(
         return Refuted(method, cx)
     if a == b:
         return Verified(method)
-    # "2/4 × 100 = 50%": a percentage written as the number of percent
-    if (isinstance(rhs, Call) and rhs.fn == "percent" and a == b * 100) or (
-        isinstance(lhs, Call) and lhs.fn == "percent" and b == a * 100
-    ):
-        return Verified(method, "percent notation")
+    # "2/4 × 100 = 50%", "1/26 × 100 ≈ 3.85%": a percentage written as the number of percent
+    for value, pct, other in ((a, rhs, b), (b, lhs, a)):
+        if isinstance(pct, Neg):
+            pct = pct.operand
+        if isinstance(pct, Call) and pct.fn == "percent":
+            if value == other * 100:
+                return Verified(method, "percent notation")
+            inner = pct.args[0]
+            ptol = _shown_tolerance(inner) or (Fraction(1) if value.denominator != 1 else Fraction(0))
+            if ptol and abs(value - other * 100) < ptol:
+                return Verified(f"{method}-rounding", "percent notation, rounded to the digits shown")
     diff = a - b
     tol = max(_shown_tolerance(lhs), _shown_tolerance(rhs))
     # an integer written for a non-integer value: rounding, floor or ceiling

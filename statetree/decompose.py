@@ -37,6 +37,7 @@ _FOR_VALUE = re.compile(r"(?i)\b(for|with|at|when|taking|using)\s*(\\\(|\$|\\\[)
 _VERBAL_DEF = re.compile(r"(?i)\blet\s+(?:\$|\\\()?\s*[a-zA-Z](?:_\w+)?\s*(?:\$|\\\))?\s+(?:be|denote|represent)\b")
 _VERBAL_CONCLUSION = re.compile(r"(?i)\b(?:the (?:final )?answer is|therefore,? the answer|we conclude|this proves|which proves|"
                                 r"\\boxed\{|q\.?e\.?d)")
+_IMAGINARY = re.compile(r"(?i)\bcomplex\b|\bimaginary\b|(?<![A-Za-z\\])i\s*\^\s*\{?\s*2|\\mathrm\{i\}|\bi\s*=\s*\\sqrt\{-1\}")
 _NAMING = re.compile(r"(?i)\b(where|let|with|denote|call|coefficients?|given)\b")
 _ALTERNATIVE = re.compile(r"(?i)\bor\b|\\lor|\\vee")
 _PARALLEL = re.compile(r"(?i)\bor\b|\band\b|,|;|\\quad|\\lor|\\vee|\\text\{\s*(or|and)\s*\}")
@@ -151,6 +152,8 @@ class _Builder:
         self.case_records: list[tuple[int, tuple[int, int], str, str]] = []  # step, span, header text, edge id
         self.split_scope: _Scope | None = None
         self.word_problem = True
+        # "i" is the imaginary unit when the problem or proof works with complex numbers
+        self.imaginary = any(_IMAGINARY.search(t) for t in [proof.problem, *(st.text for st in proof.steps)])
 
     # -- states ----------------------------------------------------------
     def new_state(self, scope: _Scope, goal: str = "") -> str:
@@ -174,7 +177,7 @@ class _Builder:
     # -- problem ---------------------------------------------------------
     def read_problem(self, scope: _Scope) -> None:
         text = self.proof.problem
-        problem_formulas = extract_formulas(text)
+        problem_formulas = extract_formulas(text, self.imaginary)
         self.word_problem = not any(variables(e) for f in problem_formulas for e in f.chain.exprs) and not re.search(
             r"\$[^$]*[a-zA-Z][^$]*\$|\\\(", text)
         for f in problem_formulas:
@@ -211,7 +214,7 @@ class _Builder:
             text = step.text
             heads = list(_CASE_HEAD.finditer(text))
             if_par = list(_IF_PARITY.finditer(text))
-            formulas = extract_formulas(text)
+            formulas = extract_formulas(text, self.imaginary)
             if heads or len(if_par) >= 2:
                 scope, last_rel = self.enter_cases(scope, step.index, text, heads, if_par)
             if last_rel is not None and step.index - last_rel_step > 1:

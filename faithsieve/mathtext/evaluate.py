@@ -196,7 +196,7 @@ def to_sympy(e: Expr, lim: Limits = DEFAULT_LIMITS) -> sympy.Expr:
     if isinstance(e, Var):
         return sympy.Symbol(e.name)
     if isinstance(e, Const):
-        return sympy.pi if e.name == "pi" else sympy.E
+        return {"pi": sympy.pi, "i": sympy.I}.get(e.name, sympy.E)
     if isinstance(e, Neg):
         return -to_sympy(e.operand, lim)
     if isinstance(e, BinOp):

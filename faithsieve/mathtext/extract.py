@@ -166,7 +166,7 @@ _START_KINDS = (NUM, VAR, CONST, LP, LB, FUNC, BAR)
 _END_KINDS = (NUM, VAR, CONST, RP, RB, BAR, "PCT", "BANG")
 
 
-_CLEAN_BREAKS = {".", ",", ";", ":", "?", "!", "\n", "{", "}", '"', "“", "”", "'", "\\\\", r"\implies", r"\Rightarrow", r"\Longrightarrow", r"\iff",
+_CLEAN_BREAKS = {".", ",", ";", ":", "?", "!", "\n", "{", "}", '"', "“", "”", "\\\\", r"\implies", r"\Rightarrow", r"\Longrightarrow", r"\iff",
                  r"\Leftrightarrow", r"\therefore", r"\because", r"\quad", r"\qquad", "=>", "\\text"}
 _ELLIPSIS = re.compile(r"\s*(?:\.\.\.|…|\\[lc]?dots|\\ldots|\\cdots|\\overline|\.\\|\.\d|\\pm|\\mp|\\pmod|\(\s*mod\b)")
 
@@ -263,7 +263,7 @@ def _split_on_rel_gaps(run: list[Token], latex: bool) -> list[list[Token]]:
 
 
 def _parse_run(toks: list[Token], before: Token | None, after: Token | None, latex: bool, text: str,
-               ) -> tuple[Chain, list[tuple[int, int]], list[Token]] | None:
+               imaginary: bool = False) -> tuple[Chain, list[tuple[int, int]], list[Token]] | None:
     units = [t for t in toks if t.kind == UNIT]
     if units:
         toks = [t for t in toks if t.kind != UNIT]
@@ -290,19 +290,32 @@ def _parse_run(toks: list[Token], before: Token | None, after: Token | None, lat
     if not latex and _ambiguous_division(run):
         return None
     try:
-        chain, spans = parse_tokens(run, latex)
+        chain, spans = parse_tokens(run, latex, imaginary)
     except ParseError:
         return None
-    if units:
-        # "1/2 inch = 20 miles": two quantities in different units are a scale, not a computation
+    trailing_word = (after is not None and run[-1] is toks[-1] and after.value.isalpha() and after.value.isascii()
+                     and len(after.value) > 1)
+    if units or trailing_word:
+        # "1/2 inch = 20 miles", "4 daps = 7 yaps", "$0.90 = 90 cents": quantities in different
+        # units are a conversion or a scale, not a computation
         member_units: list[set[str]] = [set() for _ in spans]
+        if trailing_word:
+            assert after is not None
+            word = after.value.lower().rstrip("s")
+            member_units[-1].add({"dollar": "$", "usd": "$", "buck": "$"}.get(word, word))
         for u in units:
             owner = max((i for i, (a, _) in enumerate(spans) if a <= u.start), default=None)
             if owner is not None:
                 member_units[owner].add(u.value)
         for i in range(len(spans) - 1):
             if member_units[i] and member_units[i + 1] and not member_units[i] & member_units[i + 1]:
-                return None
+                # keep the chain up to the conversion: "$9.90 - $9 = $0.90 = 90 cents"
+                if i == 0:
+                    return None
+                chain = Chain(chain.exprs[: i + 1], chain.rels[:i])
+                spans = spans[: i + 1]
+                cut_right = False
+                break
     exprs, rels = list(chain.exprs), list(chain.rels)
     if cut_left:
         exprs, rels, spans = exprs[1:], rels[1:], spans[1:]
@@ -337,8 +350,9 @@ def quantity_name(text: str, eq_pos: int) -> str | None:
     return " ".join(words)
 
 
-def extract_formulas(text: str) -> list[Formula]:
-    """All parseable relation chains in ``text``, in order of appearance."""
+def extract_formulas(text: str, imaginary: bool = False) -> list[Formula]:
+    """All parseable relation chains in ``text``, in order of appearance. With ``imaginary``,
+    ``i`` is the imaginary unit (the text works with complex numbers)."""
     out: list[Formula] = []
     prev_end = 0
     for seg in find_segments(text):
@@ -349,7 +363,7 @@ def extract_formulas(text: str) -> list[Formula]:
             for k, run in enumerate(pieces):
                 before = r.before if k == 0 else None
                 after = r.after if k == len(pieces) - 1 else None
-                parsed = _parse_run(run, before, after, seg.latex, text)
+                parsed = _parse_run(run, before, after, seg.latex, text, imaginary)
                 if parsed is None:
                     continue
                 chain, spans, used = parsed

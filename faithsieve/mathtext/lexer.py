@@ -90,6 +90,7 @@ _LATEX_SKIP = {
     r"\$", r"\boxed", r"\fbox", r"\mathbf", r"\bf", r"\mathit", r"\textstyle", r"\limits",
     r"\hspace", r"\phantom", r"\nonumber", r"\notag",
 }
+_SIZING = {r"\left", r"\right", r"\big", r"\Big", r"\bigg", r"\Bigg", r"\bigl", r"\bigr", r"\Bigl", r"\Bigr"}
 _LATEX_DROP_ARG = {r"\text", r"\mathrm", r"\textbf", r"\textit", r"\mbox", r"\textrm", r"\operatorname", r"\emph"}
 _GREEK = {
     "alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "theta", "lambda", "mu", "sigma",
@@ -122,6 +123,8 @@ def brace_group_end(text: str, i: int) -> int:
 def tokenize_plain(text: str, offset: int = 0) -> list[Token]:
     toks: list[Token] = []
     space = False
+    pending_currency = False
+    currency: set[int] = set()  # start offsets of numbers written after a currency mark
     for m in _PLAIN.finditer(text):
         kind = m.lastgroup
         s, e = m.start() + offset, m.end() + offset
@@ -129,8 +132,13 @@ def tokenize_plain(text: str, offset: int = 0) -> list[Token]:
         if kind == "ws":
             space = True
             continue
+        if v != "$" and kind != "num":
+            pending_currency = False
         if kind == "num":
             toks.append(Token(NUM, v, s, e, space))
+            if pending_currency:
+                currency.add(s)
+                pending_currency = False
         elif kind == "word":
             toks.append(Token("WORD", v, s, e, space))
         elif kind == "rel2":
@@ -138,14 +146,24 @@ def tokenize_plain(text: str, offset: int = 0) -> list[Token]:
             toks.append(Token(REL if val != "=>" else BREAK, val, s, e, space))
         else:
             if v in ("$", "€", "£", "¥"):
-                continue  # currency marks are transparent
+                # a currency mark is the unit of the number after it (kept aside, like units)
+                pending_currency = True
+                continue
             if v in _UNI_OPS:
                 k, val = _UNI_OPS[v]
                 toks.append(Token(k, val, s, e, space))
             else:
                 toks.append(Token(BREAK, v, s, e, space))
         space = False
-    return _plain_units(_mixed_numbers(_plain_words(_dashes(_bullets(text, offset, toks)))))
+    toks = _plain_units(_mixed_numbers(_plain_words(_dashes(_bullets(text, offset, toks)))))
+    if not currency:
+        return toks
+    out: list[Token] = []
+    for t in toks:
+        out.append(t)
+        if t.kind == NUM and t.start in currency:
+            out.append(Token(UNIT, "$", t.end, t.end, False))
+    return out
 
 
 _NOT_UNITS = {
@@ -186,7 +204,8 @@ def _plain_units(toks: list[Token]) -> list[Token]:
                     n -= 1
             elif _is_unit_word(out[j]) and out[j].space_before:
                 end = j + 1
-                words = [out[j].value.lower().rstrip("s")]
+                word = out[j].value.lower().rstrip("s")
+                words = [{"dollar": "$", "usd": "$", "buck": "$"}.get(word, word)]
                 if end + 1 < n and out[end].kind == OP and out[end].value == "/" and _is_unit_word(out[end + 1]):
                     words.append("/" + out[end + 1].value.lower().rstrip("s"))
                     end += 2
@@ -314,6 +333,7 @@ def tokenize_latex(text: str, offset: int = 0) -> list[Token]:
     i = 0
     n = len(text)
     pending_letters: list[Token] = []
+    pending_currency = False
 
     def flush_letters() -> None:
         if len(pending_letters) > 1:
@@ -347,6 +367,9 @@ def tokenize_latex(text: str, offset: int = 0) -> list[Token]:
             continue
         if kind == "num":
             toks.append(Token(NUM, v.replace("{,}", ","), s, e, space))
+            if pending_currency:
+                toks.append(Token(UNIT, "$", e, e, False))
+                pending_currency = False
         elif kind == "cmd":
             if v in _LATEX_CMDS:
                 k, val = _LATEX_CMDS[v]
@@ -355,7 +378,10 @@ def tokenize_latex(text: str, offset: int = 0) -> list[Token]:
                 if v in (r"\hspace", r"\phantom") and i < n and text[i] == "{":
                     end = brace_group_end(text, i)
                     i = end if end > 0 else n
-                space = True
+                if v == r"\$" and i < n and (text[i].isdigit() or text[i] == "."):
+                    pending_currency = True
+                # sizing commands (\left, \big) keep "f\left(x\right)" a function call
+                space = space or v not in _SIZING
                 continue
             elif v in _LATEX_DROP_ARG:
                 if i < n and text[i] == "{":

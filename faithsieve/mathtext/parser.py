@@ -50,12 +50,13 @@ def parse_number(text: str) -> Num:
 
 
 class _Parser:
-    def __init__(self, toks: list[Token], latex: bool) -> None:
+    def __init__(self, toks: list[Token], latex: bool, imaginary: bool = False) -> None:
         if len(toks) > MAX_TOKENS:
             raise ParseError("formula too long")
         self.t = toks
         self.i = 0
         self.latex = latex
+        self.imaginary = imaginary
         self.depth = 0
 
     # -- helpers -------------------------------------------------------
@@ -209,20 +210,29 @@ class _Parser:
         k = tok.kind
         if k == NUM:
             return parse_number(tok.value)
+        if k == VAR and tok.value == "i" and self.imaginary and (s := self.peek()) is not None and s.kind != SUB:
+            return Const("i")  # the imaginary unit, when the text works with complex numbers
         if k == VAR:
             name = tok.value
             if (s := self.peek()) is not None and s.kind == SUB:
                 self.take()
                 name += "_" + self._subscript_text()
-            nxt = self.peek()
-            if nxt is not None and nxt.kind == LP and not nxt.space_before and (
-                name.rstrip("'") in FUNCTION_LETTERS or name.endswith("'")
-            ):
-                # f(x), g(2), p'(1): an unknown function applied, never a product
-                self.take()
-                args = [self.expr()]
-                self.expect(RP)
-                return Call("fn:" + name, tuple(args))
+            if self._function_name(name):
+                nxt = self.peek()
+                if nxt is not None and nxt.kind == POW:
+                    # f^{-1}(3), f^2(x): an iterate or inverse applied
+                    j = self._group_end(self.i + 1)
+                    after = self.t[j] if 0 <= j < len(self.t) else None
+                    if after is not None and after.kind == LP and not after.space_before and after.value in "([":
+                        name += "^" + "".join(t.value for t in self.t[self.i + 1 : j])
+                        self.i = j
+                nxt = self.peek()
+                if nxt is not None and nxt.kind == LP and not nxt.space_before and nxt.value in "([":
+                    # f(x), S(0), p'(1): an unknown function applied, never a product
+                    self.take()
+                    args = [self.expr()]
+                    self.expect(RP)
+                    return Call("fn:" + name, tuple(args))
             return Var(name)
         if k == CONST:
             return Const(tok.value)
@@ -247,6 +257,26 @@ class _Parser:
         if k == FUNC:
             return self._func(tok.value)
         raise ParseError(f"unexpected {tok.value!r}")
+
+    def _function_name(self, name: str) -> bool:
+        base = name.split("_")[0]
+        return base.endswith("'") or base in FUNCTION_LETTERS or base.isupper() or not self.latex
+
+    def _group_end(self, j: int) -> int:
+        """Index after the exponent group starting at token j (a braced group or one token), or -1."""
+        if j >= len(self.t):
+            return -1
+        if self.t[j].kind != LB:
+            return j + 1
+        depth = 0
+        for k in range(j, min(len(self.t), j + 40)):
+            if self.t[k].kind == LB:
+                depth += 1
+            elif self.t[k].kind == RB:
+                depth -= 1
+                if depth == 0:
+                    return k + 1
+        return -1
 
     def _subscript_text(self) -> str:
         tok = self.take()
@@ -291,10 +321,10 @@ class _Parser:
         return Call(name, (self.power(),))
 
 
-def parse_tokens(toks: list[Token], latex: bool) -> tuple[Chain, list[tuple[int, int]]]:
+def parse_tokens(toks: list[Token], latex: bool, imaginary: bool = False) -> tuple[Chain, list[tuple[int, int]]]:
     """Parse one formula's tokens into a Chain plus the character span of each member."""
     if not toks:
         raise ParseError("empty formula")
-    p = _Parser(list(toks), latex)
+    p = _Parser(list(toks), latex, imaginary)
     return p.chain()
 

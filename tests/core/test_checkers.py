@@ -45,6 +45,8 @@ def outcome(text: str, approx: bool = False, rounded: tuple[str, ...] = (), link
         ("2 / 3 = 0.5", "Refuted"),
         ("7 / 2 = 3", "Verified"),  # floor of a non-integer: rounding, not an error
         ("2/4 * 100 = 50%", "Verified"),  # percent notation
+        ("(3200 - 4800) / 4800 * 100 = -33%", "Verified"),  # percent notation, rounded
+        ("1/26 * 100 = 5%", "Refuted"),
         ("25% of 80 = 20", "Verified"),
         ("8% of 74.97 = 6.00", "Verified"),
         ("5 × 3 = 15 + 2 = 17", "Unknown"),  # running total: 5 × 3 = 15 + 2 is not asserted

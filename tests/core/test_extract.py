@@ -66,6 +66,12 @@ def chains(text: str) -> list[str]:
         ("5 apples + 3 apples = 8 apples", ["5 + 3 = 8"]),
         ("2 hours = 120 minutes", []),
         ("2 dozen = 24", []),
+        ("4 daps = 7 yaps (given)", []),
+        ("$9.90 - $9 = $0.90 = 90 cents", ["9.90 - 9 = 0.90"]),
+        # unknown functions and their inverses are opaque, never products
+        (r"\( f^{-1}(0) = 3 \)", ["fn:f^{-1}(0) = 3"]),
+        ("S(0) = 3 grams", ["fn:S(0) = 3"]),
+        ("F'(3) = -4", []),
         # currency is not math
         ("It costs $5 and $6 each.", []),
     ],

@@ -49,3 +49,9 @@ def test_cli_localize_json_and_text(tmp_path, capsys) -> None:  # type: ignore[n
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     assert main(["localize", str(bad)]) == 2
+
+
+def test_imaginary_unit_in_complex_work() -> None:
+    v = localize(proof_from_steps("Compute (1+2i)(1-2i).", ["We use i^2 = -1.", r"So \((1+2i)(1-2i) = 1 - 4i^2 = 5\)."]))
+    assert v.verdict == "correct"
+    assert [e.status for s in v.steps for e in s.evidence] == ["verified"] * 3
