@@ -24,7 +24,7 @@ import z3
 
 from faithsieve.errors import FaithSieveError, NotRational
 from faithsieve.mathtext.ast import (
-    BinOp, Call, Expr, Neg, Num, Pow, Var, leftmost_operand, render, substitute, variables, walk,
+    BinOp, Call, Expr, Neg, Num, Pow, Var, leftmost_operand, literals, render, substitute, variables, walk,
 )
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate, to_sympy
 from faithsieve.obligations.models import (
@@ -116,6 +116,25 @@ def _interval(e: Expr, rounded: set[str], env: dict[str, Fraction] | None, lim: 
     return v, v
 
 
+def _has_percent(e: Expr) -> bool:
+    return any(isinstance(n, Call) and n.fn == "percent" for n in walk(e))
+
+
+def _strip_percent(e: Expr) -> Expr:
+    """The expression with every ``p%`` read as the number ``p``."""
+    if isinstance(e, Call):
+        if e.fn == "percent":
+            return _strip_percent(e.args[0])
+        return Call(e.fn, tuple(_strip_percent(a) for a in e.args))
+    if isinstance(e, BinOp):
+        return BinOp(e.op, _strip_percent(e.left), _strip_percent(e.right))
+    if isinstance(e, Neg):
+        return Neg(_strip_percent(e.operand))
+    if isinstance(e, Pow):
+        return Pow(_strip_percent(e.base), _strip_percent(e.exponent))
+    return e
+
+
 def _percent_of_base(e: Expr, env: dict[str, Fraction] | None, lim: Limits) -> Fraction | None:
     """Read ``a ± p%`` as ``a · (1 ± p/100)`` (a common way of writing increases/discounts)."""
     if isinstance(e, BinOp) and e.op in "+-" and isinstance(e.right, Call) and e.right.fn == "percent":
@@ -190,6 +209,14 @@ def compare_values(
     try:
         if evaluate(leftmost_operand(rhs), env, lim) == a and isinstance(rhs, BinOp):
             return Unknown(method, "running-total notation: the chain continues with a new computation", cx)
+    except FaithSieveError:
+        pass
+    try:
+        # "20%/100 = 0.20": a percentage also written as its number of percent
+        if _has_percent(lhs) or _has_percent(rhs):
+            a2, b2 = evaluate(_strip_percent(lhs), env, lim), evaluate(_strip_percent(rhs), env, lim)
+            if a2 == b2 or a2 == b or a == b2:
+                return Unknown(method, "percent sign used for the number of percent", cx)
     except FaithSieveError:
         pass
     try:
@@ -313,6 +340,10 @@ def _degree_ok(e: Expr) -> bool:
     return True
 
 
+def _decimal_literals(c: Rel) -> bool:
+    return any(n.decimals for n in literals(c.lhs) + literals(c.rhs))
+
+
 class SympyChecker:
     """Symbolic checks: closed values with radicals/pi, polynomial identities, random exact points."""
 
@@ -365,6 +396,9 @@ class SympyChecker:
         if approx or c.op == "~":
             if abs(dv) / mag <= sympy.Rational(5, 100):
                 return Unknown(self.name, "approximation within 5%")
+        if abs(dv) / mag <= sympy.Rational(1, 500) and _decimal_literals(c):
+            # "pi = 25.12 / 8": pi or a radical stood in for by a rounded decimal
+            return Unknown(self.name, "irrational value against rounded decimals")
         cx = {"lhs": str(a.evalf(12)), "rhs": str(b.evalf(12)), "difference": str(dv.evalf(6))}
         return Refuted("sympy-numeric", cx, "sides differ (evaluated to 50 digits)")
 

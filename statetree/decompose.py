@@ -37,6 +37,8 @@ _FOR_VALUE = re.compile(r"(?i)\b(for|with|at|when|taking|using)\s*(\\\(|\$|\\\[)
 _VERBAL_DEF = re.compile(r"(?i)\blet\s+(?:\$|\\\()?\s*[a-zA-Z](?:_\w+)?\s*(?:\$|\\\))?\s+(?:be|denote|represent)\b")
 _VERBAL_CONCLUSION = re.compile(r"(?i)\b(?:the (?:final )?answer is|therefore,? the answer|we conclude|this proves|which proves|"
                                 r"\\boxed\{|q\.?e\.?d)")
+_CUSTOM_OP = re.compile(r"(?i)\boperations?\b|\bdefined? (?:by|as)\b|\\(?:star|diamond|oplus|otimes|odot|circ|"
+                        r"bigstar|clubsuit|spadesuit|heartsuit|triangle|nabla|dagger|boxplus)\b")
 _IMAGINARY = re.compile(r"(?i)\bcomplex\b|\bimaginary\b|(?<![A-Za-z\\])i\s*\^\s*\{?\s*2|\\mathrm\{i\}|\bi\s*=\s*\\sqrt\{-1\}")
 _NAMING = re.compile(r"(?i)\b(where|let|with|denote|call|coefficients?|given)\b")
 _ALTERNATIVE = re.compile(r"(?i)\bor\b|\\lor|\\vee")
@@ -153,6 +155,8 @@ class _Builder:
         self.split_scope: _Scope | None = None
         self.word_problem = True
         # "i" is the imaginary unit when the problem or proof works with complex numbers
+        # the problem defines its own operation ("a * b = a^2 + b"): '*' in the proof may be it
+        self.custom_ops = bool(_CUSTOM_OP.search(proof.problem))
         self.imaginary = any(_IMAGINARY.search(t) for t in [proof.problem, *(st.text for st in proof.steps)])
 
     # -- states ----------------------------------------------------------
@@ -223,7 +227,8 @@ class _Builder:
             named: dict[str, Formula] = {}
             for fi, f in enumerate(formulas):
                 sentence = _sentence(f.lead)
-                negated = bool(_NEGATION.search(sentence)) or _trailing_negation(text, f.end)
+                negated = (bool(_NEGATION.search(sentence)) or _trailing_negation(text, f.end)
+                           or (self.custom_ops and any(c in f.text for c in "*#@&")))
                 hypothetical = f.conditional or bool(_HYPOTHETICAL.search(sentence)) or (
                     bool(f.chain.rels) and _is_assignment(Rel(*f.chain.links()[0])) and bool(_FOR_VALUE.search(f.lead)))
                 parallel = fi > 0 and len(f.lead.strip()) < 40 and bool(_PARALLEL.search(f.lead))
@@ -258,7 +263,7 @@ class _Builder:
                         premises: tuple[Rel, ...] = ()
                         # alternatives "x = 2 or x = 4" share the premise of the first one
                         source_rel = group_premise if parallel else prev_for_derivation
-                        if _NAMING.search(sentence):
+                        if _NAMING.search(_sentence(text[max(0, f.start - 400) : f.start])):
                             source_rel = None  # "where a = 1, b = -1, c = -2": naming, not solving
                         if (source_rel is not None and not hypothetical and not negated
                                 and var.name in variables(source_rel.lhs) | variables(source_rel.rhs)):

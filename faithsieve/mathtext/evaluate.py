@@ -16,7 +16,7 @@ from fractions import Fraction
 import sympy
 
 from faithsieve.errors import EvaluationLimit, NotRational
-from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var
+from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var, literals, variables, walk
 
 
 @dataclass(frozen=True)
@@ -241,7 +241,7 @@ def to_sympy(e: Expr, lim: Limits = DEFAULT_LIMITS) -> sympy.Expr:
                 return to_sympy(e.args[0], lim) / 100
             raise NotRational(f"symbolic {e.fn}")
         if e.fn == "deg":
-            return to_sympy(e.args[0], lim) * sympy.pi / 180
+            return to_sympy(e.args[0], lim)  # degrees are plain numbers outside trigonometry
         if e.fn == "sqrt":
             return sympy.sqrt(to_sympy(e.args[0], lim))
         if e.fn == "root":
@@ -252,18 +252,17 @@ def to_sympy(e: Expr, lim: Limits = DEFAULT_LIMITS) -> sympy.Expr:
         if e.fn == "abs":
             return sympy.Abs(to_sympy(e.args[0], lim))
         if e.fn in _SYM_FUNCS:
-            return _SYM_FUNCS[e.fn](to_sympy(e.args[0], lim))
+            arg = e.args[0]
+            if e.fn in ("sin", "cos", "tan") and any(isinstance(n, Call) and n.fn == "deg" for n in walk(arg)):
+                return _SYM_FUNCS[e.fn](to_sympy(arg, lim) * sympy.pi / 180)  # sin(45° + 105°)
+            return _SYM_FUNCS[e.fn](to_sympy(arg, lim))
         raise NotRational(f"function {e.fn}")
     raise NotRational("unsupported node")
 
 
 def _has_var(e: Expr) -> bool:
-    from faithsieve.mathtext.ast import variables
-
     return bool(variables(e))
 
 
 def _is_small_symbolic(e: Expr) -> bool:
-    from faithsieve.mathtext.ast import literals
-
     return all(abs(n.value) <= 100 for n in literals(e))

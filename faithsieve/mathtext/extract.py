@@ -252,7 +252,7 @@ def _split_on_rel_gaps(run: list[Token], latex: bool) -> list[list[Token]]:
     cur: list[Token] = []
     seen_rel = False
     for t in run:
-        if cur and seen_rel and t.space_before and t.kind in (NUM, VAR) and cur[-1].kind in (NUM, VAR, RP, "PCT"):
+        if cur and seen_rel and t.space_before and t.kind == NUM and cur[-1].kind in (NUM, VAR, RP, "PCT"):
             out.append(cur)
             cur, seen_rel = [], False
         seen_rel = seen_rel or (t.kind == REL and any(c.kind != REL for c in cur))
@@ -276,8 +276,9 @@ def _parse_run(toks: list[Token], before: Token | None, after: Token | None, lat
         # continues a verbal phrase or an operator we do not read
         first_rel = next(i for i, t in enumerate(run) if t.kind == REL)
         lone_number = run[0].kind == NUM and (first_rel == 1 or (first_rel == 2 and run[1].kind == "PCT"))
-        symbol = before is not None and not before.value[:1].isalnum() and before.value != "\\text"
-        glued = before is not None and not run[0].space_before and before.end == run[0].start
+        synthetic = before is not None and before.value == _LEAD_IN
+        symbol = before is not None and not synthetic and not before.value[:1].isalnum() and before.value != "\\text"
+        glued = before is not None and not synthetic and not run[0].space_before and before.end == run[0].start
         if (run[0].kind == OP or lone_number or symbol or glued or (before is not None and (
                 before.value.startswith("\\") or before.value.lower() in _ARITH_WORDS))):
             cut_left = True
@@ -350,6 +351,26 @@ def quantity_name(text: str, eq_pos: int) -> str | None:
     return " ".join(words)
 
 
+_DELIMS = ("\\(", "\\[", "$$", "$")
+_LEAD_IN = "<lead-in>"
+
+
+def _segment_lead_in(text: str, seg: Segment) -> Token | None:
+    """What stands just before a segment, as a break token for the segment's first run: None at
+    the start of a line or after punctuation, else a word-like break ("angle $M$ - 10 = ...":
+    the plain segment continues an expression the LaTeX segment began)."""
+    head = text[max(0, seg.start - 80) : seg.start]
+    if seg.latex:
+        for d in _DELIMS:
+            if head.endswith(d):
+                head = head[: -len(d)]
+                break
+    stripped = head.rstrip(" \t")
+    if not stripped or stripped[-1] in "\n.,;:!?({[":
+        return None
+    return Token(BREAK, _LEAD_IN, seg.start, seg.start, True)
+
+
 def extract_formulas(text: str, imaginary: bool = False) -> list[Formula]:
     """All parseable relation chains in ``text``, in order of appearance. With ``imaginary``,
     ``i`` is the imaginary unit (the text works with complex numbers)."""
@@ -357,11 +378,15 @@ def extract_formulas(text: str, imaginary: bool = False) -> list[Formula]:
     prev_end = 0
     for seg in find_segments(text):
         body = text[seg.start : seg.end]
-        toks = tokenize_latex(body, seg.start) if seg.latex else tokenize_plain(body, seg.start)
-        for r in _runs(toks):
+        lead_in = _segment_lead_in(text, seg)
+        toks = (tokenize_latex(body, seg.start) if seg.latex
+                else tokenize_plain(body, seg.start, line_start=lead_in is None))
+        for ri, r in enumerate(_runs(toks)):
             pieces = _split_on_rel_gaps(r.toks, seg.latex)
             for k, run in enumerate(pieces):
                 before = r.before if k == 0 else None
+                if before is None and ri == 0 and k == 0:
+                    before = lead_in
                 after = r.after if k == len(pieces) - 1 else None
                 parsed = _parse_run(run, before, after, seg.latex, text, imaginary)
                 if parsed is None:

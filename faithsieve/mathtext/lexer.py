@@ -120,7 +120,8 @@ def brace_group_end(text: str, i: int) -> int:
     return -1
 
 
-def tokenize_plain(text: str, offset: int = 0) -> list[Token]:
+def tokenize_plain(text: str, offset: int = 0, line_start: bool = True) -> list[Token]:
+    """Tokens of plain text. ``line_start``: the text begins a line (a leading '-' may be a bullet)."""
     toks: list[Token] = []
     space = False
     pending_currency = False
@@ -155,7 +156,7 @@ def tokenize_plain(text: str, offset: int = 0) -> list[Token]:
             else:
                 toks.append(Token(BREAK, v, s, e, space))
         space = False
-    toks = _plain_units(_mixed_numbers(_plain_words(_dashes(_bullets(text, offset, toks)))))
+    toks = _plain_units(_mixed_numbers(_plain_words(_dashes(_bullets(text, offset, toks, line_start)))))
     if not currency:
         return toks
     out: list[Token] = []
@@ -217,13 +218,13 @@ def _plain_units(toks: list[Token]) -> list[Token]:
     return out
 
 
-def _bullets(text: str, offset: int, toks: list[Token]) -> list[Token]:
+def _bullets(text: str, offset: int, toks: list[Token], line_start: bool = True) -> list[Token]:
     """A '-', '*' or '+' opening a line and followed by a space is a list bullet, not an operator."""
     out = []
     for t in toks:
         if t.kind == OP and t.value in "-*+" and t.end - offset < len(text) and text[t.end - offset : t.end - offset + 1] == " ":
-            line_start = text.rfind("\n", 0, t.start - offset) + 1
-            if not text[line_start : t.start - offset].strip():
+            nl = text.rfind("\n", 0, t.start - offset)
+            if (nl >= 0 or line_start) and not text[nl + 1 : t.start - offset].strip():
                 out.append(Token(BREAK, "\n", t.start, t.end, t.space_before))
                 continue
         out.append(t)

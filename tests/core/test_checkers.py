@@ -58,6 +58,12 @@ def outcome(text: str, approx: bool = False, rounded: tuple[str, ...] = (), link
         (r"\( \sqrt{2} \approx 1.414 \)", "Verified"),
         (r"\( \pi \approx 3.14 \)", "Verified"),
         (r"\( \cos 60^\circ = \frac12 \)", "Verified"),
+        (r"\( \tan(45^\circ + 105^\circ) = \tan 150^\circ \)", "Verified"),  # degrees inside a sum
+        (r"\( \sin(-120^\circ) = -\frac{\sqrt{3}}{2} \)", "Verified"),
+        (r"\( 185^\circ \cdot \frac{\pi}{180} = \frac{185\pi}{180} \)", "Verified"),  # degrees outside trig
+        (r"\( \sin 30^\circ = \frac{\sqrt{3}}{2} \)", "Refuted"),
+        ("20% / 100 = 0.20", "Unknown"),  # the percent sign used for the number of percent
+        (r"\( \pi = 25.12 / 8 \)", "Unknown"),  # pi stood in for by 3.14
         ("10^10^10 = 5", "Unknown"),  # too large to evaluate: unknown, never a hang
         ("2000! = 5", "Unknown"),
     ],

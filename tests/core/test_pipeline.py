@@ -55,3 +55,9 @@ def test_imaginary_unit_in_complex_work() -> None:
     v = localize(proof_from_steps("Compute (1+2i)(1-2i).", ["We use i^2 = -1.", r"So \((1+2i)(1-2i) = 1 - 4i^2 = 5\)."]))
     assert v.verdict == "correct"
     assert [e.status for s in v.steps for e in s.evidence] == ["verified"] * 3
+
+
+def test_custom_operations_are_not_multiplication() -> None:
+    problem = "Define the operation a * b = a^2 + b. Compute 1 * 2."
+    v = localize(proof_from_steps(problem, ["Using the operation, 1*2 = 1^2 + 2 = 3."]))
+    assert v.verdict == "correct"
