@@ -163,7 +163,7 @@ def find_segments(text: str) -> list[Segment]:
 
 
 _START_KINDS = (NUM, VAR, CONST, LP, LB, FUNC, BAR)
-_END_KINDS = (NUM, VAR, CONST, RP, RB, BAR, "PCT", "BANG")
+_END_KINDS = (NUM, VAR, CONST, RP, RB, BAR, "PCT", "BANG", "DEG")
 
 
 _CLEAN_BREAKS = {".", ",", ";", ":", "?", "!", "\n", "{", "}", '"', "“", "”", "\\\\", r"\implies", r"\Rightarrow", r"\Longrightarrow", r"\iff",
