@@ -15,7 +15,7 @@ from faithsieve.config import Settings
 from faithsieve.errors import InputError, InputTooLarge
 from faithsieve.models import Proof, Step
 
-_STEP_MARK = re.compile(r"(?im)^[ \t>*#_]*(?:\*\*)?step[ \t]*(\d{1,4})[ \t]*(?:\*\*)?[ \t]*[:.)\-–][ \t]*(?:\*\*)?")
+_STEP_MARK = re.compile(r"(?im)^[ \t>*#_]*(?:\*\*)?step[ \t]*(\d{1,4})[ \t]*(?:\*\*[ \t]*)?[:.)\-–][ \t]*(?:\*\*)?")
 _NUMBERED = re.compile(r"(?m)^[ \t]*(\d{1,3})[.)][ \t]+(?=\S)")
 _PARA = re.compile(r"\n[ \t]*\n")
 _LINE = re.compile(r"\n")

@@ -25,24 +25,25 @@ from faithsieve.models import Proof
 from faithsieve.obligations.models import Rel
 from faithsieve.statetree.models import EdgeUnit, ProofState, TransitionType
 
-_CASE_HEAD = re.compile(r"(?im)(?:^|\n|\.\s)[ \t*#_>-]*(?:\*\*)?\s*(?:sub)?case\s*(\d{1,2}|[ivx]{1,4}|[a-d])\b\s*(?:\*\*)?\s*[:.)\-–]?")
-_IF_PARITY = re.compile(r"(?i)\bif\s+\$?\\?\(?\s*([a-z])\s*\$?\\?\)?\s+is\s+(even|odd)\b")
-_PARITY = re.compile(r"(?i)\b([a-z])\s*\$?\\?\)?\s*(?:is\s+)?(?:an?\s+)?(even|odd)\b")
+# Quantifiers are bounded ({0,8}) so that long runs of spaces cannot make matching quadratic.
+_CASE_HEAD = re.compile(r"(?im)(?:^|\.\s)[ \t*#_>-]{0,8}(?:sub)?case[ \t]{0,4}(\d{1,2}|[ivx]{1,4}|[a-d])\b[ \t*]{0,4}[:.)\-–]?")
+_IF_PARITY = re.compile(r"(?i)\bif[ \t]{1,4}(?:\$|\\\()?[ \t]{0,4}([a-z])[ \t]{0,4}(?:\$|\\\))?[ \t]{1,4}is[ \t]{1,4}(even|odd)\b")
+_PARITY = re.compile(r"(?i)\b([a-z])[ \t]{0,4}(?:\$|\\\))?[ \t]{0,4}(?:is[ \t]{1,4})?(?:an?[ \t]{1,4})?(even|odd)\b")
 _NEGATION = re.compile(
     r"(?i)\b(not|isn't|aren't|doesn't|don't|cannot|can't|false|incorrect\w*|wrong|mistake\w*|contradict\w*|"
     r"impossible|absurd|invalid|fails?|instead|would|should be|error|whether|no\s+solution)\b|\\neq|≠|\?"
 )
 _HYPOTHETICAL = re.compile(r"(?i)\b(check(?:ing)?|verify\w*|verif\w+|suppose|assum\w+|test(?:ing)?|try|trying|plug\w*|if)\b")
-_FOR_VALUE = re.compile(r"(?i)\b(for|with|at|when|taking|using)\s*(\\\(|\$|\\\[)?\s*$")
-_VERBAL_DEF = re.compile(r"(?i)\blet\s+(?:\$|\\\()?\s*[a-zA-Z](?:_\w+)?\s*(?:\$|\\\))?\s+(?:be|denote|represent)\b")
+_FOR_VALUE = re.compile(r"(?i)\b(for|with|at|when|taking|using)[ \t\n]{0,4}(\\\(|\$|\\\[)?[ \t\n]{0,4}$")
+_VERBAL_DEF = re.compile(r"(?i)\blet[ \t]{1,4}(?:\$|\\\()?[ \t]{0,4}[a-zA-Z](?:_\w{1,8})?[ \t]{0,4}(?:\$|\\\))?[ \t]{1,4}(?:be|denote|represent)\b")
 _VERBAL_CONCLUSION = re.compile(r"(?i)\b(?:the (?:final )?answer is|therefore,? the answer|we conclude|this proves|which proves|"
                                 r"\\boxed\{|q\.?e\.?d)")
 _CUSTOM_OP = re.compile(r"(?i)\boperations?\b|\bdefined? (?:by|as)\b|\\(?:star|diamond|oplus|otimes|odot|circ|"
                         r"bigstar|clubsuit|spadesuit|heartsuit|triangle|nabla|dagger|boxplus)\b")
-_IMAGINARY = re.compile(r"(?i)\bcomplex\b|\bimaginary\b|(?<![A-Za-z\\])i\s*\^\s*\{?\s*2|\\mathrm\{i\}|\bi\s*=\s*\\sqrt\{-1\}")
+_IMAGINARY = re.compile(r"(?i)\bcomplex\b|\bimaginary\b|(?<![A-Za-z\\])i ?\^ ?\{? ?2|\\mathrm\{i\}|\bi ?= ?\\sqrt\{-1\}")
 _NAMING = re.compile(r"(?i)\b(where|let|with|denote|call|coefficients?|given)\b")
 _ALTERNATIVE = re.compile(r"(?i)\bor\b|\\lor|\\vee")
-_PARALLEL = re.compile(r"(?i)\bor\b|\band\b|,|;|\\quad|\\lor|\\vee|\\text\{\s*(or|and)\s*\}")
+_PARALLEL = re.compile(r"(?i)\bor\b|\band\b|,|;|\\quad|\\lor|\\vee|\\text\{ {0,3}(or|and) {0,3}\}")
 _CONCLUDE = re.compile(r"(?i)\b(answer|therefore|thus|hence|finally|in total|altogether)\b|\\boxed")
 _INTEGER_WORDS = re.compile(r"(?i)\b(integers?|whole numbers?|natural numbers?|digits?)\b")
 

@@ -168,7 +168,7 @@ _END_KINDS = (NUM, VAR, CONST, RP, RB, BAR, "PCT", "BANG", "DEG")
 
 _CLEAN_BREAKS = {".", ",", ";", ":", "?", "!", "\n", "{", "}", '"', "“", "”", "\\\\", r"\implies", r"\Rightarrow", r"\Longrightarrow", r"\iff",
                  r"\Leftrightarrow", r"\therefore", r"\because", r"\quad", r"\qquad", "=>", "\\text"}
-_ELLIPSIS = re.compile(r"\s*(?:\.\.\.|…|\\[lc]?dots|\\ldots|\\cdots|\\overline|\.\\|\.\d|\\pm|\\mp|\\pmod|\(\s*mod\b)")
+_ELLIPSIS = re.compile(r"[ \t]{0,4}(?:\.\.\.|…|\\[lc]?dots|\\ldots|\\cdots|\\overline|\.\\|\.\d|\\pm|\\mp|\\pmod|\( {0,3}mod\b)")
 
 
 @dataclass(frozen=True)
