@@ -93,7 +93,7 @@ _TAIL_SCAN = 4000
 _SENTENCE_END = re.compile(r"\.(?=\s|$)")
 _PROSE = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")
 _BARE_BOXED = re.compile(r"[^\s$\\]{1,100}")
-_NEXT_LINE = re.compile(r"\s*([^\n]{1," + str(MAX_ANSWER_CHARS) + "})")
+_NEXT_LINE = re.compile(r"\s{0,40}([^\n]{1," + str(MAX_ANSWER_CHARS) + "})")
 
 
 def _last_boxed(text: str) -> ExtractedAnswer | None:
