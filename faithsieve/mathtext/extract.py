@@ -91,35 +91,30 @@ def find_segments(text: str) -> list[Segment]:
     i = 0
     plain_start = 0
 
-    def emit_plain(upto: int) -> None:
-        if upto > plain_start:
-            segs.append(Segment(plain_start, upto, False))
+    def take(opener: int, start: int, end: int, resume: int) -> int:
+        """Close the plain text before ``opener``, add the LaTeX segment [start, end), continue at ``resume``."""
+        nonlocal plain_start
+        if opener > plain_start:
+            segs.append(Segment(plain_start, opener, False))
+        segs.append(Segment(start, end, True))
+        plain_start = resume
+        return resume
 
     while i < n:
         c = text[i]
         if c == "\\" and i + 1 < n and text[i + 1] in "([":
             close = "\\)" if text[i + 1] == "(" else "\\]"
             j = text.find(close, i + 2, min(n, i + 2 + MAX_SEGMENT_SCAN))
-            if j >= 0:
-                emit_plain(i)
-                segs.append(Segment(i + 2, j, True))
-                i = j + 2
-                plain_start = i
-                continue
-            i += 2
+            i = take(i, i + 2, j, j + 2) if j >= 0 else i + 2
             continue
         if c == "\\" and text.startswith("\\begin{", i):
             # display environments (align, equation, ...) are LaTeX up to \end{...}
             k = text.find("}", i)
             if 0 <= k < i + 40:
-                env = text[i + 7 : k]
-                endtag = "\\end{" + env + "}"
+                endtag = "\\end{" + text[i + 7 : k] + "}"
                 j = text.find(endtag, k, min(n, k + MAX_SEGMENT_SCAN))
                 if j >= 0:
-                    emit_plain(i)
-                    segs.append(Segment(k + 1, j, True))
-                    i = j + len(endtag)
-                    plain_start = i
+                    i = take(i, k + 1, j, j + len(endtag))
                     continue
         if c == "\\":
             i += 2
@@ -127,40 +122,38 @@ def find_segments(text: str) -> list[Segment]:
         if c == "$":
             if text.startswith("$$", i):
                 j = text.find("$$", i + 2, min(n, i + 2 + MAX_SEGMENT_SCAN))
-                if j >= 0:
-                    emit_plain(i)
-                    segs.append(Segment(i + 2, j, True))
-                    i = j + 2
-                    plain_start = i
-                    continue
-                i += 2
+                i = take(i, i + 2, j, j + 2) if j >= 0 else i + 2
                 continue
-            limit = min(n, i + 1 + 1000)
-            para = text.find("\n\n", i, limit)
-            if para >= 0:
-                limit = para
-            j = _next_unescaped(text, "$", i + 1, limit)
-            nxt = text[i + 1] if i + 1 < n else ""
-            if j > i + 1:
-                content = text[i + 1 : j]
-                after = text[j + 1] if j + 1 < n else ""
-                digit_open = nxt.isdigit() or (nxt in "-." and i + 2 < n and text[i + 2].isdigit())
-                ok = _looks_like_math(content) and not (digit_open and (after.isdigit() or "," in content and not re.search(r"\\|=|\^", content)))
-                if digit_open and not re.search(r"[=<>\\^{}]|[a-zA-Z]", content):
-                    # "$3.5 * 4000 = $14,000" style currency, or "$5 and $"; but "$5!$" is math
-                    ok = " " not in content and "," not in content and not after.isdigit()
-                if ok:
-                    emit_plain(i)
-                    segs.append(Segment(i + 1, j, True))
-                    i = j + 1
-                    plain_start = i
-                    continue
-            i += 1  # a currency sign: stays in plain text, where it is transparent
+            j = _inline_math_end(text, i)
+            # otherwise a currency sign: it stays in plain text, where it is transparent
+            i = take(i, i + 1, j, j + 1) if j >= 0 else i + 1
             continue
         i += 1
-    emit_plain(n)
+    if n > plain_start:
+        segs.append(Segment(plain_start, n, False))
     return segs
 
+
+def _inline_math_end(text: str, i: int) -> int:
+    """For a single ``$`` at ``i``: the index of the ``$`` closing inline math, or -1 when it is a
+    currency sign ("$3.5 * 4000 = $14,000", "$5 and $6"; but "$5!$" and "$x = 2$" are math)."""
+    n = len(text)
+    limit = min(n, i + 1 + 1000)
+    para = text.find("\n\n", i, limit)
+    if para >= 0:
+        limit = para
+    j = _next_unescaped(text, "$", i + 1, limit)
+    if j <= i + 1:
+        return -1
+    nxt = text[i + 1]
+    content = text[i + 1 : j]
+    after = text[j + 1] if j + 1 < n else ""
+    digit_open = nxt.isdigit() or (nxt in "-." and i + 2 < n and text[i + 2].isdigit())
+    ok = _looks_like_math(content) and not (
+        digit_open and (after.isdigit() or "," in content and not re.search(r"\\|=|\^", content)))
+    if digit_open and not re.search(r"[=<>\\^{}]|[a-zA-Z]", content):
+        ok = " " not in content and "," not in content and not after.isdigit()
+    return j if ok else -1
 
 _START_KINDS = (NUM, VAR, CONST, LP, LB, FUNC, BAR)
 _END_KINDS = (NUM, VAR, CONST, RP, RB, BAR, "PCT", "BANG", "DEG")
