@@ -514,6 +514,21 @@ def _holds(r: Rel, env: dict[str, Fraction]) -> bool | None:
     return {"=": a == b, "!=": a != b, "<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b}.get(r.op)
 
 
+def _constant_gap(p: Rel, c: Rel) -> str | None:
+    """For equations P: a = b and C: c = d, the nonzero constant (a - b) ∓ (c - d), if there is one."""
+    if p.op != "=" or c.op != "=" or not all(_degree_ok(e) for e in (p.lhs, p.rhs, c.lhs, c.rhs)):
+        return None
+    try:
+        dp = to_sympy(p.lhs) - to_sympy(p.rhs)
+        dc = to_sympy(c.lhs) - to_sympy(c.rhs)
+    except FaithSieveError:
+        return None
+    for gap in (sympy.expand(dp - dc), sympy.expand(dp + dc)):
+        if gap.is_number and gap.is_real and gap != 0:
+            return str(gap)
+    return None
+
+
 def _residue(par: str) -> tuple[int, int]:
     """'even' -> (2, 0), 'odd' -> (2, 1), 'mod 3 1' -> (3, 1)."""
     if par == "even":
@@ -573,6 +588,13 @@ class Z3Checker:
                 cx = {k: fmt(v) for k, v in witness.items()}
                 cx["premise"] = "; ".join(str(p) for p in ob.premises)
                 return Refuted("z3", cx, "contradicts the relation it is derived from (no value satisfies both)")
+        if r2 == z3.unsat and witness is None and len(ob.premises) == 1:
+            # the premise has no rational solution to show; an exact certificate still exists when
+            # the two equations differ by a constant ("x^2 - 4x - 2 = 0" then "x^2 - 4x + 2 = 0")
+            c = _constant_gap(ob.premises[0], ob.claim)
+            if c is not None:
+                return Refuted("sympy-poly", {"premise": str(ob.premises[0]), "premise − claim": c},
+                               "the equations differ by a nonzero constant: no value satisfies both")
         if r1 == z3.unknown or r2 == z3.unknown:
             return Unknown(self.name, "solver gave up (timeout or nonlinear)")
         return Unknown(self.name, "does not follow from the previous relation alone")

@@ -154,6 +154,8 @@ def test_identity(text: str, asserted: bool, expected: type) -> None:
         ("x^2 = 4", "x = 2", Unknown),  # does not follow alone, but is consistent
         ("2x + 6 = 20", "2x = 26", Refuted),
         ("x > 3", "x > 1", Verified),
+        ("3 - 4x + x^2 - 5 = 0", "x^2 - 4x + 2 = 0", Refuted),  # irrational roots: the constant gap certifies it
+        ("x^2 = 2", "x^2 - 2 = 0", Verified),
     ],
 )
 def test_derivation(premise: str, claim: str, expected: type) -> None:
