@@ -56,6 +56,9 @@ def chains(text: str) -> list[str]:
         ("W = 1 1/2 / 1/2 = 3", []),
         ("48 = 100% + 20% = 120% of the actual number", []),
         ("Nikita = (1/2) 278 + 11 = 150 points", []),
+        # several equations run together on one line
+        ("2r + r = 9 3r = 9 r = 3.", ["2 * r + r = 9", "3 * r = 9", "r = 3"]),
+        ("Width = 60 cm = 0.6 m (converting)", []),
         # function names in plain text; glued words; markup fragments
         ("cos(0) = 1 and floor(2.5) = 2", ["cos(0) = 1", "floor(2.5) = 2"]),
         ("Γ(5) = 24", []),
