@@ -448,7 +448,10 @@ def document_limits(schema: dict[str, Any], s: ServiceSettings) -> dict[str, Any
         req["anyOf"] = [
             {"required": ["steps"], "properties": {"steps": {"type": "array"}}},
             {"required": ["proof"],
-             "properties": {"proof": {"type": "string", "pattern": "\\S", "maxLength": s.max_proof_chars}}},
+             # a character that is not whitespace for the server (Python counts \x1c-\x1f and \x85 as
+             # whitespace; JSON Schema's \S does not)
+             "properties": {"proof": {"type": "string", "pattern": "[^\\s\\x1c-\\x1f\\x85]",
+                                      "maxLength": s.max_proof_chars}}},
         ]
     batch = comps.get("BatchRequest")
     if batch is not None:
