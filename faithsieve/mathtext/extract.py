@@ -345,6 +345,16 @@ def quantity_name(text: str, eq_pos: int) -> str | None:
     return " ".join(words)
 
 
+_CONTINUATION_GAP = re.compile(r"(?:\s|&|\\\\|\\\]|\\\[|\$|\\\)|\\\(|\\q?quad|\\[,;!])*")
+
+
+def _continues(text: str, prev: Formula, eq: Token) -> bool:
+    """Only layout (spaces, '&', line breaks, display delimiters) lies between the previous
+    formula and a relation that opens this one."""
+    gap = text[prev.end : eq.start]
+    return bool(prev.chain.rels) and len(gap) <= 40 and _CONTINUATION_GAP.fullmatch(gap) is not None
+
+
 _DELIMS = ("\\(", "\\[", "$$", "$")
 _LEAD_IN = "<lead-in>"
 
@@ -389,11 +399,18 @@ def extract_formulas(text: str, imaginary: bool = False) -> list[Formula]:
                 start, end = used[0].start, used[-1].end
                 eq = next((t for t in run if t.kind != UNIT), None)
                 name = None
-                if eq is not None and eq.kind == REL and eq.value == "=":
-                    nxt = [t for t in run if t.kind != UNIT]
-                    if len(nxt) > 1 and nxt[1] is used[0]:
-                        name = quantity_name(text, eq.start)
                 lead = text[max(prev_end, start - 240) : start]
+                opens_with_rel = (eq is not None and eq.kind == REL and len(run) > 1
+                                  and [t for t in run if t.kind != UNIT][1] is used[0])
+                if opens_with_rel and out and _continues(text, out[-1], eq):
+                    # "a &= b \\ &= c": the next line of an aligned chain continues the previous one
+                    prev = out.pop()
+                    chain = Chain((prev.chain.exprs[-1], *chain.exprs), (eq.value, *chain.rels))
+                    spans = [prev.member_spans[-1], *spans]
+                    start = prev.member_spans[-1][0]
+                    out.append(prev)
+                elif opens_with_rel and eq is not None and eq.value == "=":
+                    name = quantity_name(text, eq.start)
                 sentence = lead[max(lead.rfind(". "), lead.rfind("\n")) + 1 :]
                 low = sentence.lower()
                 out.append(

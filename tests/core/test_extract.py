@@ -56,6 +56,10 @@ def chains(text: str) -> list[str]:
         ("W = 1 1/2 / 1/2 = 3", []),
         ("48 = 100% + 20% = 120% of the actual number", []),
         ("Nikita = (1/2) 278 + 11 = 150 points", []),
+        # an aligned chain continues across line breaks; prose in between ends it
+        (r"\begin{align*} (x+1)^2 &= x^2 + 2x + 1 \\ &= 2 + 3 \end{align*}",
+         ["(x + 1)^2 = x^2 + 2 * x + 1", "x^2 + 2 * x + 1 = 2 + 3"]),
+        (r"\[ 26^3 = 17576 \] and then \[ = 5 \]", ["26^3 = 17576"]),
         # several equations run together on one line
         ("2r + r = 9 3r = 9 r = 3.", ["2 * r + r = 9", "3 * r = 9", "r = 3"]),
         ("Width = 60 cm = 0.6 m (converting)", []),
