@@ -770,6 +770,22 @@ def _eval_replaced(text: str, lhs: Sequence[Tok], edits: list[tuple[int, int, st
     return evaluate(_replace_spans(text[a:b], local))
 
 
+def _try_edit(problem: str, steps: Sequence[str], site: _Site, edit: list[tuple[int, int, str]],
+              written: list[tuple[int, int, str]] | None = None) -> tuple[list[str], Fraction] | None:
+    """Evaluate the site's expression with ``edit`` applied; when the new value is a usable wrong
+    one, build the variant (writing ``written`` into the text, default ``edit``). None when not."""
+    try:
+        value = _eval_replaced(steps[site.k], site.lhs, edit)
+    except ArithError:
+        return None
+    if not _ok_value(value, site.c):
+        return None
+    try:
+        return _build(problem, steps, site, edit if written is None else written, value, True), value
+    except _Reject:
+        return None
+
+
 def _ok_value(new: Fraction, old: Fraction) -> bool:
     """A usable wrong value: different, positive when the right one is, short decimal,
     and whole when the right one is whole."""
@@ -800,23 +816,16 @@ def _m_sign_flip(problem, steps, rng, result_only):
     sites = [s for s in _sites(steps) if _binary_addops(s.lhs) and _propagatable(steps, problem, s)]
     rng.shuffle(sites)
     for site in sites:
-        text = steps[site.k]
         ops = _binary_addops(site.lhs)
         rng.shuffle(ops)
         for i in ops:
             t = site.lhs[i]
             flipped = "-" if t.op == "+" else "+"
             edit = [(t.start, t.end, flipped)]
-            try:
-                value = _eval_replaced(text, site.lhs, edit)
-            except ArithError:
+            done = _try_edit(problem, steps, site, edit, [] if result_only else None)
+            if done is None:
                 continue
-            if not _ok_value(value, site.c):
-                continue
-            try:
-                new_steps = _build(problem, steps, site, [] if result_only else edit, value, True)
-            except _Reject:
-                continue
+            new_steps, value = done
             return new_steps, site, {
                 "operator_position": i,
                 "operator": t.op,
@@ -831,7 +840,6 @@ def _m_swapped_operand(problem, steps, rng):
     sites = [s for s in _sites(steps) if _propagatable(steps, problem, s)]
     rng.shuffle(sites)
     for site in sites:
-        text = steps[site.k]
         pool = [(v, "problem") for v, _ in _text_numbers(problem)]
         pool += [(v, f"step {k + 1}") for v, _, k in _step_numbers(steps, site.k)]
         operands = [t for t in site.lhs if t.kind == "NUM"]
@@ -845,17 +853,10 @@ def _m_swapped_operand(problem, steps, rng):
                 new_txt = format_number(v, "," if "," in op_tok.text else "")
                 if new_txt is None:
                     continue
-                edit = [(op_tok.start, op_tok.end, new_txt)]
-                try:
-                    value = _eval_replaced(text, site.lhs, edit)
-                except ArithError:
+                done = _try_edit(problem, steps, site, [(op_tok.start, op_tok.end, new_txt)])
+                if done is None:
                     continue
-                if not _ok_value(value, site.c):
-                    continue
-                try:
-                    new_steps = _build(problem, steps, site, edit, value, True)
-                except _Reject:
-                    continue
+                new_steps, value = done
                 return new_steps, site, {
                     "operand": op_tok.text,
                     "replacement": new_txt,
@@ -871,7 +872,6 @@ def _m_wrong_substitution(problem, steps, rng):
     sites = [s for s in _sites(steps) if _propagatable(steps, problem, s)]
     rng.shuffle(sites)
     for site in sites:
-        text = steps[site.k]
         established: dict[Fraction, int] = {}
         for j in range(site.k):
             for ch in find_chains(steps[j]):
@@ -886,17 +886,10 @@ def _m_wrong_substitution(problem, steps, rng):
                 new_txt = format_number(wrong, op_tok.text)
                 if new_txt is None:
                     continue
-                edit = [(op_tok.start, op_tok.end, new_txt)]
-                try:
-                    value = _eval_replaced(text, site.lhs, edit)
-                except ArithError:
+                done = _try_edit(problem, steps, site, [(op_tok.start, op_tok.end, new_txt)])
+                if done is None:
                     continue
-                if not _ok_value(value, site.c):
-                    continue
-                try:
-                    new_steps = _build(problem, steps, site, edit, value, True)
-                except _Reject:
-                    continue
+                new_steps, value = done
                 return new_steps, site, {
                     "established_step": established[op_tok.value] + 1,
                     "established_value": op_tok.text,
@@ -949,17 +942,10 @@ def _m_dropped_term(problem, steps, rng):
                 continue
             if term_value == 0:
                 continue
-            edit = [(a, b, "")]
-            try:
-                value = _eval_replaced(text, site.lhs, edit)
-            except ArithError:
+            done = _try_edit(problem, steps, site, [(a, b, "")])
+            if done is None:
                 continue
-            if not _ok_value(value, site.c):
-                continue
-            try:
-                new_steps = _build(problem, steps, site, edit, value, True)
-            except _Reject:
-                continue
+            new_steps, value = done
             return new_steps, site, {
                 "dropped": dropped,
                 "correct_value": _fmt(site.c),
