@@ -12,7 +12,7 @@ obligation extractor needs.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 import networkx as nx
@@ -351,7 +351,7 @@ class _Builder:
             return
         first = group[0][0]
         old = self.ctx[first]
-        self.ctx[first] = EdgeContext(**{**old.__dict__, "system": (eqs, {v: val for _, v, val in group})})
+        self.ctx[first] = replace(old, system=(eqs, {v: val for _, v, val in group}))
 
     def chain_value(self, chain: Chain) -> Fraction | None:
         """Value a definition chain establishes: the first closed member that evaluates exactly."""
@@ -484,7 +484,7 @@ def decompose(proof: Proof) -> StateTree:
             constraints.append(Rel(Var(cov.variable), ">", zero))
         elif re.search(r"(?i)\bnon-?negative\b", proof.problem):
             constraints.append(Rel(Var(cov.variable), ">=", zero))
-        cov = CaseSplit(**{**cov.__dict__, "constraints": tuple(constraints)})
+        cov = replace(cov, constraints=tuple(constraints))
         tree.contexts[eid] = EdgeContext(formula=tree.contexts[eid].formula, coverage=cov)
     return tree
 
