@@ -9,10 +9,10 @@ import sys
 from typing import Any
 
 from faithsieve import cli_datasets, cli_inject, cli_serve
-from faithsieve.config import Settings
+from faithsieve.cli_options import add_method_options, settings_from_args
 from faithsieve.errors import FaithSieveError
 from faithsieve.models import Verdict
-from faithsieve.pipeline import localize
+from faithsieve.pipeline import Pipeline
 from faithsieve.split import proof_from_input
 
 
@@ -38,16 +38,32 @@ def verdict_json(v: Verdict) -> dict[str, Any]:
 def render_text(proof_steps: list[str], v: Verdict) -> str:
     """A readable report: each step, its EdgeUnits, obligations and outcomes."""
     out = []
+    basis = {"checked": "checked: a literal claim refuted", "formal": "proved: a faithful formal statement refuted",
+             "reviewed": "reviewed: local review agrees with a diagnostic", "judged": "judged by the model, not proved"}
     if v.verdict == "error":
-        out.append(f"VERDICT: error at step {v.first_error_step}")
+        out.append(f"VERDICT: error at step {v.first_error_step} [{basis.get(v.basis or '', v.mode)}]")
         out.append(f"  {v.reason}")
-    else:
+    elif v.mode == "offline":
         out.append("VERDICT: correct (no refuted obligation)")
+    else:
+        out.append(f"VERDICT: correct [{basis.get(v.basis or '', 'no reliable negative evidence')}]")
+        if v.reason:
+            out.append(f"  {v.reason}")
     c = v.coverage
     out.append(
         f"coverage: {c.steps_decided}/{c.steps} steps decided, {c.edges_decided}/{c.edges} edges, "
         f"{c.obligations_decided}/{c.obligations} obligations; {v.timings.total_ms:.1f} ms"
     )
+    if v.usage is not None:
+        u = v.usage
+        out.append(f"llm: {u.calls} calls, {u.cache_hits} cached, {u.prompt_tokens}+{u.completion_tokens} tokens, "
+                   f"${u.cost_usd:.4f}; {u.unparsed} unparsed, {u.failures} failed")
+    if v.audit is not None:
+        a = v.audit
+        out.append(f"audit: {a.decomposition} decomposition, {a.substeps} sub-steps; scan overall {a.overall}; "
+                   f"window {', '.join(a.window) or '-'}")
+        for n in a.notes[:10]:
+            out.append(f"  note: {n}")
     marks = {"refuted": "✗", "verified": "✓", "unknown": "?", "unchecked": "·"}
     for rep, text in zip(v.steps, proof_steps):
         out.append("")
@@ -67,14 +83,15 @@ def render_text(proof_steps: list[str], v: Verdict) -> str:
 
 
 def cmd_localize(args: argparse.Namespace) -> int:
-    settings = Settings()
     try:
+        settings = settings_from_args(args)
         data = _read_input(args.file)
         proof = proof_from_input(data, settings)
-    except (FaithSieveError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        pipeline = Pipeline.from_settings(settings)
+    except (FaithSieveError, OSError, ValueError) as exc:
+        print(f"error: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return 2
-    v = localize(proof, settings)
+    v = pipeline.localize(proof)
     if args.format == "text":
         print(render_text([s.text for s in proof.steps], v))
     else:
@@ -90,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     loc = sub.add_parser("localize", help="localize the first error of one proof (JSON file or - for stdin)")
     loc.add_argument("file", help='JSON file with {"problem", "steps": [...]} or {"problem", "proof": "..."}; - for stdin')
     loc.add_argument("--format", choices=("json", "text"), default="json")
+    add_method_options(loc)
     loc.set_defaults(func=cmd_localize)
 
     cli_datasets.register(sub)

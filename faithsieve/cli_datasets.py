@@ -40,7 +40,7 @@ def _subsets(values: list[str] | None) -> tuple[str, ...]:
 
 def cmd_score(args: argparse.Namespace) -> int:
     """``faithsieve score PATH``: predict every item, write predictions, metrics and a report."""
-    from faithsieve.config import Settings
+    from faithsieve.cli_options import settings_from_args
     from faithsieve.datasets.adapters import load_dataset
     from faithsieve.scoring import InvalidDataset, ScoreRequest, default_out, run_score
 
@@ -50,7 +50,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     req = ScoreRequest(
         path=path, out=out, format=args.format, workers=max(1, args.workers), limit=args.limit, subsets=subsets,
         skip_invalid=args.skip_invalid, progress=False if args.no_progress else None,
-        resamples=args.bootstrap, seed=args.seed, report=not args.no_report, settings=Settings(),
+        resamples=args.bootstrap, seed=args.seed, report=not args.no_report, settings=settings_from_args(args),
     )
     try:
         result = run_score(req)
@@ -68,6 +68,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         return 1
     summary = {k: m.get(k) for k in ("n", "binary_accuracy", "exact_accuracy", "error_accuracy", "correct_accuracy", "f1",
                                      "flags", "flag_precision", "early_flags", "late_flags", "proofs_per_second")}
+    if m.get("llm"):
+        summary["llm"] = m["llm"]
     _err(f"scored {m['n']} items ({result.processed} new, {result.reused} reused) -> {result.out}")
     print(json.dumps(summary, indent=1))
     return 0
@@ -148,6 +150,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def register(subparsers: Any) -> None:
     """Add ``score``, ``convert`` and ``compare`` to the main CLI's subparsers."""
+    from faithsieve.cli_options import add_method_options
     from faithsieve.datasets.adapters import adapter_names
 
     formats = adapter_names()
@@ -166,6 +169,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--no-report", action="store_true", help="write metrics.json only (no report.md, plots)")
+    add_method_options(p)
     p.set_defaults(func=cmd_score)
 
     p = subparsers.add_parser("convert", help="convert a dataset to ProofLoc JSONL")

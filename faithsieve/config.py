@@ -3,6 +3,8 @@ environment at import time; build ``Settings()`` at an entry point (or explicitl
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -30,3 +32,65 @@ class Settings(BaseSettings):
     """Largest bit length of an exact intermediate value."""
     checkers: tuple[str, ...] = ("exact", "sympy", "z3")
     """Checkers to run, cheapest first (names from the checker registry)."""
+
+    # ---- modes and the language-model method (``--mode llm`` / ``--mode judge``) ----
+    mode: Literal["offline", "llm", "judge"] = "offline"
+    """``offline``: rule-based sieve only. ``llm``: the full method over an LLM endpoint.
+    ``judge``: the direct-judge baseline (whole proof in, first error out)."""
+    llm_base_url: str | None = None
+    """OpenAI-compatible endpoint, e.g. ``https://api.openai.com/v1`` or ``http://127.0.0.1:8080/v1``."""
+    llm_model: str = ""
+    """Model id sent with every request."""
+    llm_api_key_env: str = "OPENAI_API_KEY"
+    """Name of the environment variable holding the API key (read when the client is built)."""
+    llm_timeout_s: float = Field(default=120.0, gt=0)
+    """Time limit of one LLM call."""
+    llm_max_retries: int = Field(default=2, ge=0, le=10)
+    """Retries of a failed call (connection error, 429, 5xx), with exponential backoff."""
+    llm_backoff_s: float = Field(default=1.0, ge=0)
+    """First backoff delay; doubled on each retry."""
+    llm_concurrency: int = Field(default=4, ge=1, le=256)
+    """Most LLM calls in flight at once from one client."""
+    llm_structured: Literal["json_schema", "json_object_schema", "json_object", "none"] = "json_schema"
+    """How JSON answers are requested: OpenAI ``json_schema``; llama.cpp ``json_object_schema``;
+    plain ``json_object``; or ``none`` (schema in the prompt only)."""
+    llm_cache: bool = True
+    """Use the sqlite response cache (``--no-cache`` turns it off)."""
+    llm_cache_path: str = "~/.cache/faithsieve/llm.sqlite"
+    """Where the response cache lives."""
+    llm_price_in_per_mtok: float = Field(default=0.0, ge=0)
+    """Price of a million prompt tokens, for cost accounting."""
+    llm_price_out_per_mtok: float = Field(default=0.0, ge=0)
+    """Price of a million completion tokens, for cost accounting."""
+    llm_temperature: float = Field(default=0.0, ge=0, le=2)
+    """Sampling temperature of every call."""
+    llm_max_tokens: int = Field(default=2048, gt=0)
+    """Most tokens in one answer."""
+    scan_threshold: float = Field(default=0.6, ge=0, le=1)
+    """Suspicion above which an EdgeUnit is a candidate for the audit window (paper: 0.6)."""
+    audit_prefix: int = Field(default=6, ge=0, le=64)
+    """Preceding EdgeUnits scheduled with the focus unit (paper: 6)."""
+    max_audit_units: int = Field(default=12, ge=1, le=200)
+    """Most EdgeUnits reviewed and typed for one proof (bounds the calls per item)."""
+    gate_threshold: float = Field(default=0.9, ge=0, le=1)
+    """Least S_faith for formal evidence to count."""
+    gate_critical_threshold: float = Field(default=0.75, ge=0, le=1)
+    """Least score of each critical part (directionality, role alignment, conclusion fidelity)."""
+    gate_judges: int = Field(default=1, ge=1, le=5)
+    """Independent semantic judgments per statement; all must pass."""
+    gate_revisions: int = Field(default=2, ge=0, le=10)
+    """Times a statement is revised from the drift report before it is given up as ``unknown``."""
+    llm_rule_kinds: tuple[str, ...] = ("arithmetic",)
+    """Kinds of the offline sieve's literal-formula obligations whose evidence ``--mode llm`` also
+    uses (the paper's cheap checker covers closed numeric claims only: ``arithmetic``)."""
+    ablations: tuple[Literal["no_local_edges", "no_gate", "graph_judge", "nl_only"], ...] = ()
+    """Paper ablations: coarse steps instead of EdgeUnits; no faithfulness gate; judge over the
+    graph only; EdgeUnit review without formal evidence."""
+
+
+def method_key(settings: Settings) -> str:
+    """What determines a prediction besides the item: resumed runs redo items predicted otherwise."""
+    if settings.mode == "offline":
+        return "offline"
+    parts = [settings.mode, settings.llm_model, settings.llm_base_url or "", ",".join(settings.ablations)]
+    return "|".join(parts)

@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from faithsieve.llm.types import UsageReport
 from faithsieve.obligations.models import Evidence
 from faithsieve.statetree.models import EdgeUnit
 
@@ -88,6 +89,46 @@ class Timings(BaseModel):
     """Obligation checking."""
     total_ms: float
     """End to end."""
+    llm_ms: float = 0.0
+    """Time spent waiting for language-model answers (included in the other figures)."""
+
+
+class ScanCandidate(BaseModel):
+    """The suspicion scan's judgment of one EdgeUnit."""
+
+    model_config = _FROZEN
+
+    edge: str
+    """EdgeUnit id."""
+    suspicion: float = Field(ge=0, le=1)
+    """Risk that this transition holds the first material error."""
+    likely_wrong: bool = False
+    """The scan thinks the transition is wrong."""
+    should_formalize: bool = False
+    """Formal or precise checking looks useful here."""
+    error_type_prior: tuple[str, ...] = ()
+    """Error kinds the scan suspects (``arithmetic``, ``logic``, ``missing_case``, ...)."""
+    reason: str = ""
+    """The scan's reason, in a sentence."""
+
+
+class Audit(BaseModel):
+    """What the language-model stages did with a proof (empty in offline mode)."""
+
+    model_config = _FROZEN
+
+    substeps: int = 0
+    """Fine-grained sub-steps after pre-decomposition."""
+    decomposition: Literal["llm", "rule", "coarse"] = "rule"
+    """Which decomposition the tree was built from (``coarse``: one edge per original step)."""
+    overall: str | None = None
+    """The scan's overall verdict (``likely_correct``, ``likely_incorrect``, ``uncertain``)."""
+    scan: tuple[ScanCandidate, ...] = ()
+    """Scan judgments, in edge order."""
+    window: tuple[str, ...] = ()
+    """EdgeUnits scheduled for review and typed obligations (the audit window)."""
+    notes: tuple[str, ...] = ()
+    """What went wrong or was skipped in a stage (unparsed answers, rejected decompositions, budgets)."""
 
 
 class Verdict(BaseModel):
@@ -109,3 +150,14 @@ class Verdict(BaseModel):
     """Time spent per stage."""
     backends: dict[str, str] = Field(default_factory=dict)
     """Names and versions of the checkers that ran."""
+    mode: Literal["offline", "llm", "judge"] = "offline"
+    """Which method produced the verdict."""
+    basis: Literal["checked", "formal", "reviewed", "judged"] | None = None
+    """What backs the answer: ``checked`` (our checkers refuted a literal claim), ``formal``
+    (a faithful Lean statement was refuted), ``reviewed`` (local review agreed with formal
+    diagnostics), ``judged`` (a language-model judgment, not a proof). ``None`` for an offline
+    ``correct``: no refutation was found."""
+    audit: Audit | None = None
+    """Language-model stage record (``llm`` and ``judge`` modes)."""
+    usage: UsageReport | None = None
+    """Calls, tokens, cache hits and cost of the language-model work for this verdict."""

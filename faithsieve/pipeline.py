@@ -1,8 +1,17 @@
-"""The three-stage pipeline: locate (decompose) -> verify (obligations) -> synthesize.
+"""The pipeline: ``Pipeline(settings, stages, checkers, llm, kernel).localize(proof) -> Verdict``.
 
-A short function over small typed stages; checkers come from the registry by
-name (or are passed in), so other backends (Lean, an LLM judge) plug in
-without touching this file.
+Three modes share it:
+
+- ``offline``: rule-based EdgeUnits -> literal-formula obligations -> exact/sympy/z3 -> the
+  first trusted refutation. No model, no network.
+- ``llm``: the method. Faithful pre-decomposition and a proof-state tree -> suspicion scan and
+  audit window with local review -> typed obligations -> our checkers for pure formulas, the
+  kernel behind the faithfulness gate for the rest -> evidence fusion (earliest faithful,
+  reliable negative evidence; otherwise a final synthesis marked as judged). The offline
+  sieve's closed computations run too and count as checked evidence.
+- ``judge``: the direct-judge baseline (whole proof in, first error out).
+
+The pipeline composes stages and times them; it makes no decision of its own.
 """
 
 from __future__ import annotations
@@ -12,13 +21,17 @@ from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 
 from faithsieve.config import Settings
+from faithsieve.errors import BackendUnavailable
+from faithsieve.lean.interface import Kernel, UnavailableKernel
+from faithsieve.llm.types import LLMClient
 from faithsieve.mathtext.evaluate import Limits
-from faithsieve.models import Proof, Timings, Verdict
-from faithsieve.obligations.checkers import CHECKERS, Checker, run_portfolio
-from faithsieve.obligations.extract import extract_obligations
-from faithsieve.obligations.models import Evidence, Obligation, Outcome, Refuted, Unknown, Verified
-from faithsieve.statetree.decompose import decompose
-from faithsieve.synthesis import synthesize
+from faithsieve.models import Audit, Proof, Timings, Verdict
+from faithsieve.obligations.checkers import CHECKERS, Checker
+from faithsieve.obligations.models import Evidence, Obligation, Outcome
+from faithsieve.stages.base import Decomposition, FusionResult, RunContext, ScanResult
+from faithsieve.stages.registry import LLMStages, stage
+from faithsieve.stages.rule import RuleDecomposer, check_obligations, literal_evidence  # noqa: F401 (re-export)
+from faithsieve.synthesis import synthesize, verdict_from
 
 
 def limits_from(settings: Settings) -> Limits:
@@ -46,56 +59,120 @@ def backend_versions() -> dict[str, str]:
     return out
 
 
-def claim_text(ob: Obligation) -> str:
-    """The obligation as checked, rendered: premises ⊢ claim."""
-    kind = ob.kind.value
-    if kind == "solution":
-        vals = ", ".join(f"{k} = {v}" for k, v in ob.values.items())  # type: ignore[union-attr]
-        return f"{vals} solves {'; '.join(str(e) for e in ob.equations)}"  # type: ignore[union-attr]
-    if kind == "derivation":
-        return f"{'; '.join(str(p) for p in ob.premises)} ⊢ {ob.claim}"  # type: ignore[union-attr]
-    if kind == "substitution":
-        vals = ", ".join(f"{k} = {v}" for k, v in ob.env.items())  # type: ignore[union-attr]
-        return f"{vals} ⊢ {ob.claim}"  # type: ignore[union-attr]
-    if kind == "coverage":
-        return f"cases {' | '.join(ob.cases)} cover {ob.variable} ∈ {ob.domain}"  # type: ignore[union-attr]
-    return str(ob.claim)  # type: ignore[union-attr]
+def build_llm(settings: Settings) -> LLMClient:
+    """The OpenAI-compatible client the settings describe (with the response cache unless disabled)."""
+    from faithsieve.llm.client import OpenAIClient
+
+    return OpenAIClient.from_settings(settings)
 
 
-def to_evidence(ob: Obligation, out: Outcome, ms: float) -> Evidence:
-    common = dict(obligation=ob.id, kind=ob.kind, step=ob.step, span=ob.span, source=ob.source,
-                  claim=claim_text(ob), method=out.method, time_ms=round(ms, 3))
-    if isinstance(out, Verified):
-        return Evidence(**common, status="verified", reason=out.note or None)
-    if isinstance(out, Refuted):
-        return Evidence(**common, status="refuted", counterexample=out.counterexample, reason=out.note or None)
-    return Evidence(**common, status="unknown", reason=out.reason,
-                    counterexample=None)
+class Pipeline:
+    """One configured localizer. Build it once per process and call ``localize`` per proof."""
 
+    def __init__(self, settings: Settings | None = None, *, checkers: list[Checker] | None = None,
+                 llm: LLMClient | None = None, kernel: Kernel | None = None, stages: LLMStages | None = None) -> None:
+        self.settings = settings or Settings()
+        self.checkers = checkers if checkers is not None else build_checkers(self.settings)
+        self.llm = llm
+        self.kernel = kernel or UnavailableKernel()
+        self._stages = stages
+        if self.settings.mode != "offline" and self.llm is None:
+            raise BackendUnavailable(f"--mode {self.settings.mode} needs a language model: set an endpoint "
+                                     "(FAITHSIEVE_LLM_BASE_URL and FAITHSIEVE_LLM_MODEL, or --base-url/--model)")
 
-def check_obligations(obligations: list[Obligation], checkers: list[Checker], deadline: float) -> list[Evidence]:
-    evidence = []
-    for ob in obligations:
-        t = time.perf_counter()
-        if time.monotonic() > deadline:
-            out: Outcome = Unknown("budget", "time budget for this proof exhausted")
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Pipeline:
+        """The pipeline the settings describe (builds the LLM client for ``llm``/``judge`` modes)."""
+        return cls(settings, llm=build_llm(settings) if settings.mode != "offline" else None)
+
+    @property
+    def stages(self) -> LLMStages:
+        if self._stages is None:
+            self._stages = LLMStages.from_settings(self.settings)
+        return self._stages
+
+    def backends(self) -> dict[str, str]:
+        out = {**backend_versions(), "checkers": ",".join(c.name for c in self.checkers)}
+        if self.settings.mode != "offline" and self.llm is not None:
+            out["llm"] = self.llm.model
+            out["kernel"] = self.kernel.name
+        return out
+
+    def localize(self, proof: Proof) -> Verdict:
+        """Return the verdict for one proof: ``correct`` or the first erroneous step, with evidence."""
+        if self.settings.mode == "offline":
+            return self._offline(proof)
+        return self._with_model(proof)
+
+    # -------------------------------------------------------------------------------
+
+    def _context(self, proof: Proof) -> RunContext:
+        return RunContext(proof=proof, settings=self.settings, llm=self.llm, kernel=self.kernel,
+                          checkers=self.checkers, deadline=time.monotonic() + self.settings.proof_time_limit_s)
+
+    def _offline(self, proof: Proof) -> Verdict:
+        ctx = self._context(proof)
+        t0 = time.perf_counter()
+        rule = RuleDecomposer().decompose(ctx)
+        t1 = time.perf_counter()
+        evidence = literal_evidence(ctx, rule)
+        t2 = time.perf_counter()
+        timings = Timings(decompose_ms=round((t1 - t0) * 1000, 3), check_ms=round((t2 - t1) * 1000, 3),
+                          total_ms=round((t2 - t0) * 1000, 3))
+        return synthesize(proof, rule.tree, evidence, timings, self.backends())
+
+    def _with_model(self, proof: Proof) -> Verdict:
+        assert self.llm is not None
+        ctx = self._context(proof)
+        before = self.llm.usage.snapshot()
+        t0 = time.perf_counter()
+        if self.settings.mode == "judge":
+            decomposition = Decomposition(tree=RuleDecomposer().decompose(ctx).tree, kind="rule")
+            scan, evidence = ScanResult(), []
+            t1 = time.perf_counter()
+            fused = stage("judge", "direct").judge(ctx)
         else:
-            out = run_portfolio(ob, checkers, deadline)
-        evidence.append(to_evidence(ob, out, (time.perf_counter() - t) * 1000))
-    return evidence
+            decomposition, scan, evidence, fused, t1 = self._method(ctx)
+        t2 = time.perf_counter()
+        all_evidence = [*evidence, *fused.evidence]
+        audit = Audit(substeps=decomposition.substeps, decomposition=decomposition.kind, overall=scan.overall,
+                      scan=scan.candidates, window=scan.window, notes=tuple(ctx.notes))
+        timings = Timings(decompose_ms=round((t1 - t0) * 1000, 3), check_ms=round((t2 - t1) * 1000, 3),
+                          total_ms=round((t2 - t0) * 1000, 3), llm_ms=round(ctx.llm_ms, 3))
+        return verdict_from(proof, decomposition.tree, all_evidence, fused.first_error_step, fused.basis, fused.reason,
+                            mode=self.settings.mode, timings=timings, backends=self.backends(), audit=audit,  # type: ignore[arg-type]
+                            usage=self.llm.usage.since(before))
+
+    def _method(self, ctx: RunContext) -> tuple[Decomposition, ScanResult, list[Evidence], FusionResult, float]:
+        s = self.stages
+        rule = RuleDecomposer().decompose(ctx)
+        literal = [e for e in literal_evidence(ctx, rule) if e.kind.value in self.settings.llm_rule_kinds]
+        decomposition = s.decomposer.decompose(ctx)
+        t1 = time.perf_counter()
+        if s.graph_judge is not None:
+            return decomposition, ScanResult(), literal, s.graph_judge.judge(ctx, decomposition.tree), t1
+        scan = s.scanner.scan(ctx, decomposition.tree)
+        obligations = s.typer.obligations(ctx, decomposition.tree, scan)
+        evidence = [*literal, *s.verifier.verify(ctx, decomposition.tree, obligations, scan)]
+        return decomposition, scan, evidence, s.fusion.fuse(ctx, decomposition.tree, scan, evidence), t1
+
+
+@lru_cache(maxsize=4)
+def pipeline_for(settings: Settings) -> Pipeline:
+    """One pipeline per settings in this process (the LLM client and its cache are reused)."""
+    return Pipeline.from_settings(settings)
 
 
 def localize(proof: Proof, settings: Settings | None = None, checkers: list[Checker] | None = None) -> Verdict:
-    """Return the verdict for one proof: ``correct`` or the first refuted step, with evidence."""
+    """Return the verdict for one proof under ``settings`` (offline unless ``settings.mode`` says otherwise)."""
     settings = settings or Settings()
-    checkers = checkers if checkers is not None else build_checkers(settings)
-    t0 = time.perf_counter()
-    tree = decompose(proof)
-    obligations = extract_obligations(tree)
-    t1 = time.perf_counter()
-    evidence = check_obligations(obligations, checkers, time.monotonic() + settings.proof_time_limit_s)
-    t2 = time.perf_counter()
-    timings = Timings(decompose_ms=round((t1 - t0) * 1000, 3), check_ms=round((t2 - t1) * 1000, 3),
-                      total_ms=round((t2 - t0) * 1000, 3))
-    backends = {**backend_versions(), "checkers": ",".join(c.name for c in checkers)}
-    return synthesize(proof, tree, evidence, timings, backends)
+    if checkers is not None or settings.mode == "offline":
+        if settings.mode == "offline":
+            return Pipeline(settings, checkers=checkers).localize(proof)
+        return Pipeline(settings, checkers=checkers, llm=pipeline_for(settings).llm).localize(proof)
+    return pipeline_for(settings).localize(proof)
+
+
+def to_evidence(ob: Obligation, out: Outcome, ms: float) -> Evidence:
+    """The evidence record of one literal-formula check (``Obligation.evidence``)."""
+    return ob.evidence(out, ms)

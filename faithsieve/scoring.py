@@ -36,8 +36,8 @@ PREDICTIONS = "predictions.jsonl"
 METRICS = "metrics.json"
 REPORT = "report.md"
 STATE = "run.json"
-TIMING_KEYS = frozenset({"time_ms", "timings"})
-"""Fields that vary from run to run; ``stable_view`` drops them."""
+TIMING_KEYS = frozenset({"time_ms", "timings", "usage"})
+"""Fields that vary from run to run (LLM usage too: a cached rerun makes no calls); ``stable_view`` drops them."""
 
 
 class InvalidDataset(InputError):
@@ -60,11 +60,14 @@ def predict(item: LabelledItem, settings: Settings) -> dict[str, Any]:
     Input the pipeline refuses (``InputError``/``InputTooLarge``) and crashes inside it are
     recorded with an ``error`` field and counted as a ``correct`` prediction.
     """
+    from faithsieve.config import method_key
     from faithsieve.pipeline import localize
     from faithsieve.split import proof_from_steps
 
     t0 = time.perf_counter()
     rec: dict[str, Any] = {"id": item.id, "subset": item.subset, "domain": item.domain, "label": item.label}
+    if settings.mode != "offline":
+        rec["method"] = method_key(settings)
     try:
         verdict = localize(proof_from_steps(item.problem, list(item.steps), settings), settings)
     except FaithSieveError as exc:
@@ -80,6 +83,11 @@ def predict(item: LabelledItem, settings: Settings) -> dict[str, Any]:
             evidence = [e.model_dump(mode="json") for e in verdict.steps[k - 1].evidence if e.status == "refuted"]
         rec.update(predicted=_label_json(k), verdict=verdict.verdict, reason=verdict.reason,
                    coverage=verdict.coverage.model_dump(mode="json"), error=None)
+        if verdict.mode != "offline":
+            rec["basis"] = verdict.basis
+            rec["usage"] = verdict.usage.model_dump() if verdict.usage else None
+            if verdict.audit and verdict.audit.notes:
+                rec["notes"] = list(verdict.audit.notes[:20])
         if evidence:
             rec["evidence"] = evidence
     rec["time_ms"] = round((time.perf_counter() - t0) * 1000, 3)
@@ -312,7 +320,11 @@ def run_score(req: ScoreRequest) -> ScoreResult:
     out.mkdir(parents=True, exist_ok=True)
     plog = PredictionLog(out / PREDICTIONS)
     done = plog.load()
-    pending = [it for it in items if (rec := done.get(it.id)) is None or rec.get("item_hash") != it.content_hash()]
+    from faithsieve.config import method_key
+
+    method = method_key(settings)
+    pending = [it for it in items if (rec := done.get(it.id)) is None or rec.get("item_hash") != it.content_hash()
+               or rec.get("method", "offline") != method or _endpoint_failed(rec)]
     reused = len(items) - len(pending)
     state = _load_state(out / STATE)
     state.update({"dataset": str(req.path), "format": req.format, "formats": sorted(set(data.formats.values()))})
@@ -348,10 +360,39 @@ def run_score(req: ScoreRequest) -> ScoreResult:
         "workers": req.workers,
     }
     metrics = score_document(rows, run_info, resamples=req.resamples, seed=req.seed)
+    llm = llm_summary([rec for _, rec in rows])
+    if llm:
+        metrics["llm"] = llm
     write_atomic(out / METRICS, json.dumps(metrics, indent=1, ensure_ascii=False) + "\n")
     if req.report:
         write_report(out, metrics, rows)
     return ScoreResult(metrics=metrics, out=out, processed=processed, reused=reused, dataset=data)
+
+
+def _endpoint_failed(rec: dict[str, Any]) -> bool:
+    """The prediction was made while the LLM endpoint failed: a resumed run predicts it again."""
+    usage = rec.get("usage")
+    return isinstance(usage, dict) and bool(usage.get("failures"))
+
+
+def llm_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """Language-model cost of a run: totals and per-item means of calls, tokens, cache hits and cost,
+    over the items predicted with a model (``None`` for an offline run)."""
+    used = [r["usage"] for r in records if isinstance(r.get("usage"), dict)]
+    if not used:
+        return None
+    keys = ("calls", "cache_hits", "failures", "unparsed", "prompt_tokens", "completion_tokens", "cost_usd", "latency_ms")
+    totals = {k: round(sum(float(u.get(k, 0) or 0) for u in used), 6) for k in keys}
+    n = len(used)
+    per_item = {k: round(totals[k] / n, 3) for k in keys}
+    times = [float(r.get("time_ms", 0) or 0) for r in records if isinstance(r.get("usage"), dict)]
+    bases: dict[str, int] = {}
+    for r in records:
+        if isinstance(r.get("usage"), dict):
+            b = str(r.get("basis"))
+            bases[b] = bases.get(b, 0) + 1
+    return {"items": n, "totals": totals, "per_item": per_item,
+            "time_ms_per_item": round(sum(times) / n, 1), "basis": bases}
 
 
 def load_predictions(run_dir: Path) -> dict[str, dict[str, Any]]:

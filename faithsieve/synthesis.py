@@ -1,16 +1,19 @@
-"""Verdict synthesis: roll local evidence up to steps and pick the first refuted step.
+"""Verdict synthesis: roll local evidence up to steps.
 
-Pure: evidence in, verdict out. Only a refutation that carries a counterexample
-(confirmed exactly by the checker that produced it) can make a step erroneous.
+Pure: evidence in, verdict out. Offline, only a refutation that carries a counterexample
+(confirmed exactly by the checker that produced it) can make a step erroneous. With the
+language-model method, the fusion stage picks the step and ``verdict_from`` dresses it.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Literal
 
-from faithsieve.models import Coverage, Proof, StepReport, Timings, Verdict
+from faithsieve.llm.types import UsageReport
+from faithsieve.models import Audit, Coverage, Proof, StepReport, Timings, Verdict
 from faithsieve.obligations.models import Evidence
-from faithsieve.statetree.decompose import StateTree
+from faithsieve.statetree.models import StateTree
 
 
 def trusted_refutation(ev: Evidence) -> bool:
@@ -27,25 +30,18 @@ def _step_status(evs: list[Evidence]) -> str:
     return "unknown"
 
 
-def synthesize(proof: Proof, tree: StateTree, evidence: list[Evidence], timings: Timings,
-               backends: dict[str, str] | None = None) -> Verdict:
+def step_reports(proof: Proof, tree: StateTree, evidence: list[Evidence]) -> tuple[list[StepReport], Coverage]:
+    """Per-step reports (EdgeUnits, evidence, roll-up status) and the coverage they amount to."""
     by_step: dict[int, list[Evidence]] = defaultdict(list)
     for ev in evidence:
         by_step[ev.step].append(ev)
-    decided_edges = {ev_edge for ev_edge, ev in _edge_map(tree, evidence) if ev.status != "unknown"}
-    reports = []
-    first: int | None = None
-    reason: str | None = None
-    for step in proof.steps:
-        evs = by_step.get(step.index, [])
-        status = _step_status(evs)
-        if status == "refuted" and first is None:
-            first = step.index
-            ev = next(e for e in evs if trusted_refutation(e))
-            cx = ", ".join(f"{k} = {v}" for k, v in (ev.counterexample or {}).items())
-            reason = f"step {step.index}: {ev.kind.value} claim '{ev.claim}' refuted by {ev.method} ({cx})"
-        reports.append(StepReport(step=step.index, status=status, edges=tuple(tree.edges_of_step(step.index)),  # type: ignore[arg-type]
-                                  evidence=tuple(evs)))
+    edges_by_step: dict[int, list] = defaultdict(list)
+    for e in tree.edges:
+        edges_by_step[e.step].append(e)
+    reports = [StepReport(step=step.index, status=_step_status(by_step.get(step.index, [])),  # type: ignore[arg-type]
+                          edges=tuple(edges_by_step.get(step.index, ())), evidence=tuple(by_step.get(step.index, ())))
+               for step in proof.steps]
+    decided_edges = {edge for edge, ev in _edge_map(tree, evidence) if ev.status != "unknown"}
     coverage = Coverage(
         steps=len(proof.steps),
         steps_with_obligations=sum(1 for s in proof.steps if by_step.get(s.index)),
@@ -55,6 +51,22 @@ def synthesize(proof: Proof, tree: StateTree, evidence: list[Evidence], timings:
         obligations=len(evidence),
         obligations_decided=sum(1 for e in evidence if e.status != "unknown"),
     )
+    return reports, coverage
+
+
+def synthesize(proof: Proof, tree: StateTree, evidence: list[Evidence], timings: Timings,
+               backends: dict[str, str] | None = None) -> Verdict:
+    """The offline verdict: the first step carrying a trusted refutation, else ``correct``."""
+    reports, coverage = step_reports(proof, tree, evidence)
+    first: int | None = None
+    reason: str | None = None
+    for rep in reports:
+        if rep.status == "refuted":
+            first = rep.step
+            ev = next(e for e in rep.evidence if trusted_refutation(e))
+            cx = ", ".join(f"{k} = {v}" for k, v in (ev.counterexample or {}).items())
+            reason = f"step {rep.step}: {ev.kind.value} claim '{ev.claim}' refuted by {ev.method} ({cx})"
+            break
     return Verdict(
         verdict="error" if first is not None else "correct",
         first_error_step=first,
@@ -63,9 +75,23 @@ def synthesize(proof: Proof, tree: StateTree, evidence: list[Evidence], timings:
         coverage=coverage,
         timings=timings,
         backends=backends or {},
+        basis="checked" if first is not None else None,
     )
+
+
+def verdict_from(proof: Proof, tree: StateTree, evidence: list[Evidence], first: int | None,
+                 basis: Literal["checked", "formal", "reviewed", "judged"] | None, reason: str | None, *,
+                 mode: Literal["llm", "judge"], timings: Timings, backends: dict[str, str], audit: Audit,
+                 usage: UsageReport | None) -> Verdict:
+    """A verdict whose answer was chosen by the fusion stage (or the direct judge)."""
+    reports, coverage = step_reports(proof, tree, evidence)
+    if first is not None and not 1 <= first <= len(proof.steps):
+        first, basis, reason = None, None, f"answer pointed outside 1..{len(proof.steps)}: ignored"
+    return Verdict(verdict="error" if first is not None else "correct", first_error_step=first, reason=reason,
+                   steps=tuple(reports), coverage=coverage, timings=timings, backends=backends, mode=mode,
+                   basis=basis, audit=audit, usage=usage)
 
 
 def _edge_map(tree: StateTree, evidence: list[Evidence]) -> list[tuple[str, Evidence]]:
     by_span = {(e.step, e.span): e.id for e in tree.edges}
-    return [(by_span.get((ev.step, ev.span), ""), ev) for ev in evidence]
+    return [(ev.edge or by_span.get((ev.step, ev.span), ""), ev) for ev in evidence]

@@ -1,6 +1,6 @@
-"""The Lean kernel (formalize -> align -> prove -> check over lean-interact).
+"""The Lean kernel (formalize -> align -> prove -> check).
 
-Reserved: it arrives with its own issue. Until then nothing imports it and the
-pipeline's checker registry (``faithsieve.obligations.checkers.register_checker``)
-is where a Lean checker will plug in.
+``faithsieve.lean.interface`` holds the kernel protocol the pipeline receives and the
+``UnavailableKernel`` used when no Lean backend is configured. The lean-interact and
+remote-server backends arrive with their own issue.
 """

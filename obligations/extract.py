@@ -18,7 +18,7 @@ from faithsieve.obligations.models import (
     ArithmeticObligation, CoverageObligation, DerivationObligation, IdentityObligation, Obligation, Rel,
     SolutionObligation, SubstitutionObligation,
 )
-from faithsieve.statetree.decompose import CaseSplit, EdgeContext, StateTree
+from faithsieve.statetree.models import CaseSplit, EdgeContext, StateTree
 from faithsieve.statetree.models import EdgeUnit, TransitionType
 
 _EXPAND_CONTEXT = re.compile(r"(?i)\b(expand\w*|multiply\w* out|foil\w*|distribut\w*|factor\w*)\b")

@@ -54,6 +54,33 @@ class ObligationKind(str, Enum):
     """Claimed values ``x = v`` solve the stated equation(s)."""
     COVERAGE = "coverage"
     """The cases of a split exhaust the domain."""
+    # Kinds of the language-model method (natural-language targets typed from one EdgeUnit).
+    DERIVED_FACT = "derived_fact"
+    """A new fact follows from the context before the edge."""
+    REWRITE = "rewrite"
+    """A rewrite, simplification or computation preserves meaning."""
+    GOAL_REDUCTION = "goal_reduction"
+    """Proving the new goal suffices for the old one."""
+    FACT_PLUS_REDUCTION = "fact_plus_reduction"
+    """A new fact and a goal change at once: checked as a derived fact, then a reduction."""
+    CASE_SPLIT = "case_split"
+    """The cases are valid and cover the domain."""
+    BRANCH_ELIMINATION = "branch_elimination"
+    """A discarded branch is impossible."""
+    WITNESS = "witness"
+    """A witness satisfies what it is chosen for."""
+    CONTESTED_CLAIM = "contested_claim"
+    """A claim a reviewer flagged is true."""
+    ENTAILMENT = "entailment"
+    """The context entails a bare assertion."""
+    OVERLAP_PARTITION = "overlap_partition"
+    """The cases form a proper partition (no overlap, no gap)."""
+    JUSTIFICATION = "justification_faithfulness"
+    """The stated reason for a branch consequence is the one the proof uses."""
+    REVIEW = "review"
+    """A local natural-language review of one EdgeUnit (judged, not proved)."""
+    JUDGMENT = "judgment"
+    """A whole-proof judgment: the direct judge or the final synthesis (judged, not proved)."""
 
 
 class _ObligationBase(BaseModel):
@@ -69,6 +96,21 @@ class _ObligationBase(BaseModel):
     """Id of the EdgeUnit this obligation came from."""
     source: str
     """The claim's source text, verbatim."""
+
+    def claim_text(self) -> str:
+        """The obligation as checked, rendered: premises ⊢ claim."""
+        return str(getattr(self, "claim"))
+
+    def evidence(self, outcome: Outcome, ms: float) -> Evidence:
+        """The public record of checking this obligation with ``outcome`` in ``ms`` milliseconds."""
+        common = dict(obligation=self.id, kind=getattr(self, "kind"), step=self.step, span=self.span,
+                      source=self.source, claim=self.claim_text(), method=outcome.method, time_ms=round(ms, 3))
+        if isinstance(outcome, Verified):
+            return Evidence(**common, status="verified", reason=outcome.note or None)
+        if isinstance(outcome, Refuted):
+            return Evidence(**common, status="refuted", counterexample=outcome.counterexample,
+                            reason=outcome.note or None)
+        return Evidence(**common, status="unknown", reason=outcome.reason, counterexample=None)
 
 
 class ArithmeticObligation(_ObligationBase):
@@ -100,6 +142,9 @@ class SubstitutionObligation(_ObligationBase):
     origins: dict[str, str] = Field(default_factory=dict)
     """Where each value was established (``step 2: x = 5``)."""
 
+    def claim_text(self) -> str:
+        return f"{', '.join(f'{k} = {v}' for k, v in self.env.items())} ⊢ {self.claim}"
+
 
 class DerivationObligation(_ObligationBase):
     kind: Literal[ObligationKind.DERIVATION] = ObligationKind.DERIVATION
@@ -109,6 +154,9 @@ class DerivationObligation(_ObligationBase):
     """The derived relation."""
     integer_vars: tuple[str, ...] = ()
     """Variables known to be integers."""
+
+    def claim_text(self) -> str:
+        return f"{'; '.join(str(p) for p in self.premises)} ⊢ {self.claim}"
 
 
 class SolutionObligation(_ObligationBase):
@@ -121,6 +169,10 @@ class SolutionObligation(_ObligationBase):
     """Claimed values are rounded (decimals or ``≈``)."""
     decimals: int = 0
     """Decimal places shown in the claimed values."""
+
+    def claim_text(self) -> str:
+        vals = ", ".join(f"{k} = {v}" for k, v in self.values.items())
+        return f"{vals} solves {'; '.join(str(e) for e in self.equations)}"
 
 
 class CoverageObligation(_ObligationBase):
@@ -139,6 +191,9 @@ class CoverageObligation(_ObligationBase):
     """Domain of the variable."""
     domain_constraints: RelsField = ()
     """Constraints on the variable stated in the problem (e.g. ``n > 0``)."""
+
+    def claim_text(self) -> str:
+        return f"cases {' | '.join(self.cases)} cover {self.variable} ∈ {self.domain}"
 
 
 Obligation = Annotated[
@@ -204,3 +259,55 @@ class Evidence(BaseModel):
     """For ``unknown``: why no decision; for others, a short note."""
     time_ms: float = 0.0
     """Time spent checking."""
+    edge: str | None = None
+    """EdgeUnit the obligation came from (language-model method)."""
+    basis: Literal["checked", "formal", "reviewed", "judged"] = "checked"
+    """What stands behind the status: ``checked`` by our exact/symbolic/SMT checkers on the
+    literal formula; ``formal``, a Lean statement that passed the faithfulness gate;
+    ``reviewed``, a local LLM review; ``judged``, a whole-proof LLM judgment."""
+    faithfulness: float | None = None
+    """S_faith of the formal statement, when one was scored."""
+    drift: tuple[str, ...] = ()
+    """Drift categories the faithfulness gate reported (``missing_assumptions``, ``wrong_direction``, ...)."""
+    statement: str | None = None
+    """The formal statement or equation that was checked, when one was written."""
+    raw: str | None = None
+    """The model's raw answer, kept when it could not be parsed."""
+
+
+class NLObligation(BaseModel):
+    """A natural-language obligation typed from one EdgeUnit by the language-model method."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    """Obligation id, unique within one proof (``u3.o1``)."""
+    edge: str
+    """EdgeUnit it checks."""
+    step: int
+    """1-based original step of that EdgeUnit."""
+    span: tuple[int, int] = (0, 0)
+    """Span of the EdgeUnit in its step."""
+    source: str = ""
+    """The EdgeUnit's source text."""
+    kind: ObligationKind
+    """One of the method's kinds (``derived_fact`` ... ``overlap_partition``)."""
+    premises: tuple[str, ...] = ()
+    """Context the claim may use: conditions of the before-state, branch hypotheses. Never a fact
+    introduced by the same edge that has not itself been checked."""
+    claim: str
+    """What must hold, in words and formulas."""
+    equation: str | None = None
+    """The claim as a bare formula when it is pure mathematics (for our own checkers)."""
+    use_formal: bool = True
+    """Worth a formal statement (Lean) when a kernel is configured."""
+    translation_confidence: float = 0.5
+    """How confident the typer is that the claim can be formalized faithfully."""
+    priority: float = 0.5
+    """Order among obligations of the window (higher first when the budget is short)."""
+    reason: str = ""
+    """Why this obligation was generated."""
+
+    def text(self) -> str:
+        """``premises ⊢ claim`` as one line."""
+        return f"{'; '.join(self.premises)} ⊢ {self.claim}" if self.premises else self.claim

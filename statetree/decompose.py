@@ -23,7 +23,7 @@ from faithsieve.mathtext.evaluate import evaluate
 from faithsieve.mathtext.extract import Formula, extract_formulas
 from faithsieve.models import Proof
 from faithsieve.obligations.models import Rel
-from faithsieve.statetree.models import EdgeUnit, ProofState, TransitionType
+from faithsieve.statetree.models import CaseSplit, EdgeContext, EdgeUnit, ProofState, StateTree, TransitionType
 
 # Quantifiers are bounded ({0,8}) so that long runs of spaces cannot make matching quadratic.
 _CASE_HEAD = re.compile(r"(?im)(?:^|\.\s)[ \t*#_>-]{0,8}(?:sub)?case[ \t]{0,4}(\d{1,2}|[ivx]{1,4}|[a-d])\b[ \t*]{0,4}[:.)\-–]?")
@@ -46,75 +46,6 @@ _ALTERNATIVE = re.compile(r"(?i)\bor\b|\\lor|\\vee")
 _PARALLEL = re.compile(r"(?i)\bor\b|\band\b|,|;|\\quad|\\lor|\\vee|\\text\{ {0,3}(or|and) {0,3}\}")
 _CONCLUDE = re.compile(r"(?i)\b(answer|therefore|thus|hence|finally|in total|altogether)\b|\\boxed")
 _INTEGER_WORDS = re.compile(r"(?i)\b(integers?|whole numbers?|natural numbers?|digits?)\b")
-
-
-@dataclass(frozen=True)
-class CaseSplit:
-    """The cases of one split, as read from their headers (internal)."""
-
-    variable: str
-    """The variable the cases split on."""
-    residues: tuple[str, ...]
-    """Per case: ``even``, ``odd``, ``mod m r``, or "" for a relational case."""
-    relations: tuple[tuple[Rel, ...], ...]
-    """Per case: its relational conditions (empty for a residue case)."""
-    integer: bool
-    """The variable ranges over the integers."""
-    headers: tuple[str, ...] = ()
-    """The case headers as written."""
-    constraints: tuple[Rel, ...] = ()
-    """Constraints on the variable stated in the problem (including 'positive', 'non-negative')."""
-
-
-@dataclass(frozen=True)
-class EdgeContext:
-    """What the obligation extractor needs to know about one EdgeUnit (internal)."""
-
-    formula: Formula | None
-    link: int = -1
-    """Index of the chain link this edge covers (-1 for non-link edges)."""
-    rel: Rel | None = None
-    env: dict[str, Fraction] = field(default_factory=dict)
-    """Established values in scope at this edge."""
-    env_origin: dict[str, str] = field(default_factory=dict)
-    env_steps: dict[str, int] = field(default_factory=dict)
-    """Step where each value in ``env`` was established (very large for the problem statement)."""
-    premises: tuple[Rel, ...] = ()
-    """Relations this edge derives from (derivations and solution claims)."""
-    negated: bool = False
-    """The sentence denies or questions the relation ("not", "?", "contradiction"): never refuted."""
-    parallel: bool = False
-    """The formula is one of several alternatives ("x = 2 or x = 3"): never a derivation."""
-    hypothetical: bool = False
-    """The sentence supposes, tests or checks the relation ("if", "suppose", "check"): not a fact."""
-    rounded: frozenset[str] = frozenset()
-    """Literals the proof produced by rounding earlier."""
-    integer_vars: frozenset[str] = frozenset()
-    coverage: CaseSplit | None = None
-    """For a case split: the cases found (variable, conditions, domain)."""
-    system: tuple[tuple[Rel, ...], dict[str, Fraction]] | None = None
-    """For the first of a run of assignments: the system of equations they claim to solve."""
-    word_problem: bool = False
-    """The problem states no equations in variables: letters in the proof name its quantities."""
-    definition_of: str | None = None
-    """For a definition edge: the variable being defined."""
-
-
-@dataclass
-class StateTree:
-    """The proof-state tree: a networkx DiGraph of ProofStates joined by EdgeUnits."""
-
-    graph: nx.DiGraph
-    edges: list[EdgeUnit]
-    contexts: dict[str, EdgeContext]
-    root: str = "s0"
-
-    def node_link(self) -> dict[str, object]:
-        """The tree as node-link JSON (for inspection)."""
-        return nx.node_link_data(self.graph, edges="edges")
-
-    def edges_of_step(self, step: int) -> list[EdgeUnit]:
-        return [e for e in self.edges if e.step == step]
 
 
 @dataclass

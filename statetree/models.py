@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from enum import Enum
+from fractions import Fraction
 
+import networkx as nx
 from pydantic import BaseModel, ConfigDict
+
+from faithsieve.mathtext.extract import Formula
+from faithsieve.obligations.models import Rel
 
 
 class TransitionType(str, Enum):
@@ -26,6 +32,16 @@ class TransitionType(str, Enum):
     """A relation asserted without a detectable derivation (an equation set up, a fact)."""
     NARRATION = "narration"
     """Text with no checkable mathematics."""
+    LEMMA = "lemma"
+    """Opens a have/lemma subgoal whose result returns to the context."""
+    INDUCTION = "induction"
+    """Splits into base case and inductive step (with the induction hypothesis)."""
+    WITNESS = "witness"
+    """Picks a concrete witness for an existential goal."""
+    INSTANTIATION = "instantiation"
+    """Uses an existential or universal fact at a specific object."""
+    GOAL_REDUCTION = "goal_reduction"
+    """Replaces the goal by one that suffices (including an iff split into two directions)."""
 
 
 class ProofState(BaseModel):
@@ -61,4 +77,100 @@ class EdgeUnit(BaseModel):
     span: tuple[int, int]
     """Character span ``[start, end)`` of the source text inside the step."""
     text: str
-    """The source text of this transition, verbatim."""
+    """The source text of this transition (verbatim for rule-based edges; the faithful sub-step
+    for edges built by the language-model decomposer)."""
+    substep: str = ""
+    """Fine-grained sub-step id (``3.2``) when a language model pre-decomposed the step."""
+    pattern: str = ""
+    """Transition pattern (``simple_implication``, ``case_split_2``, ``case_split_n``, ``have_lemma``,
+    ``induction``, ``existential_instantiation``, ``existential_elimination``,
+    ``universal_instantiation``, ``iff_split``); "" for rule-based edges."""
+    goal_relation: str = ""
+    """How the goal changes (``same_goal``, ``case_split``, ``lemma_subgoal``, ...)."""
+    children: tuple[str, ...] = ()
+    """All child states when the edge branches (case split, induction, iff split); ``child`` is the first."""
+    new_conditions: tuple[str, ...] = ()
+    """Conditions this transition adds (``name: statement``)."""
+    consumed_conditions: tuple[str, ...] = ()
+    """Conditions it removes or uses up (existential elimination)."""
+    transformed_conditions: tuple[str, ...] = ()
+    """Conditions it rewrites into another form."""
+    explanation: str = ""
+    """What the transition does, in a sentence."""
+
+
+@dataclass(frozen=True)
+class CaseSplit:
+    """The cases of one split, as read from their headers (rule-based decomposer)."""
+
+    variable: str
+    """The variable the cases split on."""
+    residues: tuple[str, ...]
+    """Per case: ``even``, ``odd``, ``mod m r``, or "" for a relational case."""
+    relations: tuple[tuple[Rel, ...], ...]
+    """Per case: its relational conditions (empty for a residue case)."""
+    integer: bool
+    """The variable ranges over the integers."""
+    headers: tuple[str, ...] = ()
+    """The case headers as written."""
+    constraints: tuple[Rel, ...] = ()
+    """Constraints on the variable stated in the problem (including 'positive', 'non-negative')."""
+
+
+@dataclass(frozen=True)
+class EdgeContext:
+    """What the obligation extractor needs to know about one EdgeUnit (rule-based decomposer)."""
+
+    formula: Formula | None
+    link: int = -1
+    """Index of the chain link this edge covers (-1 for non-link edges)."""
+    rel: Rel | None = None
+    env: dict[str, Fraction] = field(default_factory=dict)
+    """Established values in scope at this edge."""
+    env_origin: dict[str, str] = field(default_factory=dict)
+    env_steps: dict[str, int] = field(default_factory=dict)
+    """Step where each value in ``env`` was established (very large for the problem statement)."""
+    premises: tuple[Rel, ...] = ()
+    """Relations this edge derives from (derivations and solution claims)."""
+    negated: bool = False
+    """The sentence denies or questions the relation ("not", "?", "contradiction"): never refuted."""
+    parallel: bool = False
+    """The formula is one of several alternatives ("x = 2 or x = 3"): never a derivation."""
+    hypothetical: bool = False
+    """The sentence supposes, tests or checks the relation ("if", "suppose", "check"): not a fact."""
+    rounded: frozenset[str] = frozenset()
+    """Literals the proof produced by rounding earlier."""
+    integer_vars: frozenset[str] = frozenset()
+    coverage: CaseSplit | None = None
+    """For a case split: the cases found (variable, conditions, domain)."""
+    system: tuple[tuple[Rel, ...], dict[str, Fraction]] | None = None
+    """For the first of a run of assignments: the system of equations they claim to solve."""
+    word_problem: bool = False
+    """The problem states no equations in variables: letters in the proof name its quantities."""
+    definition_of: str | None = None
+    """For a definition edge: the variable being defined."""
+
+
+@dataclass
+class StateTree:
+    """The proof-state tree: a networkx DiGraph of ProofStates joined by EdgeUnits.
+
+    Both decomposers produce it: the rule-based one fills ``contexts`` (what its obligation
+    extractor needs); the language-model one leaves it empty and records states on the nodes.
+    """
+
+    graph: nx.DiGraph
+    edges: list[EdgeUnit]
+    contexts: dict[str, EdgeContext] = field(default_factory=dict)
+    root: str = "s0"
+
+    def state(self, node: str) -> ProofState:
+        """The proof state at ``node``."""
+        return ProofState.model_validate(self.graph.nodes[node]["state"])
+
+    def node_link(self) -> dict[str, object]:
+        """The tree as node-link JSON (for inspection)."""
+        return nx.node_link_data(self.graph, edges="edges")
+
+    def edges_of_step(self, step: int) -> list[EdgeUnit]:
+        return [e for e in self.edges if e.step == step]

@@ -48,6 +48,11 @@ CASES = [
     ("prmbench-preview", "prmbench",
      [("circular:prm_test_p1_0", 2, 4, "Assume the answer is 15.", "# Answer\n\n15")],
      {"label points past the last step": 1}),
+    ("proofloc-native", "proofloc-native",
+     [("Algebra001", "correct", 2, "Two plus two is 2 + 2 = 4.", "Hence the claim."),
+      ("Algebra002", 2, 3, "3 * 4 = 12.", "So the value is 14."),
+      ("RealAnalysis007", 1, 1, "A square of a real number is nonnegative.", "A square of a real number is nonnegative.")],
+     {}),
     ("mr-gsm8k-partial", "mr-gsm8k",
      [("u-1", 2, 2, "Bob runs 3 km each day.", "In 4 days he runs 3 + 4 = 7 km."),
       ("u-2", 1, 2, "3 boxes hold 6 * 3 = 24 eggs.", "The answer is 24.")],
@@ -58,7 +63,7 @@ CASES = [
 @pytest.mark.parametrize(("folder", "name", "expected", "excluded"), CASES, ids=[c[0] for c in CASES])
 def test_adapter_table(fixtures: Path, folder: str, name: str, expected: list, excluded: dict) -> None:
     data = load_dataset(fixtures / folder)
-    assert data.bad == []
+    assert data.bad == [] or folder == "proofloc-native"
     assert set(data.formats.values()) == {name}
     got = [(i.id, i.label, len(i.steps), i.steps[0], i.steps[-1]) for i in data.items]
     assert got == expected
@@ -186,3 +191,20 @@ def test_real_processbench_labels(shared_raw: Path) -> None:
     for r, i in zip(raw, items):
         assert i.id == r["id"] and list(i.steps) == r["steps"]
         assert i.label == ("correct" if r["label"] == -1 else r["label"] + 1)
+
+
+def test_native_proofloc_labels_and_subjects(fixtures: Path) -> None:
+    """ProofLoc as published: "correct" or a 1-based step number written as a string; the subject
+    is the id's prefix; an out-of-range or wordy label is a bad record, never guessed."""
+    data = load_dataset(fixtures / "proofloc-native")
+    assert [i.subset for i in data.items] == ["Algebra", "Algebra", "RealAnalysis"]
+    assert [b.location for b in data.bad] == ["line 4", "line 5"]
+    assert "outside 1..2" in data.bad[0].reason and "'second'" in data.bad[1].reason
+
+
+def test_native_proofloc_university_reads_as_published(shared_raw: Path) -> None:
+    data = load_dataset(shared_raw / "proofloc-university" / "data" / "test.jsonl")
+    assert data.bad == [] and len(data.items) == 200
+    assert sum(i.label == "correct" for i in data.items) == 130
+    assert {i.subset for i in data.items} == {"Topology", "LinearAlgebra", "AbstractAlgebra", "RealAnalysis",
+                                              "ConvexAnalysis", "ConvexOptimization"}

@@ -1,0 +1,214 @@
+"""``OpenAIClient``: the ``LLMClient`` over any OpenAI-compatible chat endpoint.
+
+One call is: cache lookup, then (under a semaphore bounding the calls in flight) the HTTP
+request, retried with exponential backoff on connection errors, time limits, 429 and 5xx.
+Other 4xx answers are not retried. When no answer can be had the client raises ``LLMError``,
+whose message names the endpoint and the last error but never the API key. The openai
+package's own retries are switched off so the budget here is the only one.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any, get_args
+from urllib.parse import urlsplit, urlunsplit
+
+import openai
+from typing_extensions import Self
+
+from faithsieve.llm.cache import ResponseCache, cache_key
+from faithsieve.llm.types import (
+    ChatRequest,
+    ChatResponse,
+    LLMError,
+    StructuredMode,
+    Usage,
+)
+
+NO_KEY = "sk-no-key"
+"""API key sent when none is configured (local servers ignore it, the client needs one)."""
+
+MAX_BACKOFF_S = 30.0
+"""Longest wait between two attempts."""
+
+
+def response_format(mode: StructuredMode, request: ChatRequest) -> dict[str, Any] | None:
+    """The ``response_format`` argument for ``request`` under ``mode`` (``None``: send none)."""
+    schema = request.json_schema
+    if schema is None or mode == "none":
+        return None
+    if mode == "json_schema":
+        # no "strict": pydantic schemas (optional fields, defaults) are not strict-compatible
+        return {"type": "json_schema", "json_schema": {"name": request.schema_name, "schema": schema}}
+    if mode == "json_object_schema":
+        return {"type": "json_object", "schema": schema}
+    if mode == "json_object":
+        return {"type": "json_object"}
+    raise ValueError(f"unknown structured mode {mode!r}")
+
+
+def _public_url(url: str) -> str:
+    """``url`` without any user:password part (safe to put in messages and logs)."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+
+
+def _retryable(exc: openai.APIError) -> bool:
+    if isinstance(exc, (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError)):
+        return True  # APITimeoutError is an APIConnectionError
+    return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500
+
+
+def _describe(exc: openai.APIError) -> str:
+    if isinstance(exc, openai.APITimeoutError):
+        return "APITimeoutError (time limit reached)"
+    if isinstance(exc, openai.APIStatusError):
+        detail = str(exc.message)[:300]
+        return f"{type(exc).__name__} (HTTP {exc.status_code}): {detail}"
+    return f"{type(exc).__name__}: {str(exc)[:300]}"
+
+
+class OpenAIClient:
+    """An ``LLMClient`` over the ``openai`` package, with its own retries, concurrency bound
+    and optional response cache."""
+
+    def __init__(self, base_url: str, model: str, *, api_key: str = NO_KEY, timeout_s: float = 120.0,
+                 max_retries: int = 2, backoff_s: float = 1.0, concurrency: int = 4,
+                 structured: StructuredMode = "json_schema", cache: ResponseCache | None = None,
+                 price_in_per_mtok: float = 0.0, price_out_per_mtok: float = 0.0,
+                 max_backoff_s: float = MAX_BACKOFF_S) -> None:
+        if not base_url:
+            raise LLMError("no LLM endpoint configured (llm_base_url is empty)")
+        if not model:
+            raise LLMError("no LLM model configured (llm_model is empty)")
+        if timeout_s <= 0 or max_retries < 0 or backoff_s < 0 or concurrency < 1:
+            raise ValueError("timeout_s > 0, max_retries >= 0, backoff_s >= 0 and concurrency >= 1 are required")
+        if structured not in get_args(StructuredMode):
+            raise ValueError(f"unknown structured mode {structured!r}")
+        self.base_url = base_url
+        self.model = model
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.backoff_s = backoff_s
+        self.max_backoff_s = max_backoff_s
+        self.concurrency = concurrency
+        self.structured: StructuredMode = structured
+        self.cache = cache
+        self._owns_cache = False
+        self.usage = Usage(price_in_per_mtok, price_out_per_mtok)
+        self._secret = api_key
+        self._endpoint = _public_url(base_url)
+        self._slots = threading.BoundedSemaphore(concurrency)
+        self._api = openai.OpenAI(base_url=base_url, api_key=api_key or NO_KEY, timeout=timeout_s, max_retries=0)
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> OpenAIClient:
+        """A client configured by ``faithsieve.config.Settings`` (the key is read from the
+        environment variable named by ``llm_api_key_env``)."""
+        if not settings.llm_base_url:
+            raise LLMError("LLM mode needs an endpoint: set llm_base_url (e.g. http://127.0.0.1:8080/v1)")
+        if not settings.llm_model:
+            raise LLMError("LLM mode needs a model id: set llm_model")
+        key = os.environ.get(settings.llm_api_key_env, "") if settings.llm_api_key_env else ""
+        cache = ResponseCache(settings.llm_cache_path) if settings.llm_cache else None
+        client = cls(settings.llm_base_url, settings.llm_model, api_key=key or NO_KEY,
+                     timeout_s=settings.llm_timeout_s, max_retries=settings.llm_max_retries,
+                     backoff_s=settings.llm_backoff_s, concurrency=settings.llm_concurrency,
+                     structured=settings.llm_structured, cache=cache,
+                     price_in_per_mtok=settings.llm_price_in_per_mtok,
+                     price_out_per_mtok=settings.llm_price_out_per_mtok)
+        client._owns_cache = cache is not None
+        return client
+
+    def __repr__(self) -> str:
+        return f"OpenAIClient(base_url={self._endpoint!r}, model={self.model!r}, structured={self.structured!r})"
+
+    def _scrub(self, text: str) -> str:
+        if self._secret and len(self._secret) >= 4:
+            text = text.replace(self._secret, "***")
+        return text
+
+    def _fail(self, what: str) -> LLMError:
+        return LLMError(self._scrub(f"LLM endpoint {self._endpoint} (model {self.model}): {what}"))
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        """Answer ``request``: from the cache when stored, else over HTTP (raises ``LLMError``)."""
+        key = cache_key(self.model, self.structured, request) if self.cache is not None else None
+        if key is not None and self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                answer = hit.model_copy(update={"cached": True, "latency_ms": 0.0})
+                self.usage.record(answer)
+                return answer
+
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "temperature": request.temperature,
+            "top_p": request.top_p,
+            "max_tokens": request.max_tokens,
+        }
+        if request.seed is not None:
+            kwargs["seed"] = request.seed
+        fmt = response_format(self.structured, request)
+        if fmt is not None:
+            kwargs["response_format"] = fmt
+
+        last = "no attempt made"
+        attempts = self.max_retries + 1
+        for attempt in range(attempts):
+            try:
+                with self._slots:
+                    started = time.perf_counter()
+                    completion = self._api.chat.completions.create(**kwargs)
+                    latency_ms = (time.perf_counter() - started) * 1000.0
+            except openai.APIError as exc:
+                last = _describe(exc)
+                if not _retryable(exc):
+                    raise self._fail(f"request failed, not retried: {last}") from None
+                if attempt + 1 < attempts:
+                    time.sleep(min(self.backoff_s * 2 ** attempt, self.max_backoff_s))
+                continue
+            except ValueError as exc:  # a 200 whose body is not a chat completion (proxy page, ...)
+                raise self._fail(f"unreadable answer, not retried: {type(exc).__name__}: {str(exc)[:200]}") from None
+            answer = self._to_response(completion, latency_ms)
+            if key is not None and self.cache is not None:
+                self.cache.put(key, answer)
+            self.usage.record(answer)
+            return answer
+        raise self._fail(f"no answer after {attempts} attempt(s); last error: {last}")
+
+    def _to_response(self, completion: Any, latency_ms: float) -> ChatResponse:
+        choices = getattr(completion, "choices", None)
+        if not isinstance(choices, list) or not choices:
+            raise self._fail("unreadable answer, not retried: the response has no choices")
+        first = choices[0]
+        message = getattr(first, "message", None)
+        usage = getattr(completion, "usage", None)
+        return ChatResponse(
+            text=getattr(message, "content", None) or "",
+            model=getattr(completion, "model", None) or self.model,
+            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            finish_reason=getattr(first, "finish_reason", None),
+            latency_ms=round(latency_ms, 3),
+        )
+
+    def close(self) -> None:
+        """Close the HTTP connections (and the cache when this client opened it)."""
+        self._api.close()
+        if self.cache is not None and self._owns_cache:
+            self.cache.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

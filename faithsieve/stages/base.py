@@ -1,0 +1,205 @@
+"""Stage protocols, their result types, and the context every stage receives.
+
+Stages take data and return data. The only I/O they do goes through ``RunContext``: the
+LLM client (``ctx.ask``), the kernel and the checkers, all injected by the pipeline. A stage
+never raises for a bad model answer: it records a note (``ctx.note``) and degrades, and an
+unusable answer ends as ``unknown`` evidence, never as a pass.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from faithsieve.config import Settings
+from faithsieve.lean.interface import Kernel, UnavailableKernel
+from faithsieve.llm.prompts import load_prompt
+from faithsieve.llm.structured import Parsed, Unparsed, ask
+from faithsieve.llm.types import LLMClient
+from faithsieve.models import Proof, ScanCandidate
+from faithsieve.obligations.checkers import Checker
+from faithsieve.obligations.models import Evidence, NLObligation
+from faithsieve.statetree.models import StateTree
+
+T = TypeVar("T", bound=BaseModel)
+
+
+@dataclass
+class RunContext:
+    """What one proof's run may use: its input, settings, and the injected backends."""
+
+    proof: Proof
+    settings: Settings
+    llm: LLMClient | None = None
+    kernel: Kernel = field(default_factory=UnavailableKernel)
+    checkers: list[Checker] = field(default_factory=list)
+    deadline: float = float("inf")
+    """``time.monotonic()`` after which no new check starts."""
+    notes: list[str] = field(default_factory=list)
+    llm_ms: float = 0.0
+
+    def note(self, message: str) -> None:
+        """Record what a stage skipped or could not use (shown in the verdict's audit)."""
+        if len(self.notes) < 200:
+            self.notes.append(message[:500])
+
+    def ask(self, prompt_id: str, values: Mapping[str, str], model: type[T], *,
+            max_tokens: int | None = None) -> Parsed[T] | Unparsed:
+        """Ask the configured model with a shipped prompt; ``Unparsed`` when no model is configured."""
+        if self.llm is None:
+            return Unparsed(reason="no language model configured", unavailable=True)
+        t = time.perf_counter()
+        try:
+            return ask(self.llm, load_prompt(prompt_id), values, model,
+                       max_tokens=max_tokens or self.settings.llm_max_tokens,
+                       temperature=self.settings.llm_temperature)
+        finally:
+            self.llm_ms += (time.perf_counter() - t) * 1000
+
+    def ablated(self, name: str) -> bool:
+        return name in self.settings.ablations
+
+
+# ---------------------------------------------------------------------------------------
+# Stage results
+
+
+class Decomposition(BaseModel):
+    """A proof-state tree and how it was made."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    tree: StateTree
+    """The tree (both decomposers produce the same types)."""
+    kind: Literal["llm", "rule", "coarse"]
+    """``llm``: faithful pre-decomposition + LLM state tree; ``rule``: rule-based; ``coarse``: one edge per step."""
+    substeps: int = 0
+    """Fine-grained sub-steps (0 for rule-based)."""
+
+
+class Review(BaseModel):
+    """The local review of one scheduled EdgeUnit."""
+
+    model_config = ConfigDict(frozen=True)
+
+    edge: str
+    """EdgeUnit id."""
+    verdict: Literal["correct", "incorrect", "uncertain"]
+    """The reviewer's judgment of this transition alone."""
+    suspicion: float = Field(default=0.5, ge=0, le=1)
+    """Its risk estimate after looking closely."""
+    error_type: str = ""
+    """Kind of error it sees, if any."""
+    should_formalize: bool = False
+    """A formal check looks useful."""
+    translation_difficulty: Literal["easy", "medium", "hard"] = "medium"
+    """How hard a faithful formal statement would be."""
+    reason: str = ""
+    """The reviewer's reason."""
+
+
+class ScanResult(BaseModel):
+    """Suspicion per EdgeUnit, the audit window, and the reviews of scheduled units."""
+
+    model_config = ConfigDict(frozen=True)
+
+    candidates: tuple[ScanCandidate, ...] = ()
+    """Scan judgments (edges the scan did not mention are absent)."""
+    overall: str | None = None
+    """``likely_correct`` / ``likely_incorrect`` / ``uncertain``, or None when no scan ran."""
+    window: tuple[str, ...] = ()
+    """Scheduled EdgeUnits, in tree order (focus unit last)."""
+    focus: str | None = None
+    """The earliest edge above the threshold, if any."""
+    reviews: tuple[Review, ...] = ()
+    """Local reviews of the window's units."""
+
+
+class FusionResult(BaseModel):
+    """The fused answer before it is dressed as a ``Verdict``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    first_error_step: int | None
+    """1-based step, or None for ``correct``."""
+    basis: Literal["checked", "formal", "reviewed", "judged"] | None = None
+    """What backs the answer (see ``Verdict.basis``)."""
+    reason: str | None = None
+    """One-line account."""
+    evidence: tuple[Evidence, ...] = ()
+    """Evidence the fusion stage itself produced (prefix re-examination, final synthesis)."""
+
+
+# ---------------------------------------------------------------------------------------
+# Protocols
+
+
+class Decomposer(Protocol):
+    name: str
+
+    def decompose(self, ctx: RunContext) -> Decomposition:
+        """Build the proof-state tree of ``ctx.proof``."""
+        ...
+
+
+class Scanner(Protocol):
+    name: str
+
+    def scan(self, ctx: RunContext, tree: StateTree) -> ScanResult:
+        """Score every EdgeUnit, schedule the audit window, review its units."""
+        ...
+
+
+class Typer(Protocol):
+    name: str
+
+    def obligations(self, ctx: RunContext, tree: StateTree, scan: ScanResult) -> list[NLObligation]:
+        """Typed obligations for the scheduled units (a new fact is never a premise before it is checked)."""
+        ...
+
+
+class Verifier(Protocol):
+    name: str
+
+    def verify(self, ctx: RunContext, tree: StateTree, obligations: list[NLObligation],
+               scan: ScanResult) -> list[Evidence]:
+        """Check each obligation: our checkers for pure formulas, the kernel behind the gate otherwise."""
+        ...
+
+
+class Fusion(Protocol):
+    name: str
+
+    def fuse(self, ctx: RunContext, tree: StateTree, scan: ScanResult, evidence: list[Evidence]) -> FusionResult:
+        """Roll evidence up to the original steps and answer."""
+        ...
+
+
+class GateVerdict(BaseModel):
+    """The faithfulness gate's decision on one formal statement."""
+
+    model_config = ConfigDict(frozen=True)
+
+    passed: bool
+    """The statement may be used as evidence for the obligation."""
+    s_faith: float = Field(ge=0, le=1)
+    """Cube root of S_prem · S_conc · S_hol (0 when the judgment could not be read)."""
+    s_prem: float = Field(default=0.0, ge=0, le=1)
+    s_conc: float = Field(default=0.0, ge=0, le=1)
+    s_hol: float = Field(default=0.0, ge=0, le=1)
+    drift: tuple[str, ...] = ()
+    """Drift categories reported."""
+    report: str = ""
+    """The drift report (reason, missing or changed slots, suggested revision), for the next revision."""
+
+
+class Gate(Protocol):
+    name: str
+
+    def assess(self, ctx: RunContext, obligation: NLObligation, statement: str, context: str) -> GateVerdict:
+        """Score how faithfully ``statement`` renders ``obligation`` under ``context``."""
+        ...

@@ -1,0 +1,42 @@
+"""The offline stages: the rule-based decomposer and the literal-formula obligations.
+
+No model is involved. Obligations come from the parser reading the step's own formulas,
+so they carry their alignment by construction (each keeps its exact source span).
+"""
+
+from __future__ import annotations
+
+import time
+
+from faithsieve.obligations.checkers import Checker, run_portfolio
+from faithsieve.obligations.extract import extract_obligations
+from faithsieve.obligations.models import Evidence, Obligation, Outcome, Unknown
+from faithsieve.stages.base import Decomposition, RunContext
+from faithsieve.statetree.decompose import decompose
+
+
+class RuleDecomposer:
+    """EdgeUnits read from each step's formulas and cue words (``statetree.decompose``)."""
+
+    name = "rule"
+
+    def decompose(self, ctx: RunContext) -> Decomposition:
+        return Decomposition(tree=decompose(ctx.proof), kind="rule")
+
+
+def check_obligations(obligations: list[Obligation], checkers: list[Checker], deadline: float) -> list[Evidence]:
+    """Run the checker portfolio on each obligation until ``deadline`` (later ones are ``unknown``)."""
+    evidence = []
+    for ob in obligations:
+        t = time.perf_counter()
+        if time.monotonic() > deadline:
+            out: Outcome = Unknown("budget", "time budget for this proof exhausted")
+        else:
+            out = run_portfolio(ob, checkers, deadline)
+        evidence.append(ob.evidence(out, (time.perf_counter() - t) * 1000))
+    return evidence
+
+
+def literal_evidence(ctx: RunContext, decomposition: Decomposition) -> list[Evidence]:
+    """Evidence of the literal-formula obligations of a rule-based tree."""
+    return check_obligations(extract_obligations(decomposition.tree), ctx.checkers, ctx.deadline)
