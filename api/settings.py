@@ -70,5 +70,10 @@ class ServiceSettings(Settings):
         return min(self.batch_max_items, self.max_pending)
 
     def pipeline_settings(self) -> Settings:
-        """The pipeline's part of these settings (what a worker needs), as a plain ``Settings``."""
-        return Settings.model_construct(**{name: getattr(self, name) for name in Settings.model_fields})
+        """The pipeline's part of these settings (what a worker needs), as a plain ``Settings``.
+
+        The service runs the offline sieve: its per-request limits are sized for milliseconds, not
+        for language-model calls, so ``FAITHSIEVE_MODE`` does not reach it."""
+        values = {name: getattr(self, name) for name in Settings.model_fields}
+        values["mode"] = "offline"
+        return Settings.model_construct(**values)

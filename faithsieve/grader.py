@@ -265,7 +265,8 @@ class GradeResult:
 def _settings(key: tuple[tuple[str, Any], ...]):  # type: ignore[no-untyped-def]
     from faithsieve.config import Settings
 
-    return Settings(**dict(key))
+    # The grader is the offline sieve whatever FAITHSIEVE_MODE says: it must stay fast and deterministic.
+    return Settings(**{**dict(key), "mode": "offline"})
 
 
 def _run_check(problem: str, text: str, settings_key: tuple[tuple[str, Any], ...]) -> dict[str, Any]:

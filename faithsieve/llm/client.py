@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 from urllib.parse import urlsplit, urlunsplit
 
 import openai
@@ -26,6 +26,9 @@ from faithsieve.llm.types import (
     StructuredMode,
     Usage,
 )
+
+if TYPE_CHECKING:
+    from faithsieve.config import Settings
 
 NO_KEY = "sk-no-key"
 """API key sent when none is configured (local servers ignore it, the client needs one)."""
@@ -109,7 +112,7 @@ class OpenAIClient:
         self._api = openai.OpenAI(base_url=base_url, api_key=api_key or NO_KEY, timeout=timeout_s, max_retries=0)
 
     @classmethod
-    def from_settings(cls, settings: Any) -> OpenAIClient:
+    def from_settings(cls, settings: Settings) -> OpenAIClient:
         """A client configured by ``faithsieve.config.Settings`` (the key is read from the
         environment variable named by ``llm_api_key_env``)."""
         if not settings.llm_base_url:

@@ -115,7 +115,10 @@ class UsageReport(BaseModel):
     """Summed wall-clock time of the calls made."""
 
     def __add__(self, other: UsageReport) -> UsageReport:
-        return UsageReport(**{k: getattr(self, k) + getattr(other, k) for k in type(self).model_fields})
+        return UsageReport.model_validate({k: getattr(self, k) + getattr(other, k) for k in type(self).model_fields})
+
+
+_FLOATS = frozenset({"cost_usd", "latency_ms"})
 
 
 class Usage:
@@ -147,12 +150,12 @@ class Usage:
     def snapshot(self) -> UsageReport:
         with self._lock:
             t = dict(self._totals)
-        return UsageReport(**{k: (round(v, 6) if k in ("cost_usd", "latency_ms") else int(v)) for k, v in t.items()})
+        return UsageReport.model_validate({k: (round(v, 6) if k in _FLOATS else int(v)) for k, v in t.items()})
 
     def since(self, before: UsageReport) -> UsageReport:
         now = self.snapshot()
-        return UsageReport(**{k: (round(getattr(now, k) - getattr(before, k), 6) if k in ("cost_usd", "latency_ms")
-                                  else getattr(now, k) - getattr(before, k)) for k in UsageReport.model_fields})
+        return UsageReport.model_validate({k: (round(getattr(now, k) - getattr(before, k), 6) if k in _FLOATS
+                                               else getattr(now, k) - getattr(before, k)) for k in UsageReport.model_fields})
 
 
 @runtime_checkable

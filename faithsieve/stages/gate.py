@@ -47,7 +47,7 @@ _EPS = 1e-9
 def snap_score(value: float) -> float:
     """``value`` as one of ``SCORE_LEVELS`` (within 1e-6), else ``ValueError``."""
     if isinstance(value, bool):
-        raise ValueError("a score must be a number, not a boolean")
+        raise ValueError("a score must be a number, not a boolean")  # noqa: TRY004 (pydantic reads ValueError)
     for level in SCORE_LEVELS:
         if abs(float(value) - level) <= 1e-6:
             return level
@@ -114,7 +114,7 @@ def gate_decision(scores: GateScores, thresholds: GateThresholds) -> GateVerdict
         reasons.append(f"the judge reported {scores.status}")
     drift = scores.drift
     if not drift and reasons:
-        drift = _implied_drift(critical, thresholds.critical)
+        drift = _implied_drift(critical, thresholds.critical) or ("low_faithfulness",)
     report = "; ".join(p for p in (scores.report, *reasons) if p)
     return GateVerdict(passed=not reasons, s_faith=faith, s_prem=round(prem, 12), s_conc=round(conc, 12),
                        s_hol=round(hol, 12), drift=tuple(drift), report=report[:4000])
@@ -132,7 +132,7 @@ def _implied_drift(critical: Mapping[str, float], floor: float) -> tuple[str, ..
 def _number(v: object) -> float:
     """A score as a float: numbers and numeric strings only (``true`` is not a score)."""
     if isinstance(v, bool) or not isinstance(v, (int, float, str)):
-        raise ValueError(f"score {v!r} is not a number")
+        raise ValueError(f"score {v!r} is not a number")  # noqa: TRY004 (pydantic reads ValueError)
     try:
         return float(v)
     except ValueError:
@@ -170,7 +170,7 @@ class SemanticCheck(BaseModel):
     @classmethod
     def _aspects(cls, v: object) -> dict[str, float]:
         if not isinstance(v, dict):
-            raise ValueError("aspects must be an object of five scores")
+            raise ValueError("aspects must be an object of five scores")  # noqa: TRY004 (pydantic reads ValueError)
         out: dict[str, float] = {}
         for key, score in v.items():
             name = str(key).strip().lower().removesuffix("_fidelity")
@@ -249,6 +249,21 @@ class PassGate:
                            report="not assessed: faithfulness gate disabled")
 
 
-__all__ = ["ASPECTS", "CRITICAL_ASPECTS", "DRIFT_CATEGORIES", "GateScores", "GateThresholds", "LLMGate", "PassGate",
-           "SCORE_LEVELS", "SemanticCheck", "SlotMatch", "combine", "gate_decision", "holistic", "s_faith",
-           "slot_mean", "snap_score"]
+__all__ = [
+    "ASPECTS",
+    "CRITICAL_ASPECTS",
+    "DRIFT_CATEGORIES",
+    "SCORE_LEVELS",
+    "GateScores",
+    "GateThresholds",
+    "LLMGate",
+    "PassGate",
+    "SemanticCheck",
+    "SlotMatch",
+    "combine",
+    "gate_decision",
+    "holistic",
+    "s_faith",
+    "slot_mean",
+    "snap_score",
+]

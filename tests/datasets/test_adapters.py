@@ -6,10 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from faithsieve.datasets.adapters import (
     adapter_names,
-    detect_adapter,
     get_adapter,
     group_marked_steps,
     load_dataset,

@@ -1,0 +1,400 @@
+"""The language-model decomposer: faithful sub-steps, a repair-prevention check, a proof-state tree.
+
+``LLMDecomposer`` makes up to three calls per proof:
+
+1. ``decompose``: split each original step into fine-grained sub-steps, each pointing back to
+   its step. An answer that cannot be read, breaks the pointers (out of range, going
+   backwards, a step with content left uncovered) or is oversized is dropped with a note: the
+   original steps are then used whole, one sub-step each.
+2. ``repair_check`` plus ``screen_repair`` (deterministic): a split step whose sub-steps
+   change a number or a relation symbol, lose a decisive word, or that the model flags
+   (strengthening, weakening, dropped decisive word, changed constant, missing branch scope,
+   action-result split) is kept whole as a single sub-step. Only that step loses its split.
+   When the check cannot be read the deterministic screen alone decides (with a note).
+3. ``state_tree``: proof states and one transition per sub-step, turned into a ``StateTree`` by
+   ``tree_build.build_tree``. An unusable answer gives a linear tree over the sub-steps.
+
+``CoarseDecomposer`` is the "without local EdgeUnits" ablation: one edge per original step,
+linear, no model call. A stage never raises for a bad answer; it notes it and degrades.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
+
+from faithsieve.llm.structured import Unparsed
+from faithsieve.stages.base import Decomposition, RunContext
+from faithsieve.stages.tree_build import (
+    SubStep,
+    Text,
+    TreeAnswer,
+    TreeBuildError,
+    as_list,
+    build_tree,
+    linear_tree,
+)
+from faithsieve.statetree.models import StateTree
+
+MAX_SUBSTEPS = 400
+"""Most sub-steps accepted for one proof."""
+MAX_SUBSTEP_CHARS = 4000
+"""A sub-step may be this long, or twice its original step if that is longer."""
+MAX_SCOPE_CHARS = 200
+"""Scope labels are clipped to this many characters."""
+MAX_ANSWER_TOKENS = 16384
+"""Ceiling of the answer budget asked for structure answers (they grow with the proof)."""
+
+# ---------------------------------------------------------------------------------------
+# Answer models
+
+
+class SubStepOut(BaseModel):
+    """One sub-step as the model writes it."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: Text = ""
+    step: int
+    text: Text
+    scope: Text = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _step_from_id(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("step") is None:
+            m = re.match(r"\s*(\d+)\.", str(data.get("id", "")))
+            if m:
+                return {**data, "step": int(m.group(1))}
+        return data
+
+
+class DecomposeAnswer(BaseModel):
+    """The answer of the ``decompose`` prompt: sub-steps in proof order."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    substeps: list[SubStepOut]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flatten(cls, data: Any) -> Any:
+        """Also accept sub-steps grouped per original step: ``{"steps": [{"step": 1, "substeps": [...]}]}``."""
+        if not (isinstance(data, dict) and "substeps" not in data and isinstance(data.get("steps"), list)):
+            return data
+        flat: list[Any] = []
+        for block in data["steps"]:
+            if not isinstance(block, dict) or not isinstance(block.get("substeps"), list):
+                return data
+            for s in block["substeps"]:
+                flat.append({"step": block.get("step"), "text": s} if isinstance(s, str)
+                            else {"step": block.get("step"), **s} if isinstance(s, dict) else s)
+        return {"substeps": flat}
+
+
+class RepairFlag(BaseModel):
+    """A sub-step (or a whole step) the repair check found unfaithful."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: Text
+    issues: Annotated[list[Text], BeforeValidator(as_list)] = []
+    reason: Text = ""
+
+
+class RepairAnswer(BaseModel):
+    """The answer of the ``repair_check`` prompt (an empty list: every split is faithful)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    flags: Annotated[list[RepairFlag], BeforeValidator(as_list)]
+
+
+REPAIR_ISSUES = ("strengthening", "weakening", "dropped_decisive_word", "changed_constant",
+                 "missing_branch_scope", "action_result_split")
+_ISSUE_STEMS = (("strength", "strengthening"), ("weak", "weakening"), ("decisive", "dropped_decisive_word"),
+                ("dropped", "dropped_decisive_word"), ("constant", "changed_constant"), ("number", "changed_constant"),
+                ("scope", "missing_branch_scope"), ("branch", "missing_branch_scope"), ("action", "action_result_split"))
+_NO_ISSUE = {"", "none", "no", "no_issue", "no_issues", "ok", "faithful", "n_a", "na", "null"}
+
+
+def issue_label(raw: str) -> str | None:
+    """The canonical repair issue for ``raw``; ``None`` for "no issue"; other labels are kept as ``other:``."""
+    key = re.sub(r"[^a-z]+", "_", raw.lower()).strip("_")
+    if key in _NO_ISSUE:
+        return None
+    for stem, label in _ISSUE_STEMS:
+        if stem in key:
+            return label
+    return f"other: {key[:40]}"
+
+
+# ---------------------------------------------------------------------------------------
+# Deterministic repair screen
+
+_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
+_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d+)?")
+_RELATION = re.compile(
+    r"\\(?:leqslant|geqslant|leq|geq|le|ge|neq|ne|lt|gt|equiv|approx|iff|implies|rightarrow|leftrightarrow|"
+    r"notin|in|subseteq|subset|nmid|mid)(?![a-z])|<=>|<=|>=|!=|==|:=|=>|[<>=≤≥≠≈≡∈∉⊂⊆⇒⇔⟹⟺∣∤⩽⩾]")
+_REL_CANON = {"\\leqslant": "≤", "\\leq": "≤", "\\le": "≤", "<=": "≤", "⩽": "≤", "\\geqslant": "≥", "\\geq": "≥",
+              "\\ge": "≥", ">=": "≥", "⩾": "≥", "\\neq": "≠", "\\ne": "≠", "!=": "≠", "\\lt": "<", "\\gt": ">",
+              "\\equiv": "≡", "\\approx": "≈", "\\iff": "⇔", "<=>": "⇔", "⟺": "⇔", "\\leftrightarrow": "⇔",
+              "\\implies": "⇒", "=>": "⇒", "⟹": "⇒", "\\rightarrow": "⇒", "==": "=", ":=": "=", "\\in": "∈",
+              "\\notin": "∉", "\\subset": "⊂", "\\subseteq": "⊆", "\\mid": "∣", "\\nmid": "∤"}
+_VERBAL_RELATIONS = ((r"\bless than or equal to\b|\bat most\b|\bno more than\b", "≤"),
+                     (r"\bgreater than or equal to\b|\bat least\b|\bno less than\b|\bno fewer than\b", "≥"),
+                     (r"\bnot equal to\b", "≠"), (r"\bless than\b|\bsmaller than\b|\bfewer than\b", "<"),
+                     (r"\bgreater than\b|\blarger than\b|\bmore than\b|\bexceeds?\b", ">"),
+                     (r"\bequals?\b|\bequal to\b", "="), (r"\bif and only if\b", "⇔"), (r"\bimplies\b", "⇒"),
+                     (r"\bdivides\b", "∣"))
+_DECISIVE: tuple[tuple[str, str], ...] = (
+    ("only", r"\bonly\b"),
+    ("all", r"\ball\b|\bevery\b|\beach\b|\bfor any\b|∀|\\forall"),
+    ("exists", r"\bexists?\b|\bexistence\b|\bthere (?:is|are)\b|∃|\\exists"),
+    ("unique", r"\bunique(?:ly|ness)?\b|\bexactly one\b"),
+    ("at least", r"\bat least\b|\bno (?:less|fewer) than\b|≥|>=|⩾|\\geq?(?![a-z])"),
+    ("at most", r"\bat most\b|\bno (?:more|greater) than\b|≤|<=|⩽|\\leq?(?![a-z])"),
+    ("least", r"\bleast\b|\bsmallest\b|\bminim(?:um|al)\b|\\min\b"),
+    ("greatest", r"\bgreatest\b|\blargest\b|\bmaxim(?:um|al)\b|\\max\b"),
+    ("must", r"\bmust\b|\bnecessarily\b|\b(?:has|have) to\b"),
+    ("valid", r"\bvalid\b"),
+    ("invalid", r"\binvalid\b"),
+    ("sufficient", r"\bsufficient(?:ly)?\b|\bsuffices?\b|\benough\b"),
+    ("necessary", r"\bnecessary\b"),
+    ("not", r"\bnot\b|n't\b|\bcannot\b|\bno\b|\bnone\b|\bneither\b|\bnor\b|≠|!=|\\neq?(?![a-z])"),
+    ("never", r"\bnever\b"),
+    ("always", r"\balways\b"),
+    ("if and only if", r"\bif and only if\b|\biff\b|⇔|\\iff\b"),
+    ("exactly", r"\bexactly\b"),
+    ("strictly", r"\bstrictly\b"),
+    ("impossible", r"\bimpossible\b"),
+)
+_DECISIVE_RE = tuple((word, re.compile(p)) for word, p in _DECISIVE)
+
+
+def _numbers(text: str) -> set[str]:
+    out = set()
+    for m in _NUMBER.finditer(text.translate(_SUPERSCRIPTS)):
+        whole, _, frac = m.group().replace(",", "").partition(".")
+        frac = frac.rstrip("0")
+        out.add((whole.lstrip("0") or "0") + (f".{frac}" if frac else ""))
+    return out
+
+
+def _relations(text: str) -> set[str]:
+    low = text.lower()
+    found = {_REL_CANON.get(m.group(), m.group()) for m in _RELATION.finditer(low)}
+    found.update(sym for pattern, sym in _VERBAL_RELATIONS if re.search(pattern, low))
+    return found
+
+
+def _decisive(text: str) -> set[str]:
+    low = text.lower().replace("’", "'")
+    no_bounds = re.sub(r"\bat (?:least|most)\b", " ", low)
+    return {w for w, rx in _DECISIVE_RE if rx.search(no_bounds if w in ("least", "greatest") else low)}
+
+
+def screen_repair(original: str, pieces: Sequence[str]) -> list[str]:
+    """Issues that make a split of ``original`` into ``pieces`` unfaithful, by inspection alone:
+    a number or relation symbol in a piece that the original step does not contain (changed
+    constant / relation), and a decisive word of the original that no piece keeps. Pure."""
+    issues: list[str] = []
+    nums, rels = _numbers(original), _relations(original)
+    for piece in pieces:
+        issues += [f"changed constant {n}" for n in sorted(_numbers(piece) - nums) if f"changed constant {n}" not in issues]
+        issues += [f"changed relation {r}" for r in sorted(_relations(piece) - rels) if f"changed relation {r}" not in issues]
+    kept = set().union(*(_decisive(p) for p in pieces)) if pieces else set()
+    issues += [f"dropped decisive word '{w}'" for w, _ in _DECISIVE if w in _decisive(original) - kept]
+    return issues
+
+
+# ---------------------------------------------------------------------------------------
+# Helpers
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def answer_tokens(ctx: RunContext, estimate: int) -> int:
+    """Answer budget for a structure answer: the estimate, at least the configured budget, at most the ceiling."""
+    return min(MAX_ANSWER_TOKENS, max(ctx.settings.llm_max_tokens, estimate))
+
+
+def whole_steps(steps: Mapping[int, str]) -> list[SubStep]:
+    """Every original step as its own single sub-step (the fallback when no split can be used)."""
+    return [SubStep(id=f"{k}.1", step=k, text=t.strip()) for k, t in steps.items()]
+
+
+def validate_substeps(raw: Sequence[SubStepOut], steps: Mapping[int, str]) -> list[SubStep] | str:
+    """The sub-steps with canonical ids (``3.1``, ``3.2``, ...), or why they cannot be used: a
+    pointer out of range or going backwards, a step with content left uncovered, too many
+    sub-steps, or a sub-step far longer than its step. Empty sub-steps are dropped first."""
+    items = [s for s in raw if s.text.strip()]
+    if not items:
+        return "no sub-steps"
+    if len(items) > MAX_SUBSTEPS:
+        return f"{len(items)} sub-steps (limit {MAX_SUBSTEPS})"
+    prev = min(steps, default=1)
+    for s in items:
+        if s.step not in steps:
+            return f"sub-step points to step {s.step}, outside 1..{len(steps)}"
+        if s.step < prev:
+            return f"sub-step points to step {s.step} after step {prev}"
+        if len(s.text) > max(MAX_SUBSTEP_CHARS, 2 * len(steps[s.step])):
+            return f"a sub-step of step {s.step} is {len(s.text)} characters long"
+        prev = s.step
+    uncovered = [k for k, t in steps.items() if t.strip() and k not in {s.step for s in items}]
+    if uncovered:
+        return f"step(s) {', '.join(map(str, uncovered[:8]))} not covered by any sub-step"
+    out: list[SubStep] = []
+    counts: dict[int, int] = {}
+    for s in items:
+        counts[s.step] = counts.get(s.step, 0) + 1
+        out.append(SubStep(id=f"{s.step}.{counts[s.step]}", step=s.step, text=s.text.strip(),
+                           scope=_norm(s.scope)[:MAX_SCOPE_CHARS]))
+    return out
+
+
+def render_steps(steps: Mapping[int, str]) -> str:
+    return "\n\n".join(f"### Step {k}\n{t.strip()}" for k, t in steps.items())
+
+
+def render_substeps(substeps: Sequence[SubStep]) -> str:
+    lines = []
+    for s in substeps:
+        scope = f" [scope: {s.scope}]" if s.scope else ""
+        lines.append(f"- {s.id} (from step {s.step}){scope}: {s.text}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------
+# Stages
+
+
+class CoarseDecomposer:
+    """One EdgeUnit per original step, in a line; no model call (the "w/o local EdgeUnits" ablation)."""
+
+    name = "coarse"
+
+    def decompose(self, ctx: RunContext) -> Decomposition:
+        steps = {s.index: s.text for s in ctx.proof.steps}
+        subs = [SubStep(id=f"{k}.1", step=k, text=t) for k, t in steps.items()]
+        return Decomposition(tree=linear_tree(ctx.proof.problem, steps, subs, coarse=True), kind="coarse")
+
+
+class LLMDecomposer:
+    """Faithful pre-decomposition, repair prevention, and a model-built proof-state tree."""
+
+    name = "llm"
+
+    def decompose(self, ctx: RunContext) -> Decomposition:
+        if ctx.ablated("no_local_edges"):
+            return CoarseDecomposer().decompose(ctx)
+        steps = {s.index: s.text for s in ctx.proof.steps}
+        if not steps:
+            return CoarseDecomposer().decompose(ctx)
+        subs = self.pre_decompose(ctx, steps)
+        split = subs is not None
+        if subs is None:
+            subs = whole_steps(steps)
+        else:
+            subs = self.prevent_repairs(ctx, steps, subs)
+        tree = self.state_tree(ctx, steps, subs)
+        if tree is None:
+            if not split:
+                ctx.note("decompose: no usable model answer; one edge per original step")
+                return CoarseDecomposer().decompose(ctx)
+            tree = linear_tree(ctx.proof.problem, steps, subs)
+        return Decomposition(tree=tree, kind="llm", substeps=len(subs))
+
+    # -- 1. faithful sub-steps --------------------------------------------------------
+    def pre_decompose(self, ctx: RunContext, steps: Mapping[int, str]) -> list[SubStep] | None:
+        """The validated sub-steps, or ``None`` (with a note) when the answer cannot be used."""
+        chars = sum(len(t) for t in steps.values())
+        res = ctx.ask("decompose", {"problem": ctx.proof.problem.strip(), "steps": render_steps(steps)},
+                      DecomposeAnswer, max_tokens=answer_tokens(ctx, chars // 2 + 120 * len(steps) + 256))
+        if isinstance(res, Unparsed):
+            ctx.note(f"decompose: answer unusable ({res.reason}); original steps used whole")
+            return None
+        subs = validate_substeps(res.value.substeps, steps)
+        if isinstance(subs, str):
+            ctx.note(f"decompose: split rejected ({subs}); original steps used whole")
+            return None
+        return subs
+
+    # -- 2. repair prevention ---------------------------------------------------------
+    def prevent_repairs(self, ctx: RunContext, steps: Mapping[int, str], subs: list[SubStep]) -> list[SubStep]:
+        """``subs`` with every step whose split looks unfaithful put back whole (one note per step)."""
+        groups: dict[int, list[SubStep]] = {}
+        for s in subs:
+            groups.setdefault(s.step, []).append(s)
+        changed = [k for k, g in groups.items() if not (len(g) == 1 and _norm(g[0].text) == _norm(steps[k]))]
+        if not changed:
+            return subs
+        issues: dict[int, list[str]] = {}
+        for k in changed:
+            found = screen_repair(steps[k], [s.text for s in groups[k]])
+            if found:
+                issues[k] = found
+        for k, found in self.repair_flags(ctx, steps, {k: groups[k] for k in changed}).items():
+            issues.setdefault(k, []).extend(found)
+        out: list[SubStep] = []
+        for k, group in groups.items():
+            if k in issues:
+                ctx.note(f"repair: step {k} kept whole ({'; '.join(issues[k][:4])})")
+                scopes = {s.scope for s in group}
+                out.append(SubStep(id=f"{k}.1", step=k, text=steps[k].strip(),
+                                   scope=scopes.pop() if len(scopes) == 1 else ""))
+            else:
+                out.extend(group)
+        return out
+
+    def repair_flags(self, ctx: RunContext, steps: Mapping[int, str],
+                     groups: Mapping[int, list[SubStep]]) -> dict[int, list[str]]:
+        """Issues the model's repair check reports, per original step."""
+        blocks = [f"### Step {k} (original)\n{steps[k].strip()}\nSub-steps:\n{render_substeps(g)}" for k, g in groups.items()]
+        res = ctx.ask("repair_check", {"problem": ctx.proof.problem.strip(), "splits": "\n\n".join(blocks)},
+                      RepairAnswer, max_tokens=answer_tokens(ctx, 64 * sum(map(len, groups.values())) + 256))
+        if isinstance(res, Unparsed):
+            ctx.note(f"repair: model check unusable ({res.reason}); deterministic screen only")
+            return {}
+        by_id = {s.id: k for k, g in groups.items() for s in g}
+        out: dict[int, list[str]] = {}
+        unknown: list[str] = []
+        for flag in res.value.flags:
+            labels = [lab for lab in (issue_label(i) for i in flag.issues) if lab]
+            if not labels:
+                continue
+            key = flag.id.strip()
+            m = re.fullmatch(r"(?i)(?:step\s*)?(\d+)(?:\.\d+)?", key)
+            step = by_id.get(key) or (int(m.group(1)) if m and int(m.group(1)) in groups else None)
+            if step is None:
+                unknown.append(key or "?")
+                continue
+            reason = f": {_norm(flag.reason)[:160]}" if flag.reason.strip() else ""
+            out.setdefault(step, []).append(f"check {', '.join(labels)}{reason}")
+        if unknown:
+            ctx.note(f"repair: flags for unknown sub-steps ignored ({', '.join(unknown[:5])})")
+        return out
+
+    # -- 3. proof-state tree ----------------------------------------------------------
+    def state_tree(self, ctx: RunContext, steps: Mapping[int, str], subs: Sequence[SubStep]) -> StateTree | None:
+        """The model's tree with one EdgeUnit per sub-step, or ``None`` (with a note) when unusable."""
+        res = ctx.ask("state_tree", {"problem": ctx.proof.problem.strip(), "substeps": render_substeps(subs)},
+                      TreeAnswer, max_tokens=answer_tokens(ctx, 220 * len(subs) + 512))
+        if isinstance(res, Unparsed):
+            ctx.note(f"tree: answer unusable ({res.reason}); linear tree over the sub-steps")
+            return None
+        try:
+            tree, notes = build_tree(ctx.proof.problem, steps, subs, res.value)
+        except TreeBuildError as exc:
+            ctx.note(f"tree: {exc}; linear tree over the sub-steps")
+            return None
+        for n in notes:
+            ctx.note(n)
+        return tree

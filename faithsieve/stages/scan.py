@@ -1,0 +1,300 @@
+"""Tree-suspicion scan, audit window and local review.
+
+``LLMScanner`` makes one ``scan`` call over every EdgeUnit, picks the audit window with the pure
+``audit_window`` function, then makes one ``review`` call per unit in the window.
+
+Audit window (``audit_window``). The focus is the earliest EdgeUnit, in tree order (the order
+of ``StateTree.edges``), whose suspicion is strictly above the threshold (0.6): an earlier
+moderately suspicious unit wins over a later, more suspicious one, because the target is the
+first error. The window is the ``prefix`` (6) units immediately before the focus, plus the
+focus; no preference among predecessors by transition type. When ``cap`` is smaller than
+that, the units nearest the focus are kept. When no unit passes the threshold the window is
+the ``min(3, cap)`` most suspicious units (ties: earlier first), listed in tree order, with no
+focus: the local reviewer still looks at the likeliest spots instead of nothing.
+
+Degraded paths. An unusable scan answer leaves every unit without a candidate and the window
+is the first ``min(prefix + 1, cap)`` units. Candidates naming unknown units, or with a
+suspicion outside [0, 1] (or not finite), are dropped with a note. An unusable review becomes
+``Review(verdict="uncertain", reason="unparsed: ...")``.
+
+``AllEdgesScanner`` makes no call: every unit is in the window and nothing is reviewed (the
+offline and ablation paths).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict
+
+from faithsieve.llm.structured import Unparsed
+from faithsieve.models import ScanCandidate
+from faithsieve.stages.base import Review, RunContext, ScanResult
+from faithsieve.stages.llm_decompose import answer_tokens
+from faithsieve.stages.tree_build import Text, as_list
+from faithsieve.statetree.models import EdgeUnit, ProofState, StateTree
+
+NO_FOCUS_WINDOW = 3
+"""Units reviewed when none passes the threshold (before the cap)."""
+UNIT_TEXT_CHARS = 600
+"""Unit text shown to the scan, at most."""
+SCAN_CONDITIONS = 6
+"""Most recent parent conditions shown per unit in the scan."""
+REVIEW_CONDITIONS = 30
+"""Most recent conditions shown per state in a review."""
+
+# ---------------------------------------------------------------------------------------
+# The pure window function
+
+
+def audit_window(edges_in_order: Sequence[str], suspicion_by_edge: Mapping[str, float], threshold: float,
+                 prefix: int, cap: int) -> tuple[str | None, tuple[str, ...]]:
+    """``(focus, window)``: the earliest edge with suspicion above ``threshold`` and the window
+    of up to ``prefix`` edges before it plus itself (at most ``cap``, nearest kept); with no
+    such edge, ``(None, top-min(3, cap) edges by suspicion)``. Edges missing from
+    ``suspicion_by_edge`` count as 0. The window is in tree order."""
+    cap = max(1, cap)
+    order = list(edges_in_order)
+    for i, e in enumerate(order):
+        if suspicion_by_edge.get(e, 0.0) > threshold:
+            lo = max(0, i - max(0, prefix), i + 1 - cap)
+            return e, tuple(order[lo : i + 1])
+    ranked = sorted(range(len(order)), key=lambda i: (-suspicion_by_edge.get(order[i], 0.0), i))
+    chosen = sorted(ranked[: min(NO_FOCUS_WINDOW, cap)])
+    return None, tuple(order[i] for i in chosen)
+
+
+# ---------------------------------------------------------------------------------------
+# Answer models
+
+
+def _to_bool(v: Any) -> Any:
+    if isinstance(v, str) and v.strip().lower() in ("yes", "no", "true", "false"):
+        return v.strip().lower() in ("yes", "true")
+    return v
+
+
+Flag = Annotated[bool, BeforeValidator(_to_bool)]
+
+
+class CandidateOut(BaseModel):
+    """The scan's judgment of one unit."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    unit_id: Text
+    suspicion: float
+    likely_wrong: Flag = False
+    should_formalize: Flag = False
+    error_type_prior: Annotated[list[Text], BeforeValidator(as_list)] = []
+    reason: Text = ""
+
+
+class ScanAnswer(BaseModel):
+    """The answer of the ``scan`` prompt."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    overall_verdict: Text = "uncertain"
+    candidates: list[CandidateOut]
+
+
+class ReviewOut(BaseModel):
+    """The answer of the ``review`` prompt."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    verdict: Text
+    suspicion: float = 0.5
+    error_type: Annotated[str, BeforeValidator(lambda v: ", ".join(map(str, v)) if isinstance(v, list) else v)] = ""
+    should_formalize: Flag = False
+    translation_difficulty: Text = "medium"
+    reason: Text = ""
+
+
+_OVERALL = {"likely_correct", "likely_incorrect", "uncertain"}
+_VERDICTS = {"correct": "correct", "valid": "correct", "ok": "correct", "sound": "correct",
+             "incorrect": "incorrect", "wrong": "incorrect", "invalid": "incorrect", "error": "incorrect",
+             "unsound": "incorrect", "uncertain": "uncertain", "unsure": "uncertain", "unknown": "uncertain"}
+
+
+def _key(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def resolve_unit(raw: str, ids: Mapping[str, int]) -> str | None:
+    """The edge id a model's ``unit_id`` names: exact, or ``edge_3`` / ``E3`` / ``edge 3`` / ``3`` for ``e3``."""
+    key = raw.strip()
+    if key in ids:
+        return key
+    m = re.fullmatch(r"(?i)(?:e|edge|unit)?[ _\-#]*(\d+)", key)
+    return f"e{int(m.group(1))}" if m and f"e{int(m.group(1))}" in ids else None
+
+
+# ---------------------------------------------------------------------------------------
+# Rendering
+
+
+def _clip(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _state(tree: StateTree, node: str) -> ProofState:
+    try:
+        return tree.state(node)
+    except (KeyError, ValueError):
+        return ProofState(id=node)
+
+
+def _kind(e: EdgeUnit) -> str:
+    return f"pattern: {e.pattern}" if e.pattern else f"type: {e.type.value}"
+
+
+def render_unit(tree: StateTree, e: EdgeUnit) -> str:
+    """One EdgeUnit summary for the scan."""
+    before = _state(tree, e.parent)
+    sub = f", sub-step {e.substep}" if e.substep else ""
+    lines = [f"[{e.id}] step {e.step}{sub} | {_kind(e)} | goal relation: {e.goal_relation or 'n/a'}"]
+    if before.branch:
+        lines.append(f"  branch: {_clip(before.branch, 160)}")
+    conds = "; ".join(_clip(h, 160) for h in before.hypotheses[-SCAN_CONDITIONS:]) or "(none listed)"
+    lines.append(f"  before: goal: {_clip(before.goal, 240) or '(none)'} | conditions: {conds}")
+    if e.new_conditions:
+        lines.append(f"  adds: {'; '.join(_clip(c, 200) for c in e.new_conditions)}")
+    if len(e.children) > 1:
+        branches = [_state(tree, c).branch for c in e.children]
+        lines.append(f"  opens {len(e.children)} branches: {' | '.join(_clip(b, 120) or '?' for b in branches)}")
+    lines.append(f"  text: {_clip(e.text, UNIT_TEXT_CHARS)}")
+    return "\n".join(lines)
+
+
+def render_state(state: ProofState) -> str:
+    hyps = state.hypotheses[-REVIEW_CONDITIONS:]
+    out = [f"Goal: {_clip(state.goal, 600) or '(none)'}"]
+    if state.branch:
+        out.append(f"Branch: {_clip(state.branch, 300)}")
+    if len(state.hypotheses) > len(hyps):
+        out.append(f"({len(state.hypotheses) - len(hyps)} earlier conditions not shown)")
+    out += [f"- {_clip(h, 400)}" for h in hyps] or ["- (no conditions listed)"]
+    return "\n".join(out)
+
+
+def render_review_unit(e: EdgeUnit) -> str:
+    sub = f", sub-step {e.substep}" if e.substep else ""
+    lines = [f"Unit {e.id} (step {e.step}{sub}), {_kind(e)}, goal relation: {e.goal_relation or 'n/a'}",
+             f"Text: {e.text}"]
+    for label, items in (("New conditions", e.new_conditions), ("Consumed conditions", e.consumed_conditions),
+                         ("Transformed conditions", e.transformed_conditions)):
+        if items:
+            lines.append(f"{label}: {'; '.join(items)}")
+    if e.explanation:
+        lines.append(f"Explanation given when the tree was built: {e.explanation}")
+    return "\n".join(lines)
+
+
+def render_prior(c: ScanCandidate | None) -> str:
+    if c is None:
+        return "The scan gave no judgment for this unit."
+    types = ", ".join(c.error_type_prior) or "none"
+    return (f"suspicion {c.suspicion:.2f}; likely wrong: {'yes' if c.likely_wrong else 'no'}; "
+            f"suspected error types: {types}; reason: {c.reason or '(none)'}")
+
+
+# ---------------------------------------------------------------------------------------
+# Stages
+
+
+class AllEdgesScanner:
+    """Every EdgeUnit is scheduled, nothing is reviewed, no model call."""
+
+    name = "all"
+
+    def scan(self, ctx: RunContext, tree: StateTree) -> ScanResult:
+        return ScanResult(window=tuple(e.id for e in tree.edges))
+
+
+class LLMScanner:
+    """One suspicion scan over the tree, the audit window, one local review per scheduled unit."""
+
+    name = "llm"
+
+    def scan(self, ctx: RunContext, tree: StateTree) -> ScanResult:
+        if not tree.edges:
+            return ScanResult()
+        s = ctx.settings
+        order = [e.id for e in tree.edges]
+        candidates, overall = self.suspicions(ctx, tree)
+        if overall is None:
+            focus, window = None, tuple(order[: min(s.audit_prefix + 1, s.max_audit_units)])
+        else:
+            focus, window = audit_window(order, {c.edge: c.suspicion for c in candidates}, s.scan_threshold,
+                                         s.audit_prefix, s.max_audit_units)
+        by_id = {e.id: e for e in tree.edges}
+        prior = {c.edge: c for c in candidates}
+        reviews = tuple(self.review(ctx, tree, by_id[eid], prior.get(eid)) for eid in window)
+        return ScanResult(candidates=tuple(candidates), overall=overall, window=window, focus=focus, reviews=reviews)
+
+    def suspicions(self, ctx: RunContext, tree: StateTree) -> tuple[list[ScanCandidate], str | None]:
+        """Candidates in edge order and the overall verdict (``None``: the answer could not be used)."""
+        proof = "\n".join(f"Step {s.index}: {s.text.strip()}" for s in ctx.proof.steps)
+        units = "\n".join(render_unit(tree, e) for e in tree.edges)
+        res = ctx.ask("scan", {"problem": ctx.proof.problem.strip(), "proof": proof, "units": units}, ScanAnswer,
+                      max_tokens=answer_tokens(ctx, 90 * len(tree.edges) + 256))
+        if isinstance(res, Unparsed):
+            ctx.note(f"scan: answer unusable ({res.reason}); reviewing the first units")
+            return [], None
+        ids = {e.id: i for i, e in enumerate(tree.edges)}
+        found: dict[str, ScanCandidate] = {}
+        unknown, out_of_range = [], []
+        for c in res.value.candidates:
+            eid = resolve_unit(c.unit_id, ids)
+            if eid is None:
+                unknown.append(c.unit_id.strip() or "?")
+                continue
+            if not (math.isfinite(c.suspicion) and 0.0 <= c.suspicion <= 1.0):
+                out_of_range.append(f"{eid}={c.suspicion}")
+                continue
+            cand = ScanCandidate(edge=eid, suspicion=c.suspicion, likely_wrong=c.likely_wrong,
+                                 should_formalize=c.should_formalize,
+                                 error_type_prior=tuple(_clip(t, 40) for t in c.error_type_prior if t.strip())[:5],
+                                 reason=_clip(c.reason, 500))
+            if eid not in found or cand.suspicion > found[eid].suspicion:
+                found[eid] = cand
+        if unknown:
+            ctx.note(f"scan: candidates for unknown units ignored ({', '.join(unknown[:5])})")
+        if out_of_range:
+            ctx.note(f"scan: suspicion outside [0, 1] rejected ({', '.join(out_of_range[:5])})")
+        overall = _key(res.value.overall_verdict)
+        if overall not in _OVERALL:
+            ctx.note(f"scan: overall verdict {res.value.overall_verdict[:40]!r} read as uncertain")
+            overall = "uncertain"
+        return sorted(found.values(), key=lambda c: ids[c.edge]), overall
+
+    def review(self, ctx: RunContext, tree: StateTree, e: EdgeUnit, prior: ScanCandidate | None) -> Review:
+        """The local review of one unit (``uncertain`` with a note when the answer cannot be used)."""
+        step = next((s.text.strip() for s in ctx.proof.steps if s.index == e.step), "")
+        after = "\n\n".join(f"Child state {c}:\n{render_state(_state(tree, c))}" for c in (e.children or (e.child,)))
+        values = {"problem": ctx.proof.problem.strip(), "step": f"Step {e.step}: {step}", "unit": render_review_unit(e),
+                  "before": render_state(_state(tree, e.parent)), "after": after, "prior": render_prior(prior)}
+        res = ctx.ask("review", values, ReviewOut)
+        if isinstance(res, Unparsed):
+            ctx.note(f"review {e.id}: answer unusable ({res.reason})")
+            return Review(edge=e.id, verdict="uncertain", reason=f"unparsed: {res.reason}"[:500])
+        r = res.value
+        verdict = _VERDICTS.get(_key(r.verdict))
+        if verdict is None:
+            ctx.note(f"review {e.id}: verdict {r.verdict[:40]!r} read as uncertain")
+            verdict = "uncertain"
+        suspicion = r.suspicion
+        if not (math.isfinite(suspicion) and 0.0 <= suspicion <= 1.0):
+            ctx.note(f"review {e.id}: suspicion {suspicion} outside [0, 1] replaced by 0.5")
+            suspicion = 0.5
+        difficulty = _key(r.translation_difficulty)
+        return Review(edge=e.id, verdict=verdict, suspicion=suspicion, error_type=_clip(r.error_type, 80),  # type: ignore[arg-type]
+                      should_formalize=r.should_formalize,
+                      translation_difficulty=difficulty if difficulty in ("easy", "medium", "hard") else "medium",  # type: ignore[arg-type]
+                      reason=_clip(r.reason, 1000))

@@ -1,0 +1,459 @@
+"""The language-model decomposer against recorded answers: faithful split, repair prevention, state tree."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from faithsieve.statetree.models import TransitionType
+
+from faithsieve.config import Settings
+from faithsieve.llm.types import LLMError
+from faithsieve.models import Proof, Step
+from faithsieve.stages.base import RunContext
+from faithsieve.stages.llm_decompose import (
+    MAX_SUBSTEPS,
+    CoarseDecomposer,
+    LLMDecomposer,
+    issue_label,
+    screen_repair,
+)
+from faithsieve.stages.tree_build import find_span, normalize_pattern, transition_type
+
+PROBLEM = "Find all integers n such that n^2 - 5n + 6 = 0 and n > 2."
+STEP1 = "Factor the quadratic: n^2 - 5n + 6 = (n - 2)(n - 3), so n = 2 or n = 3."
+STEP2 = "Since n > 2, only n = 3 remains."
+STEP3 = "Therefore the answer is n = 3."
+PROOF = Proof(problem=PROBLEM, steps=(Step(index=1, text=STEP1), Step(index=2, text=STEP2), Step(index=3, text=STEP3)))
+
+SPLIT = {"substeps": [
+    {"id": "1.1", "step": 1, "text": "n^2 - 5n + 6 = (n - 2)(n - 3)", "scope": ""},
+    {"id": "1.2", "step": 1, "text": "so n = 2 or n = 3.", "scope": ""},
+    {"id": "2.1", "step": 2, "text": "Since n > 2, only n = 3 remains.", "scope": ""},
+    {"id": "3.1", "step": 3, "text": "Therefore the answer is n = 3.", "scope": ""},
+]}
+
+TREE = {
+    "states": [
+        {"id": "s0", "conditions": [{"name": "h_eq", "statement": "n^2 - 5n + 6 = 0"}, {"name": "h_gt", "statement": "n > 2"}],
+         "goal": "determine every such n", "branch": ""},
+        {"id": "s1", "conditions": [], "goal": "", "branch": ""},
+        {"id": "s2a", "conditions": [{"name": "h_n2", "statement": "n = 2"}], "branch": "n = 2"},
+        {"id": "s2b", "conditions": [{"name": "h_n3", "statement": "n = 3"}], "branch": "n = 3"},
+        {"id": "s3", "conditions": []},
+        {"id": "s4", "conditions": []},
+    ],
+    "edges": [
+        {"substep": "1.1", "parent": "s0", "children": ["s1"], "pattern": "simple_implication", "goal_relation": "same_goal",
+         "new_conditions": [{"name": "h_fact", "statement": "n^2 - 5n + 6 = (n - 2)(n - 3)"}], "explanation": "factoring"},
+        {"substep": "1.2", "parent": "s1", "children": ["s2a", "s2b"], "pattern": "case_split_2", "goal_relation": "case_split",
+         "explanation": "zero product gives two cases"},
+        {"substep": "2.1", "parent": "s2b", "children": ["s3"], "pattern": "simple_implication",
+         "consumed_conditions": ["h_gt"], "new_conditions": ["h_only: n = 3"], "explanation": "discard n = 2"},
+        {"substep": "3.1", "parent": "s3", "children": ["s4"], "pattern": "simple_implication", "explanation": "answer"},
+    ],
+}
+
+
+def _ctx(llm: object, **settings: object) -> RunContext:
+    return RunContext(proof=PROOF, settings=Settings(**settings), llm=llm)  # type: ignore[arg-type]
+
+
+def _llm(scripted, decompose=None, repair=None, tree=None):
+    return scripted({"decompose": decompose if decompose is not None else [json.dumps(SPLIT)],
+                     "repair_check": repair if repair is not None else ['{"flags": []}'],
+                     "state_tree": tree if tree is not None else [json.dumps(TREE)]})
+
+
+def _user(request) -> str:
+    return request.messages[1].content
+
+
+# ---------------------------------------------------------------------------------------
+# Well-formed answers
+
+
+def test_well_formed_answers_build_one_edge_per_substep(scripted):
+    llm = _llm(scripted)
+    ctx = _ctx(llm)
+    d = LLMDecomposer().decompose(ctx)
+    assert d.kind == "llm" and d.substeps == 4
+    tree = d.tree
+    assert [e.id for e in tree.edges] == ["e0", "e1", "e2", "e3"]
+    assert [e.substep for e in tree.edges] == ["1.1", "1.2", "2.1", "3.1"]
+    assert [e.step for e in tree.edges] == [1, 1, 2, 3]
+    assert [e.type for e in tree.edges] == [TransitionType.DERIVATION, TransitionType.CASE_SPLIT,
+                                            TransitionType.DERIVATION, TransitionType.DERIVATION]
+    e0, e1, e2, _ = tree.edges
+    assert STEP1[e0.span[0]:e0.span[1]] == "n^2 - 5n + 6 = (n - 2)(n - 3)"
+    assert STEP1[e1.span[0]:e1.span[1]] == "so n = 2 or n = 3."
+    assert e0.parent == "s0" and e0.new_conditions == ("h_fact: n^2 - 5n + 6 = (n - 2)(n - 3)",)
+    # the split opens two branch children; the next sub-step continues in the second one
+    assert len(e1.children) == 2 and e1.child == e1.children[0]
+    assert e2.parent == e1.children[1]
+    assert tree.state(e1.children[1]).branch == "n = 3"
+    assert "h_n3: n = 3" in tree.state(e1.children[1]).hypotheses
+    assert "h_n3: n = 3" not in tree.state(e1.children[0]).hypotheses
+    # root conditions are inherited; a consumed condition leaves the context
+    assert tree.state("s0").hypotheses == ("h_eq: n^2 - 5n + 6 = 0", "h_gt: n > 2")
+    assert tree.state("s0").goal == "determine every such n"
+    after = tree.state(e2.child).hypotheses
+    assert "h_only: n = 3" in after and "h_gt: n > 2" not in after and "h_eq: n^2 - 5n + 6 = 0" in after
+    # graph: every node but the root has exactly one parent; edges carry the EdgeUnit
+    g = tree.graph
+    assert all(g.in_degree(n) == 1 for n in g.nodes if n != "s0") and g.in_degree("s0") == 0
+    assert g.edges["s0", e0.child]["edge"]["id"] == "e0"
+    assert not tree.contexts
+    assert ctx.notes == []
+
+
+def test_requests_carry_problem_steps_and_substeps(scripted):
+    llm = _llm(scripted)
+    LLMDecomposer().decompose(_ctx(llm))
+    dec = _user(llm.calls("decompose")[0])
+    assert PROBLEM in dec and all(t in dec for t in (STEP1, STEP2, STEP3))
+    # only the step that was actually split is sent to the repair check
+    rep = _user(llm.calls("repair_check")[0])
+    assert STEP1 in rep and "n^2 - 5n + 6 = (n - 2)(n - 3)" in rep and STEP2 not in rep
+    tree = _user(llm.calls("state_tree")[0])
+    assert PROBLEM in tree and "1.2" in tree and "so n = 2 or n = 3." in tree
+    assert llm.calls("decompose")[0].json_schema is not None
+
+
+def test_no_repair_call_when_nothing_was_split(scripted):
+    whole = {"substeps": [{"id": f"{i}.1", "step": i, "text": t} for i, t in ((1, STEP1), (2, STEP2), (3, STEP3))]}
+    tree = {"states": [{"id": "s0"}], "edges": [{"substep": f"{i}.1", "parent": p, "children": [c]}
+                                               for i, p, c in ((1, "s0", "a"), (2, "a", "b"), (3, "b", "c"))]}
+    llm = scripted({"decompose": [json.dumps(whole)], "state_tree": [json.dumps(tree)]})
+    d = LLMDecomposer().decompose(_ctx(llm))
+    assert llm.calls("repair_check") == [] and d.substeps == 3
+
+
+# ---------------------------------------------------------------------------------------
+# Shapes real models return
+
+
+@pytest.mark.parametrize("wrap", [
+    lambda s: f"Here is the decomposition you asked for:\n\n{s}\n\nLet me know if you need more.",
+    lambda s: f"```json\n{s}\n```",
+])
+def test_json_in_prose_or_fence(scripted, wrap):
+    llm = _llm(scripted, decompose=[wrap(json.dumps(SPLIT))], tree=[wrap(json.dumps(TREE))])
+    d = LLMDecomposer().decompose(_ctx(llm))
+    assert d.kind == "llm" and d.substeps == 4 and len(d.tree.edges) == 4
+
+
+def test_extra_keys_and_harmless_type_slips(scripted):
+    split = {"reasoning": "I split step 1 into two.", "substeps": [
+        {**SPLIT["substeps"][0], "confidence": 0.9, "step": "1"},
+        {**SPLIT["substeps"][1], "id": 1.2},
+        {"id": "2.1", "text": STEP2, "scope": None},  # step left out: read from the id
+        {"id": "3.1", "step": 3.0, "text": STEP3}]}
+    tree = json.loads(json.dumps(TREE))
+    tree["edges"][0]["children"] = "s1"  # a bare string instead of a list
+    tree["edges"][3]["substep"] = 3.1  # a number instead of a string
+    tree["comment"] = "done"
+    llm = _llm(scripted, decompose=[json.dumps(split)], tree=[json.dumps(tree)])
+    ctx = _ctx(llm)
+    d = LLMDecomposer().decompose(ctx)
+    assert d.kind == "llm" and [e.substep for e in d.tree.edges] == ["1.1", "1.2", "2.1", "3.1"]
+    assert ctx.notes == []
+
+
+def test_grouped_answer_is_flattened(scripted):
+    grouped = {"steps": [{"step": 1, "substeps": ["n^2 - 5n + 6 = (n - 2)(n - 3)", "so n = 2 or n = 3."]},
+                         {"step": 2, "substeps": [{"id": "2.1", "text": STEP2}]},
+                         {"step": 3, "substeps": [STEP3]}]}
+    llm = _llm(scripted, decompose=[json.dumps(grouped)])
+    d = LLMDecomposer().decompose(_ctx(llm))
+    assert d.substeps == 4 and [e.substep for e in d.tree.edges] == ["1.1", "1.2", "2.1", "3.1"]
+
+
+def test_wrong_type_is_retried_then_succeeds(scripted):
+    bad = json.dumps({"substeps": [{"id": "1.1", "step": "first", "text": STEP1}]})
+    llm = _llm(scripted, decompose=[bad, json.dumps(SPLIT)])
+    d = LLMDecomposer().decompose(_ctx(llm))
+    calls = llm.calls("decompose")
+    assert len(calls) == 2 and "could not be used" in calls[1].messages[-1].content
+    assert d.substeps == 4
+
+
+WHOLE_TREE = {"states": [{"id": "s0"}], "edges": [
+    {"substep": "1.1", "parent": "s0", "children": ["a"]}, {"substep": "2.1", "parent": "a", "children": ["b"]},
+    {"substep": "3.1", "parent": "b", "children": ["c"]}]}
+
+
+@pytest.mark.parametrize("answers, reason", [
+    ([json.dumps({"substeps": "1.1 factor; 1.2 solve"})] * 2, "answer unusable"),  # wrong type, twice
+    (['{"substeps": [{"id": "1.1", "step": 1, "text": "n^2 - 5n'] * 2, "not closed"),  # truncated
+    (["I'm sorry, but I can't help with splitting this proof."] * 2, "no JSON object"),  # refusal
+    ([LLMError("connection refused")], "endpoint"),
+])
+def test_unusable_split_falls_back_to_whole_steps(scripted, answers, reason):
+    llm = _llm(scripted, decompose=answers, tree=[json.dumps(WHOLE_TREE)])
+    ctx = _ctx(llm)
+    d = LLMDecomposer().decompose(ctx)
+    assert any(n.startswith("decompose:") and reason in n for n in ctx.notes), ctx.notes
+    assert llm.calls("repair_check") == []
+    assert [e.text for e in d.tree.edges] == [STEP1, STEP2, STEP3]
+    assert [e.substep for e in d.tree.edges] == ["1.1", "2.1", "3.1"]
+    assert [e.span for e in d.tree.edges] == [(0, len(STEP1)), (0, len(STEP2)), (0, len(STEP3))]
+    # the tree prompt saw the whole steps
+    assert STEP2 in _user(llm.calls("state_tree")[0])
+
+
+@pytest.mark.parametrize("substeps, reason", [
+    ([(1, STEP1), (5, STEP2), (3, STEP3)], "outside"),
+    ([(1, STEP1), (3, STEP3), (2, STEP2)], "after step 3"),
+    ([(1, STEP1), (3, STEP3)], "step(s) 2 not covered"),
+    ([(0, STEP1), (2, STEP2), (3, STEP3)], "outside"),
+])
+def test_bad_pointers_reject_the_split(scripted, substeps, reason):
+    answer = {"substeps": [{"id": f"{k}.1", "step": k, "text": t} for k, t in substeps]}
+    llm = _llm(scripted, decompose=[json.dumps(answer)], tree=[json.dumps(WHOLE_TREE)])
+    ctx = _ctx(llm)
+    d = LLMDecomposer().decompose(ctx)
+    assert any("split rejected" in n and reason in n for n in ctx.notes), ctx.notes
+    assert [e.text for e in d.tree.edges] == [STEP1, STEP2, STEP3]
+
+
+def test_blank_step_need_not_be_covered(scripted):
+    proof = Proof(problem=PROBLEM, steps=(Step(index=1, text=STEP1), Step(index=2, text="   "), Step(index=3, text=STEP3)))
+    answer = {"substeps": [{"id": "1.1", "step": 1, "text": STEP1}, {"id": "3.1", "step": 3, "text": STEP3}]}
+    tree = {"states": [], "edges": [{"substep": "1.1", "parent": "s0", "children": ["a"]},
+                                    {"substep": "3.1", "parent": "a", "children": ["b"]}]}
+    llm = scripted({"decompose": [json.dumps(answer)], "state_tree": [json.dumps(tree)]})
+    ctx = RunContext(proof=proof, settings=Settings(), llm=llm)
+    d = LLMDecomposer().decompose(ctx)
+    assert [e.step for e in d.tree.edges] == [1, 3] and ctx.notes == []
+
+
+def test_too_many_substeps_fall_back(scripted):
+    many = {"substeps": [{"id": f"1.{i}", "step": 1, "text": "n = 2"} for i in range(MAX_SUBSTEPS + 1)]
+            + [{"id": "2.1", "step": 2, "text": STEP2}, {"id": "3.1", "step": 3, "text": STEP3}]}
+    llm = _llm(scripted, decompose=[json.dumps(many)], tree=[json.dumps(WHOLE_TREE)])
+    ctx = _ctx(llm)
+    d = LLMDecomposer().decompose(ctx)
+    assert any("limit 400" in n for n in ctx.notes) and d.substeps == 3
+
+
+def test_oversized_substep_text_falls_back(scripted):
+    huge = {"substeps": [{"id": "1.1", "step": 1, "text": "n = 2 " * 2000}, {"id": "2.1", "step": 2, "text": STEP2},
+                         {"id": "3.1", "step": 3, "text": STEP3}]}
+    llm = _llm(scripted, decompose=[json.dumps(huge)], tree=[json.dumps(WHOLE_TREE)])
+    ctx = _ctx(llm)
+    LLMDecomposer().decompose(ctx)
+    assert any("characters long" in n for n in ctx.notes)
+
+
+# ---------------------------------------------------------------------------------------
+# Repair prevention
+
+
+@pytest.mark.parametrize("original, pieces, expected", [
+    # changed constant
+    ("Since 2x + 1 = 7, we get 2x = 6, so x = 3.", ["2x + 1 = 7", "2x = 6", "x = 4"], ["changed constant 4"]),
+    # dropped decisive word
+    ("The only solution is x = 2.", ["The solution is x = 2."], ["dropped decisive word 'only'"]),
+    ("Hence n is not prime.", ["Hence n is prime."], ["dropped decisive word 'not'"]),
+    ("Every term is positive, so the sum is positive.", ["The terms are positive", "so the sum is positive"],
+     ["dropped decisive word 'all'"]),
+    ("x must be at least 3.", ["x is at least 3."], ["dropped decisive word 'must'"]),
+    # changed relation
+    ("So x < 5.", ["So x ≤ 5."], ["changed relation ≤"]),
+    ("Thus a = b.", ["Thus a ≥ b."], ["changed relation ≥"]),
+    # faithful splits
+    ("Since 2x + 1 = 7, we get 2x = 6, so x = 3.", ["2x + 1 = 7", "we get 2x = 6", "so x = 3."], []),
+    ("The only solution is x = 2.", ["The only solution is x = 2."], []),
+    ("We have x \\leq 5 and y \\neq 0.", ["x ≤ 5", "y ≠ 0"], []),
+    ("The total is 1,000 dollars.", ["The total is 1000 dollars."], []),
+    ("The price is $2.50 each.", ["The price is $2.5 each."], []),
+    ("Here x² = 4.", ["x^2 = 4"], []),
+    ("x is at least 3, which is sufficient.", ["x ≥ 3", "which is sufficient"], []),
+    ("n is odd, so n cannot be 2.", ["n is odd", "so n cannot be 2."], []),
+    # conservative: a relation written in words in the original counts as new when a piece uses a symbol
+    ("The total is 12.", ["total = 12"], ["changed relation ="]),
+])
+def test_repair_screen(original, pieces, expected):
+    issues = screen_repair(original, pieces)
+    if not expected:
+        assert issues == []
+    for want in expected:
+        assert any(i.startswith(want) for i in issues), issues
+
+
+@pytest.mark.parametrize("raw, label", [
+    ("strengthening", "strengthening"), ("Strengthened conclusion", "strengthening"), ("weakening", "weakening"),
+    ("dropped decisive words", "dropped_decisive_word"), ("changed-constant", "changed_constant"),
+    ("missing branch scope", "missing_branch_scope"), ("action/result split", "action_result_split"),
+    ("none", None), ("", None), ("OK", None), ("added a lemma", "other: added_a_lemma"),
+])
+def test_issue_labels(raw, label):
+    assert issue_label(raw) == label
+
+
+def test_changed_constant_keeps_only_that_step_whole(scripted):
+    split = json.loads(json.dumps(SPLIT))
+    split["substeps"][1]["text"] = "so n = 2 or n = 4."  # the split "repairs" nothing but changes a constant
+    split["substeps"][2:3] = [{"id": "2.1", "step": 2, "text": "Since n > 2,"},
+                              {"id": "2.2", "step": 2, "text": "only n = 3 remains."}]
+    tree = {"states": [{"id": "s0"}], "edges": [
+        {"substep": "1.1", "parent": "s0", "children": ["a"]}, {"substep": "2.1", "parent": "a", "children": ["b"]},
+        {"substep": "2.2", "parent": "b", "children": ["c"]}, {"substep": "3.1", "parent": "c", "children": ["d"]}]}
+    llm = _llm(scripted, decompose=[json.dumps(split)], tree=[json.dumps(tree)])
+    ctx = _ctx(llm)
+    d = LLMDecomposer().decompose(ctx)
+    assert [e.text for e in d.tree.edges] == [STEP1, "Since n > 2,", "only n = 3 remains.", STEP3]
+    assert [e.substep for e in d.tree.edges] == ["1.1", "2.1", "2.2", "3.1"]
+    rejected = [n for n in ctx.notes if n.startswith("repair:")]
+    assert len(rejected) == 1 and "step 1" in rejected[0] and "changed constant 4" in rejected[0]
+    # the tree prompt saw the whole step 1, not the altered piece
+    sent = _user(llm.calls("state_tree")[0])
+    assert STEP1 in sent and "n = 4" not in sent
+
+
+def test_model_flag_rejects_the_flagged_step(scripted):
+    flags = ('The split of step 1 hides an assumption.\n```json\n{"flags": [{"id": "1.2", "issues": '
+             '["strengthening", "action-result split"], "reason": "reads as a proven fact", "severity": "high"}]}\n```')
+    tree = {"states": [{"id": "s0"}], "edges": [
+        {"substep": "1.1", "parent": "s0", "children": ["a"]}, {"substep": "2.1", "parent": "a", "children": ["b"]},
+        {"substep": "3.1", "parent": "b", "children": ["c"]}]}
+    llm = _llm(scripted, repair=[flags], tree=[json.dumps(tree)])
+    ctx = _ctx(llm)
+    d = LLMDecomposer().decompose(ctx)
+    assert [e.text for e in d.tree.edges] == [STEP1, STEP2, STEP3]
+    note = next(n for n in ctx.notes if n.startswith("repair:"))
+    assert "step 1" in note and "strengthening" in note and "action_result_split" in note
+
+
+def test_flags_for_unknown_substeps_are_ignored(scripted):
+    llm = _llm(scripted, repair=['{"flags": [{"id": "7.3", "issues": ["weakening"]}, {"id": "1.1", "issues": []}]}'])
+    ctx = _ctx(llm)
+    d = LLMDecomposer().decompose(ctx)
+    assert d.substeps == 4
+    assert any("unknown sub-steps" in n and "7.3" in n for n in ctx.notes)
+
+
+def test_unusable_repair_check_leaves_the_screen(scripted):
+    llm = _llm(scripted, repair=["I cannot evaluate faithfulness.", '{"flags": "maybe'])
+    ctx = _ctx(llm)
+    d = LLMDecomposer().decompose(ctx)
+    assert d.substeps == 4
+    assert any("deterministic screen only" in n for n in ctx.notes)
+
+
+# ---------------------------------------------------------------------------------------
+# State tree repairs and fallbacks
+
+
+def test_missing_edge_is_added_as_simple_implication(scripted):
+    tree = json.loads(json.dumps(TREE))
+    del tree["edges"][3]
+    llm = _llm(scripted, tree=[json.dumps(tree)])
+    ctx = _ctx(llm)
+    d = LLMDecomposer().decompose(ctx)
+    last = d.tree.edges[-1]
+    assert last.substep == "3.1" and last.pattern == "simple_implication" and last.type == TransitionType.DERIVATION
+    assert last.parent == d.tree.edges[2].child
+    assert any("no edge for sub-step(s) 3.1" in n for n in ctx.notes)
+
+
+def test_invented_and_duplicate_edges_are_dropped(scripted):
+    tree = json.loads(json.dumps(TREE))
+    tree["edges"].insert(1, {"substep": "1.3", "parent": "s1", "children": ["sx"], "pattern": "simple_implication"})
+    tree["edges"].append({"substep": "2.1", "parent": "s0", "children": ["sy"], "pattern": "have_lemma"})
+    llm = _llm(scripted, tree=[json.dumps(tree)])
+    ctx = _ctx(llm)
+    d = LLMDecomposer().decompose(ctx)
+    assert [e.substep for e in d.tree.edges] == ["1.1", "1.2", "2.1", "3.1"]
+    assert d.tree.edges[2].type == TransitionType.DERIVATION  # the first edge for 2.1 is kept
+    assert any("unknown sub-steps (1.3)" in n for n in ctx.notes)
+    assert any("extra edge(s) for sub-steps 2.1" in n for n in ctx.notes)
+
+
+def test_unknown_parent_attaches_to_previous_state(scripted):
+    tree = json.loads(json.dumps(TREE))
+    tree["edges"][3]["parent"] = "s99"
+    llm = _llm(scripted, tree=[json.dumps(tree)])
+    ctx = _ctx(llm)
+    d = LLMDecomposer().decompose(ctx)
+    assert d.tree.edges[3].parent == d.tree.edges[2].child
+    assert any("unknown parent" in n and "3.1" in n for n in ctx.notes)
+
+
+@pytest.mark.parametrize("answers, reason", [
+    (["Sorry, I can't build that tree."] * 2, "answer unusable"),
+    (['{"states": [{"id": "s0"}], "edges": [{"substep": "1.1", "parent": "s0", "chil'] * 2, "answer unusable"),
+    ([json.dumps({"states": [], "edges": [{"substep": "9.1", "parent": "s0", "children": ["a"]}]})], "no edge names"),
+    ([json.dumps({"states": [], "edges": [{"substep": "1.1", "parent": "s0", "children": [f"c{i}" for i in range(40)]}]})],
+     "oversized"),
+    ([json.dumps({"states": [{"id": f"x{i}"} for i in range(500)], "edges": []})], "oversized"),
+])
+def test_unusable_tree_gives_linear_tree(scripted, answers, reason):
+    llm = _llm(scripted, tree=answers)
+    ctx = _ctx(llm)
+    d = LLMDecomposer().decompose(ctx)
+    assert d.kind == "llm" and d.substeps == 4
+    assert any(n.startswith("tree:") and reason in n for n in ctx.notes), ctx.notes
+    edges = d.tree.edges
+    assert [e.substep for e in edges] == ["1.1", "1.2", "2.1", "3.1"]
+    assert all(e.pattern == "simple_implication" and e.type == TransitionType.DERIVATION for e in edges)
+    assert [e.parent for e in edges[1:]] == [e.child for e in edges[:-1]]
+    assert all(d.tree.state(n).hypotheses == () for n in d.tree.graph.nodes)
+
+
+def test_no_model_gives_coarse_tree():
+    ctx = RunContext(proof=PROOF, settings=Settings(), llm=None)
+    d = LLMDecomposer().decompose(ctx)
+    assert d.kind == "coarse" and [e.text for e in d.tree.edges] == [STEP1, STEP2, STEP3]
+    assert any("no language model configured" in n for n in ctx.notes)
+
+
+# ---------------------------------------------------------------------------------------
+# Coarse decomposer
+
+
+def test_coarse_makes_one_edge_per_step_without_calls(scripted):
+    llm = scripted({})  # any call would fail the test
+    for ctx, decomposer in ((_ctx(llm), CoarseDecomposer()), (_ctx(llm, ablations=("no_local_edges",)), LLMDecomposer())):
+        d = decomposer.decompose(ctx)
+        assert d.kind == "coarse" and d.substeps == 0
+        assert [(e.id, e.step, e.text, e.span) for e in d.tree.edges] == [
+            ("e0", 1, STEP1, (0, len(STEP1))), ("e1", 2, STEP2, (0, len(STEP2))), ("e2", 3, STEP3, (0, len(STEP3)))]
+        assert [(e.parent, e.child) for e in d.tree.edges] == [("s0", "s1"), ("s1", "s2"), ("s2", "s3")]
+    assert llm.requests == []
+
+
+# ---------------------------------------------------------------------------------------
+# Pure helpers
+
+
+@pytest.mark.parametrize("raw, children, pattern, ttype", [
+    ("simple_implication", 1, "simple_implication", TransitionType.DERIVATION),
+    ("Simple implication", 1, "simple_implication", TransitionType.DERIVATION),
+    ("case split 2-way", 2, "case_split_2", TransitionType.CASE_SPLIT),
+    ("Case split 3+", 3, "case_split_n", TransitionType.CASE_SPLIT),
+    ("case split", 2, "case_split_2", TransitionType.CASE_SPLIT),
+    ("case split", 4, "case_split_n", TransitionType.CASE_SPLIT),
+    ("Have/lemma", 1, "have_lemma", TransitionType.LEMMA),
+    ("Mathematical induction", 2, "induction", TransitionType.INDUCTION),
+    ("existential instantiation", 1, "existential_instantiation", TransitionType.WITNESS),
+    ("existential_elimination", 1, "existential_elimination", TransitionType.INSTANTIATION),
+    ("universal instantiation", 1, "universal_instantiation", TransitionType.INSTANTIATION),
+    ("iff split", 2, "iff_split", TransitionType.GOAL_REDUCTION),
+    ("contrapositive", 1, "contrapositive", TransitionType.CLAIM),
+])
+def test_patterns(raw, children, pattern, ttype):
+    assert normalize_pattern(raw, children) == pattern
+    assert transition_type(normalize_pattern(raw, children)) == ttype
+
+
+@pytest.mark.parametrize("original, fragment, span", [
+    ("So x = 3, and y = 4.", "y = 4.", (14, 20)),
+    ("So x  =\n3, and y = 4.", "x = 3", (3, 9)),
+    ("Thus x = 3, hence done.", "x = 3.", (5, 10)),
+    ("Thus x = 3.", "x equals 3", (0, 11)),
+    ("Thus x = 3.", "   ", (0, 11)),
+])
+def test_find_span(original, fragment, span):
+    assert find_span(original, fragment) == span
