@@ -45,6 +45,9 @@ class Settings(BaseSettings):
     """Name of the environment variable holding the API key (read when the client is built)."""
     llm_timeout_s: float = Field(default=120.0, gt=0)
     """Time limit of one LLM call."""
+    llm_proof_time_limit_s: float = Field(default=900.0, gt=0)
+    """Wall-clock budget for one proof in ``llm``/``judge`` mode (calls included); stages past it
+    leave their work ``unknown`` with a note."""
     llm_max_retries: int = Field(default=2, ge=0, le=10)
     """Retries of a failed call (connection error, 429, 5xx), with exponential backoff."""
     llm_backoff_s: float = Field(default=1.0, ge=0)

@@ -107,8 +107,9 @@ class Pipeline:
     # -------------------------------------------------------------------------------
 
     def _context(self, proof: Proof) -> RunContext:
+        budget = self.settings.proof_time_limit_s if self.settings.mode == "offline" else self.settings.llm_proof_time_limit_s
         return RunContext(proof=proof, settings=self.settings, llm=self.llm, kernel=self.kernel,
-                          checkers=self.checkers, deadline=time.monotonic() + self.settings.proof_time_limit_s)
+                          checkers=self.checkers, deadline=time.monotonic() + budget)
 
     def _offline(self, proof: Proof) -> Verdict:
         ctx = self._context(proof)

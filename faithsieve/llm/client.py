@@ -37,11 +37,27 @@ MAX_BACKOFF_S = 30.0
 """Longest wait between two attempts."""
 
 
+SIZE_KEYWORDS = frozenset({"maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties",
+                           "pattern", "format"})
+"""Schema keywords left out of what the server sees. Grammar-constrained servers expand a length
+bound into one rule per allowed character: llama.cpp's server fails on ``maxLength: 4000`` (and its
+worker died with it). Our own pydantic validation enforces every bound on the answer anyway."""
+
+
+def wire_schema(schema: Any) -> Any:
+    """``schema`` without the size and pattern keywords (pure; nested schemas too)."""
+    if isinstance(schema, dict):
+        return {k: wire_schema(v) for k, v in schema.items() if k not in SIZE_KEYWORDS}
+    if isinstance(schema, list):
+        return [wire_schema(v) for v in schema]
+    return schema
+
+
 def response_format(mode: StructuredMode, request: ChatRequest) -> dict[str, Any] | None:
     """The ``response_format`` argument for ``request`` under ``mode`` (``None``: send none)."""
-    schema = request.json_schema
-    if schema is None or mode == "none":
+    if request.json_schema is None or mode == "none":
         return None
+    schema = wire_schema(request.json_schema)
     if mode == "json_schema":
         # no "strict": pydantic schemas (optional fields, defaults) are not strict-compatible
         return {"type": "json_schema", "json_schema": {"name": request.schema_name, "schema": schema}}

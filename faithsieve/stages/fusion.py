@@ -33,7 +33,7 @@ from faithsieve.config import Settings
 from faithsieve.llm.structured import Unparsed
 from faithsieve.obligations.models import Evidence, ObligationKind
 from faithsieve.stages.base import FusionResult, Review, RunContext, ScanResult
-from faithsieve.stages.judge import judgment_evidence, numbered_steps, parse_judgment
+from faithsieve.stages.judge import answer_model, judgment_evidence, numbered_steps, parse_judgment
 from faithsieve.statetree.models import StateTree
 
 Basis = Literal["checked", "formal", "reviewed"]
@@ -181,7 +181,7 @@ class EvidenceFusion:
                   "reviews": _reviews_text(scan.reviews, steps_of),
                   "evidence": ("(formal and arithmetic checking disabled)" if nl_only
                                else _evidence_text(evidence))}
-        answer = ctx.ask("synthesis", values, SynthesisAnswer)
+        answer = ctx.ask("synthesis", values, answer_model(len(ctx.proof.steps), SynthesisAnswer))
         n = len(ctx.proof.steps)
         label = None if isinstance(answer, Unparsed) else parse_judgment(answer.value.answer, n)
         if label is None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel, Field, create_model, field_validator
 
 from faithsieve.llm.structured import Unparsed, extract_json
 from faithsieve.models import Proof
@@ -113,6 +113,33 @@ class JudgeAnswer(BaseModel):
         return v
 
 
+MAX_ENUM_STEPS = 200
+"""Up to this many steps the answer schema lists every allowed answer, so a server that constrains
+decoding by the schema (llama.cpp, vLLM, OpenAI) can only produce a readable answer."""
+
+
+def answer_model(n_steps: int, base: type[BaseModel] | None = None) -> type[BaseModel]:
+    """``JudgeAnswer`` whose schema enumerates ``correct``, ``step 1`` ... ``step n``.
+
+    Validation stays as lenient as ``JudgeAnswer`` (``parse_judgment`` decides); the enumeration
+    only shapes what is requested. An integer answer is read as ``step N``."""
+    base = base or JudgeAnswer
+    if n_steps > MAX_ENUM_STEPS:
+        return base
+    labels = ["correct", *(f"step {i}" for i in range(1, n_steps + 1))]
+
+    def _int_as_step(v: object) -> object:
+        if isinstance(v, bool):
+            raise ValueError("answer must be 'correct' or 'step N'")
+        return f"step {v}" if isinstance(v, int) else v
+
+    return create_model(  # type: ignore[call-overload,no-any-return]
+        base.__name__, __base__=base,
+        answer=(str, Field(json_schema_extra={"enum": labels})),
+        __validators__={"int_as_step": field_validator("answer", mode="before")(_int_as_step)},
+    )
+
+
 def judgment_evidence(proof: Proof, label: int | None, method: str, reason: str, raw: str | None = None) -> Evidence:
     """The record of a whole-proof judgment: ``refuted`` at the named step, or ``unknown`` at the last
     step for ``correct`` and for an unreadable answer (a judgment verifies nothing)."""
@@ -133,11 +160,13 @@ def judgment_evidence(proof: Proof, label: int | None, method: str, reason: str,
 def ask_judgment(ctx: RunContext, prompt_id: str, values: dict[str, str]) -> FusionResult:
     """One judging call, read with ``parse_judgment``; unreadable -> ``correct`` with basis None and a note."""
     n = len(ctx.proof.steps)
-    answer = ctx.ask(prompt_id, values, JudgeAnswer)
+    answer = ctx.ask(prompt_id, values, answer_model(n))
     if isinstance(answer, Unparsed):
         label, raw, reason = parse_judgment(answer.raw, n), answer.raw, answer.reason
     else:
-        label, raw, reason = parse_judgment(answer.value.answer, n), answer.raw, answer.value.reason
+        value = answer.value
+        assert isinstance(value, JudgeAnswer)
+        label, raw, reason = parse_judgment(value.answer, n), answer.raw, value.reason
     if label is None:
         ctx.note(f"{UNPARSED_NOTE} ({prompt_id}): {reason or 'not correct or step 1..' + str(n)}")
         ev = judgment_evidence(ctx.proof, None, prompt_id, f"{UNPARSED_NOTE}: {reason}", raw=raw)

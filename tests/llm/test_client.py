@@ -3,6 +3,8 @@ limits, cache, concurrency bound, accounting, and ``ask`` end to end."""
 
 from __future__ import annotations
 
+import json
+
 import socket
 import threading
 import time
@@ -10,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from faithsieve.config import Settings
 from faithsieve.llm.cache import ResponseCache
@@ -61,6 +63,24 @@ def test_response_format_table(mode: Any, expected: Any) -> None:
 @pytest.mark.parametrize("mode", ["json_schema", "json_object_schema", "json_object", "none"])
 def test_response_format_without_schema_is_omitted(mode: Any) -> None:
     assert response_format(mode, request(json_schema=None)) is None
+
+
+def test_size_keywords_never_reach_the_server() -> None:
+    """A grammar-constrained server expands length bounds into huge grammars (llama.cpp's server died on
+    ``maxLength: 4000``); the bounds are ours to enforce, so the wire schema leaves them out."""
+
+    class Bounded(BaseModel):
+        reason: str = Field(default="", max_length=4000)
+        items: list[str] = Field(default_factory=list, max_length=16)
+        nested: list[Answer] = Field(default_factory=list, min_length=1)
+
+    schema = Bounded.model_json_schema()
+    fmt = response_format("json_object_schema", request(json_schema=schema))
+    assert fmt is not None
+    text = json.dumps(fmt)
+    assert all(k not in text for k in ("maxLength", "maxItems", "minItems"))
+    assert fmt["schema"]["properties"]["reason"] == {"default": "", "title": "Reason", "type": "string"}
+    assert "maxLength" in json.dumps(schema)  # the request itself keeps its bounds for validation
 
 
 def test_json_schema_mode_has_no_strict_flag() -> None:
