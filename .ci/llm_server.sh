@@ -12,6 +12,7 @@
 #   PYTHON=python          interpreter that has llama-cpp-python[server] installed
 #   READY_TIMEOUT=120      seconds to wait for the first successful chat completion
 #   LLM_SERVER_DIR=/tmp    where the PID file and the log file go
+#   N_CTX=4096             context window of the server
 set -euo pipefail
 
 PORT="${PORT:-8089}"
@@ -72,7 +73,7 @@ start() {
     mkdir -p "$LLM_SERVER_DIR"
     echo "starting llama.cpp server on $BASE_URL (model $gguf, log $LOGFILE)"
     nohup "$PYTHON" -m llama_cpp.server --model "$gguf" --host 127.0.0.1 --port "$PORT" \
-        --n_ctx 4096 --n_threads 2 --model_alias "$MODEL_ALIAS" >"$LOGFILE" 2>&1 &
+        --n_ctx "${N_CTX:-4096}" --n_threads 2 --model_alias "$MODEL_ALIAS" >"$LOGFILE" 2>&1 &
     pid=$!
     echo "$pid" >"$PIDFILE"
     local deadline=$((SECONDS + READY_TIMEOUT))

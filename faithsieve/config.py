@@ -65,6 +65,10 @@ class Settings(BaseSettings):
     """Price of a million prompt tokens, for cost accounting."""
     llm_price_out_per_mtok: float = Field(default=0.0, ge=0)
     """Price of a million completion tokens, for cost accounting."""
+    llm_max_structure_tokens: int = Field(default=16384, gt=0)
+    """Ceiling for answers that grow with the proof (decomposition, state tree, scan): they get
+    ``max(llm_max_tokens, an estimate from the proof's size)`` up to this; lower it for servers
+    with a small context window."""
     llm_temperature: float = Field(default=0.0, ge=0, le=2)
     """Sampling temperature of every call."""
     llm_max_tokens: int = Field(default=2048, gt=0)

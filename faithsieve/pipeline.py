@@ -129,7 +129,7 @@ class Pipeline:
         t0 = time.perf_counter()
         if self.settings.mode == "judge":
             decomposition = Decomposition(tree=RuleDecomposer().decompose(ctx).tree, kind="rule")
-            scan, evidence = ScanResult(), []
+            scan, evidence = ScanResult(), list[Evidence]()
             t1 = time.perf_counter()
             fused = stage("judge", "direct").judge(ctx)
         else:

@@ -382,7 +382,9 @@ def llm_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     if not used:
         return None
     keys = ("calls", "cache_hits", "failures", "unparsed", "prompt_tokens", "completion_tokens", "cost_usd", "latency_ms")
-    totals = {k: round(sum(float(u.get(k, 0) or 0) for u in used), 6) for k in keys}
+    floats = ("cost_usd", "latency_ms")
+    totals: dict[str, float | int] = {k: (round(sum(float(u.get(k, 0) or 0) for u in used), 6) if k in floats
+                                          else sum(int(u.get(k, 0) or 0) for u in used)) for k in keys}
     n = len(used)
     per_item = {k: round(totals[k] / n, 3) for k in keys}
     times = [float(r.get("time_ms", 0) or 0) for r in records if isinstance(r.get("usage"), dict)]

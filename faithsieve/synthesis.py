@@ -17,7 +17,9 @@ from faithsieve.statetree.models import StateTree
 
 
 def trusted_refutation(ev: Evidence) -> bool:
-    return ev.status == "refuted" and bool(ev.counterexample)
+    """A refutation that stands on its own: confirmed exactly with a counterexample by our checkers, or
+    the negation of a formal statement that passed the faithfulness gate (a score was recorded)."""
+    return ev.status == "refuted" and (bool(ev.counterexample) or (ev.basis == "formal" and ev.faithfulness is not None))
 
 
 def _step_status(evs: list[Evidence]) -> str:

@@ -132,9 +132,10 @@ class OpenAIClient:
         """A client configured by ``faithsieve.config.Settings`` (the key is read from the
         environment variable named by ``llm_api_key_env``)."""
         if not settings.llm_base_url:
-            raise LLMError("LLM mode needs an endpoint: set llm_base_url (e.g. http://127.0.0.1:8080/v1)")
+            raise LLMError("no LLM endpoint configured: pass --base-url or set FAITHSIEVE_LLM_BASE_URL "
+                           "(e.g. http://127.0.0.1:8080/v1)")
         if not settings.llm_model:
-            raise LLMError("LLM mode needs a model id: set llm_model")
+            raise LLMError("no LLM model configured: pass --model or set FAITHSIEVE_LLM_MODEL")
         key = os.environ.get(settings.llm_api_key_env, "") if settings.llm_api_key_env else ""
         cache = ResponseCache(settings.llm_cache_path) if settings.llm_cache else None
         client = cls(settings.llm_base_url, settings.llm_model, api_key=key or NO_KEY,

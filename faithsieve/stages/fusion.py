@@ -183,15 +183,17 @@ class EvidenceFusion:
                                else _evidence_text(evidence))}
         answer = ctx.ask("synthesis", values, answer_model(len(ctx.proof.steps), SynthesisAnswer))
         n = len(ctx.proof.steps)
-        label = None if isinstance(answer, Unparsed) else parse_judgment(answer.value.answer, n)
-        if label is None:
-            why = answer.reason if isinstance(answer, Unparsed) else f"answer {answer.value.answer!r} is not correct or step 1..{n}"
+        value = None if isinstance(answer, Unparsed) else answer.value
+        assert value is None or isinstance(value, SynthesisAnswer)
+        label = None if value is None else parse_judgment(value.answer, n)
+        if value is None or label is None:
+            why = answer.reason if isinstance(answer, Unparsed) else f"answer {value.answer!r} is not correct or step 1..{n}"  # type: ignore[union-attr]
             ctx.note(f"fusion: final synthesis unparsed ({why}); reported correct, no error was established")
             ev = judgment_evidence(ctx.proof, None, "synthesis", f"final synthesis unparsed: {why}", raw=answer.raw)
             return FusionResult(first_error_step=None, basis=None,
                                 reason="no reliable negative evidence and the final synthesis could not be read: "
                                        "reported correct", evidence=(ev,))
-        why = answer.value.reason.strip() or "no reason given"
+        why = value.reason.strip() or "no reason given"
         ev = judgment_evidence(ctx.proof, label, "synthesis", why)
         if label == 0:
             return FusionResult(first_error_step=None, basis="judged",

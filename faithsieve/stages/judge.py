@@ -16,7 +16,7 @@ reads as an answer.
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model, field_validator
 
@@ -135,7 +135,7 @@ def answer_model(n_steps: int, base: type[BaseModel] | None = None) -> type[Base
 
     return create_model(  # type: ignore[call-overload,no-any-return]
         base.__name__, __base__=base,
-        answer=(str, Field(json_schema_extra={"enum": labels})),
+        answer=(str, Field(json_schema_extra={"enum": list[Any](labels)})),
         __validators__={"int_as_step": field_validator("answer", mode="before")(_int_as_step)},
     )
 

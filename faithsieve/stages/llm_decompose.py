@@ -45,8 +45,6 @@ MAX_SUBSTEP_CHARS = 4000
 """A sub-step may be this long, or twice its original step if that is longer."""
 MAX_SCOPE_CHARS = 200
 """Scope labels are clipped to this many characters."""
-MAX_ANSWER_TOKENS = 16384
-"""Ceiling of the answer budget asked for structure answers (they grow with the proof)."""
 
 # ---------------------------------------------------------------------------------------
 # Answer models
@@ -222,7 +220,7 @@ def _norm(text: str) -> str:
 
 def answer_tokens(ctx: RunContext, estimate: int) -> int:
     """Answer budget for a structure answer: the estimate, at least the configured budget, at most the ceiling."""
-    return min(MAX_ANSWER_TOKENS, max(ctx.settings.llm_max_tokens, estimate))
+    return min(ctx.settings.llm_max_structure_tokens, max(ctx.settings.llm_max_tokens, estimate))
 
 
 def whole_steps(steps: Mapping[int, str]) -> list[SubStep]:

@@ -230,7 +230,8 @@ class FormalVerifier:
         except Exception as exc:  # noqa: BLE001 (as above)
             ctx.note(f"verify: kernel {kernel.name} failed to prove {ob.id}: {exc!r}"[:500])
             result = KernelResult(status="inconclusive", reason=f"prover error: {type(exc).__name__}", method=kernel.name)
-        status = {"passed": "verified", "refuted": "refuted"}.get(result.status, "unknown")
+        status: Literal["verified", "refuted", "unknown"] = (
+            "verified" if result.status == "passed" else "refuted" if result.status == "refuted" else "unknown")
         what = {"passed": "statement proved", "refuted": "negation proved"}.get(result.status, "inconclusive")
         reason = f"{branch} branch: {what}" + (f" ({result.reason})" if result.reason else "")
         if no_gate:
