@@ -5,7 +5,9 @@ Per obligation, highest priority first, while ``ctx.deadline`` allows:
 (a) a pure numeric ``equation`` (numerals, + - × ÷, powers, fractions, square roots and
     relations; no variables, functions, constants, ellipses or words, as read by our own
     bounded tokenizer and parser, never evaluated as code) goes to our checkers, each link
-    of a chain separately, left to right: basis ``checked``;
+    of a chain separately, left to right: basis ``checked``. When the source writes that
+    equation literally it is checked as written; when the model wrote it from words, it
+    must pass the faithfulness gate first (all its numbers must appear in the source, too);
 (b) otherwise, when a kernel is available and the obligation is worth a formal statement:
     formalize -> faithfulness gate -> revise from the drift report (``gate_revisions`` times)
     -> prove the faithful statement, or its negation when the unit looks wrong: basis
@@ -26,7 +28,8 @@ from typing import Literal
 
 from faithsieve.errors import FaithSieveError
 from faithsieve.lean.interface import FormalStatement, KernelResult
-from faithsieve.mathtext.ast import BinOp, Call, Chain, Expr, Neg, Num, Pow, walk
+from faithsieve.mathtext.ast import BinOp, Call, Chain, Expr, Neg, Num, Pow, render, walk
+from faithsieve.mathtext.extract import extract_formulas
 from faithsieve.mathtext.lexer import (
     FUNC,
     LB,
@@ -56,6 +59,8 @@ from faithsieve.stages.base import Gate, GateVerdict, RunContext, ScanResult
 from faithsieve.statetree.models import EdgeUnit, StateTree
 
 MAX_EQUATION_CHARS = 400
+MAX_SOURCE_CHARS = 20_000
+"""Longest source text read for the literal-claim test (a step is at most 20,000 characters)."""
 _ELLIPSIS = re.compile(r"\.\.\.|…|\\[lcv]?dots\b")
 _DELIMS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
 _PURE_TOKENS = frozenset({NUM, OP, POW, LP, RP, LB, RB, REL, FUNC})
@@ -116,6 +121,27 @@ def literals_in_source(chain: Chain, source: str) -> bool:
     return used <= written
 
 
+def _link_key(lhs: Expr, op: str, rhs: Expr) -> tuple[str, str, str]:
+    return (render(lhs), op, render(rhs))
+
+
+def written_in_source(chain: Chain, source: str) -> bool:
+    """Every link of ``chain`` is a link of a formula the source writes (read by our own extractor):
+    the equation is the proof's literal claim, so a check of it needs no faithfulness gate.
+    An equality may be written either way round."""
+    try:
+        formulas = extract_formulas(source[:MAX_SOURCE_CHARS])
+    except FaithSieveError:
+        return False
+    written: set[tuple[str, str, str]] = set()
+    for f in formulas:
+        for lhs, op, rhs in f.chain.links():
+            written.add(_link_key(lhs, op, rhs))
+            if op == "=":
+                written.add(_link_key(rhs, op, lhs))
+    return all(_link_key(lhs, op, rhs) in written for lhs, op, rhs in chain.links())
+
+
 def check_chain(ob: NLObligation, chain: Chain, ctx: RunContext) -> tuple[Outcome, int]:
     """Check each link left to right: refuted at the first false link, verified if all hold.
 
@@ -174,23 +200,38 @@ class FormalVerifier:
             ctx.note(f"verify: equation of {ob.id} uses numbers its source does not write; not checked as arithmetic")
             chain = None
         if chain is not None:
-            out, link = check_chain(ob, chain, ctx)
-            assert ob.equation is not None
-            if isinstance(out, Refuted):
-                lhs, op, rhs = chain.links()[link]
-                note = f"link {link + 1}: {Rel(lhs, op, rhs)}" + (f"; {out.note}" if out.note else "")
-                return _record(ob, "refuted", out.method, counterexample=out.counterexample, reason=note,
-                               statement=ob.equation, basis="checked")
-            if isinstance(out, Verified):
-                return _record(ob, "verified", out.method, reason=out.note or None, statement=ob.equation,
-                               basis="checked")
-            return _record(ob, "unknown", out.method, reason=out.reason, statement=ob.equation, basis="checked")
+            return self._arithmetic(ctx, ob, edge, chain)
         ok, why = ctx.kernel.available()
         if not ok:
             return _record(ob, "unknown", "none", reason=f"left to review: no formal backend ({why})")
         if not ob.use_formal:
             return _record(ob, "unknown", "none", reason="left to review: not marked for a formal statement")
         return self._formal(ctx, ob, edge, scan)
+
+    def _arithmetic(self, ctx: RunContext, ob: NLObligation, edge: EdgeUnit | None, chain: Chain) -> Evidence:
+        """Check a pure numeric equation. One the source writes literally is checked as it is; one the
+        model wrote from words ("12 red and 22 blue make 35") is a model-written statement and must
+        first pass the faithfulness gate (its score is recorded; below the gate it stays unknown)."""
+        assert ob.equation is not None
+        verdict: GateVerdict | None = None
+        if not written_in_source(chain, ob.source) and not ctx.ablated("no_gate"):
+            verdict = self.gate.assess(ctx, ob, ob.equation, _context(ctx, ob, edge))
+            if not verdict.passed:
+                return _record(ob, "unknown", "gate", reason="equation below the faithfulness gate",
+                               statement=ob.equation, basis="checked", faithfulness=verdict.s_faith,
+                               drift=verdict.drift)
+        faith = verdict.s_faith if verdict is not None else None
+        out, link = check_chain(ob, chain, ctx)
+        if isinstance(out, Refuted):
+            lhs, op, rhs = chain.links()[link]
+            note = f"link {link + 1}: {Rel(lhs, op, rhs)}" + (f"; {out.note}" if out.note else "")
+            return _record(ob, "refuted", out.method, counterexample=out.counterexample, reason=note,
+                           statement=ob.equation, basis="checked", faithfulness=faith)
+        if isinstance(out, Verified):
+            return _record(ob, "verified", out.method, reason=out.note or None, statement=ob.equation,
+                           basis="checked", faithfulness=faith)
+        return _record(ob, "unknown", out.method, reason=out.reason, statement=ob.equation, basis="checked",
+                       faithfulness=faith)
 
     def _formal(self, ctx: RunContext, ob: NLObligation, edge: EdgeUnit | None, scan: ScanResult) -> Evidence:
         kernel = ctx.kernel
@@ -287,4 +328,5 @@ def _record(ob: NLObligation, status: Literal["verified", "refuted", "unknown"],
                     statement=statement)
 
 
-__all__ = ["FormalVerifier", "check_chain", "literals_in_source", "proof_branch", "pure_numeric_chain"]
+__all__ = ["FormalVerifier", "check_chain", "literals_in_source", "proof_branch", "pure_numeric_chain",
+           "written_in_source"]

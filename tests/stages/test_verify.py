@@ -315,3 +315,51 @@ def test_priority_order() -> None:
     assert [c[0] for c in kernel.formalize_calls] == ["e2.o1", "e2.o2"]
     assert [e.obligation for e in evs] == ["e2.o2", "e2.o1"]
     assert [e.status for e in evs] == ["verified", "verified"]
+
+
+# ---------------------------------------------------------------------------------------
+# literal claims vs equations the model wrote from words
+
+
+@pytest.mark.parametrize(("equation", "source", "literal"), [
+    ("12 + 22 = 35", "Adding, 12 + 22 = 35 marbles.", True),
+    ("35 = 12 + 22", "Adding, 12 + 22 = 35 marbles.", True),            # an equality either way round
+    ("12 + 22 = 35", "Adding the 12 red and 22 blue marbles gives 35 marbles.", False),  # words, not a formula
+    ("22 + 12 = 35", "Adding, 12 + 22 = 35 marbles.", False),           # not what the proof wrote
+    ("3 * 4 = 12", "$3 \\times 4 = 12$ pens", True),
+    ("12 < 35", "so 12 > 35", False),
+])
+def test_written_in_source(equation: str, source: str, literal: bool) -> None:
+    from faithsieve.stages.verify import written_in_source
+
+    chain = pure_numeric_chain(equation)
+    assert chain is not None and written_in_source(chain, source) is literal
+
+
+WORDS = "Adding the 12 red and 22 blue marbles gives 35 marbles."
+WORDED = ARITH.model_copy(update={"source": WORDS, "claim": "12 red and 22 blue marbles make 35 marbles"})
+EQ_JUDGMENT = judgment(premise_slots=[], conclusion_slots=[{"slot": "12 + 22 = 35", "match": 1}])
+EQ_DRIFT = judgment(premise_slots=[], conclusion_slots=[{"slot": "12 + 22 = 35", "match": 0.25}],
+                    aspects={**dict.fromkeys(ASPECTS, 1), "object_witness": 0.25}, status="unfaithful",
+                    drift_categories=["wrong_objects"], reason="counts other things")
+
+
+def test_model_written_equation_must_pass_the_gate_before_it_counts(scripted: type) -> None:
+    llm = scripted({"semantic_check": [EQ_JUDGMENT]})
+    [ev] = FormalVerifier(LLMGate()).verify(context(llm), tree(), [WORDED], ScanResult())
+    assert llm.calls("semantic_check"), "a model-written equation is gated"
+    assert (ev.status, ev.basis, ev.faithfulness) == ("refuted", "checked", 1.0)
+    assert ev.counterexample == {"lhs": "34", "rhs": "35", "difference": "-1"}
+
+
+def test_model_written_equation_below_the_gate_stays_unknown(scripted: type) -> None:
+    llm = scripted({"semantic_check": [EQ_DRIFT]})
+    [ev] = FormalVerifier(LLMGate()).verify(context(llm), tree(), [WORDED], ScanResult())
+    assert (ev.status, ev.counterexample) == ("unknown", None)
+    assert ev.drift == ("wrong_objects",) and ev.faithfulness is not None and ev.faithfulness < 0.9
+
+
+def test_literal_equation_needs_no_gate(scripted: type) -> None:
+    llm = scripted({})  # any semantic_check call would fail the test
+    [ev] = FormalVerifier(LLMGate()).verify(context(llm), tree(), [ARITH], ScanResult())
+    assert (ev.status, ev.basis, ev.faithfulness) == ("refuted", "checked", None) and llm.calls() == []
