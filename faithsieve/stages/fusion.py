@@ -33,7 +33,13 @@ from faithsieve.config import Settings
 from faithsieve.llm.structured import Unparsed
 from faithsieve.obligations.models import Evidence, ObligationKind
 from faithsieve.stages.base import FusionResult, Review, RunContext, ScanResult
-from faithsieve.stages.judge import answer_model, judgment_evidence, numbered_steps, parse_judgment
+from faithsieve.stages.judge import (
+    JudgeAnswer,
+    answer_model,
+    judgment_evidence,
+    numbered_steps,
+    parse_judgment,
+)
 from faithsieve.statetree.models import StateTree
 
 Basis = Literal["checked", "formal", "reviewed"]
@@ -112,18 +118,10 @@ class Reexamination(BaseModel):
         return v
 
 
-class SynthesisAnswer(BaseModel):
+class SynthesisAnswer(JudgeAnswer):
     """The ``synthesis`` answer: ``{"answer": "correct" | "step N", "reason": ...}``."""
 
-    answer: str | int
     reason: str = Field(default="", max_length=4000)
-
-    @field_validator("answer", mode="before")
-    @classmethod
-    def _no_bool(cls, v: object) -> object:
-        if isinstance(v, bool):
-            raise ValueError("answer must be 'correct' or 'step N'")  # noqa: TRY004 (pydantic reads ValueError)
-        return v
 
 
 # ---------------------------------------------------------------------------------------
