@@ -196,17 +196,39 @@ def _decisive(text: str) -> set[str]:
     return {w for w, rx in _DECISIVE_RE if rx.search(no_bounds if w in ("least", "greatest") else low)}
 
 
-def screen_repair(original: str, pieces: Sequence[str]) -> list[str]:
-    """Issues that make a split of ``original`` into ``pieces`` unfaithful, by inspection alone:
-    a number or relation symbol in a piece that the original step does not contain (changed
-    constant / relation), and a decisive word of the original that no piece keeps. Pure."""
+_WORD = re.compile(r"[a-z]{4,}")
+
+
+def _content_words(text: str) -> set[str]:
+    return set(_WORD.findall(text.lower()))
+
+
+def screen_repair(original: str, pieces: Sequence[str], context: str = "") -> list[str]:
+    """Issues that make a split of ``original`` into ``pieces`` unfaithful, by inspection alone. Pure.
+
+    - a number or relation symbol in a piece that the original step does not contain (changed
+      constant / relation), or a number of the original that no piece keeps (dropped constant):
+      the numbers and relations of a step are its claims, and a split must keep them all;
+    - a decisive word of the original that no piece keeps;
+    - a piece whose words mostly come from nowhere: more than half of its words of four letters
+      or more (and at least two) appear neither in the step nor in ``context`` (the problem and
+      the steps before it), so the piece says something the proof does not.
+    """
     issues: list[str] = []
     nums, rels = _numbers(original), _relations(original)
     for piece in pieces:
         issues += [f"changed constant {n}" for n in sorted(_numbers(piece) - nums) if f"changed constant {n}" not in issues]
         issues += [f"changed relation {r}" for r in sorted(_relations(piece) - rels) if f"changed relation {r}" not in issues]
+    kept_nums = set().union(*(_numbers(p) for p in pieces)) if pieces else set()
+    issues += [f"dropped constant {n}" for n in sorted(nums - kept_nums)]
     kept = set().union(*(_decisive(p) for p in pieces)) if pieces else set()
     issues += [f"dropped decisive word '{w}'" for w, _ in _DECISIVE if w in _decisive(original) - kept]
+    known = _content_words(original) | _content_words(context)
+    for piece in pieces:
+        words = _content_words(piece)
+        foreign = sorted(words - known)
+        if len(foreign) >= 2 and 2 * len(foreign) > len(words):
+            issues.append(f"words not in the proof: {', '.join(foreign[:4])}")
     return issues
 
 
@@ -336,7 +358,8 @@ class LLMDecomposer:
             return subs
         issues: dict[int, list[str]] = {}
         for k in changed:
-            found = screen_repair(steps[k], [s.text for s in groups[k]])
+            before = "\n".join([ctx.proof.problem, *(steps[j] for j in steps if j < k)])
+            found = screen_repair(steps[k], [s.text for s in groups[k]], before)
             if found:
                 issues[k] = found
         for k, found in self.repair_flags(ctx, steps, {k: groups[k] for k in changed}).items():

@@ -273,6 +273,12 @@ def test_oversized_substep_text_falls_back(scripted):
     ("n is odd, so n cannot be 2.", ["n is odd", "so n cannot be 2."], []),
     # conservative: a relation written in words in the original counts as new when a piece uses a symbol
     ("The total is 12.", ["total = 12"], ["changed relation ="]),
+    # a number the step states that no piece keeps
+    ("So x = 2 or x = 4.", ["So x = 2."], ["dropped constant 4"]),
+    ("The larger root is 4.", ["The larger root is the bigger one."], ["dropped constant 4"]),
+    # a piece made of words the proof never used (a model copying its instructions)
+    ("The larger root is \\( \\boxed{4} \\).", ["case n even", "the larger root is 4"],
+     ["words not in the proof: case, even"]),
 ])
 def test_repair_screen(original, pieces, expected):
     issues = screen_repair(original, pieces)
@@ -280,6 +286,13 @@ def test_repair_screen(original, pieces, expected):
         assert issues == []
     for want in expected:
         assert any(i.startswith(want) for i in issues), issues
+
+
+def test_scope_words_from_earlier_context_are_not_foreign():
+    # "In the case m even" restates a scope that the proof opened earlier: allowed
+    context = "Problem: show 2^n + 1 = 3^m. Step 1: Split on the parity of m; first the case m is even."
+    assert screen_repair("Then 3^m is 1 mod 4.", ["In the case m even, 3^m is 1 mod 4."], context) == []
+    assert screen_repair("Then 3^m is 1 mod 4.", ["In the case m even, 3^m is 1 mod 4."]) != []
 
 
 @pytest.mark.parametrize("raw, label", [
