@@ -319,9 +319,9 @@ def test_tokens_cost_and_latency_are_summed(fake_openai: FakeOpenAI) -> None:
 # ---- from_settings ----
 
 def test_from_settings_needs_endpoint_and_model() -> None:
-    with pytest.raises(LLMError, match="llm_base_url"):
+    with pytest.raises(LLMError, match="FAITHSIEVE_LLM_BASE_URL"):
         OpenAIClient.from_settings(Settings(llm_base_url=None, llm_model="m"))
-    with pytest.raises(LLMError, match="llm_model"):
+    with pytest.raises(LLMError, match="FAITHSIEVE_LLM_MODEL"):
         OpenAIClient.from_settings(Settings(llm_base_url="http://127.0.0.1:1/v1", llm_model=""))
 
 
