@@ -195,6 +195,8 @@ class GateVerdict(BaseModel):
     """Drift categories reported."""
     report: str = ""
     """The drift report (reason, missing or changed slots, suggested revision), for the next revision."""
+    raw: str | None = None
+    """The judge's answer as it came, when it could not be read."""
 
 
 class Gate(Protocol):

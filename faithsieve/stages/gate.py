@@ -219,7 +219,8 @@ class LLMGate:
             if isinstance(answer, Unparsed):
                 ctx.note(f"semantic check of {obligation.id} (judge {k + 1}) unparsed: {answer.reason}")
                 verdicts.append(GateVerdict(passed=False, s_faith=0.0, drift=("unparsed",),
-                                            report=f"the semantic check could not be read: {answer.reason}"[:4000]))
+                                            report=f"the semantic check could not be read: {answer.reason}"[:4000],
+                                            raw=answer.raw[:4000]))
                 break
             verdict = gate_decision(answer.value.scores(), thresholds)
             verdicts.append(verdict)

@@ -219,7 +219,7 @@ class FormalVerifier:
             if not verdict.passed:
                 return _record(ob, "unknown", "gate", reason="equation below the faithfulness gate",
                                statement=ob.equation, basis="checked", faithfulness=verdict.s_faith,
-                               drift=verdict.drift)
+                               drift=verdict.drift, raw=verdict.raw)
         faith = verdict.s_faith if verdict is not None else None
         out, link = check_chain(ob, chain, ctx)
         if isinstance(out, Refuted):
@@ -307,7 +307,8 @@ def _gate_unknown(ob: NLObligation, method: str, reason: str, verdict: GateVerdi
     return _record(ob, "unknown", method, reason=reason, basis="formal",
                    faithfulness=verdict.s_faith if verdict is not None else None,
                    drift=verdict.drift if verdict is not None and not verdict.passed else (),
-                   statement=statement.text if statement is not None else None)
+                   statement=statement.text if statement is not None else None,
+                   raw=verdict.raw if verdict is not None else None)
 
 
 def _context(ctx: RunContext, ob: NLObligation, edge: EdgeUnit | None) -> str:
@@ -321,11 +322,11 @@ def _context(ctx: RunContext, ob: NLObligation, edge: EdgeUnit | None) -> str:
 def _record(ob: NLObligation, status: Literal["verified", "refuted", "unknown"], method: str, *,
             reason: str | None = None, basis: Literal["checked", "formal"] = "formal",
             counterexample: dict[str, str] | None = None, faithfulness: float | None = None,
-            drift: tuple[str, ...] = (), statement: str | None = None) -> Evidence:
+            drift: tuple[str, ...] = (), statement: str | None = None, raw: str | None = None) -> Evidence:
     return Evidence(obligation=ob.id, kind=ob.kind, step=ob.step, span=ob.span, source=ob.source, claim=ob.text(),
                     status=status, method=method, counterexample=counterexample if status == "refuted" else None,
                     reason=reason, edge=ob.edge, basis=basis, faithfulness=faithfulness, drift=drift,
-                    statement=statement)
+                    statement=statement, raw=raw)
 
 
 __all__ = ["FormalVerifier", "check_chain", "literals_in_source", "proof_branch", "pure_numeric_chain",

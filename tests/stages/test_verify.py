@@ -363,3 +363,11 @@ def test_literal_equation_needs_no_gate(scripted: type) -> None:
     llm = scripted({})  # any semantic_check call would fail the test
     [ev] = FormalVerifier(LLMGate()).verify(context(llm), tree(), [ARITH], ScanResult())
     assert (ev.status, ev.basis, ev.faithfulness) == ("refuted", "checked", None) and llm.calls() == []
+
+
+def test_unreadable_gate_answer_keeps_the_raw_text_and_stays_unknown(scripted: type) -> None:
+    garbage = "The equation seems fine to me, I would say faithful!"
+    llm = scripted({"semantic_check": [garbage, garbage]})
+    [ev] = FormalVerifier(LLMGate()).verify(context(llm), tree(), [WORDED], ScanResult())
+    assert (ev.status, ev.drift) == ("unknown", ("unparsed",))
+    assert ev.raw == garbage
