@@ -94,6 +94,39 @@ class Settings(BaseSettings):
     """Paper ablations: coarse steps instead of EdgeUnits; no faithfulness gate; judge over the
     graph only; EdgeUnit review without formal evidence."""
 
+    # ---- the Lean kernel ----
+    lean_backend: Literal["none", "local", "remote"] = "none"
+    """``local``: lean-interact REPLs over an installed toolchain; ``remote``: a Kimina Lean Server;
+    ``none``: no formal backend (obligations needing Lean stay ``unknown``)."""
+    lean_project: str | None = None
+    """A Lake project directory (with Mathlib, usually) the local REPL runs in."""
+    lean_repl_path: str | None = None
+    """A prebuilt Lean REPL directory or binary to use instead of building one."""
+    lake_path: str = "lake"
+    """The ``lake`` executable."""
+    lean_server_url: str | None = None
+    """Base URL of a Kimina Lean Server (``remote`` backend), e.g. ``http://127.0.0.1:12332``."""
+    lean_server_api_key_env: str = "LEAN_SERVER_API_KEY"
+    """Environment variable holding the Lean server's API key, if it needs one."""
+    lean_timeout_s: float = Field(default=60.0, gt=0)
+    """Time limit of one Lean check (lean-interact has none by default)."""
+    lean_memory_mb: int = Field(default=8192, ge=256)
+    """Memory cap of one local REPL; above it the REPL is recycled."""
+    lean_recycle_after: int = Field(default=200, ge=1)
+    """Commands after which a local REPL is restarted (REPLs degrade after some hundreds)."""
+    lean_workers: int = Field(default=1, ge=1, le=64)
+    """Local REPLs kept in the pool."""
+    lean_mathlib: bool = True
+    """Render statements for Mathlib (``import Mathlib``, ℝ, ``Even``); ``False``: core Lean only."""
+    lean_statement_budget: int = Field(default=4, ge=1, le=20)
+    """Drafts (compile + repair rounds) allowed for one formal statement."""
+    lean_proof_budget: int = Field(default=4, ge=0, le=20)
+    """LLM proof attempts after the tactic portfolio fails."""
+    lean_tool_calls: int = Field(default=8, ge=0, le=64)
+    """Lean tool calls (compile, #check, search, goal state) one model turn may make."""
+    lean_cache_path: str = "~/.cache/faithsieve/lean.sqlite"
+    """Content-hash cache of check results."""
+
 
 def method_key(settings: Settings) -> str:
     """What determines a prediction besides the item: resumed runs redo items predicted otherwise."""
