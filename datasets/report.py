@@ -129,6 +129,16 @@ def render_report(metrics: Mapping[str, Any], rows: Sequence[Row], *, plots: boo
     add(f"- Throughput: {_num(metrics.get('proofs_per_second'), 1)} proofs/s wall clock over the run's sessions; "
         f"{_num(metrics.get('pipeline_proofs_per_second'), 1)} proofs/s of pipeline time; per proof "
         f"mean {_num(t.get('mean'), 1)} ms, p95 {_num(t.get('p95'), 1)} ms, max {_num(t.get('max'), 1)} ms.")
+    llm = metrics.get("llm")
+    if llm:
+        tot, per = llm.get("totals", {}), llm.get("per_item", {})
+        add(f"- Language model ({llm.get('items', 0)} items): {tot.get('calls', 0)} calls, {tot.get('cache_hits', 0)} "
+            f"cache hits, {tot.get('prompt_tokens', 0)} prompt + {tot.get('completion_tokens', 0)} completion tokens, "
+            f"${_num(tot.get('cost_usd'), 4)}; per item {_num(per.get('calls'), 1)} calls, "
+            f"{_num(per.get('prompt_tokens'), 0)} + {_num(per.get('completion_tokens'), 0)} tokens, "
+            f"{_num(llm.get('time_ms_per_item'), 0)} ms. Unreadable answers: {tot.get('unparsed', 0)}; failed calls: "
+            f"{tot.get('failures', 0)}. What backs each answer: "
+            f"{', '.join(f'{k}: {v}' for k, v in llm.get('basis', {}).items())}.")
     if metrics.get("pipeline_errors"):
         kinds = ", ".join(f"{k}: {v}" for k, v in metrics.get("pipeline_error_kinds", {}).items())
         add(f"- **{metrics['pipeline_errors']} items could not be checked** ({kinds}); they count as predicted correct.")

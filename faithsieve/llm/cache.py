@@ -2,7 +2,7 @@
 
 The key (``cache_key``) is the sha256 of a canonical JSON document holding the model id,
 the structured-output mode and every field of the ``ChatRequest`` that reaches the server,
-including the prompt id and version, so editing a prompt file (and bumping its version)
+including the prompt id and version and any tools offered, so editing a prompt file (and bumping its version)
 never serves a stale answer.
 
 The cache is an optimisation, never a source of failure: a database that cannot be opened
@@ -23,18 +23,28 @@ from pathlib import Path
 from pydantic import ValidationError
 from typing_extensions import Self
 
-from faithsieve.llm.types import ChatRequest, ChatResponse, StructuredMode
+from faithsieve.llm.types import ChatMessage, ChatRequest, ChatResponse, StructuredMode
 
 log = logging.getLogger(__name__)
 
-_KEY_FORMAT = 1
-"""Bumped whenever the key document changes shape, so old entries are simply never hit."""
+_KEY_FORMAT = 2
+"""Bumped whenever the key document changes shape, so old entries are simply never hit
+(2: tool specs, tool choice and the tool fields of messages joined the key)."""
 
 _SCHEMA = """CREATE TABLE IF NOT EXISTS responses (
     key TEXT PRIMARY KEY,
     response TEXT NOT NULL,
     created REAL NOT NULL
 )"""
+
+
+def _message_key(m: ChatMessage) -> list[object]:
+    """``[role, content]``, plus the tool fields when the message has any."""
+    key: list[object] = [m.role, m.content]
+    if m.tool_calls or m.tool_call_id is not None or m.name is not None:
+        key.append({"tool_calls": [[c.id, c.name, c.arguments] for c in m.tool_calls],
+                    "tool_call_id": m.tool_call_id, "name": m.name})
+    return key
 
 
 def cache_key(model: str, mode: StructuredMode, request: ChatRequest) -> str:
@@ -45,13 +55,15 @@ def cache_key(model: str, mode: StructuredMode, request: ChatRequest) -> str:
         "mode": mode,
         "prompt_id": request.prompt_id,
         "prompt_version": request.prompt_version,
-        "messages": [[m.role, m.content] for m in request.messages],
+        "messages": [_message_key(m) for m in request.messages],
         "temperature": request.temperature,
         "top_p": request.top_p,
         "max_tokens": request.max_tokens,
         "seed": request.seed,
         "json_schema": request.json_schema,
         "schema_name": request.schema_name,
+        "tools": list(request.tools) if request.tools is not None else None,
+        "tool_choice": request.tool_choice,
     }
     canonical = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

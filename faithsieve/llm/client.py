@@ -5,10 +5,16 @@ request, retried with exponential backoff on connection errors, time limits, 429
 Other 4xx answers are not retried. When no answer can be had the client raises ``LLMError``,
 whose message names the endpoint and the last error but never the API key. The openai
 package's own retries are switched off so the budget here is the only one.
+
+Tool calls: a request's ``tools`` and ``tool_choice`` are sent as given, assistant and
+``tool`` messages of the conversation carry their ``tool_calls`` / ``tool_call_id``, and the
+answer's ``message.tool_calls`` come back as ``ChatResponse.tool_calls`` (arguments as the
+raw JSON string the model wrote; validating them is the caller's job).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -20,10 +26,12 @@ from typing_extensions import Self
 
 from faithsieve.llm.cache import ResponseCache, cache_key
 from faithsieve.llm.types import (
+    ChatMessage,
     ChatRequest,
     ChatResponse,
     LLMError,
     StructuredMode,
+    ToolCall,
     Usage,
 )
 
@@ -66,6 +74,43 @@ def response_format(mode: StructuredMode, request: ChatRequest) -> dict[str, Any
     if mode == "json_object":
         return {"type": "json_object"}
     raise ValueError(f"unknown structured mode {mode!r}")
+
+
+def wire_message(message: ChatMessage) -> dict[str, Any]:
+    """``message`` as the chat API wants it (pure): ``role`` and ``content``, plus ``tool_calls``
+    on an assistant turn that made some and ``tool_call_id`` (and ``name``) on a tool result."""
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        out["tool_calls"] = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                             for c in message.tool_calls]
+    if message.tool_call_id is not None:
+        out["tool_call_id"] = message.tool_call_id
+    if message.name is not None:
+        out["name"] = message.name
+    return out
+
+
+def read_tool_calls(message: Any) -> tuple[ToolCall, ...]:
+    """The function-tool calls of an answer's ``message`` (pure; entries without a function name are
+    skipped, a missing id becomes ``call_<i>``, non-string arguments are re-encoded as JSON)."""
+    calls = getattr(message, "tool_calls", None) or []
+    out: list[ToolCall] = []
+    for i, call in enumerate(calls if isinstance(calls, list) else []):
+        fn = getattr(call, "function", None)
+        name = getattr(fn, "name", None)
+        if not isinstance(name, str) or not name:
+            continue
+        args = getattr(fn, "arguments", None)
+        if args is None:
+            args = ""
+        elif not isinstance(args, str):
+            try:
+                args = json.dumps(args, ensure_ascii=False)
+            except (TypeError, ValueError):
+                args = str(args)
+        cid = getattr(call, "id", None)
+        out.append(ToolCall(id=cid if isinstance(cid, str) and cid else f"call_{i}", name=name, arguments=args))
+    return tuple(out)
 
 
 def _public_url(url: str) -> str:
@@ -170,7 +215,7 @@ class OpenAIClient:
 
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "messages": [wire_message(m) for m in request.messages],
             "temperature": request.temperature,
             "top_p": request.top_p,
             "max_tokens": request.max_tokens,
@@ -180,6 +225,10 @@ class OpenAIClient:
         fmt = response_format(self.structured, request)
         if fmt is not None:
             kwargs["response_format"] = fmt
+        if request.tools is not None:
+            kwargs["tools"] = [dict(t) for t in request.tools]
+        if request.tool_choice is not None:
+            kwargs["tool_choice"] = request.tool_choice
 
         last = "no attempt made"
         attempts = self.max_retries + 1
@@ -219,6 +268,7 @@ class OpenAIClient:
             completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
             finish_reason=getattr(first, "finish_reason", None),
             latency_ms=round(latency_ms, 3),
+            tool_calls=read_tool_calls(message),
         )
 
     def close(self) -> None:

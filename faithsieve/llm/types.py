@@ -1,6 +1,7 @@
 """Wire types of the LLM layer and the one interface the pipeline receives.
 
-``LLMClient.complete`` sends one chat request and returns the text with its token counts.
+``LLMClient.complete`` sends one chat request and returns the text with its token counts
+(and, when the request offered tools, the tool calls the model asked for).
 An unreachable endpoint, a time limit hit or an exhausted retry budget raises ``LLMError``
 (a ``BackendUnavailable``); a malformed answer is *not* an exception here: it comes back as
 text and ``faithsieve.llm.structured`` turns it into ``Unparsed``.
@@ -11,7 +12,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from faithsieve.errors import BackendUnavailable
 
@@ -35,15 +36,44 @@ class LLMError(BackendUnavailable):
     code = "llm_unavailable"
 
 
+class ToolCall(BaseModel):
+    """One function-tool call the model asked for (OpenAI ``tool_calls`` entry)."""
+
+    model_config = _FROZEN
+
+    id: str
+    """Call id; the ``tool`` message answering it carries the same id."""
+    name: str
+    """Name of the function tool called."""
+    arguments: str = ""
+    """The arguments exactly as the model wrote them (a JSON string, not validated here)."""
+
+
 class ChatMessage(BaseModel):
     """One message of a chat request."""
 
     model_config = _FROZEN
 
-    role: Literal["system", "user", "assistant"]
-    """Who speaks."""
+    role: Literal["system", "user", "assistant", "tool"]
+    """Who speaks (``tool``: the result of a tool call, answering ``tool_call_id``)."""
     content: str
-    """The message text."""
+    """The message text ("" for an assistant turn made only of tool calls)."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """Tool calls an assistant turn made (assistant messages only)."""
+    tool_call_id: str | None = None
+    """For a ``tool`` message: id of the call it answers (required there)."""
+    name: str | None = None
+    """For a ``tool`` message: name of the tool that answered (optional)."""
+
+    @model_validator(mode="after")
+    def _roles(self) -> ChatMessage:
+        if self.tool_calls and self.role != "assistant":
+            raise ValueError("only an assistant message can carry tool_calls")
+        if self.role == "tool" and not self.tool_call_id:
+            raise ValueError("a tool message needs the tool_call_id it answers")
+        if self.role != "tool" and (self.tool_call_id is not None or self.name is not None):
+            raise ValueError("tool_call_id and name belong to tool messages")
+        return self
 
 
 class ChatRequest(BaseModel):
@@ -69,6 +99,13 @@ class ChatRequest(BaseModel):
     """JSON schema of the expected answer (``None``: free text)."""
     schema_name: str = "answer"
     """Name sent with an OpenAI ``json_schema`` response format."""
+    tools: tuple[dict[str, Any], ...] | None = None
+    """Function tools offered to the model, as OpenAI tool specs
+    (``{"type": "function", "function": {"name", "description", "parameters"}}``); ``None``: no tools."""
+    tool_choice: str | dict[str, Any] | None = None
+    """``auto``, ``none``, ``required`` or ``{"type": "function", "function": {"name": ...}}``
+    (``None``: not sent, the server's default). llama.cpp's server needs
+    ``--chat_format chatml-function-calling`` for ``auto``; a forced choice works either way."""
 
 
 class ChatResponse(BaseModel):
@@ -90,6 +127,8 @@ class ChatResponse(BaseModel):
     """Wall-clock time of the call (0 for a cache hit)."""
     cached: bool = False
     """Served from the response cache: no call was made."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """Tool calls the model asked for (empty when it answered in text only)."""
 
 
 class UsageReport(BaseModel):

@@ -65,6 +65,8 @@ def test_score_judge_reports_usage_and_redoes_offline_predictions(tmp_path: Path
         assert summary["exact_accuracy"] == 1.0
         metrics = json.loads((out / "metrics.json").read_text())
         assert metrics["llm"]["basis"] == {"judged": 3}
+        report = (out / "report.md").read_text()
+        assert "Language model (3 items): 1 calls, 2 cache hits, 120 prompt + 9 completion tokens" in report
         # rerun into a fresh directory: every answer from the cache, zero calls
         assert main([*args[:3], str(tmp_path / "run2"), *args[4:]]) == 0
         assert json.loads(capsys.readouterr().out)["llm"]["totals"]["calls"] == 0
