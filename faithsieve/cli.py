@@ -8,8 +8,8 @@ import logging
 import sys
 from typing import Any
 
-from faithsieve import cli_datasets, cli_inject, cli_serve
-from faithsieve.cli_options import add_method_options, settings_from_args
+from faithsieve import cli_datasets, cli_doctor, cli_inject, cli_serve
+from faithsieve.cli_options import add_method_options, settings_from_args, warn_if_lean_missing
 from faithsieve.errors import FaithSieveError
 from faithsieve.models import Verdict
 from faithsieve.pipeline import Pipeline
@@ -87,6 +87,9 @@ def cmd_localize(args: argparse.Namespace) -> int:
         settings = settings_from_args(args)
         data = _read_input(args.file)
         proof = proof_from_input(data, settings)
+        warning = warn_if_lean_missing(settings)
+        if warning:
+            print(warning, file=sys.stderr)
         pipeline = Pipeline.from_settings(settings)
     except (FaithSieveError, OSError, ValueError) as exc:
         print(f"error: {getattr(exc, 'message', exc)}", file=sys.stderr)
@@ -113,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_datasets.register(sub)
     cli_inject.register(sub)
     cli_serve.register(sub)
+    cli_doctor.register(sub)
     return p
 
 

@@ -44,6 +44,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     from faithsieve.datasets.adapters import load_dataset
     from faithsieve.scoring import InvalidDataset, ScoreRequest, default_out, run_score
 
+    from faithsieve.cli_options import warn_if_lean_missing
+
     path = Path(args.path)
     subsets = _subsets(args.subset)
     out = Path(args.out) if args.out else default_out(path, subsets)
@@ -52,6 +54,9 @@ def cmd_score(args: argparse.Namespace) -> int:
         skip_invalid=args.skip_invalid, progress=False if args.no_progress else None,
         resamples=args.bootstrap, seed=args.seed, report=not args.no_report, settings=settings_from_args(args),
     )
+    warning = warn_if_lean_missing(req.settings) if req.settings else None
+    if warning:
+        _err(warning)
     try:
         result = run_score(req)
     except InvalidDataset as exc:

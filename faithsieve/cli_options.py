@@ -29,11 +29,18 @@ def add_method_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--no-cache", action="store_true", help="bypass the LLM response cache")
     g.add_argument("--cache-path", help="sqlite file of the LLM response cache (default ~/.cache/faithsieve/llm.sqlite)")
     g.add_argument("--ablate", action="append", choices=ABLATIONS, help="paper ablation (repeatable)")
+    g.add_argument("--backend", choices=("none", "lean", "kimina"),
+                   help="formal backend: lean (local toolchain through lean-interact), kimina (a Kimina Lean "
+                        "Server), none (default); unavailable -> a warning and the other checkers")
+    g.add_argument("--lean-project", help="Lake project (with Mathlib) for --backend lean (FAITHSIEVE_LEAN_PROJECT)")
+    g.add_argument("--lean-server", help="Kimina Lean Server URL for --backend kimina (FAITHSIEVE_LEAN_SERVER_URL)")
 
 
 _MAP = {"mode": "mode", "base_url": "llm_base_url", "model": "llm_model", "api_key_env": "llm_api_key_env",
         "structured": "llm_structured", "llm_timeout": "llm_timeout_s", "concurrency": "llm_concurrency",
-        "max_tokens": "llm_max_tokens", "cache_path": "llm_cache_path"}
+        "max_tokens": "llm_max_tokens", "cache_path": "llm_cache_path", "lean_project": "lean_project",
+        "lean_server": "lean_server_url"}
+_BACKENDS = {"none": "none", "lean": "local", "kimina": "remote"}
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
@@ -44,4 +51,17 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         overrides["llm_cache"] = False
     if getattr(args, "ablate", None):
         overrides["ablations"] = tuple(dict.fromkeys(args.ablate))
+    if getattr(args, "backend", None):
+        overrides["lean_backend"] = _BACKENDS[args.backend]
     return Settings(**overrides)
+
+
+def warn_if_lean_missing(settings: Settings) -> str | None:
+    """When a Lean backend is asked for but cannot run, the one-line warning to print (the run goes on
+    with the other checkers); ``None`` when none is asked for or it is available."""
+    if settings.lean_backend == "none":
+        return None
+    from faithsieve.pipeline import lean_status
+
+    ok, why = lean_status(settings)
+    return None if ok else f"warning: Lean backend unavailable: {why}; continuing with {', '.join(settings.checkers)}"

@@ -39,13 +39,53 @@ def limits_from(settings: Settings) -> Limits:
 
 
 def build_checkers(settings: Settings) -> list[Checker]:
-    """Instantiate the configured checkers, cheapest first."""
+    """Instantiate the configured checkers, cheapest first (the Lean checker last, when a Lean
+    backend is configured and available)."""
+    names = list(settings.checkers)
+    if settings.lean_backend != "none" and "lean" not in names and lean_status(settings)[0]:
+        names.append("lean")
     out = []
-    for name in settings.checkers:
+    for name in names:
+        if name == "lean":
+            import faithsieve.lean.checker  # noqa: F401 (registers the "lean" checker)
         if name not in CHECKERS:
             raise KeyError(f"unknown checker {name!r}; known: {sorted(CHECKERS)}")
-        out.append(CHECKERS[name](limits=limits_from(settings), timeout_ms=settings.obligation_time_limit_ms))
+        out.append(CHECKERS[name](limits=limits_from(settings), timeout_ms=settings.obligation_time_limit_ms,
+                                  settings=settings))
     return out
+
+
+@lru_cache(maxsize=8)
+def lean_status(settings: Settings) -> tuple[bool, str]:
+    """Whether the configured Lean backend can run here, and why not (checked once per settings;
+    fast and side-effect free when nothing is installed)."""
+    if settings.lean_backend == "none":
+        return False, "no Lean backend configured (--backend lean, or FAITHSIEVE_LEAN_BACKEND=local|remote)"
+    from faithsieve.lean.backend import LeanUnavailable
+    from faithsieve.lean.factory import build_backend
+
+    try:
+        backend = build_backend(settings)
+        if backend is None:
+            return False, "no Lean backend configured"
+        ok, why = backend.available()
+        backend.close()
+        return ok, why
+    except LeanUnavailable as exc:
+        return False, exc.message
+
+
+def build_kernel(settings: Settings, llm: LLMClient | None) -> Kernel:
+    """The formal kernel the settings describe, or ``UnavailableKernel`` saying why there is none."""
+    ok, why = lean_status(settings)
+    if not ok:
+        return UnavailableKernel(why)
+    from faithsieve.lean.factory import build_backend
+    from faithsieve.lean.kernel import LeanKernel
+
+    backend = build_backend(settings)
+    assert backend is not None
+    return LeanKernel(backend, llm, settings)
 
 
 @lru_cache(maxsize=1)
@@ -82,8 +122,11 @@ class Pipeline:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Pipeline:
-        """The pipeline the settings describe (builds the LLM client for ``llm``/``judge`` modes)."""
-        return cls(settings, llm=build_llm(settings) if settings.mode != "offline" else None)
+        """The pipeline the settings describe (builds the LLM client for ``llm``/``judge`` modes, and
+        the Lean kernel for ``llm`` mode when a Lean backend is configured)."""
+        llm = build_llm(settings) if settings.mode != "offline" else None
+        kernel = build_kernel(settings, llm) if settings.mode == "llm" else None
+        return cls(settings, llm=llm, kernel=kernel)
 
     @property
     def stages(self) -> LLMStages:
@@ -95,7 +138,12 @@ class Pipeline:
         out = {**backend_versions(), "checkers": ",".join(c.name for c in self.checkers)}
         if self.settings.mode != "offline" and self.llm is not None:
             out["llm"] = self.llm.model
-            out["kernel"] = self.kernel.name
+        if self.settings.mode == "llm":
+            ok, why = self.kernel.available()
+            out["kernel"] = self.kernel.name if ok else f"{self.kernel.name} ({why})"
+        versions = getattr(self.kernel, "versions", None)
+        if callable(versions):
+            out.update({f"lean.{k}": str(v) for k, v in versions().items()})
         return out
 
     def localize(self, proof: Proof) -> Verdict:

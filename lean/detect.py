@@ -20,6 +20,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -160,17 +161,26 @@ def _decode_toolchain_dir(name: str) -> str:
 
 
 def _run_version(binary: str) -> tuple[str | None, str]:
+    """``binary --version`` under a time limit; the whole process group is killed when it is hit
+    (a wrapper script's children would otherwise keep the pipes open)."""
     try:
-        proc = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT_S,
-                              stdin=subprocess.DEVNULL, check=False)
-    except subprocess.TimeoutExpired:
-        return None, f"`{binary} --version` took over {VERSION_TIMEOUT_S:.0f} s"
+        proc = subprocess.Popen([binary, "--version"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL, text=True, start_new_session=True)
     except OSError as exc:
         return None, f"`{binary} --version` could not run: {exc.strerror or exc}"
-    out = (proc.stdout or proc.stderr or "").strip()
+    try:
+        stdout, stderr = proc.communicate(timeout=VERSION_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            proc.kill()
+        proc.communicate()
+        return None, f"`{binary} --version` took over {VERSION_TIMEOUT_S:g} s"
+    out = (stdout or stderr or "").strip()
     if proc.returncode != 0:
-        return None, f"`{binary} --version` exited with {proc.returncode}: {out[:200]}"
-    m = re.search(r"version\s+([0-9][^\s,]*)", out)
+        return None, f"`{binary} --version` exited with {proc.returncode}: {' '.join(out.split())[:200]}"
+    m = re.search(r"version\s+(\d[^\s,]*)", out) or re.search(r"\b(\d+\.\d+[^\s,()]*)", out)
     return (m.group(1) if m else out.splitlines()[0][:120] if out else None), ""
 
 
@@ -182,12 +192,12 @@ def _which(name_or_path: str) -> str | None:
 
 
 def _is_proxy(path: str, elan_bin: Path | None, elan_exe: str | None) -> bool:
-    if elan_bin is None:
-        return False
+    """An elan proxy: in elan's ``bin`` folder, or a link to the elan executable."""
     try:
-        if Path(path).resolve().parent == elan_bin.resolve() or Path(path).parent.resolve() == elan_bin.resolve():
+        if elan_bin is not None and elan_bin.resolve() in (Path(path).parent.resolve(), Path(path).resolve().parent):
             return True
-        return elan_exe is not None and os.path.samefile(path, elan_exe)
+        return elan_exe is not None and (os.path.samefile(path, elan_exe)
+                                         or Path(path).resolve().name in ("elan", "elan-init"))
     except OSError:
         return False
 
@@ -264,7 +274,8 @@ def _inspect_project(path: str) -> ProjectInfo:
 
 
 def _repl_at(directory: Path, source: str) -> ReplInfo:
-    tc, _ = _toolchain_from_files(directory) if (directory / "lean-toolchain").is_file() else (None, "")
+    tc_file = directory / "lean-toolchain"
+    tc = tc_file.read_text(encoding="utf-8", errors="replace").strip() if tc_file.is_file() else None
     return ReplInfo(directory=str(directory), binary=str(directory / REPL_BINARY),
                     lean_version=normalize_lean_version(tc), source=source)
 
@@ -326,6 +337,11 @@ def detect(settings: Settings, *, run_versions: bool = True) -> LeanEnvironment:
 
     lake_path = _which(settings.lake_path)
     lean_path = shutil.which("lean")
+    if elan_bin is not None:  # elan installed but its bin folder not on PATH
+        if lean_path is None and (elan_bin / "lean").is_file():
+            lean_path = str(elan_bin / "lean")
+        if lake_path is None and settings.lake_path == "lake" and (elan_bin / "lake").is_file():
+            lake_path = str(elan_bin / "lake")
     if lean_path is None and lake_path is not None and (Path(lake_path).parent / "lean").is_file():
         lean_path = str(Path(lake_path).parent / "lean")
     if lake_path is None and settings.lake_path == "lake" and lean_path is not None \
@@ -393,6 +409,10 @@ def detect(settings: Settings, *, run_versions: bool = True) -> LeanEnvironment:
             and project.lean_version != repl.lean_version:
         problems.append(f"REPL at {repl.directory} is built for Lean {repl.lean_version} but the project uses "
                         f"{project.lean_version}; build a REPL for {project.lean_version}")
+    if lean.version and not lean.via_elan and project is not None and project.lean_version \
+            and normalize_lean_version(lean.version) != project.lean_version:
+        notes.append(f"`lean` on PATH is {normalize_lean_version(lean.version)} but the project asks for "
+                     f"{project.lean_version}")
     if project is None:
         notes.append("no Lean project (FAITHSIEVE_LEAN_PROJECT unset): core Lean only, no Mathlib")
     elif project.exists and not project.mathlib:

@@ -29,6 +29,8 @@ class FormalStatement(BaseModel):
     """The checker accepted the statement (with ``sorry`` as proof)."""
     diagnostics: str = ""
     """Checker messages from the last compile, verbatim."""
+    trajectory: tuple[str, ...] = ()
+    """How the statement was reached (drafts, checker diagnostics, tool calls), bounded; may be empty."""
 
 
 class KernelResult(BaseModel):

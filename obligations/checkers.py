@@ -661,17 +661,35 @@ register_checker("sympy", lambda limits=DEFAULT_LIMITS, **_: SympyChecker(limits
 register_checker("z3", lambda timeout_ms=300, **_: Z3Checker(timeout_ms))
 
 
+ESCALATED_KINDS = frozenset({"identity", "derivation"})
+"""Symbolic obligations (no rounding rule applies to them) that a checker marked
+``escalates_unknown`` (Lean) may still decide after a cheaper checker said ``unknown``."""
+
+
 def run_portfolio(ob: Obligation, checkers: list[Checker], deadline: float) -> Outcome:
     """Cheapest first. A checker answers ``None`` when the obligation is outside what it can
     read (e.g. an irrational value for the exact checker); the first answer wins, so a
-    rounding rule that made one checker say ``unknown`` is never overridden by a later one."""
+    rounding rule that made one checker say ``unknown`` is never overridden by a later one.
+
+    One exception: for an identity or a derivation (symbolic claims, no rounding), an ``unknown``
+    is passed on to the later checkers that declare ``escalates_unknown`` (the Lean checker); the
+    first of them that decides wins, otherwise the first ``unknown`` stands."""
+    first: Outcome | None = None
     for ch in checkers:
+        if first is not None and not getattr(ch, "escalates_unknown", False):
+            continue
         if time.monotonic() > deadline:
-            return Unknown("budget", "time budget exhausted")
+            return first or Unknown("budget", "time budget exhausted")
         out = ch.check(ob, deadline)
-        if out is not None:
-            return out
-    return Unknown("none", "no checker applies to this obligation")
+        if out is None:
+            continue
+        if first is not None and isinstance(out, Unknown):
+            continue
+        if first is None and isinstance(out, Unknown) and ob.kind.value in ESCALATED_KINDS:
+            first = out
+            continue
+        return out
+    return first or Unknown("none", "no checker applies to this obligation")
 
 
 __all__ = ["CHECKERS", "Checker", "ExactChecker", "SympyChecker", "Z3Checker", "compare_values", "render",

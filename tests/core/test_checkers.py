@@ -187,3 +187,39 @@ def test_portfolio_respects_deadline() -> None:
     ob = ArithmeticObligation(**BASE, claim=rel("1 + 1 = 3"))
     out = run_portfolio(ob, [ExactChecker()], time.monotonic() - 1)
     assert isinstance(out, Unknown) and out.method == "budget"
+
+
+def test_portfolio_escalates_symbolic_unknowns_only_to_checkers_that_ask_for_them() -> None:
+    """An identity left unknown by the cheap checkers may be decided by a later checker marked
+    ``escalates_unknown`` (Lean); an ordinary later checker never overrides the first answer, and an
+    arithmetic claim (where rounding rules live) is never escalated."""
+    import time as _time
+    from fractions import Fraction
+
+    from faithsieve.mathtext.ast import BinOp, Num, Var
+    from faithsieve.obligations.checkers import run_portfolio
+    from faithsieve.obligations.models import ArithmeticObligation, IdentityObligation, Rel, Unknown, Verified
+
+    class Fixed:
+        def __init__(self, name, out, escalates=False):  # type: ignore[no-untyped-def]
+            self.name, self.out, self.calls = name, out, 0
+            if escalates:
+                self.escalates_unknown = True
+
+        def check(self, ob, deadline):  # type: ignore[no-untyped-def]
+            self.calls += 1
+            return self.out
+
+    x = Var("x")
+    ident = IdentityObligation(id="o1", step=1, span=(0, 1), edge="e0", source="s",
+                               claim=Rel(BinOp("+", x, x), "=", BinOp("*", Num(Fraction(2), "2", 0), x)))
+    arith = ArithmeticObligation(id="o2", step=1, span=(0, 1), edge="e0", source="s",
+                                 claim=Rel(Num(Fraction(1), "1", 0), "=", Num(Fraction(1), "1", 0)))
+    deadline = _time.monotonic() + 5
+    unknown = Unknown("sympy", "not decided")
+    plain, lean = Fixed("plain", Verified("plain")), Fixed("lean", Verified("lean"), escalates=True)
+    assert run_portfolio(ident, [Fixed("sympy", unknown), plain, lean], deadline) == Verified("lean")
+    assert plain.calls == 0
+    assert run_portfolio(ident, [Fixed("sympy", unknown), Fixed("lean", Unknown("lean", "timeout"), True)],
+                         deadline) is unknown
+    assert run_portfolio(arith, [Fixed("exact", unknown), Fixed("lean", Verified("lean"), True)], deadline) is unknown

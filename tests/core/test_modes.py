@@ -76,3 +76,32 @@ def test_llm_summary_totals_and_means() -> None:
 def test_items_predicted_while_the_endpoint_failed_are_redone() -> None:
     assert _endpoint_failed({"usage": {"failures": 2}})
     assert not _endpoint_failed({"usage": {"failures": 0}}) and not _endpoint_failed({"predicted": "correct"})
+
+
+def test_backend_lean_without_a_toolchain_warns_and_falls_back(tmp_path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """``--backend lean`` on a machine with no Lean: one clear warning, the other checkers still run,
+    no traceback, quickly."""
+    import time
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # nothing named lean/lake/elan on it
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    f = tmp_path / "p.json"
+    f.write_text('{"problem": "p", "steps": ["7 × 2 = 15"]}')
+    t = time.monotonic()
+    assert main(["localize", str(f), "--backend", "lean"]) == 0
+    assert time.monotonic() - t < 2.0
+    captured = capsys.readouterr()
+    assert captured.err.startswith("warning: Lean backend unavailable: ") and "Traceback" not in captured.err
+    assert "continuing with exact, sympy, z3" in captured.err
+    assert '"first_error_step": 1' in captured.out
+    assert not (tmp_path / "home").exists()  # nothing written, nothing installed
+
+
+def test_llm_mode_reports_why_there_is_no_kernel(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("PATH", str(tmp_path))
+    s = Settings(mode="llm", llm_base_url="http://127.0.0.1:9/v1", llm_model="m", lean_backend="local",
+                 llm_cache=False)
+    pipe = Pipeline.from_settings(s)
+    ok, why = pipe.kernel.available()
+    assert not ok and "no Lean toolchain" in why
+    assert "no Lean toolchain" in pipe.backends()["kernel"]

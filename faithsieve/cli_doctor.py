@@ -1,0 +1,39 @@
+"""``faithsieve doctor``: report which checkers and backends can run here (``--json``, ``--strict``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from pydantic import ValidationError
+
+from faithsieve.config import Settings
+from faithsieve.doctor import DoctorCheck, render_text, run_doctor
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    bad_settings = None
+    try:
+        settings = Settings()
+    except ValidationError as exc:  # report it, then check the rest with the defaults
+        errors = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        bad_settings = DoctorCheck(name="settings", status="fail", summary=f"invalid FAITHSIEVE_* settings: {errors}")
+        settings = Settings.model_construct()
+    report = run_doctor(settings)
+    if bad_settings is not None:
+        report.checks.insert(0, bad_settings)
+    if args.json:
+        print(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    else:
+        print(render_text(report))
+    return 1 if args.strict and report.failed else 0
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("doctor", help="report what can run here: z3, sympy, LLM endpoint, Lean toolchain, Mathlib, "
+                                      "Lean server")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 when a required or configured component does not work (default: always exit 0)")
+    p.set_defaults(func=cmd_doctor)
