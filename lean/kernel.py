@@ -32,11 +32,9 @@ from typing import TYPE_CHECKING, Literal
 from faithsieve.lean import screen
 from faithsieve.lean.backend import CheckResult, LeanBackend, LeanUnavailable
 from faithsieve.lean.interface import FormalStatement, KernelResult
-from faithsieve.lean.tools import (
+from faithsieve.lean.snippets import (
     DECL,
     Header,
-    ToolLimits,
-    ToolRunner,
     bounded,
     counterexample_snippets,
     negate_header,
@@ -46,6 +44,7 @@ from faithsieve.lean.tools import (
     strip_imports,
     unsafe_commands,
 )
+from faithsieve.lean.tools import ToolLimits, ToolRunner
 from faithsieve.obligations.models import NLObligation
 from pydantic import BaseModel, Field, ValidationError
 
