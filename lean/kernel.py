@@ -23,7 +23,6 @@ never evidence of an error.
 from __future__ import annotations
 
 import re
-import textwrap
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -45,11 +44,18 @@ from faithsieve.lean.snippets import (
     unsafe_commands,
 )
 from faithsieve.lean.tools import ToolLimits, ToolRunner
+from faithsieve.lean.answers import (  # noqa: F401 (re-exported)
+    _SORRY,
+    MAX_TRAJECTORY,
+    LeanAnswer,
+    Trajectory,
+    _tactic_proof,
+    read_lean_answer,
+    read_proof,
+)
 from faithsieve.obligations.models import NLObligation
-from pydantic import BaseModel, Field, ValidationError
 
 from faithsieve.llm.prompts import Prompt, load_prompt
-from faithsieve.llm.structured import extract_json
 from faithsieve.llm.types import ChatMessage, ChatRequest, LLMClient, LLMError
 
 if TYPE_CHECKING:
@@ -64,13 +70,7 @@ MATHLIB_TACTICS: tuple[str, ...] = (
 CORE_TACTICS: tuple[str, ...] = ("decide", "rfl", "simp", "omega", "simp_all", "simp <;> omega",
                                  "constructor <;> decide")
 """The core-Lean portfolio (no Mathlib tactics)."""
-MAX_TRAJECTORY = 80
-"""Entries kept in one trajectory (later ones are counted, not kept)."""
 _SORRY_WARNING = re.compile(r"declaration uses .sorry.")
-_SORRY = re.compile(r"\b(?:sorry|admit)\b")
-_TACTIC_START = re.compile(r"^(?:intros?|norm_num|simp\w*|n?linarith|omega|decide|rcases|obtain|constructor|refine|"
-                           r"exact|apply|rw|rwa|have|ring\w*|field_simp|positivity|push_neg|use|unfold|induction|"
-                           r"cases|by_contra|by_cases|nlinarith|interval_cases|subst|calc|gcongr|aesop|trivial|rfl)\b")
 _TOOLS_TEXT = {
     True: ("You can call these functions: `lean_check(code)` compiles a snippet and returns Lean's messages; "
            "`lean_name(name)` shows a declaration's type and definition; `lean_search(fragment)` lists declarations "
@@ -81,42 +81,8 @@ _FLAVOUR = {True: "Mathlib is imported: use ℕ, ℤ, ℚ, ℝ and Mathlib's def
             False: "core Lean 4 only, no Mathlib: use Nat, Int and core definitions; ℝ and Mathlib tactics are unavailable"}
 
 
-class LeanAnswer(BaseModel):
-    """The model's final answer in both loops."""
-
-    lean: str = Field(min_length=1, max_length=20_000)
-
-
 class _Unavailable(Exception):
     pass
-
-
-class Trajectory:
-    """A bounded log of one loop."""
-
-    def __init__(self, limit: int = MAX_TRAJECTORY) -> None:
-        self.items: list[str] = []
-        self.limit = limit
-        self.dropped = 0
-
-    def add(self, entry: str) -> None:
-        if len(self.items) < self.limit:
-            self.items.append(bounded(entry, 1200))
-        else:
-            self.dropped += 1
-
-    def frozen(self) -> tuple[str, ...]:
-        return (*self.items, *([f"... {self.dropped} more entries not kept"] if self.dropped else []))
-
-
-def read_lean_answer(text: str) -> str | None:
-    """The ``lean`` field of the model's JSON answer; else a fenced ``lean`` block; else None."""
-    try:
-        return LeanAnswer.model_validate(extract_json(text)).lean
-    except (ValueError, ValidationError):
-        pass
-    m = re.search(r"```(?:lean4?)?\s*\n(.*?)```", text, re.DOTALL)
-    return m.group(1).strip() if m and m.group(1).strip() else None
 
 
 class _Search:
@@ -150,44 +116,6 @@ class _Search:
             return f"timeout: {self.timeouts} check(s) hit the time limit ({tried})"
         note = f"; {self.timeouts} check(s) timed out" if self.timeouts else ""
         return f"search exhausted: {tried} failed{note}"
-
-
-def _tactic_proof(tactic: str) -> str:
-    return "by\n  " + tactic.replace("\n", "\n  ")
-
-
-def read_proof(text: str, target: Header) -> tuple[str | None, str]:
-    """``(proof, "")``: what goes after ``:=`` in the model's answer; ``(None, why)`` when refused
-    (no answer, the statement changed, ``sorry`` or another declaration in it)."""
-    answer = read_lean_answer(text)
-    if answer is None:
-        return None, 'Could not find a JSON object with a "lean" field.'
-    code = strip_imports(answer).strip()
-    decls = list(DECL.finditer(code))
-    if len(decls) > 1 or (decls and any(not ln.strip().startswith(("open ", "--"))
-                                        for ln in code[:decls[0].start()].splitlines() if ln.strip())):
-        return None, "The proof may not contain sorry, admit or further declarations."
-    if decls:
-        header, proof = split_proof(code)
-        try:
-            h = parse_header(header)
-        except ValueError:
-            return None, "The theorem statement in the answer could not be read."
-        if h.signature() != target.signature() or (h.prelude and h.prelude.split() != target.prelude.split()):
-            return None, "The answer changed the statement."
-        if not proof:
-            return None, "The answer has no proof."
-        code = proof
-    if DECL.search(code) or _SORRY.search(code):
-        return None, "The proof may not contain sorry, admit or further declarations."
-    if code.startswith("by") and (len(code) == 2 or code[2].isspace()):
-        lines = code[2:].split("\n")
-        body = ([lines[0].strip()] if lines[0].strip() else []) + [
-            ln for ln in textwrap.dedent("\n".join(lines[1:])).split("\n") if ln.strip()]
-        return "by\n" + "\n".join("  " + ln for ln in body), ""
-    if _TACTIC_START.match(code):
-        return "by\n" + "\n".join("  " + ln for ln in textwrap.dedent(code).split("\n")), ""
-    return code, ""
 
 
 def _error_text(result: CheckResult) -> str | None:
