@@ -15,7 +15,7 @@ from faithsieve.llm.structured import extract_json
 
 MAX_TRAJECTORY = 80
 """Entries kept in one trajectory (later ones are counted, not kept)."""
-_SORRY = re.compile(r"\b(?:sorry|admit)\b")
+SORRY_WORD = re.compile(r"\b(?:sorry|admit)\b")
 _TACTIC_START = re.compile(r"^(?:intros?|norm_num|simp\w*|n?linarith|omega|decide|rcases|obtain|constructor|refine|"
                            r"exact|apply|rw|rwa|have|ring\w*|field_simp|positivity|push_neg|use|unfold|induction|"
                            r"cases|by_contra|by_cases|nlinarith|interval_cases|subst|calc|gcongr|aesop|trivial|rfl)\b")
@@ -81,7 +81,7 @@ def read_proof(text: str, target: Header) -> tuple[str | None, str]:
         if not proof:
             return None, "The answer has no proof."
         code = proof
-    if DECL.search(code) or _SORRY.search(code):
+    if DECL.search(code) or SORRY_WORD.search(code):
         return None, "The proof may not contain sorry, admit or further declarations."
     if code.startswith("by") and (len(code) == 2 or code[2].isspace()):
         lines = code[2:].split("\n")

@@ -44,9 +44,8 @@ from faithsieve.lean.snippets import (
     unsafe_commands,
 )
 from faithsieve.lean.tools import ToolLimits, ToolRunner
-from faithsieve.lean.answers import (  # noqa: F401 (re-exported)
-    _SORRY,
-    MAX_TRAJECTORY,
+from faithsieve.lean.answers import (
+    SORRY_WORD,
     LeanAnswer,
     Trajectory,
     _tactic_proof,
@@ -310,7 +309,7 @@ class LeanKernel:
         if len(DECL.findall(code)) != 1:
             return None, "Give exactly one theorem statement."
         header, _ = split_proof(code)
-        if _SORRY.search(header):
+        if SORRY_WORD.search(header):
             return None, "The statement itself may not contain sorry or admit."
         try:
             h = parse_header(header)
@@ -458,13 +457,4 @@ class LeanKernel:
         return self._inconclusive("the counterexample did not check in Lean")
 
 
-__all__ = [
-    "CORE_TACTICS",
-    "MATHLIB_TACTICS",
-    "LeanAnswer",
-    "LeanKernel",
-    "Trajectory",
-    "negate_header",
-    "read_lean_answer",
-    "read_proof",
-]
+__all__ = ["CORE_TACTICS", "MATHLIB_TACTICS", "LeanKernel"]

@@ -23,7 +23,7 @@ unavailable backend all come back as an ``error: ...`` string for the model to r
 
 The pure snippet helpers the kernel shares with the tools (splitting a declaration at its
 ``:=``, ``parse_header``, ``negate_header``, ``counterexample_snippets``) live in
-``faithsieve.lean.snippets`` and are re-exported here. The search program uses core APIs only (``SMap.fold``, ``Name.isInternal``, ``Array.qsort``);
+``faithsieve.lean.snippets``. The search program uses core APIs only (``SMap.fold``, ``Name.isInternal``, ``Array.qsort``);
 it has not been run against a toolchain here (none can be installed on our machines).
 """
 
@@ -41,20 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from faithsieve.llm.types import ToolCall
 
-from faithsieve.lean.snippets import (  # noqa: F401 (re-exported: the kernel and tests import them from here)
-    DECL,
-    Header,
-    bounded,
-    counterexample_snippets,
-    negate_header,
-    parse_header,
-    preamble,
-    split_proof,
-    strip_imports,
-    top_level_assign,
-    unsafe_commands,
-    with_proof,
-)
+from faithsieve.lean.snippets import bounded, preamble, split_proof, strip_imports, unsafe_commands, with_proof
 
 
 @dataclass(frozen=True)
@@ -286,27 +273,5 @@ class ToolRunner:
         return self._text(result, self.limits.max_output_chars)
 
 
-__all__ = [
-    "DECL",
-    "TOOL_NAMES",
-    "CheckArgs",
-    "GoalArgs",
-    "Header",
-    "NameArgs",
-    "SearchArgs",
-    "ToolLimits",
-    "ToolRunner",
-    "bounded",
-    "counterexample_snippets",
-    "goal_snippet",
-    "negate_header",
-    "parse_header",
-    "preamble",
-    "search_snippet",
-    "split_proof",
-    "strip_imports",
-    "tool_specs",
-    "top_level_assign",
-    "unsafe_commands",
-    "with_proof",
-]
+__all__ = ["TOOL_NAMES", "CheckArgs", "GoalArgs", "NameArgs", "SearchArgs", "ToolLimits", "ToolRunner",
+           "goal_snippet", "search_snippet", "tool_specs"]

@@ -17,15 +17,10 @@ from typing import Any
 import pytest
 from faithsieve.lean.backend import CheckResult, LeanUnavailable
 from faithsieve.lean.interface import FormalStatement, Kernel
-from faithsieve.lean.kernel import (
-    CORE_TACTICS,
-    MATHLIB_TACTICS,
-    LeanKernel,
-    negate_header,
-    read_proof,
-)
+from faithsieve.lean.answers import read_proof
+from faithsieve.lean.kernel import CORE_TACTICS, MATHLIB_TACTICS, LeanKernel
 from faithsieve.lean.screen import classify_kimina, classify_repl
-from faithsieve.lean.tools import parse_header
+from faithsieve.lean.snippets import negate_header, parse_header
 from faithsieve.obligations.models import NLObligation, ObligationKind
 
 from faithsieve.config import Settings

@@ -7,20 +7,15 @@ import json
 import pytest
 from faithsieve.lean.backend import CheckResult, LeanUnavailable
 from faithsieve.lean.screen import classify_repl
-from faithsieve.lean.tools import (
-    TOOL_NAMES,
-    ToolLimits,
-    ToolRunner,
+from faithsieve.lean.snippets import (
     counterexample_snippets,
-    goal_snippet,
     parse_header,
-    search_snippet,
     split_proof,
     strip_imports,
-    tool_specs,
     top_level_assign,
     unsafe_commands,
 )
+from faithsieve.lean.tools import TOOL_NAMES, ToolLimits, ToolRunner, goal_snippet, search_snippet, tool_specs
 
 from faithsieve.llm.types import ToolCall
 from tests.lean.test_kernel import Transcript, error, sorry, valid, when
