@@ -14,15 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
-import sqlite3
-import threading
 from pathlib import Path
 
+from faithsieve.kvstore import SqliteStore
 from faithsieve.lean.backend import CheckResult, LeanBackend
 from pydantic import ValidationError
-
-log = logging.getLogger(__name__)
 
 CACHEABLE = frozenset({"valid", "sorry", "lean_error"})
 """Outcomes fixed by the snippet and the versions."""
@@ -48,72 +44,31 @@ def cache_key(backend: str, versions: dict[str, str], code: str, timeout_s: floa
 
 
 class CheckCache:
-    """The sqlite store (thread-safe; disabled after the first unusable-file error)."""
+    """The sqlite store of check results (thread-safe; opened on first use; disabled after the first
+    unusable-file error)."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path).expanduser()
-        self._conn: sqlite3.Connection | None = None
-        self._lock = threading.Lock()
-        self.disabled = False
+        self._store = SqliteStore(path, "checks", "result", "Lean check cache", lazy=True)
+        self.path = self._store.path
 
-    def _disable(self, exc: Exception) -> None:
-        if not self.disabled:
-            log.warning("Lean check cache %s is unusable (%s: %s); continuing without a cache",
-                        self.path, type(exc).__name__, exc)
-        self.disabled = True
-        if self._conn is not None:
-            try:
-                self._conn.close()
-            except sqlite3.Error:
-                pass
-            self._conn = None
-
-    def _open(self) -> sqlite3.Connection | None:
-        if self._conn is None and not self.disabled:
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(self.path, check_same_thread=False, timeout=5.0)
-                conn.execute("CREATE TABLE IF NOT EXISTS checks (key TEXT PRIMARY KEY, result TEXT NOT NULL)")
-                conn.execute("SELECT count(*) FROM checks").fetchone()
-                conn.commit()
-                self._conn = conn
-            except (sqlite3.Error, OSError) as exc:
-                self._disable(exc)
-        return self._conn
+    @property
+    def disabled(self) -> bool:
+        return self._store.disabled
 
     def get(self, key: str) -> CheckResult | None:
-        with self._lock:
-            conn = self._open()
-            if conn is None:
-                return None
-            try:
-                row = conn.execute("SELECT result FROM checks WHERE key = ?", (key,)).fetchone()
-            except sqlite3.Error as exc:
-                self._disable(exc)
-                return None
-        if row is None:
+        text = self._store.get(key)
+        if text is None:
             return None
         try:
-            return CheckResult.model_validate_json(row[0])
+            return CheckResult.model_validate_json(text)
         except ValidationError:
             return None
 
     def put(self, key: str, result: CheckResult) -> None:
-        with self._lock:
-            conn = self._open()
-            if conn is None:
-                return
-            try:
-                conn.execute("INSERT OR REPLACE INTO checks (key, result) VALUES (?, ?)", (key, result.model_dump_json()))
-                conn.commit()
-            except sqlite3.Error as exc:
-                self._disable(exc)
+        self._store.put(key, result.model_dump_json())
 
     def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+        self._store.close()
 
 
 class CachedBackend:

@@ -15,14 +15,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import sqlite3
-import threading
-import time
 from pathlib import Path
 
 from pydantic import ValidationError
 from typing_extensions import Self
 
+from faithsieve.kvstore import SqliteStore
 from faithsieve.llm.types import ChatMessage, ChatRequest, ChatResponse, StructuredMode
 
 log = logging.getLogger(__name__)
@@ -31,11 +29,6 @@ _KEY_FORMAT = 2
 """Bumped whenever the key document changes shape, so old entries are simply never hit
 (2: tool specs, tool choice and the tool fields of messages joined the key)."""
 
-_SCHEMA = """CREATE TABLE IF NOT EXISTS responses (
-    key TEXT PRIMARY KEY,
-    response TEXT NOT NULL,
-    created REAL NOT NULL
-)"""
 
 
 def _message_key(m: ChatMessage) -> list[object]:
@@ -73,84 +66,34 @@ class ResponseCache:
     """Answers stored in one sqlite file (WAL mode, one shared connection behind a lock)."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path).expanduser()
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30.0)
-            try:
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
-                with conn:
-                    conn.execute(_SCHEMA)
-                conn.execute("SELECT count(*) FROM responses").fetchone()
-            except BaseException:
-                conn.close()
-                raise
-            self._conn = conn
-        except (sqlite3.Error, OSError) as exc:
-            self._disable(f"cannot open {self.path}: {exc}")
+        self._store = SqliteStore(path, "responses", "response", "LLM response cache", wal=True, busy_timeout_s=30.0)
+        self.path = self._store.path
 
     @property
     def enabled(self) -> bool:
         """False when the database could not be used (every ``get`` then misses)."""
-        return self._conn is not None
-
-    def _disable(self, why: str) -> None:
-        log.warning("LLM response cache disabled, running without it (%s)", why)
-        if self._conn is not None:
-            try:
-                self._conn.close()
-            except sqlite3.Error:
-                pass
-        self._conn = None
+        return self._store.enabled
 
     def get(self, key: str) -> ChatResponse | None:
         """The stored answer for ``key``, or ``None``."""
-        with self._lock:
-            if self._conn is None:
-                return None
-            try:
-                row = self._conn.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
-            except sqlite3.Error as exc:
-                self._disable(f"read failed: {exc}")
-                return None
-        if row is None:
+        text = self._store.get(key)
+        if text is None:
             return None
         try:
-            return ChatResponse.model_validate_json(row[0])
+            return ChatResponse.model_validate_json(text)
         except ValidationError:
             log.warning("LLM response cache: unreadable entry %s ignored", key[:12])
             return None
 
     def put(self, key: str, response: ChatResponse) -> None:
         """Store ``response`` under ``key`` (one transaction; a later put replaces it)."""
-        body = response.model_copy(update={"cached": False}).model_dump_json()
-        with self._lock:
-            if self._conn is None:
-                return
-            try:
-                with self._conn:
-                    self._conn.execute("INSERT OR REPLACE INTO responses (key, response, created) VALUES (?, ?, ?)",
-                                       (key, body, time.time()))
-            except sqlite3.Error as exc:
-                self._disable(f"write failed: {exc}")
+        self._store.put(key, response.model_copy(update={"cached": False}).model_dump_json())
 
     def __len__(self) -> int:
-        with self._lock:
-            if self._conn is None:
-                return 0
-            try:
-                return int(self._conn.execute("SELECT count(*) FROM responses").fetchone()[0])
-            except sqlite3.Error:
-                return 0
+        return len(self._store)
 
     def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+        self._store.close()
 
     def __enter__(self) -> Self:
         return self
