@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import os
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 from pydantic import BaseModel, Field
 
 from faithsieve.lean.detect import LeanEnvironment, detect
+from faithsieve.urls import public_url
 
 if TYPE_CHECKING:
     from faithsieve.config import Settings
@@ -53,14 +53,6 @@ class DoctorReport(BaseModel):
 
     def get(self, name: str) -> DoctorCheck:
         return next(c for c in self.checks if c.name == name)
-
-
-def _public(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = (parts.hostname or "") + (f":{parts.port}" if parts.port is not None else "")
-    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
 
 
 def check_z3() -> DoctorCheck:
@@ -101,7 +93,7 @@ def check_llm(settings: Settings, *, transport: httpx.BaseTransport | None = Non
         return DoctorCheck(name="llm", status="off", summary="no endpoint configured (set FAITHSIEVE_LLM_BASE_URL and "
                                                             "FAITHSIEVE_LLM_MODEL for --mode llm / judge)")
     url = settings.llm_base_url.rstrip("/")
-    endpoint = _public(url)
+    endpoint = public_url(url)
     key = os.environ.get(settings.llm_api_key_env, "") if settings.llm_api_key_env else ""
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     needed = settings.mode != "offline"

@@ -27,11 +27,11 @@ import re
 import time
 import uuid
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 from faithsieve.lean.backend import CheckResult, LeanUnavailable
 from faithsieve.lean.local import result_from_repl
+from faithsieve.urls import public_url
 
 if TYPE_CHECKING:
     from faithsieve.config import Settings
@@ -44,15 +44,6 @@ CLIENT_MARGIN_S = 10.0
 """Added to twice the check's time limit to give the client's read limit."""
 VERSION_RETRY_S = 60.0
 """After a failed version probe, wait this long before probing again."""
-
-
-def public_url(url: str) -> str:
-    """``url`` without any user:password part."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = (parts.hostname or "") + (f":{parts.port}" if parts.port is not None else "")
-    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
 
 
 def classify_item(item: Any, *, backend: str = BACKEND_NAME, time_ms: float = 0.0) -> CheckResult:

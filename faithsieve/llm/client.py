@@ -19,12 +19,12 @@ import os
 import threading
 import time
 from typing import TYPE_CHECKING, Any, get_args
-from urllib.parse import urlsplit, urlunsplit
 
 import openai
 from typing_extensions import Self
 
 from faithsieve.llm.cache import ResponseCache, cache_key
+from faithsieve.urls import public_url
 from faithsieve.llm.types import (
     ChatMessage,
     ChatRequest,
@@ -113,17 +113,6 @@ def read_tool_calls(message: Any) -> tuple[ToolCall, ...]:
     return tuple(out)
 
 
-def _public_url(url: str) -> str:
-    """``url`` without any user:password part (safe to put in messages and logs)."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
-
-
 def _retryable(exc: openai.APIError) -> bool:
     if isinstance(exc, (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError)):
         return True  # APITimeoutError is an APIConnectionError
@@ -168,7 +157,7 @@ class OpenAIClient:
         self._owns_cache = False
         self.usage = Usage(price_in_per_mtok, price_out_per_mtok)
         self._secret = api_key
-        self._endpoint = _public_url(base_url)
+        self._endpoint = public_url(base_url)
         self._slots = threading.BoundedSemaphore(concurrency)
         self._api = openai.OpenAI(base_url=base_url, api_key=api_key or NO_KEY, timeout=timeout_s, max_retries=0)
 
