@@ -22,15 +22,16 @@ from importlib.metadata import PackageNotFoundError, version
 
 from faithsieve.config import Settings
 from faithsieve.errors import BackendUnavailable
+from faithsieve.lean.backend import LeanBackend
 from faithsieve.lean.interface import Kernel, UnavailableKernel
 from faithsieve.llm.types import LLMClient
 from faithsieve.mathtext.evaluate import Limits
 from faithsieve.models import Audit, Proof, Timings, Verdict
 from faithsieve.obligations.checkers import CHECKERS, Checker
-from faithsieve.obligations.models import Evidence, Obligation, Outcome
+from faithsieve.obligations.models import Evidence
 from faithsieve.stages.base import Decomposition, FusionResult, RunContext, ScanResult
 from faithsieve.stages.registry import LLMStages, stage
-from faithsieve.stages.rule import RuleDecomposer, check_obligations, literal_evidence  # noqa: F401 (re-export)
+from faithsieve.stages.rule import RuleDecomposer, literal_evidence
 from faithsieve.synthesis import synthesize, verdict_from
 
 
@@ -41,50 +42,53 @@ def limits_from(settings: Settings) -> Limits:
 def build_checkers(settings: Settings) -> list[Checker]:
     """Instantiate the configured checkers, cheapest first (the Lean checker last, when a Lean
     backend is configured and available)."""
+    backend, _ = lean_backend(settings)
     names = list(settings.checkers)
-    if settings.lean_backend != "none" and "lean" not in names and lean_status(settings)[0]:
+    if backend is not None and "lean" not in names:
         names.append("lean")
     out = []
     for name in names:
+        extra: dict[str, object] = {}
         if name == "lean":
             import faithsieve.lean.checker  # noqa: F401 (registers the "lean" checker)
+
+            extra["backend"] = backend
         if name not in CHECKERS:
             raise KeyError(f"unknown checker {name!r}; known: {sorted(CHECKERS)}")
         out.append(CHECKERS[name](limits=limits_from(settings), timeout_ms=settings.obligation_time_limit_ms,
-                                  settings=settings))
+                                  settings=settings, **extra))
     return out
 
 
 @lru_cache(maxsize=8)
-def lean_status(settings: Settings) -> tuple[bool, str]:
-    """Whether the configured Lean backend can run here, and why not (checked once per settings;
-    fast and side-effect free when nothing is installed)."""
+def lean_backend(settings: Settings) -> tuple[LeanBackend | None, str]:
+    """The configured Lean backend, built (and its availability checked) once per settings in this
+    process and shared by the ``lean`` checker and the kernel; or ``None`` and why there is none.
+    Fast and side-effect free when nothing is installed; REPLs start on the first check."""
     if settings.lean_backend == "none":
-        return False, "no Lean backend configured (--backend lean, or FAITHSIEVE_LEAN_BACKEND=local|remote)"
+        return None, "no Lean backend configured (--backend lean, or FAITHSIEVE_LEAN_BACKEND=local|remote)"
     from faithsieve.lean.backend import LeanUnavailable
     from faithsieve.lean.factory import build_backend
 
     try:
-        backend = build_backend(settings)
-        if backend is None:
-            return False, "no Lean backend configured"
-        ok, why = backend.available()
-        backend.close()
-        return ok, why
+        return build_backend(settings), ""
     except LeanUnavailable as exc:
-        return False, exc.message
+        return None, exc.message
+
+
+def lean_status(settings: Settings) -> tuple[bool, str]:
+    """Whether the configured Lean backend can run here, and why not."""
+    backend, why = lean_backend(settings)
+    return backend is not None, why
 
 
 def build_kernel(settings: Settings, llm: LLMClient | None) -> Kernel:
     """The formal kernel the settings describe, or ``UnavailableKernel`` saying why there is none."""
-    ok, why = lean_status(settings)
-    if not ok:
+    backend, why = lean_backend(settings)
+    if backend is None:
         return UnavailableKernel(why)
-    from faithsieve.lean.factory import build_backend
     from faithsieve.lean.kernel import LeanKernel
 
-    backend = build_backend(settings)
-    assert backend is not None
     return LeanKernel(backend, llm, settings)
 
 
@@ -176,7 +180,7 @@ class Pipeline:
         before = self.llm.usage.snapshot()
         t0 = time.perf_counter()
         if self.settings.mode == "judge":
-            decomposition = Decomposition(tree=RuleDecomposer().decompose(ctx).tree, kind="rule")
+            decomposition = RuleDecomposer().decompose(ctx)
             scan, evidence = ScanResult(), list[Evidence]()
             t1 = time.perf_counter()
             fused = stage("judge", "direct").judge(ctx)
@@ -195,7 +199,7 @@ class Pipeline:
     def _method(self, ctx: RunContext) -> tuple[Decomposition, ScanResult, list[Evidence], FusionResult, float]:
         s = self.stages
         rule = RuleDecomposer().decompose(ctx)
-        literal = [e for e in literal_evidence(ctx, rule) if e.kind.value in self.settings.llm_rule_kinds]
+        literal = literal_evidence(ctx, rule, self.settings.llm_rule_kinds)
         decomposition = s.decomposer.decompose(ctx)
         t1 = time.perf_counter()
         if s.graph_judge is not None:
@@ -215,13 +219,9 @@ def pipeline_for(settings: Settings) -> Pipeline:
 def localize(proof: Proof, settings: Settings | None = None, checkers: list[Checker] | None = None) -> Verdict:
     """Return the verdict for one proof under ``settings`` (offline unless ``settings.mode`` says otherwise)."""
     settings = settings or Settings()
-    if checkers is not None or settings.mode == "offline":
-        if settings.mode == "offline":
-            return Pipeline(settings, checkers=checkers).localize(proof)
-        return Pipeline(settings, checkers=checkers, llm=pipeline_for(settings).llm).localize(proof)
-    return pipeline_for(settings).localize(proof)
-
-
-def to_evidence(ob: Obligation, out: Outcome, ms: float) -> Evidence:
-    """The evidence record of one literal-formula check (``Obligation.evidence``)."""
-    return ob.evidence(out, ms)
+    if settings.mode == "offline":
+        return Pipeline(settings, checkers=checkers).localize(proof)
+    shared = pipeline_for(settings)
+    if checkers is None:
+        return shared.localize(proof)
+    return Pipeline(settings, checkers=checkers, llm=shared.llm, kernel=shared.kernel).localize(proof)

@@ -7,6 +7,7 @@ so they carry their alignment by construction (each keeps its exact source span)
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 
 from faithsieve.obligations.checkers import Checker, run_portfolio
 from faithsieve.obligations.extract import extract_obligations
@@ -37,6 +38,11 @@ def check_obligations(obligations: list[Obligation], checkers: list[Checker], de
     return evidence
 
 
-def literal_evidence(ctx: RunContext, decomposition: Decomposition) -> list[Evidence]:
-    """Evidence of the literal-formula obligations of a rule-based tree."""
-    return check_obligations(extract_obligations(decomposition.tree), ctx.checkers, ctx.deadline)
+def literal_evidence(ctx: RunContext, decomposition: Decomposition,
+                     kinds: Collection[str] | None = None) -> list[Evidence]:
+    """Evidence of the literal-formula obligations of a rule-based tree (only those of ``kinds``,
+    when given: the others are not checked at all)."""
+    obligations = extract_obligations(decomposition.tree)
+    if kinds is not None:
+        obligations = [ob for ob in obligations if ob.kind.value in kinds]
+    return check_obligations(obligations, ctx.checkers, ctx.deadline)
