@@ -258,15 +258,13 @@ register(Adapter(
 _SUBJECT_PREFIX = re.compile(r"^([A-Za-z][A-Za-z_-]{0,40}?)[-_]?\d{1,9}$")
 
 
-def _proofloc_native_label(raw: object, steps: Sequence[str]) -> str | int:
+def _proofloc_native_label(raw: object) -> object:
+    """``"correct"`` and step numbers written as strings in their label form; anything else is left
+    for ``LabelledItem`` to refuse (wrong type, out of range)."""
     if isinstance(raw, str) and raw.strip().lower() == "correct":
         return "correct"
     if isinstance(raw, str) and raw.strip().isdigit() and len(raw.strip()) <= 6:
-        raw = int(raw.strip())
-    if isinstance(raw, bool) or not isinstance(raw, int):
-        raise ValueError(f'first_error_step must be "correct" or a 1-based step number, got {raw!r}')
-    if not 1 <= raw <= len(steps):
-        raise ValueError(f"first_error_step {raw} is outside 1..{len(steps)} (1-based)")
+        return int(raw.strip())
     return raw
 
 
@@ -276,7 +274,7 @@ def _proofloc_native(r: Mapping[str, Any], ctx: RecordContext) -> LabelledItem:
     m = _SUBJECT_PREFIX.match(rid)
     subject = m.group(1) if m else ctx.stem
     return _item(id=rid, problem=_text(r, "problem"), steps=steps,
-                 label=_proofloc_native_label(r["first_error_step"], steps),
+                 label=_proofloc_native_label(r["first_error_step"]),
                  domain=subject, source="proofloc", meta={"subset": subject})
 
 
