@@ -9,10 +9,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from faithsieve.config import Settings
-from faithsieve.doctor import DoctorCheck, render_text, run_doctor
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
+    from faithsieve.doctor import DoctorCheck, render_text, run_doctor  # httpx and detection: not at CLI start-up
+
     bad_settings = None
     try:
         settings = Settings()
