@@ -40,21 +40,20 @@ def _subsets(values: list[str] | None) -> tuple[str, ...]:
 
 def cmd_score(args: argparse.Namespace) -> int:
     """``faithsieve score PATH``: predict every item, write predictions, metrics and a report."""
-    from faithsieve.cli_options import settings_from_args
+    from faithsieve.cli_options import settings_from_args, warn_if_lean_missing
     from faithsieve.datasets.adapters import load_dataset
     from faithsieve.scoring import InvalidDataset, ScoreRequest, default_out, run_score
-
-    from faithsieve.cli_options import warn_if_lean_missing
 
     path = Path(args.path)
     subsets = _subsets(args.subset)
     out = Path(args.out) if args.out else default_out(path, subsets)
+    settings = settings_from_args(args)
     req = ScoreRequest(
         path=path, out=out, format=args.format, workers=max(1, args.workers), limit=args.limit, subsets=subsets,
         skip_invalid=args.skip_invalid, progress=False if args.no_progress else None,
-        resamples=args.bootstrap, seed=args.seed, report=not args.no_report, settings=settings_from_args(args),
+        resamples=args.bootstrap, seed=args.seed, report=not args.no_report, settings=settings,
     )
-    warning = warn_if_lean_missing(req.settings) if req.settings else None
+    warning = warn_if_lean_missing(settings)
     if warning:
         _err(warning)
     try:

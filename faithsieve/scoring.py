@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from faithsieve.config import Settings
+from faithsieve.config import Settings, method_key
 from faithsieve.datasets.adapters import LoadedDataset, load_dataset
 from faithsieve.datasets.formats import LabelledItem
 from faithsieve.errors import FaithSieveError, InputError
@@ -60,7 +60,6 @@ def predict(item: LabelledItem, settings: Settings) -> dict[str, Any]:
     Input the pipeline refuses (``InputError``/``InputTooLarge``) and crashes inside it are
     recorded with an ``error`` field and counted as a ``correct`` prediction.
     """
-    from faithsieve.config import method_key
     from faithsieve.pipeline import localize
     from faithsieve.split import proof_from_steps
 
@@ -320,8 +319,6 @@ def run_score(req: ScoreRequest) -> ScoreResult:
     out.mkdir(parents=True, exist_ok=True)
     plog = PredictionLog(out / PREDICTIONS)
     done = plog.load()
-    from faithsieve.config import method_key
-
     method = method_key(settings)
     pending = [it for it in items if (rec := done.get(it.id)) is None or rec.get("item_hash") != it.content_hash()
                or rec.get("method", "offline") != method or _endpoint_failed(rec)]
