@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -179,9 +181,6 @@ def load_proofloc(path: str | Path) -> tuple[list[LabelledItem], list[BadRecord]
 def write_proofloc(items: Iterable[LabelledItem], path: str | Path) -> int:
     """Write items as ProofLoc JSONL (atomically: a temp file beside it, then rename); return the
     count. ``IsADirectoryError`` when ``path`` is a directory; on any failure the temp file is removed."""
-    import os
-    import tempfile
-
     p = Path(path)
     if p.is_dir():
         raise IsADirectoryError(21, "Is a directory", str(p))
