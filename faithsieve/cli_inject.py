@@ -149,6 +149,8 @@ def run_inject(args: argparse.Namespace) -> int:
     injected = {it["meta"]["gsm8k_index"] for it in items if it["label"] != "correct"}
     counts = Counter(it["meta"]["mutation"] or "correct" for it in items)
     summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    if getattr(args, "quiet", False):
+        return EXIT_OK
     print(f"wrote {len(items)} items to {out}; {len(injected)} of {len(records)} records got "
           f"an injected error (the others have a false written equation already, or no "
           f"equation the chosen mutations apply to)" + (f"; {summary}" if summary else ""),

@@ -58,8 +58,8 @@ def select(items: Sequence[LabelledItem], subsets: Sequence[str] = (), limit: in
 
 
 def class_gaps(items: Sequence[LabelledItem]) -> list[str]:
-    """One warning per subset of ``items`` that has no flawed or no correct item (its F1 and one
-    of its accuracies are then undefined), and one for the whole selection."""
+    """Warnings (at most two lines) when the scored items, as a whole or per subset, have no
+    flawed or no correct item: F1 and one of the accuracies are then undefined there."""
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for it in items:
         counts[it.subset][it.first_error is None] += 1
@@ -69,9 +69,11 @@ def class_gaps(items: Sequence[LabelledItem]) -> list[str]:
     if items and (not n_err or not n_ok):
         out.append(f"the {len(items)} scored items have no {'flawed' if not n_err else 'correct'} item: "
                    f"F1 and {'error' if not n_err else 'correct'} accuracy are undefined")
-    if len(counts) > 1 or not out:
-        for name, (e, c) in sorted(counts.items()):
-            if not e or not c:
-                out.append(f"subset {name!r} has no {'flawed' if not e else 'correct'} item among its {e + c} "
-                           f"scored: its F1 is undefined")
+    if len(counts) > 1:
+        no_ok = [f"{name} ({e})" for name, (e, c) in sorted(counts.items()) if not c]
+        no_err = [f"{name} ({c})" for name, (e, c) in sorted(counts.items()) if not e]
+        parts = ([f"no correct item in {', '.join(no_ok)}"] if no_ok else []) + \
+                ([f"no flawed item in {', '.join(no_err)}"] if no_err else [])
+        if parts:
+            out.append(f"per-subset F1 undefined: {'; '.join(parts)} (items scored)")
     return out

@@ -93,8 +93,8 @@ def test_class_gap_warnings() -> None:
     assert class_gaps(_items(3, 3)) == []
     (only,) = class_gaps(_items(3, 0))
     assert "no correct item" in only and "F1" in only
-    warned = class_gaps(_items(2, 2, "a") + _items(0, 4, "b"))
-    assert len(warned) == 1 and "'b'" in warned[0] and "no flawed item" in warned[0]
+    warned = class_gaps(_items(2, 2, "a") + _items(0, 4, "b") + _items(3, 0, "c") + _items(0, 1, "d"))
+    assert warned == ["per-subset F1 undefined: no correct item in c (3); no flawed item in b (4), d (1) (items scored)"]
 
 
 def test_processbench_limit_100_scores_both_classes(shared_raw: Path, tmp_path: Path,
