@@ -174,3 +174,22 @@ def test_localize_format_has_help(capsys: pytest.CaptureFixture[str]) -> None:
         main(["localize", "--help"])
     out = " ".join(capsys.readouterr().out.split())
     assert "--format {json,text} json (default)" in out and "text: a readable report" in out
+
+
+def test_score_out_is_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "taken").write_text("x")
+    one_line_error(capsys, main(["score", str(MINI), "--out", str(tmp_path / "taken"), "--no-progress"]),
+                   str(tmp_path / "taken"), "not a directory")
+    assert (tmp_path / "taken").read_text() == "x"
+
+
+def test_compare_missing_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    one_line_error(capsys, main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]), "metrics.json",
+                   "no such file")
+
+
+def test_localize_stdin_not_utf8(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(LATIN1)))
+    one_line_error(capsys, main(["localize", "-"]), "<stdin>", "not UTF-8")
