@@ -20,6 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from faithsieve.config import Settings
+from faithsieve.errors import InputError
+
+class RunMismatch(InputError):
+    """The output directory holds a run made with other settings, versions or data (``detail``:
+    the differences); resuming it would mix predictions."""
+
+    code = "run_mismatch"
+
 
 _NOT_PREDICTIVE = frozenset({
     "llm_api_key_env", "llm_concurrency", "llm_cache", "llm_cache_path", "llm_price_in_per_mtok",
@@ -121,3 +129,15 @@ _UNSET = object()
 
 def _show(v: Any) -> str:
     return "(unset)" if v is _UNSET else repr(v) if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else str(v)
+
+
+def check_resume(out: Path, state_name: str, recorded: Mapping[str, Any] | None, current: Mapping[str, Any]) -> None:
+    """Refuse (``RunMismatch``) to resume predictions in ``out`` made with other settings,
+    versions or data, or whose ``state_name`` file records none."""
+    if recorded is None:
+        raise RunMismatch(f"{out}: holds predictions but its {state_name} records no settings (an older run); "
+                          f"pass --force-new to start over, or choose another --out")
+    diff = identity_diff(recorded, current)
+    if diff:
+        raise RunMismatch(f"{out}: holds a run made with other settings, versions or data ({'; '.join(diff)}); "
+                          f"pass --force-new to start over, or choose another --out", diff)

@@ -36,7 +36,7 @@ from faithsieve.datasets.adapters import LoadedDataset, dataset_files, load_data
 from faithsieve.datasets.formats import LabelledItem
 from faithsieve.errors import FaithSieveError, InputError
 from faithsieve.evidence_files import CHECKS_KEY, clear_evidence, step_checks, write_evidence
-from faithsieve.runinfo import identity_diff, run_identity
+from faithsieve.runinfo import RunMismatch, check_resume, run_identity  # noqa: F401 (RunMismatch re-exported)
 from faithsieve.sampling import class_gaps, select
 
 log = logging.getLogger(__name__)
@@ -53,13 +53,6 @@ class InvalidDataset(InputError):
     """The dataset has malformed records (listed in ``detail``) and the run was not told to skip them."""
 
     code = "invalid_dataset"
-
-
-class RunMismatch(InputError):
-    """The output directory holds a run made with other settings, versions or data (``detail``:
-    the differences); resuming it would mix predictions."""
-
-    code = "run_mismatch"
 
 
 # ---------------------------------------------------------------------------------------
@@ -352,7 +345,7 @@ def run_score(req: ScoreRequest) -> ScoreResult:
     done = plog.load()
     state = _load_state(out / STATE)
     if done:
-        _check_resume(out, state.get("identity"), identity)
+        check_resume(out, STATE, state.get("identity"), identity)
     else:
         clear_run(out)
         state = {}
@@ -430,17 +423,6 @@ def run_config(req: ScoreRequest, settings: Settings) -> dict[str, Any]:
     return {"path": str(req.path), "format": req.format, "subsets": list(req.subsets), "limit": req.limit,
             "sample": req.sample, "seed": req.seed, "resamples": req.resamples, "workers": req.workers,
             "skip_invalid": req.skip_invalid, "settings": settings.model_dump(mode="json")}
-
-
-def _check_resume(out: Path, recorded: dict[str, Any] | None, current: dict[str, Any]) -> None:
-    """Refuse to resume predictions made with other settings, versions or data."""
-    if recorded is None:
-        raise RunMismatch(f"{out}: holds predictions but its {STATE} records no settings (an older run); "
-                          f"pass --force-new to start over, or choose another --out")
-    diff = identity_diff(recorded, current)
-    if diff:
-        raise RunMismatch(f"{out}: holds a run made with other settings, versions or data ({'; '.join(diff)}); "
-                          f"pass --force-new to start over, or choose another --out", diff)
 
 
 def _endpoint_failed(rec: dict[str, Any]) -> bool:
