@@ -137,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
         return fail("-v/--verbose and -q/--quiet exclude each other")
     level = logging.INFO if args.verbose else logging.WARNING
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("faithsieve").setLevel(level)
+    if args.verbose:  # also when the root logger was configured before (main() called from Python)
+        logging.getLogger("faithsieve").setLevel(logging.INFO)
     try:
         return int(args.func(args))
     except BrokenPipeError:  # output piped into `head`: not an error
