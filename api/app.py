@@ -27,6 +27,7 @@ from starlette.responses import JSONResponse, Response
 
 from faithsieve.api import errors
 from faithsieve.api.cache import VerdictCache, cache_key
+from faithsieve.api.docs import install_docs
 from faithsieve.api.errors import ServiceError, validation_detail
 from faithsieve.api.metrics import CONTENT_TYPE, ServiceMetrics
 from faithsieve.api.middleware import GuardMiddleware, MetricsMiddleware
@@ -398,7 +399,10 @@ def create_app(settings: ServiceSettings | None = None, job: Job | None = None) 
         description=_description(settings),
         lifespan=lifespan,
         middleware=middleware,
+        docs_url=None,  # served from local assets by install_docs (the defaults load a CDN)
+        redoc_url=None,
     )
+    install_docs(app)
     app.state.service = None
     for exc_type in (FaithSieveError, RequestValidationError, StarletteHTTPException, Exception):
         app.add_exception_handler(exc_type, errors.handle)

@@ -1,6 +1,6 @@
 """Throughput of faithsieve.grader, single process, calls one after another (as verl/TRL make them).
 
-Sets (from /work/shared/datasets/raw, or --data):
+Sets (from ../shared/datasets/raw beside the project, or --data):
 
 * gsm8k-ref      GSM8K test reference solutions as completions (calculator tags ``<<..>>`` removed),
                  their ``#### N`` answer as reference (~270 chars, 3-5 steps);
@@ -32,7 +32,18 @@ from typing import Any
 from faithsieve import grader as g
 from faithsieve.grader import GraderConfig
 
-RAW = Path("/work/shared/datasets/raw")
+RAW = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "raw"
+"""``../shared/datasets/raw`` relative to the project root (the shared evaluation data)."""
+NEEDED = ("gsm8k/test.jsonl", "processbench/gsm8k.json", "processbench/math.json")
+"""The files of ``--data`` the sets are built from."""
+
+
+def missing_data(raw: Path) -> str | None:
+    """Why ``raw`` cannot serve as ``--data`` (one line naming the path), or ``None``."""
+    lacking = [n for n in NEEDED if not (raw / n).is_file()]
+    if not lacking:
+        return None
+    return f"{raw}: no {', '.join(lacking)} there; pass --data DIR (the datasets/raw folder of ../shared)"
 
 
 def _pct(xs: list[float], q: float) -> float:
@@ -102,13 +113,17 @@ def run_set(items: list[tuple[str, Any, str]], cfg: GraderConfig) -> dict[str, A
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=RAW)
+    ap.add_argument("--data", type=Path, default=RAW, help=f"raw datasets folder (default {RAW})")
     ap.add_argument("--limit", type=int, default=1000, help="items per set (long: limit/8)")
     ap.add_argument("--isolation", choices=["process", "inline"], default="process")
     ap.add_argument("--budget", type=float, default=1.0, help="time_budget_s")
     ap.add_argument("--sets", default="gsm8k-ref,gsm8k-model,math-model,long,hostile")
     ap.add_argument("--json", type=Path, help="also write the table here")
     args = ap.parse_args(argv)
+    problem = missing_data(args.data)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
 
     cfg = GraderConfig(isolation=args.isolation, time_budget_s=args.budget, cache_size=0)
     t = time.perf_counter()

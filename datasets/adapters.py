@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from faithsieve.datasets.formats import BadRecord, Excluded, LabelledItem, parse_item, validation_reason
+from faithsieve.textfile import read_utf8
 
 
 class Exclude(Exception):
@@ -504,6 +505,46 @@ register(Adapter(
 ))
 
 
+_LOCALIZE_KEYS = frozenset({"id", "problem", "steps", "proof", "label", "expected", "category", "note", "options"})
+"""Fields of a ``localize`` input file (the project's examples add ``expected``, ``category``, ``note``)."""
+
+
+def _localize_input(r: Mapping[str, Any], ctx: RecordContext) -> LabelledItem:
+    if "steps" in r:
+        steps = _str_list(r, "steps")
+    else:
+        from faithsieve.split import split_proof_text
+
+        steps = [t for _, t in split_proof_text(_text(r, "proof"))]
+        if not steps:
+            raise ValueError("field 'proof' has no step text")
+    if "label" in r:
+        label = r["label"]
+    elif isinstance(r.get("expected"), Mapping) and "first_error_step" in r["expected"]:
+        label = r["expected"]["first_error_step"]
+        label = "correct" if label is None else label
+    else:
+        raise ValueError("no label: add 'label' ('correct' or the 1-based first wrong step) or "
+                         "'expected': {'first_error_step': k or null}")
+    item_id = r.get("id") if isinstance(r.get("id"), str) and r.get("id") else (
+        ctx.stem if ctx.location == "object" else f"{ctx.stem}-{ctx.index}")
+    meta = {k: r[k] for k in ("category", "note") if k in r}
+    return _item(id=item_id, problem=_text(r, "problem"), steps=steps, label=label,
+                 domain=r.get("category") if isinstance(r.get("category"), str) else None,
+                 source=ctx.path.parent.name or None, meta=meta)
+
+
+register(Adapter(
+    name="localize",
+    description="what `faithsieve localize` reads ({problem, steps} or {problem, proof}), with 'label' "
+                "or 'expected.first_error_step' (1-based, null = correct); a pretty-printed object per file",
+    required=frozenset({"problem"}),
+    convert=_localize_input,
+    detect_extra=lambda r: ("steps" in r or "proof" in r) and set(r) <= _LOCALIZE_KEYS
+    and not {"id", "steps", "label"} <= r.keys(),  # that is ProofLoc
+))
+
+
 # ---------------------------------------------------------------------------------------
 # Reading files
 
@@ -515,9 +556,11 @@ def read_records(path: Path) -> Iterator[tuple[str, int, object] | BadRecord]:
     """Yield ``(location, index, record)`` for each record of a JSON/JSONL file, or a ``BadRecord``.
 
     A JSON array gives its elements; an object whose values are all lists of objects (MR-Ben)
-    gives those, located ``KEY[i]``; anything else is read as JSONL, one record a line.
+    gives those, located ``KEY[i]``; any other JSON object in a ``.json`` file is one record (a
+    pretty-printed ``localize`` input, located ``object``); anything else is read as JSONL, one record a line.
+    A file that is not UTF-8 text raises ``InputError`` naming it.
     """
-    text = path.read_text(encoding="utf-8")
+    text = read_utf8(path)
     head = text.lstrip()[:1]
     whole: object = None
     parsed = False
@@ -540,6 +583,9 @@ def read_records(path: Path) -> Iterator[tuple[str, int, object] | BadRecord]:
             for j, rec in enumerate(recs):
                 yield f"{key}[{j}]", i, rec
                 i += 1
+        return
+    if parsed and isinstance(whole, dict) and path.suffix != ".jsonl":
+        yield "object", 0, whole
         return
     i = 0
     for lineno, line in enumerate(text.splitlines(), 1):

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -166,24 +168,33 @@ def parse_proofloc_lines(lines: Iterable[str], path: str = "<input>") -> Iterato
 
 def load_proofloc(path: str | Path) -> tuple[list[LabelledItem], list[BadRecord]]:
     """Load a ProofLoc JSONL file: the valid items and every bad line."""
+    from faithsieve.textfile import read_utf8
+
     p = Path(path)
     items: list[LabelledItem] = []
     bad: list[BadRecord] = []
-    with p.open(encoding="utf-8") as fh:
-        for rec in parse_proofloc_lines(fh, str(p)):
-            (items if isinstance(rec, LabelledItem) else bad).append(rec)  # type: ignore[arg-type]
+    for rec in parse_proofloc_lines(read_utf8(p).split("\n"), str(p)):
+        (items if isinstance(rec, LabelledItem) else bad).append(rec)  # type: ignore[arg-type]
     return items, bad
 
 
 def write_proofloc(items: Iterable[LabelledItem], path: str | Path) -> int:
-    """Write items as ProofLoc JSONL (atomically: temp file then rename); return the count."""
+    """Write items as ProofLoc JSONL (atomically: a temp file beside it, then rename); return the
+    count. ``IsADirectoryError`` when ``path`` is a directory; on any failure the temp file is removed."""
     p = Path(path)
+    if p.is_dir():
+        raise IsADirectoryError(21, "Is a directory", str(p))
     p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
     n = 0
-    with tmp.open("w", encoding="utf-8") as fh:
-        for item in items:
-            fh.write(item.to_json_line() + "\n")
-            n += 1
-    tmp.replace(p)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            for item in items:
+                fh.write(item.to_json_line() + "\n")
+                n += 1
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return n

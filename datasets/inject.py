@@ -5,9 +5,10 @@ A GSM8K ``answer`` is one step per line, with calculator annotations
 annotations and turns the ``####`` line into a final step ``The answer is N.``.
 
 Every written arithmetic chain ``e0 = e1 = ... = en`` in the steps is found by a
-small tokenizer and checked exactly with :class:`fractions.Fraction` on a tiny
-recursive-descent parser (``+ - * /``, unary minus, ``%``, parentheses; nothing is
-ever ``eval``-ed). A solution is only used when none of its chains is false, and
+small span-keeping tokenizer (mutations edit the text by character spans) and
+checked exactly with :class:`fractions.Fraction` by ``faithsieve.mathtext``'s bounded
+parser and evaluator (``+ - * /``, unary signs, ``%``, parentheses; nothing is ever
+``eval``-ed). A solution is only used when none of its chains is false, and
 only chains of the form ``expr = number`` whose value checks are mutated.
 
 Mutations (see :data:`MUTATIONS`); each one changes exactly one step ``k`` and the
@@ -48,6 +49,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
+
+from faithsieve.errors import FaithSieveError
+from faithsieve.mathtext import evaluate as mt_evaluate
+from faithsieve.mathtext import lexer as mt
+from faithsieve.mathtext.parser import parse_tokens
 
 __all__ = [
     "ArithError",
@@ -114,7 +120,6 @@ _OPS = {"+": "+", "-": "-", "\u2212": "-", "\u2013": "-", "*": "*", "\u00d7": "*
         "/": "/", "\u00f7": "/"}
 _SINGLE = {"(": "LP", ")": "RP", "=": "EQ", "$": "CUR", "%": "PCT"}
 _MAX_TEXT = 20_000
-_MAX_DEPTH = 60
 
 
 def _num_value(text: str) -> Fraction:
@@ -180,102 +185,34 @@ def _neighbour(toks: Sequence[Tok], idx: int, step: int) -> Tok | None:
 
 
 # ---------------------------------------------------------------------------
-# Recursive-descent evaluator over tokens (no eval)
+# Evaluation: faithsieve.mathtext's grammar and exact evaluator (no eval)
 # ---------------------------------------------------------------------------
 
-
-class _Parser:
-    """expr := term (('+'|'-') term)* ; term := unary (('*'|'/') unary)* ;
-    unary := ('+'|'-') unary | postfix ; postfix := primary '%'* ;
-    primary := NUM | '(' expr ')'"""
-
-    def __init__(self, toks: Sequence[Tok]):
-        self.toks = [t for t in toks if t.kind not in ("SP", "CUR")]
-        self.pos = 0
-        self.depth = 0
-
-    def parse(self) -> Fraction:
-        if not self.toks:
-            raise ArithError("empty expression")
-        value = self.expr()
-        if self.pos != len(self.toks):
-            raise ArithError(f"unexpected {self.toks[self.pos].text!r}")
-        return value
-
-    def _peek(self) -> Tok | None:
-        return self.toks[self.pos] if self.pos < len(self.toks) else None
-
-    def expr(self) -> Fraction:
-        value = self.term()
-        while (t := self._peek()) is not None and t.kind == "OP" and t.op in "+-":
-            self.pos += 1
-            rhs = self.term()
-            value = value + rhs if t.op == "+" else value - rhs
-        return value
-
-    def term(self) -> Fraction:
-        value = self.unary()
-        while (t := self._peek()) is not None and t.kind == "OP" and t.op in "*/":
-            self.pos += 1
-            rhs = self.unary()
-            if t.op == "*":
-                value = value * rhs
-            else:
-                if rhs == 0:
-                    raise ArithError("division by zero")
-                value = value / rhs
-        return value
-
-    def unary(self) -> Fraction:
-        t = self._peek()
-        if t is not None and t.kind == "OP" and t.op in "+-":
-            self.pos += 1
-            self._enter()
-            try:
-                inner = self.unary()
-            finally:
-                self.depth -= 1
-            return -inner if t.op == "-" else inner
-        return self.postfix()
-
-    def postfix(self) -> Fraction:
-        value = self.primary()
-        while (t := self._peek()) is not None and t.kind == "PCT":
-            self.pos += 1
-            value = value / 100
-        return value
-
-    def primary(self) -> Fraction:
-        t = self._peek()
-        if t is None:
-            raise ArithError("expression ends early")
-        if t.kind == "NUM":
-            self.pos += 1
-            assert t.value is not None
-            return t.value
-        if t.kind == "LP":
-            self.pos += 1
-            self._enter()
-            try:
-                value = self.expr()
-            finally:
-                self.depth -= 1
-            close = self._peek()
-            if close is None or close.kind != "RP":
-                raise ArithError("missing ')'")
-            self.pos += 1
-            return value
-        raise ArithError(f"unexpected {t.text!r}")
-
-    def _enter(self) -> None:
-        self.depth += 1
-        if self.depth > _MAX_DEPTH:
-            raise ArithError("expression nested too deeply")
+_TO_MATHTEXT = {"NUM": mt.NUM, "OP": mt.OP, "LP": mt.LP, "RP": mt.RP, "PCT": mt.PCT}
+"""Token kinds of this module that an arithmetic expression may contain, as mathtext's kinds."""
 
 
 def evaluate_tokens(toks: Sequence[Tok]) -> Fraction:
-    """Exact value of an arithmetic token sequence (spaces and ``$`` ignored)."""
-    return _Parser(toks).parse()
+    """Exact value of an arithmetic token sequence (spaces and ``$`` ignored), parsed by
+    ``faithsieve.mathtext.parser`` and evaluated by ``faithsieve.mathtext.evaluate``:
+    ``+ - * /``, unary signs, parentheses and postfix ``%``. Every token is marked as spaced,
+    so mathtext reads no juxtaposition as a product (``3 4`` and ``2(3)`` are refused, as a
+    written equation's operands must be joined by an operator)."""
+    seq: list[mt.Token] = []
+    for t in toks:
+        if t.kind in ("SP", "CUR"):
+            continue
+        kind = _TO_MATHTEXT.get(t.kind)
+        if kind is None:
+            raise ArithError(f"unexpected {t.text!r}")
+        seq.append(mt.Token(kind, t.op if kind == mt.OP else t.text, t.start, t.end, space_before=True))
+    if not seq:
+        raise ArithError("empty expression")
+    try:
+        chain, _ = parse_tokens(seq, latex=False)
+        return mt_evaluate(chain.exprs[0])
+    except FaithSieveError as exc:
+        raise ArithError(exc.message) from None
 
 
 def evaluate(text: str) -> Fraction:

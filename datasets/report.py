@@ -282,16 +282,17 @@ def plot_subsets(metrics: Mapping[str, Any], path: Path) -> None:
     for j, (k, lab) in enumerate(keys):
         raw = [table[n].get(k) for n in names]
         pos = [i + (j - 1.5) * width for i in range(len(names))]
-        ax.bar(pos, [v or 0.0 for v in raw], width, label=lab)
-        for x, v in zip(pos, raw):
-            ax.annotate("n/a" if v is None else f"{100 * v:.0f}", (x, v or 0.0), ha="center", va="bottom", fontsize=6)
+        heights = [100 * (v or 0.0) for v in raw]  # percent, as the title and the axis say
+        ax.bar(pos, heights, width, label=lab)
+        for x, v, h in zip(pos, raw, heights):
+            ax.annotate("n/a" if v is None else f"{h:.0f}", (x, h), ha="center", va="bottom", fontsize=6)
     ax.set_xticks(range(len(names)))
     tilt = len(names) > 5
     ax.set_xticklabels([f"{n}\n(n={table[n]['n']})" for n in names], fontsize=8,
                        rotation=30 if tilt else 0, ha="right" if tilt else "center")
-    ax.set_ylim(0, 1.2)
-    ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
-    ax.set_ylabel("share")
+    ax.set_ylim(0, 120)
+    ax.set_yticks([0, 20, 40, 60, 80, 100])
+    ax.set_ylabel("%")
     ax.legend(fontsize=8, ncol=4, loc="upper center", frameon=False)
     ax.set_title("Per subset (%, n/a = no items of that kind)", fontsize=10)
     fig.tight_layout()
@@ -302,12 +303,16 @@ def plot_subsets(metrics: Mapping[str, Any], path: Path) -> None:
 
 
 def write_report(out: Path, metrics: Mapping[str, Any], rows: Sequence[Row], *, plots: bool = True) -> None:
-    """Write report.md, the plots, and ``evidence/<id>.json`` for the ten worst misses."""
+    """Write report.md, the plots, and ``evidence/<id>.json`` for those of the ten worst misses
+    that have none yet (an item without checks: no steps)."""
     ev_dir = out / EVIDENCE_DIR
     ev_dir.mkdir(parents=True, exist_ok=True)
     for kind, (item, rec) in worst_misses(rows):
-        doc = {"what": kind, "item": item.model_dump(mode="json"), "prediction": dict(rec)}
-        _atomic(ev_dir / f"{safe_name(item.id)}.json", json.dumps(doc, indent=1, ensure_ascii=False).encode("utf-8"))
+        path = ev_dir / f"{safe_name(item.id)}.json"
+        if path.exists():  # written by the run with the item's checks
+            continue
+        doc = {"what": kind, "item": item.model_dump(mode="json"), "prediction": dict(rec), "steps": []}
+        _atomic(path, json.dumps(doc, indent=1, ensure_ascii=False).encode("utf-8"))
     if plots:
         plot_offsets(metrics, out / OFFSETS_PNG)
         plot_subsets(metrics, out / SUBSETS_PNG)

@@ -9,19 +9,21 @@ import sys
 from typing import Any
 
 from faithsieve import cli_datasets, cli_doctor, cli_inject, cli_serve
+from faithsieve.cli_common import OneLineParser, VersionAction, add_verbosity, add_verbosity_everywhere, fail
 from faithsieve.cli_options import add_method_options, settings_from_args, warn_if_lean_missing
 from faithsieve.errors import FaithSieveError
 from faithsieve.models import Verdict
 from faithsieve.pipeline import Pipeline
 from faithsieve.split import proof_from_input
+from faithsieve.textfile import decode_utf8, os_error_line
 
 
 def _read_input(path: str) -> Any:
     if path == "-":
-        raw = sys.stdin.read()
+        raw = decode_utf8(sys.stdin.buffer.read(), "<stdin>") if hasattr(sys.stdin, "buffer") else sys.stdin.read()
     else:
-        with open(path, encoding="utf-8") as fh:
-            raw = fh.read()
+        with open(path, "rb") as fh:
+            raw = decode_utf8(fh.read(), path)
     try:
         return json.loads(raw)
     except json.JSONDecodeError as exc:
@@ -91,10 +93,13 @@ def cmd_localize(args: argparse.Namespace) -> int:
         if warning:
             print(warning, file=sys.stderr)
         pipeline = Pipeline.from_settings(settings)
-    except (FaithSieveError, OSError, ValueError) as exc:
-        print(f"error: {getattr(exc, 'message', exc)}", file=sys.stderr)
-        return 2
+    except OSError as exc:
+        return fail(os_error_line(exc))
+    except (FaithSieveError, ValueError) as exc:
+        return fail(str(getattr(exc, "message", exc)))
     v = pipeline.localize(proof)
+    logging.getLogger("faithsieve.cli").info("%s: %d steps, verdict %s in %.1f ms", args.file, len(proof.steps),
+                                             v.verdict, v.timings.total_ms)
     if args.format == "text":
         print(render_text([s.text for s in proof.steps], v))
     else:
@@ -103,13 +108,17 @@ def cmd_localize(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="faithsieve", description="First-error localization for math proofs.")
-    p.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    p = OneLineParser(prog="faithsieve", description="First-error localization for math proofs.")
+    p.add_argument("--version", action=VersionAction,
+                   help="print the version (and the checkers' versions) and exit")
+    add_verbosity(p, top=True)
     sub = p.add_subparsers(dest="command", required=True)
 
     loc = sub.add_parser("localize", help="localize the first error of one proof (JSON file or - for stdin)")
     loc.add_argument("file", help='JSON file with {"problem", "steps": [...]} or {"problem", "proof": "..."}; - for stdin')
-    loc.add_argument("--format", choices=("json", "text"), default="json")
+    loc.add_argument("--format", choices=("json", "text"), default="json",
+                     help="json (default): the verdict with every step's checks, machine-readable; "
+                          "text: a readable report, one block per step")
     add_method_options(loc)
     loc.set_defaults(func=cmd_localize)
 
@@ -117,18 +126,28 @@ def build_parser() -> argparse.ArgumentParser:
     cli_inject.register(sub)
     cli_serve.register(sub)
     cli_doctor.register(sub)
+    add_verbosity_everywhere(sub)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if args.verbose and args.quiet:
+        return fail("-v/--verbose and -q/--quiet exclude each other")
+    level = logging.INFO if args.verbose else logging.WARNING
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    if args.verbose:  # also when the root logger was configured before (main() called from Python)
+        logging.getLogger("faithsieve").setLevel(logging.INFO)
     try:
         return int(args.func(args))
     except BrokenPipeError:  # output piped into `head`: not an error
         sys.stderr.close()
         return 0
+    except OSError as exc:  # a file the command could not read or write, whatever the command
+        return fail(os_error_line(exc))
+    except FaithSieveError as exc:
+        return fail(exc.message)
 
 
 if __name__ == "__main__":

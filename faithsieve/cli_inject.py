@@ -14,11 +14,15 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from faithsieve.cli_common import output_file_problem
 from faithsieve.datasets.inject import MUTATIONS, inject_items
+from faithsieve.errors import InputError
+from faithsieve.textfile import os_error_line, read_utf8
 
 EXIT_OK = 0
-EXIT_INPUT = 1
-"""The input file is missing or has bad lines (each is reported with its line number)."""
+EXIT_INPUT = 2
+"""The input file is missing, unreadable, not UTF-8, or has bad lines (each is reported with its
+line number); or the output cannot be written. Same code as every other CLI input error."""
 EXIT_USAGE = 2
 """Bad arguments (an unknown mutation, a negative limit)."""
 
@@ -55,24 +59,23 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 def _read_gsm8k(path: Path, limit: int | None) -> tuple[list[dict[str, Any]], list[str]]:
     records: list[dict[str, Any]] = []
     errors: list[str] = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if limit is not None and len(records) + len(errors) >= limit:
-                break
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                errors.append(f"{path}:{lineno}: not JSON ({exc.msg})")
-                continue
-            if not isinstance(rec, dict) or not isinstance(rec.get("question"), str) \
-                    or not isinstance(rec.get("answer"), str):
-                errors.append(f"{path}:{lineno}: needs string fields 'question' and 'answer'")
-                continue
-            rec = dict(rec)
-            rec.setdefault("gsm8k_index", lineno - 1)
-            records.append(rec)
+    for lineno, line in enumerate(read_utf8(path).split("\n"), start=1):
+        if limit is not None and len(records) + len(errors) >= limit:
+            break
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            errors.append(f"{path}:{lineno}: not JSON ({exc.msg})")
+            continue
+        if not isinstance(rec, dict) or not isinstance(rec.get("question"), str) \
+                or not isinstance(rec.get("answer"), str):
+            errors.append(f"{path}:{lineno}: needs string fields 'question' and 'answer'")
+            continue
+        rec = dict(rec)
+        rec.setdefault("gsm8k_index", lineno - 1)
+        records.append(rec)
     return records, errors
 
 
@@ -117,7 +120,18 @@ def run_inject(args: argparse.Namespace) -> int:
     if not src.is_file():
         print(f"faithsieve inject: no such file: {src}", file=err)
         return EXIT_INPUT
-    records, errors = _read_gsm8k(src, args.limit)
+    problem = output_file_problem(args.out)
+    if problem:
+        print(f"faithsieve inject: {problem}", file=err)
+        return EXIT_INPUT
+    try:
+        records, errors = _read_gsm8k(src, args.limit)
+    except InputError as exc:
+        print(f"faithsieve inject: {exc.message}", file=err)
+        return EXIT_INPUT
+    except OSError as exc:
+        print(f"faithsieve inject: {os_error_line(exc)}", file=err)
+        return EXIT_INPUT
     if errors:
         for e in errors:
             print(e, file=err)
@@ -127,10 +141,16 @@ def run_inject(args: argparse.Namespace) -> int:
     items = inject_items(records, names, seed=args.seed, per_item=args.per_item,
                          include_correct=args.include_correct, split=split)
     out = Path(args.out)
-    write_jsonl_atomic(out, items)
+    try:
+        write_jsonl_atomic(out, items)
+    except OSError as exc:
+        print(f"faithsieve inject: {os_error_line(exc)}", file=err)
+        return EXIT_INPUT
     injected = {it["meta"]["gsm8k_index"] for it in items if it["label"] != "correct"}
     counts = Counter(it["meta"]["mutation"] or "correct" for it in items)
     summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    if getattr(args, "quiet", False):
+        return EXIT_OK
     print(f"wrote {len(items)} items to {out}; {len(injected)} of {len(records)} records got "
           f"an injected error (the others have a false written equation already, or no "
           f"equation the chosen mutations apply to)" + (f"; {summary}" if summary else ""),

@@ -26,7 +26,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         settings = ServiceSettings(**overrides)
     except ValidationError as exc:
-        print(f"error: invalid settings: {exc}", file=sys.stderr)
+        given = {"port": "--port", "host": "--host", "workers": "--workers"}
+        parts = []
+        for e in exc.errors():
+            name = ".".join(str(x) for x in e["loc"])
+            what = f"{given[name]} {overrides[name]}" if name in overrides else f"FAITHSIEVE_{name.upper()}"
+            parts.append(f"{what}: {e['msg']}")
+        print(f"error: invalid setting: {'; '.join(parts)}", file=sys.stderr)
         return 2
     logging.basicConfig(level=getattr(logging, args.log_level.upper()), format="%(levelname)s %(name)s: %(message)s")
     app = create_app(settings)

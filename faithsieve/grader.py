@@ -851,7 +851,10 @@ def _trl_log(results: list[GradeResult], kwargs: Mapping[str, Any]) -> None:
         if callable(log_metric) and results:
             vals = [r.log_values() for r in results]
             for k in ("acc", "error_found", "process_checked", "budget_exceeded"):
-                log_metric(f"faithsieve/{k}", sum(v[k] for v in vals) / len(vals))
+                # acc over the rows that have a reference: a row without one has no accuracy, not 0
+                over = [v for v in vals if v["has_reference"]] if k == "acc" else vals
+                if over:
+                    log_metric(f"faithsieve/{k}", sum(v[k] for v in over) / len(over))
         if callable(log_extra):
             log_extra("faithsieve_first_error_step", [r.first_error_step for r in results])
             log_extra("faithsieve_answer", [r.answer for r in results])

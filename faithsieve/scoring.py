@@ -8,6 +8,12 @@ last line is cut off, and every item is counted once (keyed by id; the newest li
 
 Predictions are written in item order whatever the number of workers, so ``--workers N``
 gives the same ``predictions.jsonl`` as ``--workers 1`` up to timing fields (``stable_view``).
+
+Each run records in ``run.json`` and ``metrics.json`` its configuration, the package and backend
+versions and the data's hash (``faithsieve.runinfo``). A rerun on a directory whose recorded
+settings, versions or data differ is refused (``RunMismatch``, listing the differences) unless
+``force_new`` clears the directory's run files first. ``evidence/<id>.json`` holds every item's
+checks (``faithsieve.evidence_files``); a new run starts with an empty folder.
 """
 
 from __future__ import annotations
@@ -26,9 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from faithsieve.config import Settings, method_key
-from faithsieve.datasets.adapters import LoadedDataset, load_dataset
+from faithsieve.datasets.adapters import LoadedDataset, dataset_files, load_dataset
 from faithsieve.datasets.formats import LabelledItem
 from faithsieve.errors import FaithSieveError, InputError
+from faithsieve.evidence_files import CHECKS_KEY, clear_evidence, step_checks, write_evidence
+from faithsieve.runinfo import RunMismatch, check_resume, run_identity  # noqa: F401 (RunMismatch re-exported)
+from faithsieve.sampling import class_gaps, select
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +98,9 @@ def predict(item: LabelledItem, settings: Settings) -> dict[str, Any]:
                 rec["notes"] = list(verdict.audit.notes[:20])
         if evidence:
             rec["evidence"] = evidence
+        checks = step_checks(verdict.steps)
+        if checks:
+            rec[CHECKS_KEY] = checks
     rec["time_ms"] = round((time.perf_counter() - t0) * 1000, 3)
     rec["item_hash"] = item.content_hash()
     return rec
@@ -222,11 +234,15 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    with tmp.open("wb") as fh:
-        fh.write(raw)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with tmp.open("wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # nothing half-written left behind
+        raise
 
 
 # ---------------------------------------------------------------------------------------
@@ -246,7 +262,11 @@ class ScoreRequest:
     workers: int = 1
     """Worker processes (1 = in this process)."""
     limit: int | None = None
-    """Score only the first N selected items."""
+    """Score only N of the selected items (see ``sample``)."""
+    sample: str = "stratified"
+    """How ``limit`` picks: ``stratified`` (seeded by ``seed``, by subset and class) or ``first``."""
+    force_new: bool = False
+    """Start over: remove the run files already in ``out`` instead of resuming them."""
     subsets: tuple[str, ...] = ()
     """Score only items of these subsets (empty = all)."""
     skip_invalid: bool = False
@@ -256,7 +276,7 @@ class ScoreRequest:
     resamples: int = 1000
     """Bootstrap resamples for the 95 % intervals."""
     seed: int = 0
-    """Bootstrap seed."""
+    """Seed of the ``limit`` sample and of the bootstrap."""
     report: bool = True
     """Write report.md and the plots."""
     settings: Settings | None = None
@@ -277,6 +297,8 @@ class ScoreResult:
     """Items whose prediction was already in the output directory."""
     dataset: LoadedDataset
     """The loaded dataset (items, bad and excluded records)."""
+    warnings: list[str] = field(default_factory=list)
+    """Things the reader of the metrics must know (a subset with no item of one class)."""
 
 
 def default_out(path: Path, subsets: Sequence[str] = ()) -> Path:
@@ -285,12 +307,6 @@ def default_out(path: Path, subsets: Sequence[str] = ()) -> Path:
     if subsets:
         name += "-" + "-".join(subsets)
     return Path("runs") / name
-
-
-def select(items: Sequence[LabelledItem], subsets: Sequence[str] = (), limit: int | None = None) -> list[LabelledItem]:
-    """Items of the given subsets (all if none given), then the first ``limit`` of them."""
-    chosen = [it for it in items if not subsets or it.subset in subsets]
-    return chosen[:limit] if limit is not None else chosen
 
 
 def _load_state(path: Path) -> dict[str, Any]:
@@ -306,26 +322,44 @@ def run_score(req: ScoreRequest) -> ScoreResult:
     from faithsieve.datasets.report import write_report
 
     settings = req.settings or Settings()
+    if req.limit is not None and req.limit < 0:
+        raise InputError(f"--limit must be 0 or more, got {req.limit}")
+    if req.out.exists() and not req.out.is_dir():
+        raise InputError(f"{req.out}: exists and is not a directory; give a directory for --out")
     data = load_dataset(req.path, req.format)
     if data.bad and not req.skip_invalid:
         raise InvalidDataset(f"{len(data.bad)} malformed record(s) in {req.path}", [str(b) for b in data.bad])
-    items = select(data.items, req.subsets, req.limit)
+    items = select(data.items, req.subsets, req.limit, req.sample, req.seed)
     known = {it.subset for it in data.items}
     missing = [s for s in req.subsets if s not in known]
     if missing:
         raise InputError(f"unknown subset(s) {', '.join(missing)}; subsets here: {', '.join(sorted(known))}")
+    log.info("%s: %d items (%s), %d selected%s", req.path, len(data.items), ", ".join(sorted(set(data.formats.values()))),
+             len(items), f" ({req.sample} sample of {req.limit}, seed {req.seed})" if req.limit is not None else "")
 
     out = req.out
-    out.mkdir(parents=True, exist_ok=True)
+    identity = run_identity(settings, dataset_files(Path(req.path)))
+    if req.force_new:
+        clear_run(out)
     plog = PredictionLog(out / PREDICTIONS)
     done = plog.load()
+    state = _load_state(out / STATE)
+    if done:
+        check_resume(out, STATE, state.get("identity"), identity)
+    else:
+        clear_run(out)
+        state = {}
+    out.mkdir(parents=True, exist_ok=True)
     method = method_key(settings)
     pending = [it for it in items if (rec := done.get(it.id)) is None or rec.get("item_hash") != it.content_hash()
                or rec.get("method", "offline") != method or _endpoint_failed(rec)]
     reused = len(items) - len(pending)
-    state = _load_state(out / STATE)
-    state.update({"dataset": str(req.path), "format": req.format, "formats": sorted(set(data.formats.values()))})
+    log.info("%s: %d predictions reused, %d to predict", out, reused, len(pending))
+    config = run_config(req, settings)
+    state.update({"dataset": str(req.path), "format": req.format, "formats": sorted(set(data.formats.values())),
+                  "identity": identity, "config": config})
     sessions: list[dict[str, Any]] = state.setdefault("sessions", [])
+    write_atomic(out / STATE, json.dumps(state, indent=1))  # before any prediction: a killed run can be resumed
 
     t0 = time.perf_counter()
     processed = 0
@@ -336,7 +370,11 @@ def run_score(req: ScoreRequest) -> ScoreResult:
                    disable=(not req.progress) if req.progress is not None else None, desc=out.name, smoothing=0.1)
         try:
             with plog:
+                by_id = {it.id: it for it in pending}
                 for rec in iter_predictions(pending, settings, req.workers):
+                    checks = rec.pop(CHECKS_KEY, None)
+                    if checks:
+                        write_evidence(out, by_id[rec["id"]], rec, checks)
                     plog.append(rec)
                     done[rec["id"]] = rec
                     processed += 1
@@ -346,15 +384,14 @@ def run_score(req: ScoreRequest) -> ScoreResult:
             if processed:
                 sessions.append({"items": processed, "wall_s": round(time.perf_counter() - t0, 3), "workers": req.workers})
                 write_atomic(out / STATE, json.dumps(state, indent=1))
-    elif not (out / STATE).exists():
-        write_atomic(out / STATE, json.dumps(state, indent=1))
 
     rows = [(it, done[it.id]) for it in items]
     run_info = {
         "dataset": str(req.path), "formats": sorted(set(data.formats.values())), "subsets_selected": list(req.subsets),
         "limit": req.limit, "bad_records": len(data.bad), "excluded": data.excluded_counts(),
         "ignored_predictions": len(set(done) - {it.id for it in items}), "sessions": sessions,
-        "workers": req.workers,
+        "workers": req.workers, "sample": req.sample if req.limit is not None else None,
+        "config": config, "versions": identity["versions"], "data_sha256": identity["data_sha256"],
     }
     metrics = score_document(rows, run_info, resamples=req.resamples, seed=req.seed)
     llm = llm_summary([rec for _, rec in rows])
@@ -363,7 +400,29 @@ def run_score(req: ScoreRequest) -> ScoreResult:
     write_atomic(out / METRICS, json.dumps(metrics, indent=1, ensure_ascii=False) + "\n")
     if req.report:
         write_report(out, metrics, rows)
-    return ScoreResult(metrics=metrics, out=out, processed=processed, reused=reused, dataset=data)
+    return ScoreResult(metrics=metrics, out=out, processed=processed, reused=reused, dataset=data,
+                       warnings=class_gaps(items))
+
+
+RUN_FILES = (PREDICTIONS, METRICS, REPORT, STATE, "offsets.png", "subsets.png")
+"""The files a run writes in its directory (``clear_run`` removes these and ``evidence/``, nothing else)."""
+
+
+def clear_run(out: Path) -> None:
+    """Remove an earlier run's files from ``out`` (other files there are left alone)."""
+    for name in RUN_FILES:
+        try:
+            (out / name).unlink()
+        except FileNotFoundError:
+            pass
+    clear_evidence(out)
+
+
+def run_config(req: ScoreRequest, settings: Settings) -> dict[str, Any]:
+    """The run's full configuration as recorded: what was asked for and every pipeline setting."""
+    return {"path": str(req.path), "format": req.format, "subsets": list(req.subsets), "limit": req.limit,
+            "sample": req.sample, "seed": req.seed, "resamples": req.resamples, "workers": req.workers,
+            "skip_invalid": req.skip_invalid, "settings": settings.model_dump(mode="json")}
 
 
 def _endpoint_failed(rec: dict[str, Any]) -> bool:

@@ -445,3 +445,42 @@ def test_proofloc_mini_injected_part():
 def test_proofloc_mini_rebuilds_identically():
     build = _build_module()
     assert build.render(build.build(SHARED_GSM8K)) == MINI.read_text(encoding="utf-8")
+
+
+# --- the arithmetic is faithsieve.mathtext's (no parser of its own) -------------------
+
+
+def test_evaluation_is_mathtexts(monkeypatch):
+    import faithsieve.datasets.inject as inject_mod
+    from faithsieve.errors import ParseError
+
+    assert not hasattr(inject_mod, "_Parser")
+    calls = []
+    real = inject_mod.parse_tokens
+
+    def spy(toks, latex, imaginary=False):
+        calls.append([t.value for t in toks])
+        return real(toks, latex, imaginary)
+
+    monkeypatch.setattr(inject_mod, "parse_tokens", spy)
+    assert evaluate("$3 x 1,000 - 50%") == Fraction(5999, 2)
+    assert calls == [["3", "*", "1,000", "-", "50", "%"]]
+
+    def broken(*a, **k):
+        raise ParseError("refused by mathtext")
+
+    monkeypatch.setattr(inject_mod, "parse_tokens", broken)
+    with pytest.raises(ArithError, match="refused by mathtext"):
+        evaluate("1 + 1")
+
+
+@pytest.mark.parametrize(("text", "value"), [("(2 + 3)%", Fraction(1, 20)), ("--5", Fraction(5)), ("-2 * -3", Fraction(6)),
+                                             ("+4 / .5", Fraction(8)), ("1,000.25 - .25", Fraction(1000))])
+def test_evaluate_signs_percent_and_numbers(text, value):
+    assert evaluate(text) == value
+
+
+@pytest.mark.parametrize("text", ["2(3)", "(2)(3)", "2 (3)", "5 % 3", "2 ^ 3", "4!"])
+def test_juxtaposition_and_other_operators_are_refused(text):
+    with pytest.raises(ArithError):
+        evaluate(text)

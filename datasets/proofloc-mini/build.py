@@ -8,7 +8,7 @@ hand-written item is verified before anything is written:
 
 * each written arithmetic chain ``a = b = c`` (plain text or LaTeX such as
   ``\\( \\frac{3}{4} \\cdot 20 = 15 \\)``, numeric powers like ``2^{10}`` included) is
-  checked exactly with the Fraction evaluator of ``faithsieve.datasets.inject``; a link
+  checked exactly with ``faithsieve.datasets.inject.evaluate`` (mathtext's exact evaluator); a link
   written with ``≈`` must agree to the precision of its right-hand number. In items
   labelled correct this covers every step, in error items the steps before the label;
 * the facts listed in ``meta.checks`` (symbolic identities, divisibility, numeric

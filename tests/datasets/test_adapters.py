@@ -55,6 +55,9 @@ CASES = [
      [("u-1", 2, 2, "Bob runs 3 km each day.", "In 4 days he runs 3 + 4 = 7 km."),
       ("u-2", 1, 2, "3 boxes hold 6 * 3 = 24 eggs.", "The answer is 24.")],
      {"duplicate of an earlier item with the same id": 1}),
+    ("localize", "localize",
+     [("a_steps", 1, 2, "She buys 4 more: 3 + 4 = 8.", "So she has 8 apples."),
+      ("b_proof", "correct", 2, "6 * 7 = 42.", "The answer is 42.")], {}),
 ]
 
 

@@ -147,7 +147,11 @@ def test_trl_none_reference_missing_column_and_logging() -> None:
     out = fn(prompts=["q", "q"], completions=[GOOD, GOOD], answer=["18", None],
              log_metric=lambda k, v: metrics.__setitem__(k, v), log_extra=lambda k, v: extra.__setitem__(k, v))
     assert out == [1.0, None]
-    assert metrics["faithsieve/acc"] == 0.5 and extra["faithsieve_answer"] == ["18", "18"]
+    # acc is over the rows with a reference (one, right): the row without one does not count as 0
+    assert metrics["faithsieve/acc"] == 1.0 and extra["faithsieve_answer"] == ["18", "18"]
+    metrics.clear()
+    fn(prompts=["q"], completions=[GOOD], answer=[None], log_metric=lambda k, v: metrics.__setitem__(k, v))
+    assert "faithsieve/acc" not in metrics and metrics["faithsieve/process_checked"] == 1.0
     with pytest.raises(KeyError, match="answer"):
         fn(prompts=["q"], completions=[GOOD], solution=["18"])
     with pytest.raises(ValueError):

@@ -56,6 +56,11 @@ def test_score_judge_reports_usage_and_redoes_offline_predictions(tmp_path: Path
         server.respond_with(judge_reply)
         args = ["score", str(data), "--out", str(out), "--no-progress", "--bootstrap", "10", "--mode", "judge",
                 "--base-url", server.base_url, "--model", "fake-model", "--cache-path", str(tmp_path / "c.sqlite")]
+        assert main(args) == 2  # another mode in the same directory: refused, the difference named
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "mode: 'offline' -> 'judge'" in err and "--force-new" in err
+        assert not server.requests
+        args.append("--force-new")
         assert main(args) == 0
         summary = json.loads(capsys.readouterr().out)
         # the offline predictions in the same directory were not reused for the judge
