@@ -95,6 +95,11 @@ class Run:
     def id(self) -> str:
         return hashlib.sha256(str(self.path).encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
+    def use_dataset(self, path: Path) -> None:
+        """Read the items' text from ``path`` from now on (forgets what was read, or failed, before)."""
+        with self._lock:
+            self.dataset, self._items, self._items_error = path, None, None
+
     def rows(self) -> list[dict[str, Any]]:
         """Prediction records in file order (a later line for the same id replaces the earlier one)."""
         path = self.path / "predictions.jsonl"
@@ -224,7 +229,7 @@ class RunRegistry:
         self._opened.add(real)
         run = self._runs.get(Run(real).id) or Run(real)
         if dataset is not None:
-            run.dataset = dataset.expanduser().resolve()
+            run.use_dataset(dataset.expanduser().resolve())
         self._runs[run.id] = run
         return run
 

@@ -200,7 +200,7 @@ export class ProofView {
 
   renderDetail(e) {
     const st = this.model.tree ? this.model.tree.states[e.parent] : null;
-    const box = [el("h3", {}, `EdgeUnit ${e.id} `, el("span", { class: `badge badge-${e.status}`, text: e.status }))];
+    const box = [el("h3", {}, `EdgeUnit ${e.id} `, el("span", { class: `badge badge-${e.status}`, text: e.status === "unreached" ? "not reached" : e.status }))];
     box.push(el("dl", { class: "kv" },
       el("dt", { text: "transition" }), el("dd", { text: e.type }),
       el("dt", { text: "step, span" }), el("dd", { text: `step ${e.step}, characters [${e.span[0]}, ${e.span[1]})` }),

@@ -49,7 +49,7 @@ export class RunBrowser {
   show(summary) {
     this.run = summary;
     history.replaceState(null, "", `#run=${summary.id}`);
-    $("run").hidden = false;
+    $("run-view").hidden = false;
     $("run-name").textContent = `Run ${summary.name}`;
     const m = summary.metrics || {};
     $("run-metrics").replaceChildren(...HEADLINE.filter(([k]) => k in m).map(([k, name]) =>
