@@ -9,6 +9,7 @@ request the page makes is recorded by route interception; any that is not for th
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import threading
@@ -53,9 +54,13 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
-def server(run_dir: Path) -> Iterator[tuple[str, str]]:
+def app(run_dir: Path) -> Any:
+    return create_app(web_settings())
+
+
+@pytest.fixture(scope="module")
+def server(app: Any, run_dir: Path) -> Iterator[tuple[str, str]]:
     """The service on 127.0.0.1 with the toy run opened; yields (base URL, run id)."""
-    app = create_app(web_settings())
     run = app.state.workbench_runs.add(run_dir)
     port = workbench_port()
     srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
@@ -215,3 +220,27 @@ def test_layout_fits_wide_and_narrow_windows(page: Any, server: tuple[str, str],
         assert result["x"] > form["x"] + form["width"]  # side by side
     else:
         assert result["y"] >= form["y"] + form["height"]  # stacked
+
+
+def test_a_large_run_is_shown_a_page_at_a_time(page: Any, server: tuple[str, str], app: Any, tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    big = tmp_path / "big"
+    big.mkdir()
+    lines = [json.dumps({"id": f"it-{i:03d}", "label": 1, "predicted": "correct"}) for i in range(250)]
+    (big / "predictions.jsonl").write_text("\n".join(lines) + "\n")
+    run = app.state.workbench_runs.add(big)
+    page.goto(f"{server[0]}/#run={run.id}")
+    rows = page.locator("#run-table tbody tr")
+    expect(page.locator("#run-caption")).to_have_text("Items 1–100 of 250")
+    expect(rows).to_have_count(100)
+    expect(page.locator("#run-prev")).to_be_disabled()
+    page.click("#run-next")
+    expect(page.locator("#run-caption")).to_have_text("Items 101–200 of 250")
+    page.click("#run-next")
+    expect(page.locator("#run-caption")).to_have_text("Items 201–250 of 250")
+    expect(rows).to_have_count(50)
+    expect(page.locator("#run-next")).to_be_disabled()
+    expect(page.locator("#run-page")).to_have_text("page 3 of 3")
+    page.fill("#run-q", "it-07")
+    expect(page.locator("#run-caption")).to_have_text("Items 1–10 of 10")

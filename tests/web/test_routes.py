@@ -47,6 +47,12 @@ def test_every_asset_the_page_names_is_shipped_and_local(client: TestClient) -> 
             assert r.headers["content-security-policy"] == CSP
 
 
+def test_the_page_weighs_under_its_budget() -> None:
+    """README: the page and all its assets stay under 64 KiB."""
+    total = sum(len((STATIC / p.name).read_bytes()) for p in STATIC.iterdir())
+    assert total < 64 * 1024, total
+
+
 @pytest.mark.parametrize("name", ["../routes.py", "..%2Froutes.py", "main.py", "MAIN.JS", "x" * 60 + ".js", "nope.js"])
 def test_assets_outside_the_static_folder_or_unknown_are_404(client: TestClient, name: str) -> None:
     r = client.get(f"/web/static/{name}")
