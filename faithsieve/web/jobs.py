@@ -17,30 +17,43 @@ from faithsieve.api.worker import JobResult
 from faithsieve.config import Settings
 from faithsieve.errors import FaithSieveError
 
+MAX_FACTS = 50
+"""Most facts sent per state (the latest; ``facts_total`` says how many it has): a long proof's
+states each hold every earlier fact, which would make the answer quadratic in its length."""
+
 
 def tree_document(data: dict[str, Any], settings: Settings) -> dict[str, Any]:
     """``{"root", "steps": [{index, text, offset}], "states": {id: {hypotheses, goal, goal_from, branch}},
     "edges": [ids], "obligations": {obligation id: edge id}}`` for the rule-based decomposition of ``data``.
 
-    A state whose goal is empty keeps its parent's (``goal_from`` names the state that stated it)."""
+    A state whose goal is empty keeps its parent's (``goal_from`` names the state that stated it).
+    Linear in the size of the tree: states are visited once, parents before children."""
     from faithsieve.obligations.extract import extract_obligations
     from faithsieve.split import proof_from_input
     from faithsieve.statetree.decompose import decompose
 
     proof = proof_from_input(data, settings)
     tree = decompose(proof)
-    parent_of = {child: e.parent for e in tree.edges for child in (e.children or (e.child,))}
+    kids: dict[str, list[str]] = {}
+    for e in tree.edges:
+        for child in e.children or (e.child,):
+            kids.setdefault(e.parent, []).append(child)
     states: dict[str, dict[str, Any]] = {}
-    for node in tree.graph.nodes:
+    # depth first from the root (a node whose goal is empty keeps the goal its parent has); nodes the
+    # root does not reach lie at the bottom of the stack
+    stack: list[tuple[str, str | None]] = [(n, None) for n in tree.graph.nodes if n != tree.root]
+    stack.append((tree.root, None))
+    while stack:
+        node, parent_goal = stack.pop()
+        if node in states:
+            continue
         st = tree.state(node)
-        states[node] = {"hypotheses": list(st.hypotheses), "goal": st.goal, "goal_from": node if st.goal else None,
-                        "branch": st.branch}
-    for node in states:  # inherit goals down the tree (bounded: each hop moves to a parent, no cycles)
-        cur, hops = node, 0
-        while not states[node]["goal"] and cur in parent_of and hops <= len(states):
-            cur, hops = parent_of[cur], hops + 1
-            if states[cur]["goal"] and states[cur]["goal_from"] == cur:
-                states[node]["goal"], states[node]["goal_from"] = states[cur]["goal"], cur
+        facts = list(st.hypotheses)
+        goal_from = node if st.goal else parent_goal
+        states[node] = {"hypotheses": facts[-MAX_FACTS:], "facts_total": len(facts),
+                        "goal": st.goal or (states[goal_from]["goal"] if goal_from else ""),
+                        "goal_from": goal_from, "branch": st.branch}
+        stack.extend((child, goal_from) for child in reversed(kids.get(node, ())) if child not in states)
     obligations = {ob.id: ob.edge for ob in extract_obligations(tree)}
     steps = [{"index": st.index, "text": st.text, "offset": st.offset} for st in proof.steps]
     return {"root": tree.root, "steps": steps, "states": states, "edges": [e.id for e in tree.edges], "obligations": obligations}

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
+import sys
+import time
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -137,3 +141,40 @@ def test_tree_body_limit_and_api_key_are_those_of_localize() -> None:
 def test_workbench_routes_stay_out_of_the_public_schema(client: TestClient) -> None:
     paths = client.get("/openapi.json").json()["paths"]
     assert not [p for p in paths if p == "/" or p.startswith("/web")]
+
+
+def _adversarial_cases() -> list[Any]:
+    path = Path(__file__).parents[1] / "adversarial" / "corpus.py"
+    spec = importlib.util.spec_from_file_location("faithsieve_web_adversarial_corpus", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return [c for c in module.load_cases() if c.id not in module.XFAIL]
+
+
+def test_hostile_inputs_to_the_tree_are_answered_2xx_or_4xx_in_time(client: TestClient) -> None:
+    """The adversarial corpus of ``POST /localize`` through ``POST /web/tree``: no 5xx, no hang."""
+    limit = web_settings().request_time_limit_s
+    cases = _adversarial_cases()
+    assert len(cases) >= 100
+    for case in cases:
+        t0 = time.monotonic()
+        r = client.post("/web/tree", content=case.body, headers={"content-type": "application/json"})
+        took = time.monotonic() - t0
+        assert r.status_code < 500, (case.id, r.status_code, r.text[:200])
+        assert took < limit, (case.id, took)
+        if r.status_code >= 400:
+            assert r.json()["error"]["code"], case.id
+
+
+def test_facts_per_state_are_capped_to_the_latest(monkeypatch: pytest.MonkeyPatch) -> None:
+    from faithsieve.config import Settings
+    from faithsieve.web import jobs
+
+    doc = json.loads((EXAMPLES / "15_case_parity_n2_plus_n.json").read_text(encoding="utf-8"))
+    full = jobs.tree_document(doc, Settings())["states"]["s12"]
+    assert full["facts_total"] == len(full["hypotheses"]) == 3
+    monkeypatch.setattr(jobs, "MAX_FACTS", 1)
+    capped = jobs.tree_document(doc, Settings())["states"]["s12"]
+    assert capped["facts_total"] == 3 and capped["hypotheses"] == full["hypotheses"][-1:]

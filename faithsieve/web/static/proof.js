@@ -210,7 +210,8 @@ export class ProofView {
     if (!st) state.append(el("p", { class: "note", text: "State not available." }));
     else {
       if (st.branch) state.append(el("p", {}, el("strong", { text: "case: " }), st.branch));
-      state.append(el("p", {}, el("strong", { text: "facts: " }), st.hypotheses.length ? "" : "none recorded"));
+      const more = st.facts_total > st.hypotheses.length ? `the latest ${st.hypotheses.length} of ${st.facts_total}` : "";
+      state.append(el("p", {}, el("strong", { text: "facts: " }), st.hypotheses.length ? more : "none recorded"));
       if (st.hypotheses.length) state.append(el("ul", { class: "facts" }, ...st.hypotheses.map((h) => el("li", {}, el("code", { text: h })))));
       state.append(el("p", {}, el("strong", { text: "goal: " }), st.goal || "none stated",
         st.goal_from && st.goal_from !== e.parent ? el("small", { text: ` (as stated at ${st.goal_from})` }) : null));
