@@ -244,3 +244,18 @@ def test_a_large_run_is_shown_a_page_at_a_time(page: Any, server: tuple[str, str
     expect(page.locator("#run-page")).to_have_text("page 3 of 3")
     page.fill("#run-q", "it-07")
     expect(page.locator("#run-caption")).to_have_text("Items 1–10 of 10")
+
+
+def test_a_huge_tree_is_drawn_up_to_its_cap(page: Any, server: tuple[str, str]) -> None:
+    """2,640 EdgeUnits: the tree draws the first 2,500 (MAX_DRAWN in proof.js) and says so."""
+    from playwright.sync_api import expect
+
+    step = "12345 * 6789 = 83810205; " * 40
+    page.goto(server[0] + "/")
+    page.fill("#problem", "Check the products.")
+    page.fill("#proof", "\n".join(f"Step {k}: {step}" for k in range(1, 67)))
+    page.click("#run")
+    expect(page.locator("#tree-cut")).to_have_text(
+        "Drawn: the first 2,500 of 2,640 EdgeUnits (the proof view has them all).", timeout=60_000)
+    expect(page.locator("#tree g.edge")).to_have_count(2500)
+    expect(page.locator('#proof-view li[data-step="66"] .span')).to_have_count(40)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -118,17 +117,14 @@ def test_unknown_run_is_404(client: TestClient) -> None:
 
 
 @pytest.fixture()
-def rooted(tmp_path: Path, run_dir: Path) -> tuple[TestClient, Path, Path]:
+def rooted(tmp_path: Path, run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[TestClient, Path, Path]:
     """An app whose runs root holds a copy of the toy run; another copy lies outside the root."""
     root, outside = tmp_path / "root", tmp_path / "outside"
     shutil.copytree(run_dir, root / "toy")
     shutil.copytree(run_dir, outside / "secret")
     (root / "plain").mkdir()
-    os.environ["FAITHSIEVE_RUNS_ROOT"] = str(root)
-    try:
-        app = create_app(web_settings())
-    finally:
-        del os.environ["FAITHSIEVE_RUNS_ROOT"]
+    monkeypatch.setenv("FAITHSIEVE_RUNS_ROOT", str(root))
+    app = create_app(web_settings())
     return TestClient(app, raise_server_exceptions=False), root, outside
 
 

@@ -4,6 +4,7 @@ import { el } from "./api.js";
 
 const RANK = { refuted: 3, unknown: 2, verified: 1, unreached: 0 };
 const MARK = { refuted: "✗", unknown: "?", verified: "✓", unreached: "·" };
+const MAX_DRAWN = 2500;  // EdgeUnits drawn in the tree (a hostile proof can have thousands; the SVG would crawl)
 
 // An evidence record's status for colouring: an obligation the time budget never reached is "unreached".
 function evStatus(ev) {
@@ -121,31 +122,43 @@ export class ProofView {
   renderTree() {
     const { tree, edges, order } = this.model;
     if (!tree) { this.treeEl.replaceChildren(el("p", { class: "note", text: "The state tree could not be matched to this verdict's EdgeUnits." })); return; }
+    const drawn = order.slice(0, MAX_DRAWN);
     const kids = new Map();
-    for (const id of order) {
+    for (const id of drawn) {
       const e = edges.get(id);
       if (!kids.has(e.parent)) kids.set(e.parent, []);
       kids.get(e.parent).push({ edge: e, child: e.child, others: e.children.filter((c) => c !== e.child) });
     }
     const pos = new Map();
     const DX = 176, DY = 66, PAD = 90;
+    const below = (node) => (kids.get(node) || []).flatMap((k) => [k.child, ...k.others]);
+    // tidy layout, iteratively (a long proof is a chain thousands of states deep): leaves left to
+    // right, each parent centred over its children; states the root does not reach start new columns
     let leaf = 0;
-    const place = (node, depth, seen) => {  // tidy layout: leaves left to right, a parent over its children
-      if (seen.has(node)) return;
-      seen.add(node);
-      const out = (kids.get(node) || []).flatMap((k) => [k.child, ...k.others]);
-      for (const c of out) place(c, depth + 1, seen);
-      const xs = out.filter((c) => pos.has(c)).map((c) => pos.get(c).x);
-      pos.set(node, { x: xs.length ? (Math.min(...xs) + Math.max(...xs)) / 2 : PAD + DX * leaf++, y: 28 + DY * depth });
-    };
-    place(tree.root, 0, new Set());
-    for (const id of Object.keys(tree.states)) if (!pos.has(id)) place(id, 0, new Set(pos.keys()));
+    const seen = new Set();
+    const starts = drawn.length < order.length ? [tree.root] : [tree.root, ...Object.keys(tree.states)];
+    for (const start of starts) {
+      const stack = [[start, 0, false]];
+      while (stack.length) {
+        const [node, depth, done] = stack.pop();
+        if (done) {
+          const xs = below(node).filter((c) => pos.has(c)).map((c) => pos.get(c).x);
+          pos.set(node, { x: xs.length ? (Math.min(...xs) + Math.max(...xs)) / 2 : PAD + DX * leaf++, y: 28 + DY * depth });
+          continue;
+        }
+        if (seen.has(node)) continue;
+        seen.add(node);
+        stack.push([node, depth, true]);
+        const out = below(node);
+        for (let i = out.length - 1; i >= 0; i--) if (!seen.has(out[i])) stack.push([out[i], depth + 1, false]);
+      }
+    }
     const width = Math.max(...[...pos.values()].map((p) => p.x)) + PAD + 40;
     const height = Math.max(...[...pos.values()].map((p) => p.y)) + 40;
     const svg = el("svg:svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "group", "aria-label": "Proof states joined by EdgeUnits" });
     const lines = el("svg:g", { class: "links" });
     const labels = el("svg:g", { class: "edges" });
-    for (const id of order) {
+    for (const id of drawn) {
       const e = edges.get(id);
       const p = pos.get(e.parent);
       const targets = [e.child, ...e.children.filter((c) => c !== e.child)].map((c) => pos.get(c)).filter(Boolean);
@@ -168,7 +181,9 @@ export class ProofView {
         el("svg:title", {}, st.branch ? `${id} — case: ${st.branch}` : id)));
     }
     svg.append(lines, nodes, labels);
-    this.treeEl.replaceChildren(svg);
+    const note = drawn.length < order.length ? el("p", { class: "note", id: "tree-cut",
+      text: `Drawn: the first ${drawn.length.toLocaleString("en")} of ${order.length.toLocaleString("en")} EdgeUnits (the proof view has them all).` }) : null;
+    this.treeEl.replaceChildren(...[note, svg].filter(Boolean));
   }
 
   select(id, { scroll = true } = {}) {
