@@ -41,12 +41,13 @@ from faithsieve.api.worker import JobResult, localize_job
 from faithsieve.config import Settings
 from faithsieve.errors import FaithSieveError, InputError, InputTooLarge
 from faithsieve.models import Verdict
+from faithsieve.web import routes as workbench
 
 log = logging.getLogger(__name__)
 
 API_VERSION = "1"
 _JSON = "application/json"
-_PROTECTED = frozenset({"/localize", "/localize/batch", "/get_reward", "/metrics"})
+_PROTECTED = frozenset({"/localize", "/localize/batch", "/get_reward", "/metrics", *workbench.PROTECTED})
 T = TypeVar("T")
 
 
@@ -389,7 +390,7 @@ def create_app(settings: ServiceSettings | None = None, job: Job | None = None) 
     middleware.append(Middleware(
         GuardMiddleware, metrics=metrics, api_key=api_key, protected=_PROTECTED,
         body_limits={"/localize": settings.max_body_bytes, "/localize/batch": settings.max_batch_body_bytes,
-                     "/get_reward": settings.max_batch_body_bytes},
+                     "/get_reward": settings.max_batch_body_bytes, **workbench.body_limits(settings)},
         body_time_limit_s=settings.body_read_time_limit_s))
 
     app = FastAPI(
@@ -433,6 +434,7 @@ def create_app(settings: ServiceSettings | None = None, job: Job | None = None) 
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+    workbench.mount(app, settings)  # the page at / and its /web/... routes (faithsieve.web)
     return app
 
 

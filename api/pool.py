@@ -196,8 +196,9 @@ class WorkerPool:
 
     # -- running -------------------------------------------------------------------------------
 
-    async def run(self, data: dict[str, Any], settings: Settings, deadline: float, run_limit: float) -> JobResult:
-        """Run the job on one input: wait for an idle slot until ``deadline`` (loop time), then allow
+    async def run(self, data: dict[str, Any], settings: Settings, deadline: float, run_limit: float,
+                  job: Job | None = None) -> JobResult:
+        """Run the job (``job``, or the pool's) on one input: wait for an idle slot until ``deadline`` (loop time), then allow
         it at most ``run_limit`` seconds (and never past ``deadline``). Cancelling the caller
         kills the worker if the job had started."""
         assert self._idle is not None, "pool not started"
@@ -220,7 +221,7 @@ class WorkerPool:
         fut: Future[JobResult] | None = None
         retire: str | None = None
         try:
-            fut = slot.submit(self._job, data, settings)
+            fut = slot.submit(job or self._job, data, settings)
             result = await asyncio.wait_for(asyncio.wrap_future(fut), limit)
         except asyncio.TimeoutError:
             retire = "timeout"

@@ -10,11 +10,13 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Callable
 from typing import Any
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
-    """Start the service; returns when uvicorn stops (Ctrl-C)."""
+def cmd_serve(args: argparse.Namespace, prepare: Callable[[Any, Any], int] | None = None) -> int:
+    """Start the service; returns when uvicorn stops (Ctrl-C). ``prepare(app, settings)``, when given, runs
+    before the server starts (``faithsieve view`` opens its run there); a non-zero answer stops here."""
     import uvicorn
     from pydantic import ValidationError
 
@@ -36,6 +38,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 2
     logging.basicConfig(level=getattr(logging, args.log_level.upper()), format="%(levelname)s %(name)s: %(message)s")
     app = create_app(settings)
+    if prepare is not None and (rc := prepare(app, settings)):
+        return rc
     uvicorn.run(app, host=settings.host, port=settings.port, log_level=args.log_level,
                 limit_concurrency=settings.max_pending * 4 + 64, timeout_keep_alive=5,
                 timeout_graceful_shutdown=int(settings.request_time_limit_s) + 1, access_log=args.access_log)
@@ -47,13 +51,18 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("serve", help="run the HTTP service (POST /localize, /localize/batch, /metrics, ...)",
                               description="Run the HTTP service. Other settings come from FAITHSIEVE_* environment "
                                           "variables (see api/README.md).")
+    add_serve_options(p)
+    p.set_defaults(func=cmd_serve)
+
+
+def add_serve_options(p: argparse.ArgumentParser) -> None:
+    """The options of ``serve`` (also taken by ``view``)."""
     p.add_argument("--host", default=None, help="interface to bind (default 127.0.0.1, or FAITHSIEVE_HOST)")
     p.add_argument("--port", type=int, default=None, help="TCP port (default 8000, or FAITHSIEVE_PORT)")
     p.add_argument("--workers", type=int, default=None,
                    help="worker processes running the pipeline (default 2, or FAITHSIEVE_WORKERS); one server process")
     p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
     p.add_argument("--access-log", action="store_true", help="log every request")
-    p.set_defaults(func=cmd_serve)
 
 
 def main(argv: list[str] | None = None) -> int:
