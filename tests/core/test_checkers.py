@@ -15,7 +15,12 @@ from faithsieve.obligations.models import (
 )
 
 BASE = dict(id="o0", step=1, span=(0, 1), edge="e0", source="")
-FAR = time.monotonic() + 60
+
+
+def far() -> float:
+    """A deadline a minute from now, taken when the check starts (not at import: a loaded suite
+    reaches these tests long after this file was imported)."""
+    return time.monotonic() + 60
 
 
 def rel(text: str, i: int = 0) -> Rel:
@@ -26,7 +31,7 @@ def rel(text: str, i: int = 0) -> Rel:
 
 def outcome(text: str, approx: bool = False, rounded: tuple[str, ...] = (), link: int = 0) -> str:
     ob = ArithmeticObligation(**BASE, claim=rel(text, link), approx=approx, rounded=rounded)
-    out = run_portfolio(ob, [ExactChecker(), SympyChecker()], FAR)
+    out = run_portfolio(ob, [ExactChecker(), SympyChecker()], far())
     return type(out).__name__
 
 
@@ -103,10 +108,10 @@ def test_guards_stop_before_computing(text: str) -> None:
 
 def test_substitution() -> None:
     ob = SubstitutionObligation(**BASE, claim=rel("3x + 1 = 14"), env={"x": Fraction(4)}, origins={"x": "step 1"})
-    out = ExactChecker().check(ob, FAR)
+    out = ExactChecker().check(ob, far())
     assert isinstance(out, Refuted) and out.counterexample["x"] == "4" and out.counterexample["lhs"] == "13"
     ob = SubstitutionObligation(**BASE, claim=rel("3x + 1 = 13"), env={"x": Fraction(4)})
-    assert isinstance(ExactChecker().check(ob, FAR), Verified)
+    assert isinstance(ExactChecker().check(ob, far()), Verified)
 
 
 @pytest.mark.parametrize(
@@ -123,7 +128,7 @@ def test_substitution() -> None:
 def test_solution(eq: str, values: dict, approx: bool, expected: type) -> None:
     ob = SolutionObligation(**BASE, equations=(rel(eq),), values={k: Fraction(v) for k, v in values.items()},
                             approx=approx, decimals=2 if approx else 0)
-    assert isinstance(ExactChecker().check(ob, FAR), expected)
+    assert isinstance(ExactChecker().check(ob, far()), expected)
 
 
 @pytest.mark.parametrize(
@@ -139,7 +144,7 @@ def test_solution(eq: str, values: dict, approx: bool, expected: type) -> None:
 )
 def test_identity(text: str, asserted: bool, expected: type) -> None:
     ob = IdentityObligation(**BASE, claim=rel(text), asserted_identity=asserted)
-    out = SympyChecker().check(ob, FAR)
+    out = SympyChecker().check(ob, far())
     assert isinstance(out, expected), out
     if isinstance(out, Refuted) and out.method == "random-points":
         env = {k: Fraction(v) for k, v in out.counterexample.items() if k in ("x",)}
@@ -160,7 +165,7 @@ def test_identity(text: str, asserted: bool, expected: type) -> None:
 )
 def test_derivation(premise: str, claim: str, expected: type) -> None:
     ob = DerivationObligation(**BASE, premises=(rel(premise),), claim=rel(claim))
-    out = Z3Checker().check(ob, FAR)
+    out = Z3Checker().check(ob, far())
     assert isinstance(out, expected), out
 
 
@@ -172,15 +177,15 @@ def _cov(conds: list[str], domain: str = "integer", parity: tuple[str, ...] = ()
 
 
 def test_coverage() -> None:
-    out = Z3Checker().check(_cov(["n > 0", "n < 0"]), FAR)
+    out = Z3Checker().check(_cov(["n > 0", "n < 0"]), far())
     assert isinstance(out, Refuted) and out.counterexample == {"n": "0"}
-    assert isinstance(Z3Checker().check(_cov(["n >= 0", "n < 0"]), FAR), Verified)
-    assert isinstance(Z3Checker().check(_cov([], parity=("even", "odd")), FAR), Verified)
-    out = Z3Checker().check(_cov([], parity=("mod 3 0", "mod 3 1")), FAR)
+    assert isinstance(Z3Checker().check(_cov(["n >= 0", "n < 0"]), far()), Verified)
+    assert isinstance(Z3Checker().check(_cov([], parity=("even", "odd")), far()), Verified)
+    out = Z3Checker().check(_cov([], parity=("mod 3 0", "mod 3 1")), far())
     assert isinstance(out, Refuted) and int(out.counterexample["n"]) % 3 == 2
     # the domain constraint from the problem excludes the gap
     ob = _cov(["n > 0", "n < 0"]).model_copy(update={"domain_constraints": (Rel(Var("n"), ">", Num(Fraction(0), "0", 0)),)})
-    assert isinstance(Z3Checker().check(ob, FAR), Verified)
+    assert isinstance(Z3Checker().check(ob, far()), Verified)
 
 
 def test_portfolio_respects_deadline() -> None:
