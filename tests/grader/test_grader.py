@@ -262,15 +262,17 @@ def test_hostile_through_every_entry_point() -> None:
 def test_budget_exceeded_is_outcome_only_and_the_pool_recovers() -> None:
     tight = GraderConfig(cache_size=0, time_budget_s=0.02)
     text = LONG_PROOF + "\nThe answer is 7."
-    assert g._POOL is not None
-    before = {w.proc.pid for w in g._POOL.idle}
+    from faithsieve.grading import pool as gp
+
+    assert gp._POOL is not None
+    before = {w.proc.pid for w in gp._POOL.idle}
     t = time.perf_counter()
     r = g.grade(text, "7", "", tight)
     elapsed = time.perf_counter() - t
     assert r.budget_exceeded and "budget_exceeded" in r.flags and not r.process_checked
     assert r.score == 1.0 and r.first_error_step is None  # outcome only
     assert elapsed < 0.5
-    assert {w.proc.pid for w in g._POOL.idle} != before  # the overrunning worker was killed and replaced
+    assert {w.proc.pid for w in gp._POOL.idle} != before  # the overrunning worker was killed and replaced
     # the killed worker is replaced; the spare answers at once
     r2 = g.grade(BAD_STEP, "18", PROBLEM, NOCACHE)
     assert r2.process_checked and r2.first_error_step == 1

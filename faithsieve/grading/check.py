@@ -1,0 +1,49 @@
+"""The step check (the process term): split and localize one solution; runs in a worker process or inline."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+
+@lru_cache(maxsize=256)
+def _settings(key: tuple[tuple[str, Any], ...]):  # type: ignore[no-untyped-def]
+    from faithsieve.config import Settings
+
+    # The grader is the offline sieve whatever FAITHSIEVE_MODE says: it must stay fast and deterministic.
+    return Settings(**{**dict(key), "mode": "offline"})
+
+
+def _run_check(problem: str, text: str, settings_key: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
+    """Split and localize; a compact, JSON-safe summary. Never raises."""
+    from faithsieve.errors import InputError, InputTooLarge
+    from faithsieve.pipeline import build_checkers, localize
+    from faithsieve.split import proof_from_text
+
+    try:
+        settings = _settings(settings_key)
+        try:
+            proof = proof_from_text(problem, text, settings)
+        except InputTooLarge as exc:
+            field_ = (exc.detail or {}).get("field", "") if isinstance(exc.detail, dict) else ""
+            return {"status": "too_many_steps" if field_ == "steps" else "too_long", "error": exc.message}
+        except InputError as exc:
+            return {"status": "error", "error": exc.message}
+        if not proof.steps:
+            return {"status": "empty"}
+        v = localize(proof, settings, build_checkers(settings))
+        budget_hit = any(e.method == "budget" for st in v.steps for e in st.evidence)
+        c = v.coverage
+        return {
+            "status": "ok", "verdict": v.verdict, "first_error_step": v.first_error_step, "reason": v.reason,
+            "statuses": [s.status for s in v.steps],
+            "spans": [[s.offset, s.offset + len(s.text)] for s in proof.steps],
+            "steps": c.steps, "steps_decided": c.steps_decided, "obligations": c.obligations,
+            "obligations_decided": c.obligations_decided, "budget_hit": budget_hit, "ms": v.timings.total_ms,
+        }
+    except MemoryError:
+        return {"status": "error", "error": "MemoryError", "restart": True}
+    except RecursionError:
+        return {"status": "error", "error": "RecursionError"}
+    except Exception as exc:  # noqa: BLE001 - a reward function must not crash the trainer
+        return {"status": "error", "error": f"{type(exc).__name__}: {str(exc)[:200]}"}

@@ -1,0 +1,174 @@
+"""Comparing two read answers as values (``answers_equal``)."""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+
+from faithsieve.errors import FaithSieveError
+from faithsieve.grading.extract import DEFAULT_POLICY, AnswerPolicy
+from faithsieve.grading.normalize import LIMITS, ParsedAnswer, parse_answer
+from faithsieve.mathtext.ast import Expr, variables, walk
+from faithsieve.mathtext.evaluate import evaluate, to_sympy
+
+MAX_SYMPY_NODES = 80
+_POINTS = 6
+
+# ---------------------------------------------------------------------------
+# Comparison
+# ---------------------------------------------------------------------------
+
+def _readings(a: ParsedAnswer, policy: AnswerPolicy) -> list[Fraction]:
+    assert a.value is not None
+    if a.percent_base is None:
+        return [a.value]
+    if policy.percent == "value":
+        return [a.value]
+    if policy.percent == "strip":
+        return [a.percent_base]
+    return [a.value, a.percent_base]
+
+
+def _terminating(x: Fraction) -> bool:
+    d = x.denominator
+    for p in (2, 5):
+        while d % p == 0:
+            d //= p
+    return d == 1
+
+
+def _rounded_match(dec: ParsedAnswer, other: ParsedAnswer) -> bool:
+    """A decimal with >= 2 places against a value with no finite decimal expansion."""
+    if dec.decimals is None or dec.decimals < 2 or dec.value is None:
+        return False
+    half_ulp = Fraction(1, 2 * 10**dec.decimals)
+    if other.kind == "number" and other.value is not None:
+        if _terminating(other.value):
+            return False
+        return abs(other.value - dec.value) <= half_ulp
+    if other.kind == "expr" and other.expr is not None and not variables(other.expr):
+        v = _numeric(other.expr)
+        if v is None:
+            return False
+        return abs(v - dec.value) <= half_ulp
+    return False
+
+
+def _size(e: Expr) -> int:
+    """Node count, stopping early once past the symbolic size limit."""
+    n = 0
+    for _ in walk(e):
+        n += 1
+        if n > MAX_SYMPY_NODES:
+            break
+    return n
+
+
+def _sympy(e: Expr):  # type: ignore[no-untyped-def]
+    if _size(e) > MAX_SYMPY_NODES:
+        return None
+    try:
+        return to_sympy(e, LIMITS)
+    except (FaithSieveError, ArithmeticError, ValueError, TypeError, RecursionError):
+        return None
+
+
+def _numeric(e: Expr) -> Fraction | None:
+    """A closed real value to ~40 digits, as a Fraction (None if not real or not computable)."""
+    import sympy  # type: ignore[import-untyped]
+
+    s = _sympy(e)
+    if s is None:
+        return None
+    try:
+        v = sympy.N(s, 45)
+        if not v.is_real or not v.is_finite:
+            return None
+        return Fraction(str(v))
+    except (ArithmeticError, ValueError, TypeError, RecursionError):
+        return None
+
+
+def _closed_equal(a: Expr, b: Expr) -> bool:
+    import sympy  # type: ignore[import-untyped]
+
+    sa, sb = _sympy(a), _sympy(b)
+    if sa is None or sb is None:
+        return False
+    try:
+        d = sa - sb
+        if d == 0:
+            return True
+        dv = sympy.N(d, 50)
+        mag = sympy.N(abs(sa), 20)
+        if not (dv.is_number and mag.is_number) or not dv.is_finite:
+            return False
+        return bool(abs(dv) <= sympy.Float(10, 60) ** -40 * max(mag, 1))
+    except (ArithmeticError, ValueError, TypeError, RecursionError):
+        return False
+
+
+def _identity_equal(a: Expr, b: Expr) -> bool:
+    """Equal as functions: agree at fixed pseudo-random rational points (bounded exact arithmetic)."""
+    names = sorted(variables(a) | variables(b))
+    if len(names) > 8:
+        return False
+    rng = random.Random(1729)
+    agreed = 0
+    for _ in range(_POINTS * 3):
+        env = {n: Fraction(rng.randint(-97, 97), rng.randint(1, 13)) for n in names}
+        try:
+            va, vb = evaluate(a, env, LIMITS), evaluate(b, env, LIMITS)
+        except (FaithSieveError, ArithmeticError, ValueError, RecursionError):
+            continue
+        if va != vb:
+            return False
+        agreed += 1
+        if agreed >= _POINTS:
+            return True
+    return False
+
+
+def _scalar_equal(p: ParsedAnswer, r: ParsedAnswer, policy: AnswerPolicy) -> bool:
+    if p.kind == "number" and r.kind == "number":
+        if set(_readings(p, policy)) & set(_readings(r, policy)):
+            return True
+        return policy.decimal_rounding and (_rounded_match(p, r) or _rounded_match(r, p))
+    if p.kind in ("number", "expr") and r.kind in ("number", "expr"):
+        assert p.expr is not None and r.expr is not None
+        if variables(p.expr) or variables(r.expr):
+            return _identity_equal(p.expr, r.expr)
+        if _closed_equal(p.expr, r.expr):
+            return True
+        return policy.decimal_rounding and (_rounded_match(p, r) or _rounded_match(r, p))
+    return p.norm == r.norm and bool(p.norm)
+
+
+def _equal(p: ParsedAnswer, r: ParsedAnswer, policy: AnswerPolicy) -> bool:
+    if p.kind == "seq" or r.kind == "seq":
+        if p.kind != r.kind:
+            return p.norm == r.norm
+        if p.brackets != r.brackets or len(p.items) != len(r.items):
+            return False
+        return all(_scalar_equal(a, b, policy) for a, b in zip(p.items, r.items))
+    if p.kind == "set" or r.kind == "set":
+        if p.kind != r.kind or len(p.items) != len(r.items):
+            return p.norm == r.norm
+        left = list(r.items)
+        for a in p.items:
+            for i, b in enumerate(left):
+                if _scalar_equal(a, b, policy):
+                    del left[i]
+                    break
+            else:
+                return False
+        return True
+    return _scalar_equal(p, r, policy)
+
+
+def answers_equal(predicted: str, reference: str, policy: AnswerPolicy = DEFAULT_POLICY) -> bool:
+    """Whether two final answers denote the same value (see the module docstring)."""
+    if not predicted or not reference:
+        return False
+    p, r = parse_answer(predicted), parse_answer(reference)
+    return _equal(p, r, policy)
