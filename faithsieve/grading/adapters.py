@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from faithsieve.grading.config import GraderConfig, _apply_overrides, default_config
-from faithsieve.grading.inputs import _as_text, _prompt_problem, _strip_special_tail
+from faithsieve.grading.inputs import BadInput, _as_text, _strip_special_tail
 from faithsieve.grading.result import LOG_KEYS, GradeResult
 from faithsieve.grading.reward import grade, grade_many
 
@@ -18,12 +18,13 @@ log = logging.getLogger("faithsieve.grader")
 # verl
 # ---------------------------------------------------------------------------
 
-def _verl_problem(extra_info: Any) -> str:
+def _verl_problem(extra_info: Any) -> Any:
+    """The problem in verl's ``extra_info`` (read, and flagged when unreadable, by ``grade``)."""
     if isinstance(extra_info, Mapping):
         for k in ("question", "problem", "prompt", "query"):
             v = extra_info.get(k)
-            if v:
-                return _prompt_problem(v)
+            if v is not None and not (isinstance(v, str) and not v):
+                return v
     return ""
 
 
@@ -110,9 +111,12 @@ def _trl_log(results: list[GradeResult], kwargs: Mapping[str, Any]) -> None:
 # OpenRLHF
 # ---------------------------------------------------------------------------
 
-def _completion_from_query(query: Any, prompt: Any) -> str:
+def _completion_from_query(query: Any, prompt: Any) -> Any:
     """OpenRLHF sends ``query`` = prompt + response: keep the response."""
-    q = _as_text(query)
+    try:
+        q = _as_text(query)
+    except BadInput:
+        return query  # grade() flags it
     p = prompt if isinstance(prompt, str) else ""
     if p:
         if q.startswith(p):
@@ -139,7 +143,7 @@ def openrlhf_reward(query: Sequence[Any], prompts: Sequence[Any] | None = None, 
     ls = list(labels) if labels is not None else [None] * n
     if len(ps) != n or len(ls) != n:
         raise ValueError(f"query, prompts and labels must have equal lengths (got {n}, {len(ps)}, {len(ls)})")
-    items = [(_completion_from_query(q, p), (lab if lab != "" else None), p) for q, p, lab in zip(queries, ps, ls)]
+    items = [(_completion_from_query(q, p), (None if isinstance(lab, str) and not lab else lab), p) for q, p, lab in zip(queries, ps, ls)]
     results = grade_many(items, config or default_config())
     logs = [r.log_values() for r in results]
     return {

@@ -1,11 +1,19 @@
-"""Comparing two read answers as values (``answers_equal``)."""
+"""Comparing two read answers as values (``answers_equal``).
+
+Bounded in the caller's thread: every arbitrary-precision evaluation is preceded by a double-precision
+magnitude check (``faithsieve.grading.approx``) and runs at a fixed precision; with a ``deadline``
+the comparison stops between steps once it has passed and raises ``AnswerTimeout``.
+"""
 
 from __future__ import annotations
 
 import random
+import threading
+import time
 from fractions import Fraction
 
 from faithsieve.errors import FaithSieveError
+from faithsieve.grading.approx import approx, close
 from faithsieve.grading.extract import DEFAULT_POLICY, AnswerPolicy
 from faithsieve.grading.normalize import LIMITS, ParsedAnswer, parse_answer
 from faithsieve.mathtext.ast import Expr, variables, walk
@@ -13,6 +21,22 @@ from faithsieve.mathtext.evaluate import evaluate, to_sympy
 
 MAX_SYMPY_NODES = 80
 _POINTS = 6
+_TL = threading.local()
+
+
+class AnswerTimeout(Exception):
+    """The comparison passed its deadline (raised only when ``answers_equal`` was given one)."""
+
+
+def _tick() -> None:
+    deadline = getattr(_TL, "deadline", None)
+    if deadline is not None and time.monotonic() > deadline:
+        raise AnswerTimeout
+
+
+def _finite(e: Expr) -> bool:
+    """Small enough (value and every intermediate) to evaluate to many digits: the magnitude guard."""
+    return approx(e) is not None
 
 # ---------------------------------------------------------------------------
 # Comparison
@@ -77,9 +101,12 @@ def _numeric(e: Expr) -> Fraction | None:
     """A closed real value to ~40 digits, as a Fraction (None if not real or not computable)."""
     import sympy  # type: ignore[import-untyped]
 
+    if not _finite(e):
+        return None
     s = _sympy(e)
     if s is None:
         return None
+    _tick()
     try:
         v = sympy.N(s, 45)
         if not v.is_real or not v.is_finite:
@@ -95,10 +122,13 @@ def _closed_equal(a: Expr, b: Expr) -> bool:
     sa, sb = _sympy(a), _sympy(b)
     if sa is None or sb is None:
         return False
+    _tick()
     try:
         d = sa - sb
         if d == 0:
             return True
+        if not (_finite(a) and _finite(b)):
+            return False  # never evaluate 10^{10^{10}} or exp(exp(exp(64))) to 50 digits
         dv = sympy.N(d, 50)
         mag = sympy.N(abs(sa), 20)
         if not (dv.is_number and mag.is_number) or not dv.is_finite:
@@ -116,6 +146,7 @@ def _identity_equal(a: Expr, b: Expr) -> bool:
     rng = random.Random(1729)
     agreed = 0
     for _ in range(_POINTS * 3):
+        _tick()
         env = {n: Fraction(rng.randint(-97, 97), rng.randint(1, 13)) for n in names}
         try:
             va, vb = evaluate(a, env, LIMITS), evaluate(b, env, LIMITS)
@@ -126,7 +157,26 @@ def _identity_equal(a: Expr, b: Expr) -> bool:
         agreed += 1
         if agreed >= _POINTS:
             return True
-    return False
+    return agreed == 0 and _float_identity(a, b, names)
+
+
+def _float_identity(a: Expr, b: Expr, names: list[str]) -> bool:
+    """No rational point could be evaluated exactly (trigonometry, logarithms): compare in doubles at
+    fixed points of both signs; equal when they agree to 1e-9 wherever both are defined (>= 4 points)."""
+    rng = random.Random(4099)
+    agreed = 0
+    for _ in range(_POINTS * 3):
+        _tick()
+        env = {n: complex(rng.uniform(-2.9, 2.9)) for n in names}
+        va, vb = approx(a, env), approx(b, env)
+        if va is None or vb is None:
+            continue
+        if not close(va, vb):
+            return False
+        agreed += 1
+        if agreed >= _POINTS:
+            break
+    return agreed >= 4
 
 
 def _scalar_equal(p: ParsedAnswer, r: ParsedAnswer, policy: AnswerPolicy) -> bool:
@@ -156,6 +206,7 @@ def _equal(p: ParsedAnswer, r: ParsedAnswer, policy: AnswerPolicy) -> bool:
             return p.norm == r.norm
         left = list(r.items)
         for a in p.items:
+            _tick()
             for i, b in enumerate(left):
                 if _scalar_equal(a, b, policy):
                     del left[i]
@@ -166,9 +217,16 @@ def _equal(p: ParsedAnswer, r: ParsedAnswer, policy: AnswerPolicy) -> bool:
     return _scalar_equal(p, r, policy)
 
 
-def answers_equal(predicted: str, reference: str, policy: AnswerPolicy = DEFAULT_POLICY) -> bool:
-    """Whether two final answers denote the same value (see the module docstring)."""
+def answers_equal(predicted: str, reference: str, policy: AnswerPolicy = DEFAULT_POLICY,
+                  deadline: float | None = None) -> bool:
+    """Whether two final answers denote the same value (see the module docstring). ``deadline``
+    (``time.monotonic()`` seconds): past it, raise ``AnswerTimeout`` instead of finishing."""
     if not predicted or not reference:
         return False
-    p, r = parse_answer(predicted), parse_answer(reference)
-    return _equal(p, r, policy)
+    _TL.deadline = deadline
+    try:
+        p, r = parse_answer(predicted), parse_answer(reference)
+        _tick()
+        return _equal(p, r, policy)
+    finally:
+        _TL.deadline = None

@@ -95,10 +95,8 @@ class _Worker:
                 f.close()  # type: ignore[union-attr]
             except OSError:
                 pass
-        try:
-            self.proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            threading.Thread(target=self.proc.wait, daemon=True).start()
+        # reap it off the caller's thread: a call never waits on a dying process
+        threading.Thread(target=self.proc.wait, daemon=True, name="faithsieve-grader-reap").start()
 
 
 class _Pool:
@@ -151,6 +149,10 @@ class _Pool:
                 self.cond.notify()
             return
         w.kill()
+        # start the replacement off the caller's thread (spawning takes milliseconds to seconds)
+        threading.Thread(target=self._replace, daemon=True, name="faithsieve-grader-spawn").start()
+
+    def _replace(self) -> None:
         fresh = self._spawn_or_none()
         with self.cond:
             if fresh is not None:
@@ -233,10 +235,15 @@ def _check_in_worker(problem: str, text: str, key: tuple[tuple[str, Any], ...], 
     pool = _pool(cfg)
     if pool.broken is not None and pool.size == 0:
         return {"status": "worker_unavailable", "error": pool.broken}
-    w = pool.acquire(cfg.acquire_timeout_s if pool.warm else cfg.startup_timeout_s)
+    def wait_s() -> float:  # a warm pool is waited for within the call's budget only
+        if not pool.warm:
+            return cfg.startup_timeout_s
+        return max(0.0, min(cfg.acquire_timeout_s, deadline - time.monotonic()))
+
+    w = pool.acquire(wait_s())
     if w is not None and not w.alive():  # died while idle (e.g. killed from outside): replace, retry once
         pool.release(w, False)
-        w = pool.acquire(cfg.acquire_timeout_s if pool.warm else cfg.startup_timeout_s)
+        w = pool.acquire(wait_s())
     if w is None:
         return {"status": "worker_unavailable", "error": "all workers busy"}
     healthy = False

@@ -10,11 +10,11 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-from faithsieve.grading.equivalence import answers_equal
-from faithsieve.grading.extract import AnswerPolicy, extract_answer
 from faithsieve.grading.check import _run_check
 from faithsieve.grading.config import GraderConfig, _apply_overrides, default_config
-from faithsieve.grading.inputs import _as_text, _prompt_problem, _references, _strip_special_tail
+from faithsieve.grading.equivalence import AnswerTimeout, answers_equal
+from faithsieve.grading.extract import AnswerPolicy, ExtractedAnswer, extract_answer
+from faithsieve.grading.inputs import BadInput, _as_text, _prompt_problem, _references, _strip_special_tail
 from faithsieve.grading.pool import _check_in_worker, executor
 from faithsieve.grading.result import GradeResult
 
@@ -48,11 +48,9 @@ def _process(problem: str, text: str, cfg: GraderConfig, deadline: float) -> dic
     key = _settings_key(cfg, remaining)
     ckey = (problem, text, cfg.time_budget_s, cfg.obligation_time_limit_ms, cfg.max_chars, cfg.max_steps)
     if cfg.cache_size:
-        with _CACHE_LOCK:
-            hit = _CACHE.get(ckey)
-            if hit is not None:
-                _CACHE.move_to_end(ckey)
-                return hit
+        hit = _cached(_CACHE, ckey, cfg.cache_size)
+        if hit is not None:
+            return hit
     if cfg.isolation == "process" and os.name == "posix":
         out = _check_in_worker(problem, text, key, cfg, deadline)
     else:
@@ -60,10 +58,7 @@ def _process(problem: str, text: str, cfg: GraderConfig, deadline: float) -> dic
         if time.monotonic() > deadline and out.get("status") == "ok":
             out = {**out, "budget_hit": True}
     if cfg.cache_size and out.get("status") in _CACHEABLE and not out.get("budget_hit"):
-        with _CACHE_LOCK:
-            _CACHE[ckey] = out
-            while len(_CACHE) > cfg.cache_size:
-                _CACHE.popitem(last=False)
+        _cached(_CACHE, ckey, cfg.cache_size, out)
     return out
 
 
@@ -73,36 +68,104 @@ _STATUS_FLAG = {
 }
 
 
+def _cached(cache: OrderedDict[Any, Any], key: Any, size: int, value: Any = None) -> Any:
+    """Look up ``key`` (value None) or store ``value`` under it, keeping at most ``size`` entries."""
+    with _CACHE_LOCK:
+        if value is None:
+            hit = cache.get(key)
+            if hit is not None:
+                cache.move_to_end(key)
+            return hit
+        cache[key] = value
+        while len(cache) > size:
+            cache.popitem(last=False)
+        return value
+
+
+_ANSWER_CACHE: OrderedDict[tuple[Any, ...], bool] = OrderedDict()
+
+
+def _outcome(answer: str, refs: list[str], policy: AnswerPolicy, cfg: GraderConfig, deadline: float) -> bool:
+    """Whether ``answer`` equals one of ``refs``; raises ``AnswerTimeout`` past the deadline."""
+    key = (answer, tuple(refs), policy)
+    if cfg.cache_size:
+        hit = _cached(_ANSWER_CACHE, key, cfg.cache_size)
+        if hit is not None:
+            return bool(hit)
+    equal = any(answers_equal(answer, r, policy, deadline) for r in refs)
+    if cfg.cache_size:
+        _cached(_ANSWER_CACHE, key, cfg.cache_size, equal)
+    return equal
+
+
 def grade(solution: Any, reference: Any = None, problem: Any = "", config: GraderConfig | None = None,
           **overrides: Any) -> GradeResult:
     """Grade one solution. ``reference``: the expected answer (a string such as ``"18"`` or
     ``"\\frac{1}{2}"``, a full solution ending in ``#### 18`` or ``\\boxed{...}``, a number, or a
     list of acceptable answers); None grades the process only. ``problem``: the problem text (its
     numbers are facts for the checker); a chat prompt's last user message is used. Keyword
-    ``overrides`` replace ``GraderConfig`` fields for this call."""
+    ``overrides`` replace ``GraderConfig`` fields for this call (an invalid value raises
+    ``ValueError``; nothing in the inputs ever does: unreadable input is flagged ``bad_input``,
+    an internal failure ``grader_error``, and the reward is then the outcome term alone)."""
     t0 = time.perf_counter()
     cfg = _apply_overrides(config, overrides) if overrides else (config or default_config())
     deadline = time.monotonic() + cfg.time_budget_s
-    text = _strip_special_tail(_as_text(solution))
-    prob = _prompt_problem(problem)[: cfg.max_problem_chars]
     policy = AnswerPolicy(percent=cfg.percent, decimal_rounding=cfg.decimal_rounding, last_number=cfg.last_number)
     flags: list[str] = []
+    outcome: bool | None = None
+    outcome_term = 0.0
+    ex = None
+    refs: list[str] = []
+    try:
+        try:
+            text = _strip_special_tail(_as_text(solution))
+            prob = _prompt_problem(problem)[: cfg.max_problem_chars]
+            refs = _references(reference)
+        except BadInput as exc:
+            flags.append("bad_input")
+            log.debug("faithsieve.grader: bad input: %s", exc)
+            return _outcome_only(cfg, flags, t0, refs)
+        ex = extract_answer(text, policy)
+        if not refs:
+            flags.append("no_reference")
+        elif ex is None:
+            outcome, outcome_term = False, cfg.no_answer_reward
+        else:
+            try:
+                outcome = _outcome(ex.text, refs, policy, cfg, deadline)
+            except AnswerTimeout:
+                outcome = False
+                flags.append("answer_budget_exceeded")
+            outcome_term = cfg.correct_reward if outcome else cfg.incorrect_reward
+        if ex is None:
+            flags.append("no_answer")
+        if "answer_budget_exceeded" in flags:
+            return _outcome_only(cfg, flags, t0, refs, outcome, outcome_term, ex)
+        return _with_process(text, prob, cfg, deadline, flags, t0, refs, outcome, outcome_term, ex)
+    except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - never crash the trainer
+        log.debug("faithsieve.grader: grader_error: %s: %s", type(exc).__name__, exc)
+        flags.append("grader_error")
+        if outcome is None and refs:
+            outcome, outcome_term = False, (cfg.incorrect_reward if ex is not None else cfg.no_answer_reward)
+        return _outcome_only(cfg, flags, t0, refs, outcome, outcome_term, ex)
 
-    refs = _references(reference)
-    ex = extract_answer(text, policy)
-    if not refs:
-        outcome: bool | None = None
-        flags.append("no_reference")
-        outcome_term = 0.0
-    elif ex is None:
-        outcome = False
-        outcome_term = cfg.no_answer_reward
-    else:
-        outcome = any(answers_equal(ex.text, r, policy) for r in refs)
-        outcome_term = cfg.correct_reward if outcome else cfg.incorrect_reward
-    if ex is None:
-        flags.append("no_answer")
 
+def _outcome_only(cfg: GraderConfig, flags: list[str], t0: float, refs: list[str], outcome: bool | None = None,
+                  outcome_term: float | None = None, ex: ExtractedAnswer | None = None) -> GradeResult:
+    """The documented fallback: the outcome term alone (no answer: ``no_answer_reward``)."""
+    if outcome_term is None:
+        outcome_term = cfg.no_answer_reward if refs else 0.0
+        outcome = False if refs else None
+    return GradeResult(
+        score=float(outcome_term), outcome=outcome, outcome_term=float(outcome_term),
+        answer=ex.text if ex is not None else None, answer_source=ex.source if ex is not None else None,
+        reference=refs[0] if refs else None, process_checked=False, verdict=None, first_error_step=None,
+        flags=tuple(dict.fromkeys(flags)), time_ms=round((time.perf_counter() - t0) * 1000, 3),
+    )
+
+
+def _with_process(text: str, prob: str, cfg: GraderConfig, deadline: float, flags: list[str], t0: float,
+                  refs: list[str], outcome: bool | None, outcome_term: float, ex: ExtractedAnswer | None) -> GradeResult:
     proc: dict[str, Any] | None = None
     if not cfg.process:
         flags.append("process_disabled")
