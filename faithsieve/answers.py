@@ -28,7 +28,8 @@ from __future__ import annotations
 
 from faithsieve.grading.equivalence import answers_equal
 from faithsieve.grading.extract import AnswerPolicy, ExtractedAnswer, extract_answer, reference_answer
-from faithsieve.grading.normalize import ParsedAnswer, normalize_answer, parse_answer
+from faithsieve.grading.normalize import normalize_answer
+from faithsieve.grading.parse import ParsedAnswer, parse_answer
 
 __all__ = [
     "AnswerPolicy", "ExtractedAnswer", "ParsedAnswer", "answers_equal", "extract_answer", "normalize_answer",

@@ -15,7 +15,8 @@ from fractions import Fraction
 from faithsieve.errors import FaithSieveError
 from faithsieve.grading.approx import approx, close
 from faithsieve.grading.extract import DEFAULT_POLICY, AnswerPolicy
-from faithsieve.grading.normalize import LIMITS, ParsedAnswer, parse_answer
+from faithsieve.grading.normalize import LIMITS
+from faithsieve.grading.parse import ParsedAnswer, parse_answer
 from faithsieve.mathtext.ast import Expr, variables, walk
 from faithsieve.mathtext.evaluate import evaluate, to_sympy
 
@@ -161,13 +162,14 @@ def _identity_equal(a: Expr, b: Expr) -> bool:
 
 
 def _float_identity(a: Expr, b: Expr, names: list[str]) -> bool:
-    """No rational point could be evaluated exactly (trigonometry, logarithms): compare in doubles at
-    fixed points of both signs; equal when they agree to 1e-9 wherever both are defined (>= 4 points)."""
+    """No rational point could be evaluated exactly (trigonometry, logarithms, fractional powers): compare
+    in doubles at fixed positive points (where real powers and roots agree with their principal values);
+    equal when they agree to 1e-9 wherever both are defined (at least 4 points)."""
     rng = random.Random(4099)
     agreed = 0
     for _ in range(_POINTS * 3):
         _tick()
-        env = {n: complex(rng.uniform(-2.9, 2.9)) for n in names}
+        env = {n: complex(rng.uniform(0.1, 2.9)) for n in names}
         va, vb = approx(a, env), approx(b, env)
         if va is None or vb is None:
             continue
@@ -194,26 +196,71 @@ def _scalar_equal(p: ParsedAnswer, r: ParsedAnswer, policy: AnswerPolicy) -> boo
     return p.norm == r.norm and bool(p.norm)
 
 
+def _set_equal(p: ParsedAnswer, r: ParsedAnswer, policy: AnswerPolicy) -> bool:
+    """Equal as sets: every element of each is equal to some element of the other (order and
+    repeats do not matter)."""
+    for xs, ys in ((p.items, r.items), (r.items, p.items)):
+        for a in xs:
+            _tick()
+            if not any(_equal(a, b, policy) for b in ys):
+                return False
+    return True
+
+
+def _equation_equal(a: Expr, b: Expr) -> bool:
+    """Two equations ``a = 0`` and ``b = 0`` are the same when ``a = c·b`` for a constant ``c != 0``
+    (``34x+45y-20z+100=0`` and its negation): the ratio agrees at fixed rational points."""
+    names = sorted(variables(a) | variables(b))
+    if not names or len(names) > 8:
+        return False
+    rng = random.Random(2718)
+    ratio: Fraction | None = None
+    agreed = 0
+    for _ in range(_POINTS * 3):
+        _tick()
+        env = {n: Fraction(rng.randint(-97, 97), rng.randint(1, 13)) for n in names}
+        try:
+            va, vb = evaluate(a, env, LIMITS), evaluate(b, env, LIMITS)
+        except (FaithSieveError, ArithmeticError, ValueError, RecursionError):
+            continue
+        if va == 0 or vb == 0:
+            if va != vb:
+                return False
+            continue
+        if ratio is None:
+            ratio = va / vb
+        elif va / vb != ratio:
+            return False
+        agreed += 1
+        if agreed >= _POINTS:
+            return True
+    return False
+
+
 def _equal(p: ParsedAnswer, r: ParsedAnswer, policy: AnswerPolicy) -> bool:
+    if p.kind == "set" and r.kind == "set":
+        if (p.brackets == "cup") != (r.brackets == "cup"):
+            return False
+        return _set_equal(p, r, policy)
+    if {p.kind, r.kind} == {"set", "seq"}:
+        s, q = (p, r) if p.kind == "set" else (r, p)
+        # a list as written against a tuple: "1, 3" is "(1, 3)", in that order
+        if s.brackets == "" and q.brackets == "()" and len(s.items) == len(q.items):
+            return all(_equal(a, b, policy) for a, b in zip(p.items, r.items))
+        return False
     if p.kind == "seq" or r.kind == "seq":
         if p.kind != r.kind:
-            return p.norm == r.norm
+            return p.norm == r.norm and bool(p.norm)
         if p.brackets != r.brackets or len(p.items) != len(r.items):
             return False
-        return all(_scalar_equal(a, b, policy) for a, b in zip(p.items, r.items))
+        return all(_equal(a, b, policy) for a, b in zip(p.items, r.items))
     if p.kind == "set" or r.kind == "set":
-        if p.kind != r.kind or len(p.items) != len(r.items):
-            return p.norm == r.norm
-        left = list(r.items)
-        for a in p.items:
-            _tick()
-            for i, b in enumerate(left):
-                if _scalar_equal(a, b, policy):
-                    del left[i]
-                    break
-            else:
-                return False
-        return True
+        return p.norm == r.norm and bool(p.norm)
+    if p.kind == "equation" or r.kind == "equation":
+        if p.kind != r.kind:
+            return False
+        assert p.expr is not None and r.expr is not None
+        return _equation_equal(p.expr, r.expr)
     return _scalar_equal(p, r, policy)
 
 
