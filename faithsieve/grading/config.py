@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, Literal
@@ -97,3 +98,12 @@ def _apply_overrides(base: GraderConfig | None, kwargs: Mapping[str, Any]) -> Gr
     except TypeError:  # an unhashable value: build without the cache
         return GraderConfig(**{**base.model_dump(), **dict(over)})
 
+
+RETURN_MARGIN_S = 0.1
+"""The work of a call stops this long (or 10% of a smaller budget) before its budget ends: the rest
+is for returning on a busy machine (threads waiting for the GIL, a worker being killed)."""
+
+
+def work_deadline(cfg: GraderConfig) -> float:
+    """The ``time.monotonic()`` by which a call starting now stops working."""
+    return time.monotonic() + cfg.time_budget_s - min(RETURN_MARGIN_S, 0.1 * cfg.time_budget_s)

@@ -238,6 +238,16 @@ def _equation_equal(a: Expr, b: Expr) -> bool:
 
 
 def _equal(p: ParsedAnswer, r: ParsedAnswer, policy: AnswerPolicy) -> bool:
+    if _equal_as_read(p, r, policy):
+        return True
+    # a computation written out against a single value: its last side ("7 - (-3) + 1 = 11" vs "11")
+    for a, b in ((p, r), (r, p)):
+        if a.tail is not None and b.tail is None and b.kind != "equation" and _equal_as_read(a.tail, b, policy):
+            return True
+    return False
+
+
+def _equal_as_read(p: ParsedAnswer, r: ParsedAnswer, policy: AnswerPolicy) -> bool:
     if p.kind == "set" and r.kind == "set":
         if (p.brackets == "cup") != (r.brackets == "cup"):
             return False

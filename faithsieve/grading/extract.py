@@ -50,7 +50,8 @@ class ExtractedAnswer:
 
 _BOXED = re.compile(r"\\(?:boxed|fbox)\b")
 _ANSWER_IS = re.compile(
-    r"(?i)\b(?:final\s+answer|the\s+answer|answer)\b[ \t]*(?:\*\*)?[ \t]*(?:is\b|:|=)[ \t]*(?:\*\*)?[ \t]*:?[ \t]*"
+    r"(?im)\b(?:final\s+answer|the\s+answer|answer)\b[ \t]*(?:\*\*)?[ \t]*(?:is\b|:|=)[ \t]*(?:\*\*)?[ \t]*:?[ \t]*"
+    r"|^\#{1,3}[ \t]*answer[ \t]*:?[ \t]*$"  # PRM800K/MATH style: a "# Answer" heading, the answer below it
 )
 _HASH = re.compile(r"####[ \t]*")
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:/\d+)?|-?\.\d+")

@@ -9,6 +9,7 @@ tuples written with ``;``; matrices. Never evaluates text as code; every computa
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -44,6 +45,9 @@ class ParsedAnswer:
     items: tuple[ParsedAnswer, ...] = field(default=())
     labelled: bool = False
     """A label stood before the value (``p = 5``)."""
+    tail: ParsedAnswer | None = None
+    """For a computation written out (``7 - (-3) + 1 = 11``, ``2x = 16\\sqrt{3}``): its last side, when
+    that is a constant. Compared with a reference that is a single value."""
 
 
 def _text_key(s: str) -> str:
@@ -160,6 +164,7 @@ _MAX_DEPTH = 4
 _MAX_ITEMS = 50
 _JOIN = re.compile(r";|(?<=\s)(?:and|or)(?=\s)|(?<=[\d)\]}])(?:and|or)(?=[A-Za-z(\\])|\\text\s*\{\s*(?:and|or)\s*\}")
 _COMMA = re.compile(",")
+_EQ = re.compile(r"(?<![<>!:\\])=(?!=)")
 _CUP = re.compile(r"\\cup\b|∪")
 _LABEL_SEP = re.compile(r"(?<![<>!:\\])=(?!=)|\\in\b")
 _LABEL_FRAC = re.compile(r"\\[dt]?frac\{[A-Za-z ]+\}\{[A-Za-z ]+\}")
@@ -291,7 +296,14 @@ def parse_answer(s: str, _depth: int = 0) -> ParsedAnswer:
     elems = _top_level_split(stripped)
     if elems is not None and len(elems) > 1 and all(elems):
         return _set(norm, [parse_answer(p, sub) for p in elems])
-    return _parse_scalar(stripped)
+    result = _parse_scalar(stripped)
+    if "=" in stripped:
+        sides = _split_top(stripped, _EQ)
+        if len(sides) > 1 and sides[-1]:
+            tail = parse_answer(sides[-1], sub)
+            if tail.kind != "expr" or (tail.expr is not None and not variables(tail.expr)):
+                result = dataclasses.replace(result, tail=tail)
+    return result
 
 
 def _as_tuple(p: ParsedAnswer) -> ParsedAnswer:

@@ -6,6 +6,7 @@ import atexit
 import json
 import logging
 import os
+import queue
 import select
 import subprocess
 import sys
@@ -15,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from faithsieve.grading.check import _run_check
-from faithsieve.grading.config import GraderConfig, default_config
+from faithsieve.grading.config import GraderConfig, default_config, work_deadline
 
 log = logging.getLogger("faithsieve.grader")
 
@@ -86,17 +87,53 @@ class _Worker:
         return self.proc.poll() is None
 
     def kill(self) -> None:
+        """Stop it now (a signal: constant time); closing its pipes and reaping it is ``reap``'s work."""
         try:
             self.proc.kill()
         except OSError:
             pass
+
+    def reap(self) -> None:
         for f in (self.proc.stdin, self.proc.stdout):
             try:
                 f.close()  # type: ignore[union-attr]
             except OSError:
                 pass
-        # reap it off the caller's thread: a call never waits on a dying process
-        threading.Thread(target=self.proc.wait, daemon=True, name="faithsieve-grader-reap").start()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+class _Janitor:
+    """One background thread that reaps killed workers and starts their replacements, so a call that
+    gives up on a worker returns at once (no process wait, no thread start on the caller's path)."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.jobs: queue.SimpleQueue[tuple[_Pool, _Worker]] = queue.SimpleQueue()
+        threading.Thread(target=self._run, daemon=True, name="faithsieve-grader-janitor").start()
+
+    def _run(self) -> None:
+        while True:
+            pool, w = self.jobs.get()
+            try:
+                w.reap()
+                pool._replace()
+            except Exception as exc:  # noqa: BLE001 - the janitor must keep running
+                log.error("faithsieve.grader: replacing a worker failed: %s", exc)
+
+
+_JANITOR: _Janitor | None = None
+_JANITOR_LOCK = threading.Lock()
+
+
+def _janitor() -> _Janitor:
+    global _JANITOR
+    with _JANITOR_LOCK:
+        if _JANITOR is None or _JANITOR.pid != os.getpid():
+            _JANITOR = _Janitor()
+        return _JANITOR
 
 
 class _Pool:
@@ -149,8 +186,7 @@ class _Pool:
                 self.cond.notify()
             return
         w.kill()
-        # start the replacement off the caller's thread (spawning takes milliseconds to seconds)
-        threading.Thread(target=self._replace, daemon=True, name="faithsieve-grader-spawn").start()
+        _janitor().jobs.put((self, w))  # reaped and replaced off the caller's thread
 
     def _replace(self) -> None:
         fresh = self._spawn_or_none()
@@ -167,6 +203,7 @@ class _Pool:
             self.size = 0
         for w in workers:
             w.kill()
+            w.reap()
 
 
 _POOL: _Pool | None = None
@@ -255,7 +292,7 @@ def _check_in_worker(problem: str, text: str, key: tuple[tuple[str, Any], ...], 
                 return {"status": "worker_unavailable", "error": "worker still starting"}
             if not pool.warm:
                 pool.warm = True
-                deadline = time.monotonic() + cfg.time_budget_s  # the one-time start is not charged
+                deadline = work_deadline(cfg)  # the one-time start is not charged
         payload = json.dumps({"problem": problem, "text": text, "settings": key}, ensure_ascii=False).encode() + b"\n"
         out = w.call(payload, deadline)
         if out is None:

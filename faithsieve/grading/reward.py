@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from faithsieve.grading.check import _run_check
-from faithsieve.grading.config import GraderConfig, _apply_overrides, default_config
+from faithsieve.grading.config import GraderConfig, _apply_overrides, default_config, work_deadline
 from faithsieve.grading.equivalence import AnswerTimeout, answers_equal
 from faithsieve.grading.extract import AnswerPolicy, ExtractedAnswer, extract_answer
 from faithsieve.grading.inputs import BadInput, _as_text, _prompt_problem, _references, _strip_special_tail
@@ -38,7 +38,6 @@ def _settings_key(cfg: GraderConfig, remaining_s: float) -> tuple[tuple[str, Any
     )
 
 
-_RETURN_MARGIN_S = 0.05
 _CACHEABLE = frozenset({"ok", "too_long", "too_many_steps", "empty", "error"})
 
 
@@ -53,8 +52,7 @@ def _process(problem: str, text: str, cfg: GraderConfig, deadline: float) -> dic
         if hit is not None:
             return hit
     if cfg.isolation == "process" and os.name == "posix":
-        # the worker is given up on a little before the deadline: the rest is for returning on a busy machine
-        out = _check_in_worker(problem, text, key, cfg, deadline - min(_RETURN_MARGIN_S, 0.1 * cfg.time_budget_s))
+        out = _check_in_worker(problem, text, key, cfg, deadline)
     else:
         out = _run_check(problem, text, key)
         if time.monotonic() > deadline and out.get("status") == "ok":
@@ -111,7 +109,7 @@ def grade(solution: Any, reference: Any = None, problem: Any = "", config: Grade
     an internal failure ``grader_error``, and the reward is then the outcome term alone)."""
     t0 = time.perf_counter()
     cfg = _apply_overrides(config, overrides) if overrides else (config or default_config())
-    deadline = time.monotonic() + cfg.time_budget_s
+    deadline = work_deadline(cfg)
     policy = AnswerPolicy(percent=cfg.percent, decimal_rounding=cfg.decimal_rounding, last_number=cfg.last_number)
     flags: list[str] = []
     outcome: bool | None = None

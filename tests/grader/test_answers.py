@@ -186,6 +186,7 @@ def test_hostile_answers_are_fast(bad: str) -> None:
         ("Step: \\boxed{200} ... more work.\nFinal Answer: The final answer is $10,455$. I hope", "$10,455$"),
         ("The pair is $(7, 6)$. <|im_start|>user\nWhat is 2+2? The answer is 4", "(7, 6)"),
         ("so the ordered pair that solves it is $(7, 6)$.", "(7, 6)"),
+        ("I get $\\frac{639}{40}$.\n# Answer\n\n\\frac{639}{40}", "\\frac{639}{40}"),
     ],
 )
 def test_extract_answer_forms(text: str, answer: str) -> None:
@@ -206,9 +207,10 @@ FORMS_EQUAL = [
     ("2x+4y=6", "x+2y=3"), ("34x+45y-20z+100=0", "-34x-45y+20z-100=0"),
     ("\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", "\\begin{pmatrix}1&2\\\\3&\\frac{8}{2}\\end{pmatrix}"),
     ("\\\\frac{1}{2}", "0.5"), ("\\boxed{7", "7"),
+    ("7 - (-3) + 1 = 11", "11"), ("2x = 16\\sqrt{3}", "16\\sqrt{3}"), ("555_{10} = 4210_5", "4210_{5}"),
 ]
 FORMS_DIFFERENT = [
-    ("x+y=5", "5"), ("2 and 5", "2, 6"), ("(1,5)\\cup(5,9)", "(1,59)"), ("-2 < t < 3", "[-2,3]"),
+    ("x+y=5", "6"), ("x+y=5", "x+y=6"), ("7 - (-3) + 1 = 11", "7"), ("2 and 5", "2, 6"), ("(1,5)\\cup(5,9)", "(1,59)"), ("-2 < t < 3", "[-2,3]"),
     ("\\{1,2\\}", "\\{1,2,3\\}"), ("(1,2)", "(2,1)"), ("1, 2", "(2,1)"), ("\\pm 3", "3"),
     ("\\sin^2 x", "\\cos^2 x"), ("2x+4y=6", "x+2y=4"), ("x+2y=3", "x-2y=3"), ("x+2y=3", "x+2y"),
     ("\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", "\\begin{pmatrix}1&3\\\\2&4\\end{pmatrix}"),

@@ -82,6 +82,26 @@ def test_answer_budget_exceeded_is_flagged_not_raised() -> None:
     assert r.outcome is False and r.score == 0.0 and not r.process_checked
 
 
+def test_work_stops_before_the_budget_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker is given up on min(0.1 s, 10% of the budget) before the budget ends: that margin is
+    for returning on a busy machine (GIL waits, killing the worker)."""
+    seen: list[float] = []
+    real = reward._check_in_worker
+
+    def spy(problem, text, key, cfg, deadline):  # type: ignore[no-untyped-def]
+        seen.append(deadline - t0)
+        return real(problem, text, key, cfg, deadline)
+
+    monkeypatch.setattr(reward, "_check_in_worker", spy)
+    for budget, margin in ((1.0, 0.1), (0.3, 0.03), (5.0, 0.1)):
+        t0 = time.monotonic()
+        g.grade(GOOD + f"\n(margin {budget})", "18", PROBLEM, GraderConfig(cache_size=0, time_budget_s=budget))
+        assert budget - margin - 0.05 < seen[-1] <= budget - margin + 0.01
+    t = time.perf_counter()
+    r = g.grade(LONG_PROOF + "\n#### 5", "5", "", GraderConfig(cache_size=0, time_budget_s=0.3))
+    assert r.flags == ("budget_exceeded",) and time.perf_counter() - t < 0.3
+
+
 def test_lone_surrogates() -> None:
     r = g.grade("We get \ud800 then 9 * 2 = 18.\n#### 18", "18\udfff", "Compute \udc00.", NOCACHE)
     assert r.score == 1.0 and r.process_checked and "bad_input" not in r.flags
