@@ -283,6 +283,7 @@ def test_budget_exceeded_is_outcome_only_and_the_pool_recovers() -> None:
 
 def test_inline_isolation_matches_process() -> None:
     inline = GraderConfig(cache_size=0, isolation="inline")
+    g.grade(GOOD, "18", PROBLEM, inline)  # the first inline call imports the pipeline (charged to its budget)
     for sol in (GOOD, BAD_STEP, LUCKY, HOSTILE["towers"], HOSTILE["many_steps"]):
         a, b = g.grade(sol, "18", PROBLEM, inline), g.grade(sol, "18", PROBLEM, NOCACHE)
         assert _same(a, b), sol[:40]

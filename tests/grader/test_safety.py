@@ -32,6 +32,20 @@ def pool() -> Iterator[None]:
     g.shutdown()
 
 
+@pytest.fixture(autouse=True)
+def whole_pool() -> Iterator[None]:
+    """Tests here kill workers; the next test starts with every worker up again."""
+    yield
+    p = gp._POOL
+    deadline = time.monotonic() + 60
+    while p is not None and time.monotonic() < deadline:
+        with p.cond:
+            idle = list(p.idle)
+        if len(idle) >= p.size and all(w.ready or w.wait_ready(deadline) for w in idle):
+            return
+        time.sleep(0.05)
+
+
 class Unprintable:
     def __str__(self) -> str:
         raise RuntimeError("no")
