@@ -1,4 +1,5 @@
-"""The step check (the process term): split and localize one solution; runs in a worker process or inline."""
+"""What a worker process runs: the step check (the process term: split and localize one solution),
+and, with ``answer_backend="math-verify"``, Math-Verify's comparison. Also runs inline."""
 
 from __future__ import annotations
 
@@ -46,4 +47,19 @@ def _run_check(problem: str, text: str, settings_key: tuple[tuple[str, Any], ...
     except RecursionError:
         return {"status": "error", "error": "RecursionError"}
     except Exception as exc:  # noqa: BLE001 - a reward function must not crash the trainer
+        return {"status": "error", "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+
+
+def run_math_verify(text: str, refs: list[str]) -> dict[str, Any]:
+    """``verify(parse(ref), parse(text))`` for each reference (the optional ``math-verify`` extra), with
+    Math-Verify's own signal timeouts off: the caller's budget bounds it. Never raises."""
+    try:
+        from math_verify import parse, verify
+    except ImportError:
+        return {"status": "unavailable", "error": "math-verify is not installed (pip install 'faithsieve[math-verify]')"}
+    try:
+        pred = parse(text, parsing_timeout=None)
+        equal = any(verify(parse(r, parsing_timeout=None), pred, timeout_seconds=None) for r in refs)
+        return {"status": "ok", "equal": bool(equal)}
+    except Exception as exc:  # noqa: BLE001 - reported, never raised
         return {"status": "error", "error": f"{type(exc).__name__}: {str(exc)[:200]}"}

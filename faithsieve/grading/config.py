@@ -29,6 +29,11 @@ class GraderConfig(BaseSettings):
     """``50%`` against a reference: ``value`` reads 0.5, ``strip`` reads 50, ``either`` accepts both."""
     decimal_rounding: bool = True
     """A decimal with >= 2 places matches a non-terminating value (1/3, sqrt 2, pi) to the places shown."""
+    answer_backend: Literal["faithsieve", "math-verify"] = "faithsieve"
+    """``math-verify``: the outcome is Math-Verify's ``verify(parse(reference), parse(completion))`` (the
+    optional extra ``faithsieve[math-verify]``), run in a worker process under this call's budget
+    (``isolation="process"``; inline it runs in the calling thread, unbounded). Not installed: flag
+    ``answer_backend_unavailable``, outcome not equal."""
     last_number: bool = True
     """Without \\boxed{}, 'The answer is', or '####', use the last number of the solution."""
 

@@ -15,7 +15,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from faithsieve.grading.check import _run_check
+from faithsieve.grading.check import _run_check, run_math_verify
 from faithsieve.grading.config import GraderConfig, default_config, work_deadline
 
 log = logging.getLogger("faithsieve.grader")
@@ -269,6 +269,17 @@ atexit.register(shutdown)
 
 def _check_in_worker(problem: str, text: str, key: tuple[tuple[str, Any], ...], cfg: GraderConfig,
                      deadline: float) -> dict[str, Any]:
+    """The step check of ``text`` in a worker, answered by ``deadline`` (else status ``timeout``)."""
+    return _in_worker({"problem": problem, "text": text, "settings": key}, cfg, deadline)
+
+
+def math_verify_in_worker(text: str, refs: list[str], cfg: GraderConfig, deadline: float) -> dict[str, Any]:
+    """Math-Verify's ``verify(parse(ref), parse(text))`` for each reference, in a worker (killable:
+    Math-Verify's own timeouts use signals, which do not work outside the main thread)."""
+    return _in_worker({"op": "math_verify", "text": text, "refs": refs}, cfg, deadline)
+
+
+def _in_worker(request: dict[str, Any], cfg: GraderConfig, deadline: float) -> dict[str, Any]:
     pool = _pool(cfg)
     if pool.broken is not None and pool.size == 0:
         return {"status": "worker_unavailable", "error": pool.broken}
@@ -293,7 +304,7 @@ def _check_in_worker(problem: str, text: str, key: tuple[tuple[str, Any], ...], 
             if not pool.warm:
                 pool.warm = True
                 deadline = work_deadline(cfg)  # the one-time start is not charged
-        payload = json.dumps({"problem": problem, "text": text, "settings": key}, ensure_ascii=False).encode() + b"\n"
+        payload = json.dumps(request, ensure_ascii=False).encode() + b"\n"
         out = w.call(payload, deadline)
         if out is None:
             return {"status": "timeout"}
@@ -333,8 +344,11 @@ def _worker_main() -> None:
         restart = False
         try:
             req = json.loads(line)
-            key = tuple((str(k), v) for k, v in req["settings"])
-            res = _run_check(str(req["problem"]), str(req["text"]), key)
+            if req.get("op") == "math_verify":
+                res = run_math_verify(str(req["text"]), [str(r) for r in req["refs"]])
+            else:
+                key = tuple((str(k), v) for k, v in req["settings"])
+                res = _run_check(str(req["problem"]), str(req["text"]), key)
             restart = bool(res.get("restart"))
         except Exception as exc:  # noqa: BLE001
             res = {"status": "error", "error": f"bad request: {type(exc).__name__}"}

@@ -10,12 +10,12 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-from faithsieve.grading.check import _run_check
+from faithsieve.grading.check import _run_check, run_math_verify
 from faithsieve.grading.config import GraderConfig, _apply_overrides, default_config, work_deadline
 from faithsieve.grading.equivalence import AnswerTimeout, answers_equal
 from faithsieve.grading.extract import AnswerPolicy, ExtractedAnswer, extract_answer
 from faithsieve.grading.inputs import BadInput, _as_text, _prompt_problem, _references, _strip_special_tail
-from faithsieve.grading.pool import _check_in_worker, executor
+from faithsieve.grading.pool import _check_in_worker, executor, math_verify_in_worker
 from faithsieve.grading.result import GradeResult
 
 log = logging.getLogger("faithsieve.grader")
@@ -98,6 +98,30 @@ def _outcome(answer: str, refs: list[str], policy: AnswerPolicy, cfg: GraderConf
     return equal
 
 
+_MV_FLAG = {"timeout": "answer_budget_exceeded", "unavailable": "answer_backend_unavailable",
+            "worker_unavailable": "worker_unavailable", "worker_crashed": "worker_crashed"}
+_MV_CACHE: OrderedDict[tuple[Any, ...], bool] = OrderedDict()
+
+
+def _math_verify_outcome(text: str, refs: list[str], cfg: GraderConfig, deadline: float) -> tuple[bool, str | None]:
+    """The outcome by Math-Verify (``answer_backend="math-verify"``) and a flag when it could not say."""
+    key = (text, tuple(refs))
+    if cfg.cache_size:
+        hit = _cached(_MV_CACHE, key, cfg.cache_size)
+        if hit is not None:
+            return bool(hit), None
+    if cfg.isolation == "process" and os.name == "posix":
+        res = math_verify_in_worker(text, refs, cfg, deadline)
+    else:
+        res = run_math_verify(text, refs)
+    if res.get("status") != "ok":
+        return False, _MV_FLAG.get(str(res.get("status")), "answer_error")
+    equal = bool(res.get("equal"))
+    if cfg.cache_size:
+        _cached(_MV_CACHE, key, cfg.cache_size, equal)
+    return equal, None
+
+
 def grade(solution: Any, reference: Any = None, problem: Any = "", config: GraderConfig | None = None,
           **overrides: Any) -> GradeResult:
     """Grade one solution. ``reference``: the expected answer (a string such as ``"18"`` or
@@ -128,6 +152,12 @@ def grade(solution: Any, reference: Any = None, problem: Any = "", config: Grade
         ex = extract_answer(text, policy)
         if not refs:
             flags.append("no_reference")
+        elif cfg.answer_backend == "math-verify":
+            outcome, flag = _math_verify_outcome(text, refs, cfg, deadline)
+            if flag:
+                flags.append(flag)
+            outcome_term = (cfg.correct_reward if outcome else
+                            cfg.incorrect_reward if ex is not None else cfg.no_answer_reward)
         elif ex is None:
             outcome, outcome_term = False, cfg.no_answer_reward
         else:
@@ -139,7 +169,7 @@ def grade(solution: Any, reference: Any = None, problem: Any = "", config: Grade
             outcome_term = cfg.correct_reward if outcome else cfg.incorrect_reward
         if ex is None:
             flags.append("no_answer")
-        if "answer_budget_exceeded" in flags:
+        if "answer_budget_exceeded" in flags or "worker_crashed" in flags:
             return _outcome_only(cfg, flags, t0, refs, outcome, outcome_term, ex)
         return _with_process(text, prob, cfg, deadline, flags, t0, refs, outcome, outcome_term, ex)
     except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - never crash the trainer

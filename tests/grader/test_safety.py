@@ -302,3 +302,37 @@ def test_answer_cache_skips_the_repeated_comparison(monkeypatch: pytest.MonkeyPa
     cfg = GraderConfig(cache_size=size, process=False)
     out = [g.grade(f"\\boxed{{2\\sqrt{{{3 + size}}}}}", f"\\sqrt{{{4 * (3 + size)}}}", "", cfg) for _ in range(3)]
     assert calls[0] == expected and all(r.score == 1.0 for r in out)
+
+
+# ---------------------------------------------------------------------------
+# answer_backend="math-verify" (the optional extra), under our budget
+# ---------------------------------------------------------------------------
+
+def test_math_verify_backend_missing_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "math_verify", None)  # as if the extra were not installed
+    cfg = GraderConfig(cache_size=0, process=False, isolation="inline", answer_backend="math-verify")
+    r = g.grade("So \\boxed{18}", "18", "", cfg)
+    assert r.flags == ("answer_backend_unavailable", "process_disabled") and r.score == 0.0
+
+
+def test_math_verify_backend_in_a_worker() -> None:
+    pytest.importorskip("math_verify")
+    cfg = GraderConfig(cache_size=0, process=False, answer_backend="math-verify")
+    assert g.grade("So \\boxed{\\frac{1}{2}}", "0.5", "", cfg).score == 1.0
+    assert g.grade("So \\boxed{3}", "4", "", cfg).score == 0.0
+    results: list[tuple[float, float]] = []
+
+    def one() -> None:
+        t = time.perf_counter()
+        score = g.grade("So \\boxed{\\exp(\\exp(\\exp(64)))}", "5", "", cfg).score
+        results.append((score, time.perf_counter() - t))
+
+    threads = [threading.Thread(target=one) for _ in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert [s for s, _ in results] == [0.0] * 8
+    assert max(dt for _, dt in results) < cfg.time_budget_s + 0.1
