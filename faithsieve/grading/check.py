@@ -1,5 +1,6 @@
-"""What a worker process runs: the step check (the process term: split and localize one solution),
-and, with ``answer_backend="math-verify"``, Math-Verify's comparison. Also runs inline."""
+"""What a worker process runs: the step check (the process term: split and localize one solution), the
+answer comparisons too costly for the caller's thread, and, with ``answer_backend="math-verify"``,
+Math-Verify's comparison. Each also runs inline."""
 
 from __future__ import annotations
 
@@ -62,4 +63,19 @@ def run_math_verify(text: str, refs: list[str]) -> dict[str, Any]:
         equal = any(verify(parse(r, parsing_timeout=None), pred, timeout_seconds=None) for r in refs)
         return {"status": "ok", "equal": bool(equal)}
     except Exception as exc:  # noqa: BLE001 - reported, never raised
+        return {"status": "error", "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+
+
+def run_answer_check(answer: str, refs: list[str], percent: str, decimal_rounding: bool) -> dict[str, Any]:
+    """Our comparison of ``answer`` with each reference, the steps a worker runs (sympy, sample points).
+    Never raises."""
+    from faithsieve.grading.equivalence import answers_equal
+    from faithsieve.grading.extract import AnswerPolicy
+
+    try:
+        policy = AnswerPolicy(percent=percent, decimal_rounding=decimal_rounding)  # type: ignore[arg-type]
+        return {"status": "ok", "equal": any(answers_equal(answer, r, policy) for r in refs)}
+    except MemoryError:
+        return {"status": "error", "error": "MemoryError", "restart": True}
+    except (Exception, RecursionError) as exc:  # noqa: BLE001 - reported, never raised
         return {"status": "error", "error": f"{type(exc).__name__}: {str(exc)[:200]}"}

@@ -29,6 +29,16 @@ class AnswerTimeout(Exception):
     """The comparison passed its deadline (raised only when ``answers_equal`` was given one)."""
 
 
+class NeedsIsolation(Exception):
+    """A ``light`` comparison reached a step whose cost is not tiny (sympy, evaluation at sample points):
+    the caller runs the comparison again where it can be killed (a worker process)."""
+
+
+def _heavy() -> None:
+    if getattr(_TL, "light", False):
+        raise NeedsIsolation
+
+
 def _tick() -> None:
     deadline = getattr(_TL, "deadline", None)
     if deadline is not None and time.monotonic() > deadline:
@@ -100,6 +110,7 @@ def _sympy(e: Expr):  # type: ignore[no-untyped-def]
 
 def _numeric(e: Expr) -> Fraction | None:
     """A closed real value to ~40 digits, as a Fraction (None if not real or not computable)."""
+    _heavy()
     import sympy  # type: ignore[import-untyped]
 
     if not _finite(e):
@@ -118,6 +129,7 @@ def _numeric(e: Expr) -> Fraction | None:
 
 
 def _closed_equal(a: Expr, b: Expr) -> bool:
+    _heavy()
     import sympy  # type: ignore[import-untyped]
 
     sa, sb = _sympy(a), _sympy(b)
@@ -141,6 +153,7 @@ def _closed_equal(a: Expr, b: Expr) -> bool:
 
 def _identity_equal(a: Expr, b: Expr) -> bool:
     """Equal as functions: agree at fixed pseudo-random rational points (bounded exact arithmetic)."""
+    _heavy()
     names = sorted(variables(a) | variables(b))
     if len(names) > 8:
         return False
@@ -210,6 +223,7 @@ def _set_equal(p: ParsedAnswer, r: ParsedAnswer, policy: AnswerPolicy) -> bool:
 def _equation_equal(a: Expr, b: Expr) -> bool:
     """Two equations ``a = 0`` and ``b = 0`` are the same when ``a = c·b`` for a constant ``c != 0``
     (``34x+45y-20z+100=0`` and its negation): the ratio agrees at fixed rational points."""
+    _heavy()
     names = sorted(variables(a) | variables(b))
     if not names or len(names) > 8:
         return False
@@ -275,15 +289,19 @@ def _equal_as_read(p: ParsedAnswer, r: ParsedAnswer, policy: AnswerPolicy) -> bo
 
 
 def answers_equal(predicted: str, reference: str, policy: AnswerPolicy = DEFAULT_POLICY,
-                  deadline: float | None = None) -> bool:
+                  deadline: float | None = None, light: bool = False) -> bool:
     """Whether two final answers denote the same value (see the module docstring). ``deadline``
-    (``time.monotonic()`` seconds): past it, raise ``AnswerTimeout`` instead of finishing."""
+    (``time.monotonic()`` seconds): past it, raise ``AnswerTimeout`` instead of finishing. ``light``:
+    decide only what exact arithmetic on the parsed values decides at once (numbers, text, tuples and
+    sets of them); raise ``NeedsIsolation`` at the first step that needs more."""
     if not predicted or not reference:
         return False
     _TL.deadline = deadline
+    _TL.light = light
     try:
         p, r = parse_answer(predicted), parse_answer(reference)
         _tick()
         return _equal(p, r, policy)
     finally:
         _TL.deadline = None
+        _TL.light = False

@@ -15,7 +15,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from faithsieve.grading.check import _run_check, run_math_verify
+from faithsieve.grading.check import _run_check, run_answer_check, run_math_verify
 from faithsieve.grading.config import GraderConfig, default_config, work_deadline
 
 log = logging.getLogger("faithsieve.grader")
@@ -279,6 +279,13 @@ def math_verify_in_worker(text: str, refs: list[str], cfg: GraderConfig, deadlin
     return _in_worker({"op": "math_verify", "text": text, "refs": refs}, cfg, deadline)
 
 
+def answer_in_worker(answer: str, refs: list[str], percent: str, decimal_rounding: bool, cfg: GraderConfig,
+                     deadline: float) -> dict[str, Any]:
+    """Our answer comparison in a worker: for the comparisons that need sympy or sample points."""
+    return _in_worker({"op": "answer", "answer": answer, "refs": refs, "percent": percent,
+                       "decimal_rounding": decimal_rounding}, cfg, deadline)
+
+
 def _in_worker(request: dict[str, Any], cfg: GraderConfig, deadline: float) -> dict[str, Any]:
     pool = _pool(cfg)
     if pool.broken is not None and pool.size == 0:
@@ -344,7 +351,10 @@ def _worker_main() -> None:
         restart = False
         try:
             req = json.loads(line)
-            if req.get("op") == "math_verify":
+            if req.get("op") == "answer":
+                res = run_answer_check(str(req["answer"]), [str(r) for r in req["refs"]], str(req["percent"]),
+                                       bool(req["decimal_rounding"]))
+            elif req.get("op") == "math_verify":
                 res = run_math_verify(str(req["text"]), [str(r) for r in req["refs"]])
             else:
                 key = tuple((str(k), v) for k, v in req["settings"])

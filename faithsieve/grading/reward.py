@@ -12,10 +12,10 @@ from typing import Any
 
 from faithsieve.grading.check import _run_check, run_math_verify
 from faithsieve.grading.config import GraderConfig, _apply_overrides, default_config, work_deadline
-from faithsieve.grading.equivalence import AnswerTimeout, answers_equal
+from faithsieve.grading.equivalence import AnswerTimeout, NeedsIsolation, answers_equal
 from faithsieve.grading.extract import AnswerPolicy, ExtractedAnswer, extract_answer
 from faithsieve.grading.inputs import BadInput, _as_text, _prompt_problem, _references, _strip_special_tail
-from faithsieve.grading.pool import _check_in_worker, executor, math_verify_in_worker
+from faithsieve.grading.pool import _check_in_worker, answer_in_worker, executor, math_verify_in_worker
 from faithsieve.grading.result import GradeResult
 
 log = logging.getLogger("faithsieve.grader")
@@ -85,17 +85,34 @@ def _cached(cache: OrderedDict[Any, Any], key: Any, size: int, value: Any = None
 _ANSWER_CACHE: OrderedDict[tuple[Any, ...], bool] = OrderedDict()
 
 
-def _outcome(answer: str, refs: list[str], policy: AnswerPolicy, cfg: GraderConfig, deadline: float) -> bool:
-    """Whether ``answer`` equals one of ``refs``; raises ``AnswerTimeout`` past the deadline."""
+_ANSWER_FLAG = {"timeout": "answer_budget_exceeded", "worker_unavailable": "worker_unavailable",
+                "worker_crashed": "worker_crashed"}
+
+
+def _outcome(answer: str, refs: list[str], policy: AnswerPolicy, cfg: GraderConfig,
+             deadline: float) -> tuple[bool, str | None]:
+    """Whether ``answer`` equals one of ``refs``, and a flag when that could not be decided in budget.
+
+    With process isolation only what exact arithmetic decides at once runs in the caller's thread;
+    a comparison that needs sympy or sample points runs in a worker, killed at the deadline."""
     key = (answer, tuple(refs), policy)
     if cfg.cache_size:
         hit = _cached(_ANSWER_CACHE, key, cfg.cache_size)
         if hit is not None:
-            return bool(hit)
-    equal = any(answers_equal(answer, r, policy, deadline) for r in refs)
+            return bool(hit), None
+    isolate = cfg.isolation == "process" and os.name == "posix"
+    try:
+        equal = any(answers_equal(answer, r, policy, deadline, light=isolate) for r in refs)
+    except AnswerTimeout:
+        return False, "answer_budget_exceeded"
+    except NeedsIsolation:
+        res = answer_in_worker(answer, refs, policy.percent, policy.decimal_rounding, cfg, deadline)
+        if res.get("status") != "ok":
+            return False, _ANSWER_FLAG.get(str(res.get("status")), "grader_error")
+        equal = bool(res.get("equal"))
     if cfg.cache_size:
         _cached(_ANSWER_CACHE, key, cfg.cache_size, equal)
-    return equal
+    return equal, None
 
 
 _MV_FLAG = {"timeout": "answer_budget_exceeded", "unavailable": "answer_backend_unavailable",
@@ -161,15 +178,13 @@ def grade(solution: Any, reference: Any = None, problem: Any = "", config: Grade
         elif ex is None:
             outcome, outcome_term = False, cfg.no_answer_reward
         else:
-            try:
-                outcome = _outcome(ex.text, refs, policy, cfg, deadline)
-            except AnswerTimeout:
-                outcome = False
-                flags.append("answer_budget_exceeded")
+            outcome, flag = _outcome(ex.text, refs, policy, cfg, deadline)
+            if flag:
+                flags.append(flag)
             outcome_term = cfg.correct_reward if outcome else cfg.incorrect_reward
         if ex is None:
             flags.append("no_answer")
-        if "answer_budget_exceeded" in flags or "worker_crashed" in flags:
+        if {"answer_budget_exceeded", "worker_crashed", "worker_unavailable", "grader_error"} & set(flags):
             return _outcome_only(cfg, flags, t0, refs, outcome, outcome_term, ex)
         return _with_process(text, prob, cfg, deadline, flags, t0, refs, outcome, outcome_term, ex)
     except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - never crash the trainer

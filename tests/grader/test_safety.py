@@ -336,3 +336,19 @@ def test_math_verify_backend_in_a_worker() -> None:
         th.join()
     assert [s for s, _ in results] == [0.0] * 8
     assert max(dt for _, dt in results) < cfg.time_budget_s + 0.1
+
+
+def test_costly_comparisons_run_in_a_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With process isolation the caller's thread decides only what exact arithmetic decides at once;
+    a comparison that needs sympy or sample points goes to a (killable) worker."""
+    calls = _count_calls(monkeypatch, "answer_in_worker")
+    cfg = GraderConfig(cache_size=0, process=False)
+    assert g.grade("\\boxed{18}", "18.0", "", cfg).score == 1.0
+    assert g.grade("\\boxed{(1, 2), (3, 4)}", "(3,4),(1,2)", "", cfg).score == 1.0
+    assert calls[0] == 0
+    assert g.grade("\\boxed{2\\sqrt{3}}", "\\sqrt{12}", "", cfg).score == 1.0
+    assert g.grade("\\boxed{2x+2}", "2(x+1)", "", cfg).score == 1.0
+    assert calls[0] == 2
+    inline = GraderConfig(cache_size=0, process=False, isolation="inline")
+    assert g.grade("\\boxed{2\\sqrt{3}}", "\\sqrt{12}", "", inline).score == 1.0
+    assert calls[0] == 2
