@@ -151,21 +151,26 @@ def _closed_equal(a: Expr, b: Expr) -> bool:
         return False
 
 
+def _exact_samples(a: Expr, b: Expr, names: list[str], seed: int):  # type: ignore[no-untyped-def]
+    """(a, b) evaluated exactly at fixed pseudo-random rational points (those where both evaluate)."""
+    rng = random.Random(seed)
+    for _ in range(_POINTS * 3):
+        _tick()
+        env = {n: Fraction(rng.randint(-97, 97), rng.randint(1, 13)) for n in names}
+        try:
+            yield evaluate(a, env, LIMITS), evaluate(b, env, LIMITS)
+        except (FaithSieveError, ArithmeticError, ValueError, RecursionError):
+            continue
+
+
 def _identity_equal(a: Expr, b: Expr) -> bool:
     """Equal as functions: agree at fixed pseudo-random rational points (bounded exact arithmetic)."""
     _heavy()
     names = sorted(variables(a) | variables(b))
     if len(names) > 8:
         return False
-    rng = random.Random(1729)
     agreed = 0
-    for _ in range(_POINTS * 3):
-        _tick()
-        env = {n: Fraction(rng.randint(-97, 97), rng.randint(1, 13)) for n in names}
-        try:
-            va, vb = evaluate(a, env, LIMITS), evaluate(b, env, LIMITS)
-        except (FaithSieveError, ArithmeticError, ValueError, RecursionError):
-            continue
+    for va, vb in _exact_samples(a, b, names, 1729):
         if va != vb:
             return False
         agreed += 1
@@ -227,16 +232,9 @@ def _equation_equal(a: Expr, b: Expr) -> bool:
     names = sorted(variables(a) | variables(b))
     if not names or len(names) > 8:
         return False
-    rng = random.Random(2718)
     ratio: Fraction | None = None
     agreed = 0
-    for _ in range(_POINTS * 3):
-        _tick()
-        env = {n: Fraction(rng.randint(-97, 97), rng.randint(1, 13)) for n in names}
-        try:
-            va, vb = evaluate(a, env, LIMITS), evaluate(b, env, LIMITS)
-        except (FaithSieveError, ArithmeticError, ValueError, RecursionError):
-            continue
+    for va, vb in _exact_samples(a, b, names, 2718):
         if va == 0 or vb == 0:
             if va != vb:
                 return False

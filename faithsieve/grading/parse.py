@@ -66,30 +66,8 @@ _OPEN = {"(": ")", "[": "]", "\\{": "\\}", "\\langle": "\\rangle", "{": "}"}
 
 def _top_level_split(s: str) -> list[str] | None:
     """Split on commas at bracket depth 0 (None when there is none)."""
-    depth = 0
-    parts, cur = [], []
-    i = 0
-    while i < len(s):
-        c = s[i]
-        if c == "\\" and i + 1 < len(s) and s[i + 1] in "{}":
-            cur.append(s[i : i + 2])
-            depth += 1 if s[i + 1] == "{" else -1
-            i += 2
-            continue
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        if c == "," and depth == 0:
-            parts.append("".join(cur))
-            cur = []
-        else:
-            cur.append(c)
-        i += 1
-    if not parts:
-        return None
-    parts.append("".join(cur))
-    return [p.strip() for p in parts]
+    parts = _split_top(s, _COMMA)
+    return parts if len(parts) > 1 else None
 
 
 def _sequence(s: str) -> tuple[str, str] | None:

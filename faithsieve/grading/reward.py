@@ -7,7 +7,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from faithsieve.grading.check import _run_check, run_math_verify
@@ -95,24 +95,32 @@ def _outcome(answer: str, refs: list[str], policy: AnswerPolicy, cfg: GraderConf
 
     With process isolation only what exact arithmetic decides at once runs in the caller's thread;
     a comparison that needs sympy or sample points runs in a worker, killed at the deadline."""
-    key = (answer, tuple(refs), policy)
+    def compare() -> tuple[bool, str | None]:
+        isolate = cfg.isolation == "process" and os.name == "posix"
+        try:
+            return any(answers_equal(answer, r, policy, deadline, light=isolate) for r in refs), None
+        except AnswerTimeout:
+            return False, "answer_budget_exceeded"
+        except NeedsIsolation:
+            res = answer_in_worker(answer, refs, policy.percent, policy.decimal_rounding, cfg, deadline)
+            if res.get("status") != "ok":
+                return False, _ANSWER_FLAG.get(str(res.get("status")), "grader_error")
+            return bool(res.get("equal")), None
+
+    return _memoized(_ANSWER_CACHE, (answer, tuple(refs), policy), cfg, compare)
+
+
+def _memoized(cache: OrderedDict[Any, Any], key: Any, cfg: GraderConfig,
+              compute: Callable[[], tuple[bool, str | None]]) -> tuple[bool, str | None]:
+    """``compute()`` through ``cache``; only decided results (no flag) are kept."""
     if cfg.cache_size:
-        hit = _cached(_ANSWER_CACHE, key, cfg.cache_size)
+        hit = _cached(cache, key, cfg.cache_size)
         if hit is not None:
             return bool(hit), None
-    isolate = cfg.isolation == "process" and os.name == "posix"
-    try:
-        equal = any(answers_equal(answer, r, policy, deadline, light=isolate) for r in refs)
-    except AnswerTimeout:
-        return False, "answer_budget_exceeded"
-    except NeedsIsolation:
-        res = answer_in_worker(answer, refs, policy.percent, policy.decimal_rounding, cfg, deadline)
-        if res.get("status") != "ok":
-            return False, _ANSWER_FLAG.get(str(res.get("status")), "grader_error")
-        equal = bool(res.get("equal"))
-    if cfg.cache_size:
-        _cached(_ANSWER_CACHE, key, cfg.cache_size, equal)
-    return equal, None
+    equal, flag = compute()
+    if flag is None and cfg.cache_size:
+        _cached(cache, key, cfg.cache_size, equal)
+    return equal, flag
 
 
 _MV_FLAG = {"timeout": "answer_budget_exceeded", "unavailable": "answer_backend_unavailable",
@@ -122,21 +130,16 @@ _MV_CACHE: OrderedDict[tuple[Any, ...], bool] = OrderedDict()
 
 def _math_verify_outcome(text: str, refs: list[str], cfg: GraderConfig, deadline: float) -> tuple[bool, str | None]:
     """The outcome by Math-Verify (``answer_backend="math-verify"``) and a flag when it could not say."""
-    key = (text, tuple(refs))
-    if cfg.cache_size:
-        hit = _cached(_MV_CACHE, key, cfg.cache_size)
-        if hit is not None:
-            return bool(hit), None
-    if cfg.isolation == "process" and os.name == "posix":
-        res = math_verify_in_worker(text, refs, cfg, deadline)
-    else:
-        res = run_math_verify(text, refs)
-    if res.get("status") != "ok":
-        return False, _MV_FLAG.get(str(res.get("status")), "answer_error")
-    equal = bool(res.get("equal"))
-    if cfg.cache_size:
-        _cached(_MV_CACHE, key, cfg.cache_size, equal)
-    return equal, None
+    def compare() -> tuple[bool, str | None]:
+        if cfg.isolation == "process" and os.name == "posix":
+            res = math_verify_in_worker(text, refs, cfg, deadline)
+        else:
+            res = run_math_verify(text, refs)
+        if res.get("status") != "ok":
+            return False, _MV_FLAG.get(str(res.get("status")), "grader_error")
+        return bool(res.get("equal")), None
+
+    return _memoized(_MV_CACHE, (text, tuple(refs)), cfg, compare)
 
 
 def grade(solution: Any, reference: Any = None, problem: Any = "", config: GraderConfig | None = None,
