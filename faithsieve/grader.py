@@ -25,12 +25,18 @@ refutation backed by an exact counterexample counts. With ``step_rewards`` on, t
 also carries one reward per step: ``step_reward_before`` for steps before the first refuted
 one, ``step_reward_error`` for it, ``step_reward_after`` for later steps.
 
-Time: each call has a hard budget (``time_budget_s``, default 1 s). With the default
-``isolation="process"`` the check runs in a small pool of worker processes that the grader
-kills and replaces when a check overruns, so no completion can hold the trainer longer than
-the budget. When the check does not finish in budget (or the text is too long, or the
-pipeline fails) the score is the outcome term alone and ``budget_exceeded`` / ``flags`` say
-why. Nothing in a completion is ever evaluated as code.
+Time: each call has one hard budget (``time_budget_s``, default 1 s) covering answer extraction,
+answer comparison and the step check, held from any thread (no signals). With the default
+``isolation="process"`` the step check, and any answer comparison that needs more than exact
+arithmetic, run in a small pool of worker processes that the grader kills and replaces when
+they overrun, so no completion can hold the trainer longer than the budget. When something
+does not finish in budget (or the text is too long, or an input cannot be read, or the pipeline
+fails) the score is the outcome term alone and ``budget_exceeded`` / ``flags`` say why; nothing
+raises into the trainer. Nothing in a completion is ever evaluated as code.
+
+The parts live in ``faithsieve.grading``: ``extract`` / ``normalize`` / ``parse`` / ``equivalence``
+/ ``approx`` (the answer check), ``inputs``, ``config``, ``result``, ``check`` and ``pool`` (the
+worker processes), ``reward`` (``grade``), ``adapters`` (verl, TRL, OpenRLHF).
 
 Determinism: the answer comparison and the pipeline are deterministic; a result that did not
 finish within budget is flagged and carries no process term, so the same input gives the same
