@@ -11,6 +11,10 @@ from types import ModuleType
 import pytest
 
 import faithsieve.answers
+import faithsieve.grading.extract
+import faithsieve.grading.inputs
+import faithsieve.grading.normalize
+import faithsieve.grading.parse
 import faithsieve.mathtext.extract
 import faithsieve.mathtext.lexer
 import faithsieve.split
@@ -19,7 +23,8 @@ import faithsieve.obligations.extract
 
 MODULES: list[ModuleType] = [
     faithsieve.split, faithsieve.mathtext.extract, faithsieve.mathtext.lexer, faithsieve.statetree.decompose,
-    faithsieve.obligations.extract, faithsieve.answers,
+    faithsieve.obligations.extract, faithsieve.answers, faithsieve.grading.extract, faithsieve.grading.normalize,
+    faithsieve.grading.inputs, faithsieve.grading.parse,
 ]
 PATTERNS = sorted(
     ((f"{m.__name__}.{k}", v) for m in MODULES for k, v in vars(m).items() if isinstance(v, re.Pattern)),

@@ -169,3 +169,60 @@ def test_hostile_answers_are_fast(bad: str) -> None:
     extract_answer(bad)
     extract_answer("The answer is " + bad)
     assert time.perf_counter() - t < 2.0
+
+
+# ---------------------------------------------------------------------------
+# answer forms from model output (each rule, with the near misses it must not accept)
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [
+        ("So $x = \\boxed{1}$ and $y = \\boxed{2}$", "1, 2"),
+        ("\\boxed{(2, 2)} \\quad \\text{and} \\quad \\boxed{(6, 2)}", "(2, 2), (6, 2)"),
+        ("roots \\boxed{3}, \\boxed{5}, \\boxed{7}", "3, 5, 7"),
+        ("First \\boxed{3}. Wait, that is wrong, so \\boxed{4}", "4"),
+        ("\\boxed{3}, then correcting: \\boxed{4}", "4"),
+        ("Step: \\boxed{200} ... more work.\nFinal Answer: The final answer is $10,455$. I hope", "$10,455$"),
+        ("The pair is $(7, 6)$. <|im_start|>user\nWhat is 2+2? The answer is 4", "(7, 6)"),
+        ("so the ordered pair that solves it is $(7, 6)$.", "(7, 6)"),
+        ("I get $\\frac{639}{40}$.\n# Answer\n\n\\frac{639}{40}", "\\frac{639}{40}"),
+    ],
+)
+def test_extract_answer_forms(text: str, answer: str) -> None:
+    ex = extract_answer(text)
+    assert ex is not None and ex.text == answer
+
+
+FORMS_EQUAL = [
+    ("(a,b)=(1,2)", "(1,2)"), ("|PQ| = 5", "5"), ("g(t) = 7", "7"), ("x \\in [0, 4]", "[0,4]"),
+    ("AB=3, BC=4", "3, 4"), ("a=1, b=2; a=3, b=4", "(1,2), (3,4)"),
+    ("3 \\text{ or } 7", "7, 3"), ("2, 4, and 6", "6, 4, 2"), ("(1,2) or (2,1)", "(2,1), (1,2)"),
+    ("(1,5) \\cup (5,9)", "(1, 5)\\cup(5, 9)"), ("-2 < t < 3", "(-2,3)"), ("-2 \\le t < 3", "[-2,3)"),
+    ("2 \\le |w| \\le 3", "[-3,-2] \\cup [2,3]"),
+    ("12,\\!345", "12345"), ("\\$1,\\!234.50", "1234.5"),
+    ("\\{3,1\\}", "\\{1,3\\}"), ("\\{(1,2),(3,4)\\}", "(3,4),(1,2)"), ("(0;1;2)", "(0,1,2)"),
+    ("\\pm 3", "\\{-3, 3\\}"), ("1 \\pm \\sqrt{2}", "1+\\sqrt{2}, 1-\\sqrt{2}"),
+    ("\\cot^2 x + 1", "\\csc^2 x"), ("\\sec^2(y) - \\tan^2(y)", "1"),
+    ("2x+4y=6", "x+2y=3"), ("34x+45y-20z+100=0", "-34x-45y+20z-100=0"),
+    ("\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", "\\begin{pmatrix}1&2\\\\3&\\frac{8}{2}\\end{pmatrix}"),
+    ("\\\\frac{1}{2}", "0.5"), ("\\boxed{7", "7"),
+    ("7 - (-3) + 1 = 11", "11"), ("2x = 16\\sqrt{3}", "16\\sqrt{3}"), ("555_{10} = 4210_5", "4210_{5}"),
+]
+FORMS_DIFFERENT = [
+    ("x+y=5", "6"), ("x+y=5", "x+y=6"), ("7 - (-3) + 1 = 11", "7"), ("2 and 5", "2, 6"), ("(1,5)\\cup(5,9)", "(1,59)"), ("-2 < t < 3", "[-2,3]"),
+    ("\\{1,2\\}", "\\{1,2,3\\}"), ("(1,2)", "(2,1)"), ("1, 2", "(2,1)"), ("\\pm 3", "3"),
+    ("\\sin^2 x", "\\cos^2 x"), ("2x+4y=6", "x+2y=4"), ("x+2y=3", "x-2y=3"), ("x+2y=3", "x+2y"),
+    ("\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", "\\begin{pmatrix}1&3\\\\2&4\\end{pmatrix}"),
+    ("(1,5) \\cup (5,9)", "(1,9)"),
+]
+
+
+@pytest.mark.parametrize(("a", "b"), FORMS_EQUAL)
+def test_answer_forms_equal(a: str, b: str) -> None:
+    assert answers_equal(a, b) and answers_equal(b, a)
+
+
+@pytest.mark.parametrize(("a", "b"), FORMS_DIFFERENT)
+def test_answer_forms_different(a: str, b: str) -> None:
+    assert not answers_equal(a, b) and not answers_equal(b, a)

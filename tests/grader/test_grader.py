@@ -266,15 +266,17 @@ def test_hostile_through_every_entry_point() -> None:
 def test_budget_exceeded_is_outcome_only_and_the_pool_recovers() -> None:
     tight = GraderConfig(cache_size=0, time_budget_s=0.02)
     text = LONG_PROOF + "\nThe answer is 7."
-    assert g._POOL is not None
-    before = {w.proc.pid for w in g._POOL.idle}
+    from faithsieve.grading import pool as gp
+
+    assert gp._POOL is not None
+    before = {w.proc.pid for w in gp._POOL.idle}
     t = time.perf_counter()
     r = g.grade(text, "7", "", tight)
     elapsed = time.perf_counter() - t
     assert r.budget_exceeded and "budget_exceeded" in r.flags and not r.process_checked
     assert r.score == 1.0 and r.first_error_step is None  # outcome only
     assert elapsed < 0.5
-    assert {w.proc.pid for w in g._POOL.idle} != before  # the overrunning worker was killed and replaced
+    assert {w.proc.pid for w in gp._POOL.idle} != before  # the overrunning worker was killed and replaced
     # the killed worker is replaced; the spare answers at once
     r2 = g.grade(BAD_STEP, "18", PROBLEM, NOCACHE)
     assert r2.process_checked and r2.first_error_step == 1
@@ -285,6 +287,7 @@ def test_budget_exceeded_is_outcome_only_and_the_pool_recovers() -> None:
 
 def test_inline_isolation_matches_process() -> None:
     inline = GraderConfig(cache_size=0, isolation="inline")
+    g.grade(GOOD, "18", PROBLEM, inline)  # the first inline call imports the pipeline (charged to its budget)
     for sol in (GOOD, BAD_STEP, LUCKY, HOSTILE["towers"], HOSTILE["many_steps"]):
         a, b = g.grade(sol, "18", PROBLEM, inline), g.grade(sol, "18", PROBLEM, NOCACHE)
         assert _same(a, b), sol[:40]
@@ -306,12 +309,6 @@ def test_deterministic_across_calls_and_fresh_workers() -> None:
     fresh = [g.grade(s, "18", PROBLEM, NOCACHE) for s in reversed(SAMPLES)][::-1]
     for a, b, c in zip(first, again, fresh):
         assert _same(a, b) and _same(a, c)
-
-
-def test_cache_returns_the_same_result() -> None:
-    cfg = GraderConfig(cache_size=16)
-    a, b = g.grade(BAD_STEP, "18", PROBLEM, cfg), g.grade(BAD_STEP, "18", PROBLEM, cfg)
-    assert _same(a, b)
 
 
 def test_config_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:

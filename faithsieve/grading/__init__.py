@@ -1,0 +1,1 @@
+"""The RL grader's parts; ``faithsieve.grader`` is the public entry point (see its docstring)."""

@@ -1,0 +1,81 @@
+"""What a worker process runs: the step check (the process term: split and localize one solution), the
+answer comparisons too costly for the caller's thread, and, with ``answer_backend="math-verify"``,
+Math-Verify's comparison. Each also runs inline."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+
+@lru_cache(maxsize=256)
+def _settings(key: tuple[tuple[str, Any], ...]):  # type: ignore[no-untyped-def]
+    from faithsieve.config import Settings
+
+    # The grader is the offline sieve whatever FAITHSIEVE_MODE says: it must stay fast and deterministic.
+    return Settings(**{**dict(key), "mode": "offline"})
+
+
+def _run_check(problem: str, text: str, settings_key: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
+    """Split and localize; a compact, JSON-safe summary. Never raises."""
+    from faithsieve.errors import InputError, InputTooLarge
+    from faithsieve.pipeline import build_checkers, localize
+    from faithsieve.split import proof_from_text
+
+    try:
+        settings = _settings(settings_key)
+        try:
+            proof = proof_from_text(problem, text, settings)
+        except InputTooLarge as exc:
+            field_ = (exc.detail or {}).get("field", "") if isinstance(exc.detail, dict) else ""
+            return {"status": "too_many_steps" if field_ == "steps" else "too_long", "error": exc.message}
+        except InputError as exc:
+            return {"status": "error", "error": exc.message}
+        if not proof.steps:
+            return {"status": "empty"}
+        v = localize(proof, settings, build_checkers(settings))
+        budget_hit = any(e.method == "budget" for st in v.steps for e in st.evidence)
+        c = v.coverage
+        return {
+            "status": "ok", "verdict": v.verdict, "first_error_step": v.first_error_step, "reason": v.reason,
+            "statuses": [s.status for s in v.steps],
+            "spans": [[s.offset, s.offset + len(s.text)] for s in proof.steps],
+            "steps": c.steps, "steps_decided": c.steps_decided, "obligations": c.obligations,
+            "obligations_decided": c.obligations_decided, "budget_hit": budget_hit, "ms": v.timings.total_ms,
+        }
+    except MemoryError:
+        return {"status": "error", "error": "MemoryError", "restart": True}
+    except RecursionError:
+        return {"status": "error", "error": "RecursionError"}
+    except Exception as exc:  # noqa: BLE001 - a reward function must not crash the trainer
+        return {"status": "error", "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+
+
+def run_math_verify(text: str, refs: list[str]) -> dict[str, Any]:
+    """``verify(parse(ref), parse(text))`` for each reference (the optional ``math-verify`` extra), with
+    Math-Verify's own signal timeouts off: the caller's budget bounds it. Never raises."""
+    try:
+        from math_verify import parse, verify
+    except ImportError:
+        return {"status": "unavailable", "error": "math-verify is not installed (pip install 'faithsieve[math-verify]')"}
+    try:
+        pred = parse(text, parsing_timeout=None)
+        equal = any(verify(parse(r, parsing_timeout=None), pred, timeout_seconds=None) for r in refs)
+        return {"status": "ok", "equal": bool(equal)}
+    except Exception as exc:  # noqa: BLE001 - reported, never raised
+        return {"status": "error", "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+
+
+def run_answer_check(answer: str, refs: list[str], percent: str, decimal_rounding: bool) -> dict[str, Any]:
+    """Our comparison of ``answer`` with each reference, the steps a worker runs (sympy, sample points).
+    Never raises."""
+    from faithsieve.grading.equivalence import answers_equal
+    from faithsieve.grading.extract import AnswerPolicy
+
+    try:
+        policy = AnswerPolicy(percent=percent, decimal_rounding=decimal_rounding)  # type: ignore[arg-type]
+        return {"status": "ok", "equal": any(answers_equal(answer, r, policy) for r in refs)}
+    except MemoryError:
+        return {"status": "error", "error": "MemoryError", "restart": True}
+    except (Exception, RecursionError) as exc:  # noqa: BLE001 - reported, never raised
+        return {"status": "error", "error": f"{type(exc).__name__}: {str(exc)[:200]}"}

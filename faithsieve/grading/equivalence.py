@@ -1,0 +1,305 @@
+"""Comparing two read answers as values (``answers_equal``).
+
+Bounded in the caller's thread: every arbitrary-precision evaluation is preceded by a double-precision
+magnitude check (``faithsieve.grading.approx``) and runs at a fixed precision; with a ``deadline``
+the comparison stops between steps once it has passed and raises ``AnswerTimeout``.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from fractions import Fraction
+
+from faithsieve.errors import FaithSieveError
+from faithsieve.grading.approx import approx, close
+from faithsieve.grading.extract import DEFAULT_POLICY, AnswerPolicy
+from faithsieve.grading.normalize import LIMITS
+from faithsieve.grading.parse import ParsedAnswer, parse_answer
+from faithsieve.mathtext.ast import Expr, variables, walk
+from faithsieve.mathtext.evaluate import evaluate, to_sympy
+
+MAX_SYMPY_NODES = 80
+_POINTS = 6
+_TL = threading.local()
+
+
+class AnswerTimeout(Exception):
+    """The comparison passed its deadline (raised only when ``answers_equal`` was given one)."""
+
+
+class NeedsIsolation(Exception):
+    """A ``light`` comparison reached a step whose cost is not tiny (sympy, evaluation at sample points):
+    the caller runs the comparison again where it can be killed (a worker process)."""
+
+
+def _heavy() -> None:
+    if getattr(_TL, "light", False):
+        raise NeedsIsolation
+
+
+def _tick() -> None:
+    deadline = getattr(_TL, "deadline", None)
+    if deadline is not None and time.monotonic() > deadline:
+        raise AnswerTimeout
+
+
+def _finite(e: Expr) -> bool:
+    """Small enough (value and every intermediate) to evaluate to many digits: the magnitude guard."""
+    return approx(e) is not None
+
+# ---------------------------------------------------------------------------
+# Comparison
+# ---------------------------------------------------------------------------
+
+def _readings(a: ParsedAnswer, policy: AnswerPolicy) -> list[Fraction]:
+    assert a.value is not None
+    if a.percent_base is None:
+        return [a.value]
+    if policy.percent == "value":
+        return [a.value]
+    if policy.percent == "strip":
+        return [a.percent_base]
+    return [a.value, a.percent_base]
+
+
+def _terminating(x: Fraction) -> bool:
+    d = x.denominator
+    for p in (2, 5):
+        while d % p == 0:
+            d //= p
+    return d == 1
+
+
+def _rounded_match(dec: ParsedAnswer, other: ParsedAnswer) -> bool:
+    """A decimal with >= 2 places against a value with no finite decimal expansion."""
+    if dec.decimals is None or dec.decimals < 2 or dec.value is None:
+        return False
+    half_ulp = Fraction(1, 2 * 10**dec.decimals)
+    if other.kind == "number" and other.value is not None:
+        if _terminating(other.value):
+            return False
+        return abs(other.value - dec.value) <= half_ulp
+    if other.kind == "expr" and other.expr is not None and not variables(other.expr):
+        v = _numeric(other.expr)
+        if v is None:
+            return False
+        return abs(v - dec.value) <= half_ulp
+    return False
+
+
+def _size(e: Expr) -> int:
+    """Node count, stopping early once past the symbolic size limit."""
+    n = 0
+    for _ in walk(e):
+        n += 1
+        if n > MAX_SYMPY_NODES:
+            break
+    return n
+
+
+def _sympy(e: Expr):  # type: ignore[no-untyped-def]
+    if _size(e) > MAX_SYMPY_NODES:
+        return None
+    try:
+        return to_sympy(e, LIMITS)
+    except (FaithSieveError, ArithmeticError, ValueError, TypeError, RecursionError):
+        return None
+
+
+def _numeric(e: Expr) -> Fraction | None:
+    """A closed real value to ~40 digits, as a Fraction (None if not real or not computable)."""
+    _heavy()
+    import sympy  # type: ignore[import-untyped]
+
+    if not _finite(e):
+        return None
+    s = _sympy(e)
+    if s is None:
+        return None
+    _tick()
+    try:
+        v = sympy.N(s, 45)
+        if not v.is_real or not v.is_finite:
+            return None
+        return Fraction(str(v))
+    except (ArithmeticError, ValueError, TypeError, RecursionError):
+        return None
+
+
+def _closed_equal(a: Expr, b: Expr) -> bool:
+    _heavy()
+    import sympy  # type: ignore[import-untyped]
+
+    sa, sb = _sympy(a), _sympy(b)
+    if sa is None or sb is None:
+        return False
+    _tick()
+    try:
+        d = sa - sb
+        if d == 0:
+            return True
+        if not (_finite(a) and _finite(b)):
+            return False  # never evaluate 10^{10^{10}} or exp(exp(exp(64))) to 50 digits
+        dv = sympy.N(d, 50)
+        mag = sympy.N(abs(sa), 20)
+        if not (dv.is_number and mag.is_number) or not dv.is_finite:
+            return False
+        return bool(abs(dv) <= sympy.Float(10, 60) ** -40 * max(mag, 1))
+    except (ArithmeticError, ValueError, TypeError, RecursionError):
+        return False
+
+
+def _exact_samples(a: Expr, b: Expr, names: list[str], seed: int):  # type: ignore[no-untyped-def]
+    """(a, b) evaluated exactly at fixed pseudo-random rational points (those where both evaluate)."""
+    rng = random.Random(seed)
+    for _ in range(_POINTS * 3):
+        _tick()
+        env = {n: Fraction(rng.randint(-97, 97), rng.randint(1, 13)) for n in names}
+        try:
+            yield evaluate(a, env, LIMITS), evaluate(b, env, LIMITS)
+        except (FaithSieveError, ArithmeticError, ValueError, RecursionError):
+            continue
+
+
+def _identity_equal(a: Expr, b: Expr) -> bool:
+    """Equal as functions: agree at fixed pseudo-random rational points (bounded exact arithmetic)."""
+    _heavy()
+    names = sorted(variables(a) | variables(b))
+    if len(names) > 8:
+        return False
+    agreed = 0
+    for va, vb in _exact_samples(a, b, names, 1729):
+        if va != vb:
+            return False
+        agreed += 1
+        if agreed >= _POINTS:
+            return True
+    return agreed == 0 and _float_identity(a, b, names)
+
+
+def _float_identity(a: Expr, b: Expr, names: list[str]) -> bool:
+    """No rational point could be evaluated exactly (trigonometry, logarithms, fractional powers): compare
+    in doubles at fixed positive points (where real powers and roots agree with their principal values);
+    equal when they agree to 1e-9 wherever both are defined (at least 4 points)."""
+    rng = random.Random(4099)
+    agreed = 0
+    for _ in range(_POINTS * 3):
+        _tick()
+        env = {n: complex(rng.uniform(0.1, 2.9)) for n in names}
+        va, vb = approx(a, env), approx(b, env)
+        if va is None or vb is None:
+            continue
+        if not close(va, vb):
+            return False
+        agreed += 1
+        if agreed >= _POINTS:
+            break
+    return agreed >= 4
+
+
+def _scalar_equal(p: ParsedAnswer, r: ParsedAnswer, policy: AnswerPolicy) -> bool:
+    if p.kind == "number" and r.kind == "number":
+        if set(_readings(p, policy)) & set(_readings(r, policy)):
+            return True
+        return policy.decimal_rounding and (_rounded_match(p, r) or _rounded_match(r, p))
+    if p.kind in ("number", "expr") and r.kind in ("number", "expr"):
+        assert p.expr is not None and r.expr is not None
+        if variables(p.expr) or variables(r.expr):
+            return _identity_equal(p.expr, r.expr)
+        if _closed_equal(p.expr, r.expr):
+            return True
+        return policy.decimal_rounding and (_rounded_match(p, r) or _rounded_match(r, p))
+    return p.norm == r.norm and bool(p.norm)
+
+
+def _set_equal(p: ParsedAnswer, r: ParsedAnswer, policy: AnswerPolicy) -> bool:
+    """Equal as sets: every element of each is equal to some element of the other (order and
+    repeats do not matter)."""
+    for xs, ys in ((p.items, r.items), (r.items, p.items)):
+        for a in xs:
+            _tick()
+            if not any(_equal(a, b, policy) for b in ys):
+                return False
+    return True
+
+
+def _equation_equal(a: Expr, b: Expr) -> bool:
+    """Two equations ``a = 0`` and ``b = 0`` are the same when ``a = c·b`` for a constant ``c != 0``
+    (``34x+45y-20z+100=0`` and its negation): the ratio agrees at fixed rational points."""
+    _heavy()
+    names = sorted(variables(a) | variables(b))
+    if not names or len(names) > 8:
+        return False
+    ratio: Fraction | None = None
+    agreed = 0
+    for va, vb in _exact_samples(a, b, names, 2718):
+        if va == 0 or vb == 0:
+            if va != vb:
+                return False
+            continue
+        if ratio is None:
+            ratio = va / vb
+        elif va / vb != ratio:
+            return False
+        agreed += 1
+        if agreed >= _POINTS:
+            return True
+    return False
+
+
+def _equal(p: ParsedAnswer, r: ParsedAnswer, policy: AnswerPolicy) -> bool:
+    if _equal_as_read(p, r, policy):
+        return True
+    # a computation written out against a single value: its last side ("7 - (-3) + 1 = 11" vs "11")
+    for a, b in ((p, r), (r, p)):
+        if a.tail is not None and b.tail is None and b.kind != "equation" and _equal_as_read(a.tail, b, policy):
+            return True
+    return False
+
+
+def _equal_as_read(p: ParsedAnswer, r: ParsedAnswer, policy: AnswerPolicy) -> bool:
+    if p.kind == "set" and r.kind == "set":
+        if (p.brackets == "cup") != (r.brackets == "cup"):
+            return False
+        return _set_equal(p, r, policy)
+    if {p.kind, r.kind} == {"set", "seq"}:
+        s, q = (p, r) if p.kind == "set" else (r, p)
+        # a list as written against a tuple: "1, 3" is "(1, 3)", in that order
+        if s.brackets == "" and q.brackets == "()" and len(s.items) == len(q.items):
+            return all(_equal(a, b, policy) for a, b in zip(p.items, r.items))
+        return False
+    if p.kind == "seq" or r.kind == "seq":
+        if p.kind != r.kind:
+            return p.norm == r.norm and bool(p.norm)
+        if p.brackets != r.brackets or len(p.items) != len(r.items):
+            return False
+        return all(_equal(a, b, policy) for a, b in zip(p.items, r.items))
+    if p.kind == "set" or r.kind == "set":
+        return p.norm == r.norm and bool(p.norm)
+    if p.kind == "equation" or r.kind == "equation":
+        if p.kind != r.kind:
+            return False
+        assert p.expr is not None and r.expr is not None
+        return _equation_equal(p.expr, r.expr)
+    return _scalar_equal(p, r, policy)
+
+
+def answers_equal(predicted: str, reference: str, policy: AnswerPolicy = DEFAULT_POLICY,
+                  deadline: float | None = None, light: bool = False) -> bool:
+    """Whether two final answers denote the same value (see the module docstring). ``deadline``
+    (``time.monotonic()`` seconds): past it, raise ``AnswerTimeout`` instead of finishing. ``light``:
+    decide only what exact arithmetic on the parsed values decides at once (numbers, text, tuples and
+    sets of them); raise ``NeedsIsolation`` at the first step that needs more."""
+    if not predicted or not reference:
+        return False
+    _TL.deadline = deadline
+    _TL.light = light
+    try:
+        p, r = parse_answer(predicted), parse_answer(reference)
+        _tick()
+        return _equal(p, r, policy)
+    finally:
+        _TL.deadline = None
+        _TL.light = False

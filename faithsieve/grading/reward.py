@@ -1,0 +1,282 @@
+"""The core: ``grade`` one solution (outcome term, process term, flags) and ``grade_many``."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from faithsieve.grading.check import _run_check, run_math_verify
+from faithsieve.grading.config import GraderConfig, _apply_overrides, default_config, work_deadline
+from faithsieve.grading.equivalence import AnswerTimeout, NeedsIsolation, answers_equal
+from faithsieve.grading.extract import AnswerPolicy, ExtractedAnswer, extract_answer
+from faithsieve.grading.inputs import BadInput, _as_text, _prompt_problem, _references, _strip_special_tail
+from faithsieve.grading.pool import _check_in_worker, answer_in_worker, executor, math_verify_in_worker
+from faithsieve.grading.result import GradeResult
+
+log = logging.getLogger("faithsieve.grader")
+
+
+_CACHE: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+
+
+def _settings_key(cfg: GraderConfig, remaining_s: float) -> tuple[tuple[str, Any], ...]:
+    """Pipeline settings for one check (sorted items; hashable and JSON-safe). The pipeline's own
+    cooperative limit is 80% of what is left of the budget; the hard limit is the budget itself."""
+    inner = max(0.01, round(remaining_s * 0.8, 2))
+    return (
+        ("max_proof_chars", cfg.max_chars + cfg.max_problem_chars + 16),
+        ("max_step_chars", cfg.max_chars + 16),
+        ("max_steps", cfg.max_steps),
+        ("obligation_time_limit_ms", max(1, min(cfg.obligation_time_limit_ms, int(inner * 1000)))),
+        ("proof_time_limit_s", inner),
+    )
+
+
+_CACHEABLE = frozenset({"ok", "too_long", "too_many_steps", "empty", "error"})
+
+
+def _process(problem: str, text: str, cfg: GraderConfig, deadline: float) -> dict[str, Any]:
+    remaining = deadline - time.monotonic()
+    if remaining <= 0.005:
+        return {"status": "timeout"}
+    key = _settings_key(cfg, remaining)
+    ckey = (problem, text, cfg.time_budget_s, cfg.obligation_time_limit_ms, cfg.max_chars, cfg.max_steps)
+    if cfg.cache_size:
+        hit = _cached(_CACHE, ckey, cfg.cache_size)
+        if hit is not None:
+            return hit
+    if cfg.isolation == "process" and os.name == "posix":
+        out = _check_in_worker(problem, text, key, cfg, deadline)
+    else:
+        out = _run_check(problem, text, key)
+        if time.monotonic() > deadline and out.get("status") == "ok":
+            out = {**out, "budget_hit": True}
+    if cfg.cache_size and out.get("status") in _CACHEABLE and not out.get("budget_hit"):
+        _cached(_CACHE, ckey, cfg.cache_size, out)
+    return out
+
+
+_STATUS_FLAG = {
+    "too_long": "too_long", "too_many_steps": "too_many_steps", "empty": "empty", "error": "process_error",
+    "timeout": "budget_exceeded", "worker_unavailable": "worker_unavailable", "worker_crashed": "worker_crashed",
+}
+
+
+def _cached(cache: OrderedDict[Any, Any], key: Any, size: int, value: Any = None) -> Any:
+    """Look up ``key`` (value None) or store ``value`` under it, keeping at most ``size`` entries."""
+    with _CACHE_LOCK:
+        if value is None:
+            hit = cache.get(key)
+            if hit is not None:
+                cache.move_to_end(key)
+            return hit
+        cache[key] = value
+        while len(cache) > size:
+            cache.popitem(last=False)
+        return value
+
+
+_ANSWER_CACHE: OrderedDict[tuple[Any, ...], bool] = OrderedDict()
+
+
+_ANSWER_FLAG = {"timeout": "answer_budget_exceeded", "worker_unavailable": "worker_unavailable",
+                "worker_crashed": "worker_crashed"}
+
+
+def _outcome(answer: str, refs: list[str], policy: AnswerPolicy, cfg: GraderConfig,
+             deadline: float) -> tuple[bool, str | None]:
+    """Whether ``answer`` equals one of ``refs``, and a flag when that could not be decided in budget.
+
+    With process isolation only what exact arithmetic decides at once runs in the caller's thread;
+    a comparison that needs sympy or sample points runs in a worker, killed at the deadline."""
+    def compare() -> tuple[bool, str | None]:
+        isolate = cfg.isolation == "process" and os.name == "posix"
+        try:
+            return any(answers_equal(answer, r, policy, deadline, light=isolate) for r in refs), None
+        except AnswerTimeout:
+            return False, "answer_budget_exceeded"
+        except NeedsIsolation:
+            res = answer_in_worker(answer, refs, policy.percent, policy.decimal_rounding, cfg, deadline)
+            if res.get("status") != "ok":
+                return False, _ANSWER_FLAG.get(str(res.get("status")), "grader_error")
+            return bool(res.get("equal")), None
+
+    return _memoized(_ANSWER_CACHE, (answer, tuple(refs), policy), cfg, compare)
+
+
+def _memoized(cache: OrderedDict[Any, Any], key: Any, cfg: GraderConfig,
+              compute: Callable[[], tuple[bool, str | None]]) -> tuple[bool, str | None]:
+    """``compute()`` through ``cache``; only decided results (no flag) are kept."""
+    if cfg.cache_size:
+        hit = _cached(cache, key, cfg.cache_size)
+        if hit is not None:
+            return bool(hit), None
+    equal, flag = compute()
+    if flag is None and cfg.cache_size:
+        _cached(cache, key, cfg.cache_size, equal)
+    return equal, flag
+
+
+_MV_FLAG = {"timeout": "answer_budget_exceeded", "unavailable": "answer_backend_unavailable",
+            "worker_unavailable": "worker_unavailable", "worker_crashed": "worker_crashed"}
+_MV_CACHE: OrderedDict[tuple[Any, ...], bool] = OrderedDict()
+
+
+def _math_verify_outcome(text: str, refs: list[str], cfg: GraderConfig, deadline: float) -> tuple[bool, str | None]:
+    """The outcome by Math-Verify (``answer_backend="math-verify"``) and a flag when it could not say."""
+    def compare() -> tuple[bool, str | None]:
+        if cfg.isolation == "process" and os.name == "posix":
+            res = math_verify_in_worker(text, refs, cfg, deadline)
+        else:
+            res = run_math_verify(text, refs)
+        if res.get("status") != "ok":
+            return False, _MV_FLAG.get(str(res.get("status")), "grader_error")
+        return bool(res.get("equal")), None
+
+    return _memoized(_MV_CACHE, (text, tuple(refs)), cfg, compare)
+
+
+def grade(solution: Any, reference: Any = None, problem: Any = "", config: GraderConfig | None = None,
+          **overrides: Any) -> GradeResult:
+    """Grade one solution. ``reference``: the expected answer (a string such as ``"18"`` or
+    ``"\\frac{1}{2}"``, a full solution ending in ``#### 18`` or ``\\boxed{...}``, a number, or a
+    list of acceptable answers); None grades the process only. ``problem``: the problem text (its
+    numbers are facts for the checker); a chat prompt's last user message is used. Keyword
+    ``overrides`` replace ``GraderConfig`` fields for this call (an invalid value raises
+    ``ValueError``; nothing in the inputs ever does: unreadable input is flagged ``bad_input``,
+    an internal failure ``grader_error``, and the reward is then the outcome term alone)."""
+    t0 = time.perf_counter()
+    cfg = _apply_overrides(config, overrides) if overrides else (config or default_config())
+    deadline = work_deadline(cfg)
+    policy = AnswerPolicy(percent=cfg.percent, decimal_rounding=cfg.decimal_rounding, last_number=cfg.last_number)
+    flags: list[str] = []
+    outcome: bool | None = None
+    outcome_term = 0.0
+    ex = None
+    refs: list[str] = []
+    try:
+        try:
+            text = _strip_special_tail(_as_text(solution))
+            prob = _prompt_problem(problem)[: cfg.max_problem_chars]
+            refs = _references(reference)
+        except BadInput as exc:
+            flags.append("bad_input")
+            log.debug("faithsieve.grader: bad input: %s", exc)
+            return _outcome_only(cfg, flags, t0, refs)
+        ex = extract_answer(text, policy)
+        if not refs:
+            flags.append("no_reference")
+        elif cfg.answer_backend == "math-verify":
+            outcome, flag = _math_verify_outcome(text, refs, cfg, deadline)
+            if flag:
+                flags.append(flag)
+            outcome_term = (cfg.correct_reward if outcome else
+                            cfg.incorrect_reward if ex is not None else cfg.no_answer_reward)
+        elif ex is None:
+            outcome, outcome_term = False, cfg.no_answer_reward
+        else:
+            outcome, flag = _outcome(ex.text, refs, policy, cfg, deadline)
+            if flag:
+                flags.append(flag)
+            outcome_term = cfg.correct_reward if outcome else cfg.incorrect_reward
+        if ex is None:
+            flags.append("no_answer")
+        if {"answer_budget_exceeded", "worker_crashed", "worker_unavailable", "grader_error"} & set(flags):
+            return _outcome_only(cfg, flags, t0, refs, outcome, outcome_term, ex)
+        return _with_process(text, prob, cfg, deadline, flags, t0, refs, outcome, outcome_term, ex)
+    except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - never crash the trainer
+        log.debug("faithsieve.grader: grader_error: %s: %s", type(exc).__name__, exc)
+        flags.append("grader_error")
+        if outcome is None and refs:
+            outcome, outcome_term = False, (cfg.incorrect_reward if ex is not None else cfg.no_answer_reward)
+        return _outcome_only(cfg, flags, t0, refs, outcome, outcome_term, ex)
+
+
+def _outcome_only(cfg: GraderConfig, flags: list[str], t0: float, refs: list[str], outcome: bool | None = None,
+                  outcome_term: float | None = None, ex: ExtractedAnswer | None = None) -> GradeResult:
+    """The documented fallback: the outcome term alone (no answer: ``no_answer_reward``)."""
+    if outcome_term is None:
+        outcome_term = cfg.no_answer_reward if refs else 0.0
+        outcome = False if refs else None
+    return GradeResult(
+        score=float(outcome_term), outcome=outcome, outcome_term=float(outcome_term),
+        answer=ex.text if ex is not None else None, answer_source=ex.source if ex is not None else None,
+        reference=refs[0] if refs else None, process_checked=False, verdict=None, first_error_step=None,
+        flags=tuple(dict.fromkeys(flags)), time_ms=round((time.perf_counter() - t0) * 1000, 3),
+    )
+
+
+def _with_process(text: str, prob: str, cfg: GraderConfig, deadline: float, flags: list[str], t0: float,
+                  refs: list[str], outcome: bool | None, outcome_term: float, ex: ExtractedAnswer | None) -> GradeResult:
+    proc: dict[str, Any] | None = None
+    if not cfg.process:
+        flags.append("process_disabled")
+    elif not text.strip():
+        flags.append("empty")
+    elif len(text) > cfg.max_chars:
+        flags.append("too_long")
+    else:
+        proc = _process(prob, text, cfg, deadline)
+
+    checked = proc is not None and proc.get("status") == "ok" and not proc.get("budget_hit")
+    budget_exceeded = proc is not None and (proc.get("status") == "timeout" or bool(proc.get("budget_hit")))
+    if proc is not None and not checked:
+        flag = "budget_exceeded" if budget_exceeded else _STATUS_FLAG.get(str(proc.get("status")), "process_error")
+        flags.append(flag)
+        if flag in ("process_error", "worker_crashed"):
+            log.debug("faithsieve.grader: %s: %s", flag, proc.get("error"))
+
+    score = outcome_term
+    first = None
+    step_rewards = None
+    if checked:
+        assert proc is not None
+        first = proc.get("first_error_step")
+        if first is not None:
+            score -= cfg.error_penalty
+        if cfg.step_rewards:
+            n = int(proc.get("steps", 0))
+            if first is None:
+                step_rewards = (cfg.step_reward_before,) * n
+            else:
+                step_rewards = ((cfg.step_reward_before,) * (first - 1) + (cfg.step_reward_error,)
+                                + (cfg.step_reward_after,) * (n - first))
+    shown: dict[str, Any] = proc if (checked and proc is not None) else {}
+    return GradeResult(
+        score=float(score),
+        outcome=outcome,
+        outcome_term=float(outcome_term),
+        answer=ex.text if ex is not None else None,
+        answer_source=ex.source if ex is not None else None,
+        reference=refs[0] if refs else None,
+        process_checked=checked,
+        verdict=shown.get("verdict"),
+        first_error_step=first,
+        reason=shown.get("reason"),
+        steps=int(shown.get("steps", 0)),
+        steps_decided=int(shown.get("steps_decided", 0)),
+        obligations=int(shown.get("obligations", 0)),
+        obligations_decided=int(shown.get("obligations_decided", 0)),
+        step_status=tuple(shown.get("statuses", ())),
+        step_spans=tuple((int(a), int(b)) for a, b in shown.get("spans", ())),
+        step_rewards=step_rewards,
+        budget_exceeded=budget_exceeded,
+        flags=tuple(flags),
+        time_ms=round((time.perf_counter() - t0) * 1000, 3),
+    )
+
+
+def grade_many(items: Sequence[tuple[Any, Any, Any]], config: GraderConfig | None = None) -> list[GradeResult]:
+    """Grade ``(solution, reference, problem)`` triples, in order; spread over the worker pool
+    when ``workers > 1``."""
+    cfg = config or default_config()
+    if len(items) <= 1 or cfg.workers <= 1 or cfg.isolation != "process" or not cfg.process:
+        return [grade(s, r, p, cfg) for s, r, p in items]
+    ex = executor(cfg.workers)
+    return list(ex.map(lambda it: grade(it[0], it[1], it[2], cfg), items))

@@ -1,0 +1,354 @@
+"""The grader never raises and never overruns its budget: hostile values, hostile types, many threads,
+and every failure flag by name (a renamed flag, a dropped cut or a switched-off cache fails here)."""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from faithsieve import grader as g
+from faithsieve.grader import GraderConfig
+from faithsieve.grading import pool as gp
+from faithsieve.grading import reward
+from faithsieve.grading.equivalence import AnswerTimeout, answers_equal
+
+PROBLEM = "Janet's ducks lay 16 eggs per day. She eats 3 and bakes with 4. She sells the rest for $2 each."
+GOOD = "Janet sells 16 - 3 - 4 = 9 duck eggs a day.\nShe makes 9 * 2 = $18 every day.\n#### 18"
+LONG_PROOF = "\n".join(f"Step {i}: So $\\sqrt{{{i + 1}}} \\cdot \\sqrt{{{i + 2}}} + {i} = {i}$." for i in range(1, 150))
+NOCACHE = GraderConfig(cache_size=0)
+OUTCOME_ONLY = GraderConfig(cache_size=0, process=False)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def pool() -> Iterator[None]:
+    assert g.warmup(NOCACHE)
+    yield
+    g.shutdown()
+
+
+@pytest.fixture(autouse=True)
+def whole_pool() -> Iterator[None]:
+    """Tests here kill workers; the next test starts with every worker up again."""
+    yield
+    p = gp._POOL
+    deadline = time.monotonic() + 60
+    while p is not None and time.monotonic() < deadline:
+        with p.cond:
+            idle = list(p.idle)
+        if len(idle) >= p.size and all(w.ready or w.wait_ready(deadline) for w in idle):
+            return
+        time.sleep(0.05)
+
+
+class Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("no")
+
+    __repr__ = __str__
+
+
+def _nested(depth: int) -> object:
+    x: object = "#### 18"
+    for _ in range(depth):
+        x = [x]
+    return x
+
+
+# ---------------------------------------------------------------------------
+# values that used to hang or raise
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("cfg", [OUTCOME_ONLY, NOCACHE], ids=["outcome_only", "process"])
+@pytest.mark.parametrize("answer", [
+    "\\exp(\\exp(\\exp(64)))", "10^{10^{10}}", "\\sqrt{\\exp(\\exp(100))} - \\exp(\\exp(99))", "e^{e^{e^{e^{9}}}}",
+    "\\sin(10^{300})", "2^{2048} \\cdot \\pi",
+])
+def test_huge_closed_forms_return_within_budget(answer: str, cfg: GraderConfig) -> None:
+    t = time.perf_counter()
+    r = g.grade(f"So \\boxed{{{answer}}}", "5", "", cfg)
+    assert time.perf_counter() - t < cfg.time_budget_s + 0.1
+    assert r.outcome is False and r.score == 0.0
+
+
+def test_huge_values_compare_structurally_not_numerically() -> None:
+    t = time.perf_counter()
+    assert answers_equal("\\exp(\\exp(\\exp(64)))", "\\exp(\\exp(\\exp(64)))")
+    assert not answers_equal("\\exp(\\exp(\\exp(64)))", "\\exp(\\exp(\\exp(65)))")
+    assert not answers_equal("10^{10^{10}} + 1", "10^{10^{10}}")
+    assert time.perf_counter() - t < 1.0
+
+
+def test_a_passed_deadline_stops_the_comparison() -> None:
+    with pytest.raises(AnswerTimeout):
+        answers_equal("\\sqrt{12}", "2\\sqrt{3}", deadline=time.monotonic() - 1)
+    assert answers_equal("\\sqrt{12}", "2\\sqrt{3}", deadline=time.monotonic() + 5)
+
+
+def test_answer_budget_exceeded_is_flagged_not_raised() -> None:
+    r = g.grade("\\boxed{\\sqrt{12}}", "2\\sqrt{3}", "", GraderConfig(cache_size=0, time_budget_s=1e-9))
+    assert r.flags == ("answer_budget_exceeded",)
+    assert r.outcome is False and r.score == 0.0 and not r.process_checked
+
+
+def test_work_stops_before_the_budget_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker is given up on min(0.1 s, 10% of the budget) before the budget ends: that margin is
+    for returning on a busy machine (GIL waits, killing the worker)."""
+    seen: list[float] = []
+    real = reward._check_in_worker
+
+    def spy(problem, text, key, cfg, deadline):  # type: ignore[no-untyped-def]
+        seen.append(deadline - t0)
+        return real(problem, text, key, cfg, deadline)
+
+    monkeypatch.setattr(reward, "_check_in_worker", spy)
+    for budget, margin in ((1.0, 0.1), (0.3, 0.03), (5.0, 0.1)):
+        t0 = time.monotonic()
+        g.grade(GOOD + f"\n(margin {budget})", "18", PROBLEM, GraderConfig(cache_size=0, time_budget_s=budget))
+        assert budget - margin - 0.05 < seen[-1] <= budget - margin + 0.01
+    t = time.perf_counter()
+    r = g.grade(LONG_PROOF + "\n#### 5", "5", "", GraderConfig(cache_size=0, time_budget_s=0.3))
+    assert r.flags == ("budget_exceeded",) and time.perf_counter() - t < 0.3
+
+
+def test_lone_surrogates() -> None:
+    r = g.grade("We get \ud800 then 9 * 2 = 18.\n#### 18", "18\udfff", "Compute \udc00.", NOCACHE)
+    assert r.score == 1.0 and r.process_checked and "bad_input" not in r.flags
+    assert g.compute_score("d", "\ud83d #### 18", "18")["score"] == 1.0
+
+
+def test_integer_reference_past_the_str_limit() -> None:
+    r = g.grade("#### 5", 10**5000, "", NOCACHE)
+    assert "bad_input" in r.flags and r.score == 0.0 and r.reference is None
+    assert g.grade("#### 5", 5, "", OUTCOME_ONLY).score == 1.0
+
+
+def test_deeply_nested_completion_and_reference() -> None:
+    for sol, ref in ((_nested(3000), "18"), ("#### 18", _nested(3000))):
+        r = g.grade(sol, ref, "", NOCACHE)
+        assert r.flags == ("bad_input",) and r.score == 0.0
+    assert g.grade(_nested(10), "18", "", OUTCOME_ONLY).score == 1.0  # ordinary nesting still reads
+
+
+@pytest.mark.parametrize("where", ["solution", "reference", "problem", "message"])
+def test_object_whose_str_raises(where: str) -> None:
+    args = {"solution": "#### 18", "reference": "18", "problem": ""}
+    args[where if where != "message" else "solution"] = (
+        Unprintable() if where != "message" else [{"role": "assistant", "content": Unprintable()}])
+    r = g.grade(args["solution"], args["reference"], args["problem"], NOCACHE)
+    assert "bad_input" in r.flags and math.isfinite(r.score)
+
+
+def test_hostile_types_through_every_entry_point() -> None:
+    bad = [Unprintable(), _nested(3000), "\ud800 #### 18", 10**5000]
+    out = g.reward_func(bad, [""] * 4, ["18"] * 4)
+    assert len(out["rewards"]) == 4 and all(math.isfinite(x) for x in out["rewards"])
+    fn = g.make_trl_reward()
+    assert len(fn(prompts=[""] * 4, completions=bad, answer=["18", _nested(3000), Unprintable(), 10**5000])) == 4
+    for b in bad:
+        assert math.isfinite(g.compute_score("d", b, b, {"question": b})["score"])
+
+
+def test_internal_failure_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(*a: object, **k: object) -> None:
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(reward, "extract_answer", boom)
+    r = g.grade("#### 18", "18", "", NOCACHE)
+    assert r.flags == ("grader_error",) and r.score == 0.0 and r.outcome is False
+
+
+def test_many_threads_hold_the_budget() -> None:
+    cfg = GraderConfig(cache_size=0, time_budget_s=0.5)
+    hostile = ["So \\boxed{\\exp(\\exp(\\exp(64)))}", LONG_PROOF + "\n#### 5", GOOD, "\\boxed{" * 3000,
+               _nested(3000), Unprintable(), "\ud800" * 100, "So " + "(" * 3000 + "1" + ")" * 3000 + " #### 1"]
+    worst: list[float] = []
+    errors: list[BaseException] = []
+
+    def run(k: int) -> None:
+        for i in range(6):
+            t = time.perf_counter()
+            try:
+                g.grade(hostile[(k + i) % len(hostile)], "18", PROBLEM, cfg)
+            except BaseException as exc:  # noqa: BLE001
+                errors.append(exc)
+            worst.append(time.perf_counter() - t)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors
+    assert max(worst) < cfg.time_budget_s + 0.5, max(worst)
+
+
+# ---------------------------------------------------------------------------
+# every flag by name
+# ---------------------------------------------------------------------------
+
+def test_flag_too_many_steps() -> None:
+    text = "\n".join(f"Step {i}: {i} + {i} = {2 * i}." for i in range(1, 40)) + "\n#### 78"
+    r = g.grade(text, "78", "", GraderConfig(cache_size=0, max_steps=10))
+    assert r.flags == ("too_many_steps",) and r.score == 1.0 and not r.process_checked
+    assert g.grade(text, "78", "", GraderConfig(cache_size=0, max_steps=100)).process_checked
+
+
+def test_flag_process_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import faithsieve.pipeline
+
+    def broken(*a: object, **k: object) -> None:
+        raise RuntimeError("pipeline bug")
+
+    monkeypatch.setattr(faithsieve.pipeline, "localize", broken)
+    r = g.grade(GOOD, "18", PROBLEM, GraderConfig(cache_size=0, isolation="inline"))
+    assert r.flags == ("process_error",) and r.score == 1.0 and not r.process_checked
+
+
+def test_flag_worker_unavailable() -> None:
+    cfg = GraderConfig(cache_size=0, acquire_timeout_s=0.05)
+    p = gp._pool(cfg)
+    held = []
+    while (w := p.acquire(0.5)) is not None:
+        held.append(w)
+        if len(held) >= p.size:
+            break
+    try:
+        t = time.perf_counter()
+        r = g.grade(GOOD, "18", PROBLEM, cfg)
+        assert time.perf_counter() - t < 0.5
+        assert r.flags == ("worker_unavailable",) and r.score == 1.0 and not r.process_checked
+    finally:
+        for w in held:
+            p.release(w, True)
+    assert g.grade(GOOD, "18", PROBLEM, cfg).process_checked
+
+
+def test_flag_worker_crashed() -> None:
+    cfg = GraderConfig(cache_size=0, time_budget_s=30)
+    p = gp._pool(cfg)
+    idle_before = {w.proc.pid for w in p.idle}
+    result: list[g.GradeResult] = []
+    th = threading.Thread(target=lambda: result.append(g.grade(LONG_PROOF + "\n#### 5", "5", "", cfg)))
+    th.start()
+    busy: set[int] = set()
+    for _ in range(100):
+        time.sleep(0.02)
+        busy = idle_before - {w.proc.pid for w in p.idle}
+        if busy:
+            break
+    for pid in busy:
+        os.kill(pid, signal.SIGKILL)
+    th.join(30)
+    assert busy and result
+    assert result[0].flags == ("worker_crashed",) and result[0].score == 1.0
+    deadline = time.monotonic() + 60
+    while p.size and len(p.idle) < p.size and time.monotonic() < deadline:
+        time.sleep(0.05)  # the replacement starts in the background
+    assert g.warmup(NOCACHE)
+    assert g.grade(GOOD, "18", PROBLEM, NOCACHE).process_checked
+
+
+def test_problem_is_cut_to_max_problem_chars(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[str] = []
+    real = reward._run_check
+
+    def spy(problem: str, text: str, key):  # type: ignore[no-untyped-def]
+        seen.append(problem)
+        return real(problem, text, key)
+
+    monkeypatch.setattr(reward, "_run_check", spy)
+    long_problem = "Janet has 16 eggs. " * 500
+    g.grade(GOOD, "18", long_problem, GraderConfig(cache_size=0, isolation="inline", max_problem_chars=100))
+    g.grade(GOOD, "18", long_problem, GraderConfig(cache_size=0, isolation="inline", max_problem_chars=0))
+    assert [len(p) for p in seen] == [100, 0]
+    assert seen[0] == long_problem[:100]
+
+
+# ---------------------------------------------------------------------------
+# the caches
+# ---------------------------------------------------------------------------
+
+def _count_calls(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
+    calls = [0]
+    real = getattr(reward, name)
+
+    def counted(*a, **k):  # type: ignore[no-untyped-def]
+        calls[0] += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(reward, name, counted)
+    return calls
+
+
+@pytest.mark.parametrize(("size", "expected"), [(16, 1), (0, 3)])
+def test_process_cache_skips_the_repeated_check(monkeypatch: pytest.MonkeyPatch, size: int, expected: int) -> None:
+    calls = _count_calls(monkeypatch, "_check_in_worker")
+    cfg = GraderConfig(cache_size=size)
+    text = GOOD + f"\n(cache probe {size})"
+    first = [g.grade(text, "18", PROBLEM, cfg) for _ in range(3)]
+    assert calls[0] == expected
+    assert all(r.process_checked and r.score == first[0].score for r in first)
+
+
+@pytest.mark.parametrize(("size", "expected"), [(16, 1), (0, 3)])
+def test_answer_cache_skips_the_repeated_comparison(monkeypatch: pytest.MonkeyPatch, size: int, expected: int) -> None:
+    calls = _count_calls(monkeypatch, "answers_equal")
+    cfg = GraderConfig(cache_size=size, process=False)
+    out = [g.grade(f"\\boxed{{2\\sqrt{{{3 + size}}}}}", f"\\sqrt{{{4 * (3 + size)}}}", "", cfg) for _ in range(3)]
+    assert calls[0] == expected and all(r.score == 1.0 for r in out)
+
+
+# ---------------------------------------------------------------------------
+# answer_backend="math-verify" (the optional extra), under our budget
+# ---------------------------------------------------------------------------
+
+def test_math_verify_backend_missing_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "math_verify", None)  # as if the extra were not installed
+    cfg = GraderConfig(cache_size=0, process=False, isolation="inline", answer_backend="math-verify")
+    r = g.grade("So \\boxed{18}", "18", "", cfg)
+    assert r.flags == ("answer_backend_unavailable", "process_disabled") and r.score == 0.0
+
+
+def test_math_verify_backend_in_a_worker() -> None:
+    pytest.importorskip("math_verify")
+    cfg = GraderConfig(cache_size=0, process=False, answer_backend="math-verify")
+    assert g.grade("So \\boxed{\\frac{1}{2}}", "0.5", "", cfg).score == 1.0
+    assert g.grade("So \\boxed{3}", "4", "", cfg).score == 0.0
+    results: list[tuple[float, float]] = []
+
+    def one() -> None:
+        t = time.perf_counter()
+        score = g.grade("So \\boxed{\\exp(\\exp(\\exp(64)))}", "5", "", cfg).score
+        results.append((score, time.perf_counter() - t))
+
+    threads = [threading.Thread(target=one) for _ in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert [s for s, _ in results] == [0.0] * 8
+    assert max(dt for _, dt in results) < cfg.time_budget_s + 0.1
+
+
+def test_costly_comparisons_run_in_a_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With process isolation the caller's thread decides only what exact arithmetic decides at once;
+    a comparison that needs sympy or sample points goes to a (killable) worker."""
+    calls = _count_calls(monkeypatch, "answer_in_worker")
+    cfg = GraderConfig(cache_size=0, process=False)
+    assert g.grade("\\boxed{18}", "18.0", "", cfg).score == 1.0
+    assert g.grade("\\boxed{(1, 2), (3, 4)}", "(3,4),(1,2)", "", cfg).score == 1.0
+    assert calls[0] == 0
+    assert g.grade("\\boxed{2\\sqrt{3}}", "\\sqrt{12}", "", cfg).score == 1.0
+    assert g.grade("\\boxed{2x+2}", "2(x+1)", "", cfg).score == 1.0
+    assert calls[0] == 2
+    inline = GraderConfig(cache_size=0, process=False, isolation="inline")
+    assert g.grade("\\boxed{2\\sqrt{3}}", "\\sqrt{12}", "", inline).score == 1.0
+    assert calls[0] == 2
