@@ -8,7 +8,7 @@ import logging
 import sys
 from typing import Any
 
-from faithsieve import cli_datasets, cli_doctor, cli_inject, cli_serve
+from faithsieve import cli_datasets, cli_doctor, cli_inject, cli_rewrite, cli_serve
 from faithsieve.cli_options import add_method_options, settings_from_args, warn_if_lean_missing
 from faithsieve.errors import FaithSieveError
 from faithsieve.models import Verdict
@@ -115,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_datasets.register(sub)
     cli_inject.register(sub)
+    cli_rewrite.register(sub)
     cli_serve.register(sub)
     cli_doctor.register(sub)
     return p
