@@ -8,9 +8,9 @@ Constraints, each derived from the original item (never from the new values):
   ``MAX_DECIMALS`` places);
 - ``magnitude``: every result stays within a factor ``MAX_FACTOR`` of the original;
 - ``order``: two question numbers of the same kind (percent / not percent) keep their order
-  (``3 of the 5 children`` cannot become ``7 of the 5 children``), and resampled numbers that
-  were equal stay equal (``tie_groups``: then every reading of the solution that confuses them
-  still computes the same thing).
+  (``3 of the 5 children`` cannot become ``7 of the 5 children``). Equal numbers are not tied:
+  they may play different roles (``three times`` and ``the three have``), so an item whose
+  solution could use either is left to the readings check, which rejects it.
 
 ``fast_violation`` checks them with ``Fraction`` inside the sampling loop. ``z3_verify`` states the
 whole rewrite to z3 — the question numbers, every annotation as an equation over its sources, every
@@ -47,15 +47,6 @@ def order_pairs(plan: Plan) -> list[tuple[int, int]]:
                     and (a.kind == "percent") == (b.kind == "percent"):
                 out.append((a.index, b.index))
     return out
-
-
-def tie_groups(plan: Plan) -> list[tuple[int, ...]]:
-    """Resampled literals grouped by original value and kind (percent or not): one new value each."""
-    groups: dict[tuple[Fraction, bool], list[int]] = {}
-    for i in plan.resampled:
-        lit = plan.item.literals[i]
-        groups.setdefault((lit.value, lit.kind == "percent"), []).append(i)
-    return [tuple(g) for g in groups.values()]
 
 
 def fast_violation(plan: Plan, new: dict[int, Fraction], results: list[Fraction],
@@ -136,8 +127,6 @@ def z3_verify(plan: Plan, reading: int, new: dict[int, Fraction], answer: Fracti
             s.add(n[j] >= _q(lo), n[j] <= _q(hi))
     for a, b in pairs:
         s.add(q[a] < q[b])
-    for group in tie_groups(plan):
-        s.add(*[q[i] == q[group[0]] for i in group[1:]])
     sat = s.check()
     checks = [{"check": "z3_feasible", "passed": sat == z3.sat,
                "detail": f"question numbers, {len(n)} annotation equations and their constraints: {sat}"}]

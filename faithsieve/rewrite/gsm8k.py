@@ -151,11 +151,7 @@ def question_literals(question: str) -> tuple[Literal, ...]:
             kind = "decimal" if decimals else "integer"
         found.append((m.start(), m.end(), text, value, kind, decimals, "," in text, why))
     for m in _WORD.finditer(question):
-        word = m.group().lower()
-        if m.group(3):
-            value = Fraction(WORD_VALUES[word])
-        else:
-            value = Fraction(WORD_VALUES[m.group(1).lower()] + (WORD_VALUES[m.group(2).lower()] if m.group(2) else 0))
+        value = word_value(m)
         why = "0 and 1 change the grammar" if value == 1 else ""
         if _WORD_FRACTION.match(question, m.end()):
             why = "part of a fraction"
@@ -216,13 +212,25 @@ def cues_for(value: Fraction, question: str) -> str | None:
     return None
 
 
-def prose_numbers(answer: str) -> list[tuple[int, int, Fraction]]:
-    """Numbers the solution writes outside its annotations and outside the final ``####`` line."""
-    out: list[tuple[int, int, Fraction]] = []
+def word_value(m: re.Match[str]) -> Fraction:
+    """The value of a ``_WORD`` match (``three`` -> 3, ``twenty-five`` -> 25)."""
+    if m.group(3):
+        return Fraction(WORD_VALUES[m.group(3).lower()])
+    return Fraction(WORD_VALUES[m.group(1).lower()] + (WORD_VALUES[m.group(2).lower()] if m.group(2) else 0))
+
+
+def prose_numbers(answer: str) -> list[tuple[int, int, Fraction, bool]]:
+    """Numbers the solution writes outside its annotations and its final ``####`` line:
+    ``(start, end, value, written_as_word)``; the word ``one`` is left out (a pronoun as often as not)."""
+    out: list[tuple[int, int, Fraction, bool]] = []
     masked = _ANNOTATION.sub(lambda m: " " * len(m.group()), answer)
     fm = _FINAL.search(masked)
     if fm:
         masked = masked[:fm.start()] + " " * (len(masked) - fm.start())
     for m in _NUM.finditer(masked):
-        out.append((m.start(), m.end(), number_value(m.group())))
-    return out
+        out.append((m.start(), m.end(), number_value(m.group()), False))
+    for m in _WORD.finditer(masked):
+        v = word_value(m)
+        if v != 1 and not _WORD_FRACTION.match(masked, m.end()):
+            out.append((m.start(), m.end(), v, True))
+    return sorted(out)

@@ -16,10 +16,10 @@ from fractions import Fraction
 from typing import Any
 
 from faithsieve.rewrite.arith import ArithError, decimal_text, leaves
-from faithsieve.rewrite.feasible import fast_violation, order_pairs, tie_groups, z3_verify
+from faithsieve.rewrite.feasible import fast_violation, order_pairs, z3_verify
 from faithsieve.rewrite.gsm8k import ItemRejected, parse_item, prose_numbers
 from faithsieve.rewrite.plan import Plan, Source, build_plan, check_readings_agree, source_value
-from faithsieve.rewrite.sample import draw, render, substitute
+from faithsieve.rewrite.sample import draw, render, substitute, words
 
 MAX_ATTEMPTS = 400
 """Draws tried per variant before the variant is given up."""
@@ -58,15 +58,22 @@ def _solution(plan: Plan, new: dict[int, Fraction], results: list[Fraction], ans
     item = plan.item
     vmap = _value_map(plan, new, results)
     spans: list[tuple[int, int, str]] = []
-    for start, end, v in prose_numbers(item.answer):
+    for start, end, v, word in prose_numbers(item.answer):
         targets = vmap.get(v, {v})
         if len(targets) != 1:
             return "prose_ambiguous"
         (nv,) = targets
+        if nv == v:
+            continue
+        old = item.answer[start:end]
         text = decimal_text(nv)
-        if text is None:
+        if text is None or (word and not (nv.denominator == 1 and 2 <= nv <= 99)):
             return "writable"
-        spans.append((start, end, f"{int(nv):,}" if "," in item.answer[start:end] and nv.denominator == 1 else text))
+        if word:
+            text = words(int(nv), capital=old[:1].isupper())
+        elif "," in old and nv.denominator == 1:
+            text = f"{int(nv):,}"
+        spans.append((start, end, text))
     graph = []
     for ann, sources, r in zip(item.annotations, plan.readings[0], results):
         repl = []
@@ -113,14 +120,13 @@ def rewrite_item(record: dict[str, Any], item_id: str, *, seed: int, variants: i
         outcome.update(stage=exc.stage, reason=exc.reason, detail=exc.detail)
         return [], outcome
     pairs = order_pairs(plan)
-    groups = tie_groups(plan)
     failures: Counter[str] = Counter()
     seen: set[tuple[tuple[int, Fraction], ...]] = set()
     rows: list[dict[str, Any]] = []
     for k in range(variants):
         rng = random.Random(f"{seed}:{item_id}:{k}")
         for _ in range(attempts):
-            new = {i: v for g in groups if (v := draw(plan.item.literals[g[0]], rng)) is not None for i in g}
+            new = {i: v for i in plan.resampled if (v := draw(plan.item.literals[i], rng)) is not None}
             key = tuple(sorted(new.items()))
             if not new or key in seen:
                 failures["no_new_values" if not new else "duplicate"] += 1

@@ -152,7 +152,7 @@ def known_values(plan: Plan) -> set[Fraction]:
 
 def _check_prose(plan: Plan) -> None:
     vals = known_values(plan)
-    for start, end, v in prose_numbers(plan.item.answer):
+    for start, end, v, _word in prose_numbers(plan.item.answer):
         if v not in vals:
             raise ItemRejected("mapping", "prose_unexplained",
                                f"the solution writes {plan.item.answer[start:end]} outside any annotation")

@@ -66,18 +66,20 @@ def draw(lit: Literal, rng: random.Random) -> Fraction | None:
     return None
 
 
-def _words(n: int) -> str:
+def words(n: int, capital: bool = False) -> str:
+    """``n`` (1..99) in words: ``25`` -> ``twenty-five``."""
     if n in _NAMES:
-        return _NAMES[n]
-    tens, units = divmod(n, 10)
-    return f"{_NAMES[tens * 10]}-{_NAMES[units]}"
+        w = _NAMES[n]
+    else:
+        tens, units = divmod(n, 10)
+        w = f"{_NAMES[tens * 10]}-{_NAMES[units]}"
+    return w.capitalize() if capital else w
 
 
 def render(lit: Literal, v: Fraction) -> str:
     """``v`` written the way ``lit`` was written."""
     if lit.kind == "word" and v.denominator == 1 and 1 <= v <= 99:
-        w = _words(int(v))
-        return w.capitalize() if lit.text[:1].isupper() else w
+        return words(int(v), capital=lit.text[:1].isupper())
     if v.denominator == 1 and not lit.decimals:
         n = int(v)
         return f"{n:,}" if lit.commas or (n >= 10_000 and "," in lit.text) else str(n)
