@@ -1,0 +1,172 @@
+"""``--mode offline`` on hand-made items, and ``--check`` against rows that were tampered with."""
+
+from __future__ import annotations
+
+import copy
+import json
+from fractions import Fraction
+from typing import Any
+
+import pytest
+
+from faithsieve.rewrite import plan as plan_mod
+from faithsieve.rewrite.arith import parse, value
+from faithsieve.rewrite.check import check_row
+from faithsieve.rewrite.feasible import fast_violation, order_pairs
+from faithsieve.rewrite.gsm8k import ItemRejected, parse_item
+from faithsieve.rewrite.offline import rewrite_item
+from faithsieve.rewrite.plan import build_plan
+
+JANET = {
+    "question": "Janet’s ducks lay 16 eggs per day. She eats three for breakfast every morning and bakes muffins for "
+                "her friends every day with four. She sells the remainder at the farmers' market daily for $2 per "
+                "fresh duck egg. How much in dollars does she make every day at the farmers' market?",
+    "answer": "Janet sells 16 - 3 - 4 = <<16-3-4=9>>9 duck eggs a day.\nShe makes 9 * 2 = $<<9*2=18>>18 every day "
+              "at the farmer’s market.\n#### 18",
+}
+ROBE = {"question": "A robe takes 2 bolts of blue fiber and half that much white fiber.  How many bolts in total "
+                    "does it take?",
+        "answer": "It takes 2/2=<<2/2=1>>1 bolt of white fiber\nSo the total amount of fabric is 2+1=<<2+1=3>>3 bolts "
+                  "of fabric\n#### 3"}
+SHARE = {"question": "A baker makes 24 cookies and shares them equally among 4 friends. Each friend eats 2 of them. "
+                     "How many cookies does each friend have left?",
+         "answer": "Each friend gets 24/4=<<24/4=6>>6 cookies.\nEach has 6-2=<<6-2=4>>4 left.\n#### 4"}
+
+
+def _annotations(solution: str) -> list[tuple[str, str]]:
+    import re
+
+    return [tuple(m.group(1).split("=")) for m in re.finditer(r"<<([^<>]*)>>", solution)]  # type: ignore[misc]
+
+
+def test_janet_is_rewritten_with_every_annotation_recomputed() -> None:
+    rows, outcome = rewrite_item(JANET, "test-0", seed=0, variants=3)
+    assert outcome["kept"] == 3 and len({r["question"] for r in rows}) == 3
+    for r in rows:
+        assert r["question"] != JANET["question"]
+        for expr, result in _annotations(r["solution"]):
+            assert value(parse(expr)) == Fraction(result)
+        eggs, eaten, baked, price = (Fraction(x["new"] if x["kind"] != "word" else
+                                              {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+                                               "eight": 8}[x["new"].lower()])
+                                     for x in sorted(r["inputs"], key=lambda x: x["literal"]))
+        assert Fraction(r["answer"]) == (eggs - eaten - baked) * price
+        assert r["solution"].endswith(f"#### {r['answer']}")
+        assert all(c["passed"] for c in r["verification"]["checks"])
+        assert {c["check"] for c in r["verification"]["checks"]} >= {"z3_feasible", "z3_answer_determined"}
+        assert check_row(r) == []
+
+
+def test_same_seed_same_rows_other_seed_other_rows() -> None:
+    a, _ = rewrite_item(JANET, "test-0", seed=1, variants=2)
+    b, _ = rewrite_item(JANET, "test-0", seed=1, variants=2)
+    c, _ = rewrite_item(JANET, "test-0", seed=2, variants=2)
+    assert a == b
+    assert [r["question"] for r in a] != [r["question"] for r in c]
+
+
+def test_an_ambiguous_source_is_never_guessed() -> None:
+    # "2/2": the divisor is "half", not the question's 2; reading it as the question's 2 would give a wrong answer.
+    plan = build_plan(parse_item(ROBE, "robe"))
+    assert len(plan.readings) > 1
+    rows, outcome = rewrite_item(ROBE, "robe", seed=0, variants=1)
+    assert rows == [] and (outcome["stage"], outcome["reason"]) == ("sampling", "readings_disagree")
+
+
+def test_a_number_without_source_rejects_the_item() -> None:
+    item = {"question": "Tom has 12 apples. How many will he have after buying another?",
+            "answer": "12+1=<<12+1=13>>13\n#### 13"}
+    _, outcome = rewrite_item(item, "x", seed=0, variants=1)
+    assert (outcome["stage"], outcome["reason"]) == ("mapping", "no_literal_source")
+
+
+def test_constants_stay_fixed_only_when_justified() -> None:
+    item = {"question": "Ann runs 3 hours a day. How many minutes does she run?",
+            "answer": "3*60=<<3*60=180>>180\n#### 180"}
+    rows, _ = rewrite_item(item, "x", seed=0, variants=2)
+    assert rows and all(r["constants"] == [{"value": "60", "cue": "minutes"}] for r in rows)
+    assert all(r["solution"].startswith(f"{int(r['inputs'][0]['new'])}*60=") for r in rows)
+    no_cue = {"question": "Ann runs 3 laps a day. How far does she run?", "answer": "3*60=<<3*60=180>>180\n#### 180"}
+    assert rewrite_item(no_cue, "x", seed=0, variants=1)[1]["reason"] == "no_literal_source"
+
+
+def test_prose_the_graph_cannot_explain_rejects_the_item() -> None:
+    item = {"question": "Tom has 12 apples and eats 5.", "answer": "He had 7 once. 12-5=<<12-5=7>>7\nThen 9 more.\n#### 7"}
+    assert rewrite_item(item, "x", seed=0, variants=1)[1]["reason"] == "prose_unexplained"
+
+
+def test_intermediate_results_stay_whole_and_positive() -> None:
+    for seed in range(15):
+        rows, _ = rewrite_item(SHARE, "share", seed=seed, variants=2)
+        for r in rows:
+            for _expr, result in _annotations(r["solution"]):
+                assert Fraction(result).denominator == 1 and Fraction(result) > 0
+
+
+def test_order_between_question_numbers_is_kept() -> None:
+    plan = build_plan(parse_item(SHARE, "share"))
+    pairs = order_pairs(plan)
+    lits = {lit.text: lit.index for lit in plan.item.literals}
+    assert (lits["2"], lits["4"]) in pairs and (lits["4"], lits["24"]) in pairs
+    new = {lits["24"]: Fraction(30), lits["4"]: Fraction(6), lits["2"]: Fraction(7)}  # 7 eaten of 5: order broken
+    assert fast_violation(plan, new, plan.evaluate(0, new), pairs) in ("order", "sign")
+    new = {lits["24"]: Fraction(30), lits["4"]: Fraction(6), lits["2"]: Fraction(3)}
+    assert fast_violation(plan, new, plan.evaluate(0, new), pairs) is None
+
+
+def test_the_number_of_readings_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    item = {"question": "There are 2 cats, 2 dogs and 2 birds.", "answer": "2*2*2*2*2=<<2*2*2*2*2=32>>32\n#### 32"}
+    assert len(build_plan(parse_item(item, "x")).readings) == 3 ** 5
+    monkeypatch.setattr(plan_mod, "MAX_READINGS", 3 ** 5 - 1)
+    with pytest.raises(ItemRejected, match="too_many_readings"):
+        build_plan(parse_item(item, "x"))
+
+
+def test_variants_are_distinct_and_bounded_by_attempts() -> None:
+    rows, _ = rewrite_item(JANET, "test-0", seed=0, variants=4)
+    assert len({json.dumps(r["inputs"]) for r in rows}) == len(rows) == 4
+    # a single attempt per variant cannot satisfy 24/4's divisibility every time: fewer rows, reasons counted
+    kept = sum(rewrite_item(SHARE, "s", seed=s, variants=1, attempts=1)[1]["kept"] for s in range(20))
+    assert kept < 20
+
+
+@pytest.fixture(scope="module")
+def janet_row() -> dict[str, Any]:
+    rows, _ = rewrite_item(JANET, "test-0", seed=0, variants=1)
+    return rows[0]
+
+
+def _tamper(row: dict[str, Any], edit: Any) -> dict[str, Any]:
+    r = copy.deepcopy(row)
+    edit(r)
+    return r
+
+
+def test_check_refuses_tampered_rows(janet_row: dict[str, Any]) -> None:
+    assert check_row(janet_row) == []
+
+    def wrong_answer(r: dict[str, Any]) -> None:
+        r["answer"] = str(int(r["answer"]) + 1)
+        r["solution"] = r["solution"].rsplit("####", 1)[0] + f"#### {r['answer']}"
+
+    def wrong_annotation(r: dict[str, Any]) -> None:
+        expr, result = _annotations(r["solution"])[0]
+        r["solution"] = r["solution"].replace(f"<<{expr}={result}>>", f"<<{expr}={int(result) + 1}>>")
+
+    def new_number_not_in_solution(r: dict[str, Any]) -> None:
+        inp = r["inputs"][0]
+        s, e = inp["span"]
+        bumped = str(int(inp["new"]) + 1) if inp["new"].isdigit() else "nine"
+        r["question"] = r["question"][:s] + bumped + r["question"][e:]
+        inp["new"] = bumped
+        inp["span"] = [s, s + len(bumped)]
+
+    def other_words_changed(r: dict[str, Any]) -> None:
+        r["question"] = r["question"].replace("ducks", "geese")
+
+    def unjustified_constant(r: dict[str, Any]) -> None:
+        r["graph"][1]["sources"][1] = "c2"
+
+    for edit in (wrong_answer, wrong_annotation, new_number_not_in_solution, other_words_changed, unjustified_constant):
+        assert check_row(_tamper(janet_row, edit)), edit.__name__
+    assert check_row({"id": "x"})[0].startswith("malformed row")
