@@ -11,6 +11,7 @@ item ``id`` under seed ``s`` uses ``random.Random(f"{s}:{id}:{k}")``.
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 from fractions import Fraction
 from typing import Any
@@ -53,13 +54,38 @@ def _leaf_value(plan: Plan, src: Source, new: dict[int, Fraction], results: list
     return source_value(src, new.get(src.ref, plan.item.literals[src.ref].value))
 
 
+_RESTATED = re.compile(r"[\d\s$.,+\-*/x×÷()=]*")
+
+
+def _positional(plan: Plan, prose: list[tuple[int, int, Fraction, bool]], new: dict[int, Fraction],
+                results: list[Fraction]) -> dict[int, Fraction]:
+    """New values of prose numbers whose position says what they are: the number written right after an
+    annotation is its result; numbers that restate an annotation's expression just before it
+    (``16 - 3 - 4 = <<16-3-4=9>>``, nothing but numbers and operators between) are its leaves, in order."""
+    text = plan.item.answer
+    placed: dict[int, Fraction] = {}
+    for ann, sources, r in zip(plan.item.annotations, plan.readings[0], results):
+        after = [p for p in prose if ann.end <= p[0] <= ann.end + 1 and not p[3]]
+        if after and after[0][2] == ann.result and text[ann.end:after[0][0]] in ("", "$"):
+            placed[after[0][0]] = r
+        lvs = leaves(ann.node)
+        before = [p for p in prose if p[1] <= ann.start and not p[3]][-len(lvs):]
+        if len(before) == len(lvs) and _RESTATED.fullmatch(text[before[0][0]:ann.start]) \
+                and [p[2] for p in before] == [lf.value for lf in lvs]:
+            for p, src in zip(before, sources):
+                placed[p[0]] = _leaf_value(plan, src, new, results)
+    return placed
+
+
 def _solution(plan: Plan, new: dict[int, Fraction], results: list[Fraction], answer: Fraction) -> tuple[str, list[dict[str, Any]]] | str:
     """The rewritten solution and its graph records, or the reason it cannot be written."""
     item = plan.item
     vmap = _value_map(plan, new, results)
+    prose = prose_numbers(item.answer)
+    placed = _positional(plan, prose, new, results)
     spans: list[tuple[int, int, str]] = []
-    for start, end, v, word in prose_numbers(item.answer):
-        targets = vmap.get(v, {v})
+    for start, end, v, word in prose:
+        targets = {placed[start]} if start in placed else vmap.get(v, {v})
         if len(targets) != 1:
             return "prose_ambiguous"
         (nv,) = targets
