@@ -38,31 +38,39 @@ WORD_VALUES: dict[str, int] = {w: i + 1 for i, w in enumerate(_UNITS)}
 WORD_VALUES.update({w: 20 + 10 * i for i, w in enumerate(_TENS)})
 _WORD_FRACTION = re.compile(r"[- ](halves|halfs|thirds?|quarters?|fourths?|fifths?|sixths?|sevenths?|eighths?|ninths?|"
                             r"tenths?|twelfths?)\b", re.IGNORECASE)
+_DENOMINATORS = {"third": 3, "quarter": 4, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,
+                 "tenth": 10, "twelfth": 12}
+_DENOMINATOR = re.compile(r"\b(a|one|two|three|four|five|six|seven|eight|nine)[- ](thirds?|quarters?|fourths?|fifths?|"
+                          r"sixths?|sevenths?|eighths?|ninths?|tenths?|twelfths?)\b", re.IGNORECASE)
 _WORD = re.compile(r"\b(" + "|".join(_TENS) + r")(?:-(" + "|".join(_UNITS[:9]) + r"))?\b|\b("
                    + "|".join(_UNITS) + r")\b", re.IGNORECASE)
 
-CONSTANTS: dict[Fraction, tuple[str, ...]] = {
-    Fraction(100): ("%", "percent", "cent", "cents", "century", "centuries"),
-    Fraction(60): ("minute", "minutes", "seconds"),
-    Fraction(12): ("dozen", "dozens", "month", "months", "monthly", "inch", "inches", "foot", "feet"),
-    Fraction(24): ("hour", "hours"),
-    Fraction(7): ("week", "weeks", "weekly"),
-    Fraction(52): ("week", "weeks", "weekly"),
-    Fraction(365): ("year", "years", "yearly", "annual", "annually"),
-    Fraction(1000): ("thousand", "kilogram", "kilograms", "kg", "kilometer", "kilometers", "km", "liter", "liters",
-                     "ml", "milliliter", "milliliters", "gram", "grams"),
-    Fraction(2): ("half", "halves", "twice", "double", "doubles", "doubled", "pair", "pairs", "couple",
-                  "round trip", "twins"),
-    Fraction(3): ("triple", "tripled", "triples", "thrice", "a third", "one third", "thirds", "yard", "yards"),
-    Fraction(4): ("quarter", "quarters", "quadruple", "a fourth", "one fourth", "fourths"),
-    Fraction(1, 2): ("half", "halves"),
-    Fraction(1, 4): ("quarter", "quarters"),
-    Fraction(1, 10): ("dime", "dimes"),
-    Fraction(1, 20): ("nickel", "nickels"),
-    Fraction(1, 100): ("%", "percent", "penny", "pennies", "cent", "cents"),
-    Fraction(16): ("ounce", "ounces"),
+CONSTANTS: dict[Fraction, tuple[tuple[str, ...], ...]] = {
+    Fraction(100): (("%",), ("percent",), ("cent", "dollar"), ("centur",)),
+    Fraction(60): (("minute", "hour"), ("second", "minute")),
+    Fraction(12): (("dozen",), ("month", "year"), ("inch", "foot"), ("inch", "feet")),
+    Fraction(24): (("hour", "day"),),
+    Fraction(7): (("week", "day"),),
+    Fraction(5): (("weekday",), ("week", "weekend")),
+    Fraction(52): (("week", "year"),),
+    Fraction(365): (("day", "year"),),
+    Fraction(30): (("day", "month"),),
+    Fraction(4): (("quarter",), ("quadruple",), ("a fourth",), ("fourths",), ("week", "month")),
+    Fraction(1000): (("thousand",), ("gram", "kilogram"), ("meter", "kilometer"), ("liter", "milliliter")),
+    Fraction(2): (("half",), ("halves",), ("twice",), ("double",), ("pair",), ("couple",), ("round trip",),
+                  ("twin",), ("every other",), ("weekend",)),
+    Fraction(3): (("triple",), ("thrice",), ("a third",), ("one third",), ("thirds",), ("yard", "feet"),
+                  ("yard", "foot")),
+    Fraction(1, 2): (("half",), ("halves",)),
+    Fraction(1, 4): (("quarter",),),
+    Fraction(1, 10): (("dime",),),
+    Fraction(1, 20): (("nickel",),),
+    Fraction(1, 100): (("%",), ("percent",), ("penny",), ("pennies",), ("cent", "dollar")),
+    Fraction(16): (("ounce", "pound"),),
 }
-"""Conversion factors a solution may use unwritten, each with the cue words that justify it."""
+"""Conversion factors a solution may use unwritten. Each is justified by one of its cues: a group of
+word beginnings that must all occur in the question (``("minute", "hour")``: 60 converts between
+the two units the question names)."""
 
 
 @dataclass(frozen=True)
@@ -156,6 +164,9 @@ def question_literals(question: str) -> tuple[Literal, ...]:
         if _WORD_FRACTION.match(question, m.end()):
             why = "part of a fraction"
         found.append((m.start(), m.end(), m.group(), value, "fixed" if why else "word", 0, False, why))
+    for m in _DENOMINATOR.finditer(question):
+        found.append((m.start(2), m.end(2), m.group(2), Fraction(_DENOMINATORS[m.group(2).lower().rstrip("s")]), "fixed",
+                      0, False, "denominator of a fraction in words"))
     found.sort(key=lambda f: f[0])
     return tuple(Literal(i, *f) for i, f in enumerate(found))
 
@@ -202,13 +213,11 @@ def parse_item(record: dict[str, object], item_id: str) -> Item:
 
 
 def cues_for(value: Fraction, question: str) -> str | None:
-    """The cue word in ``question`` that justifies ``value`` as an unwritten constant, if any."""
+    """The cue in ``question`` that justifies ``value`` as an unwritten constant (``"minute+hour"``), if any."""
     low = question.lower()
-    for cue in CONSTANTS.get(value, ()):
-        if cue == "%" and "%" in low:
-            return cue
-        if cue != "%" and re.search(r"\b" + re.escape(cue) + r"\b", low):
-            return cue
+    for group in CONSTANTS.get(value, ()):
+        if all(w in low if w == "%" else re.search(r"\b" + re.escape(w), low) for w in group):
+            return "+".join(group)
     return None
 
 

@@ -72,12 +72,13 @@ def test_question_numbers_are_classified() -> None:
          "for $1,200.50, paid 15% tax and .5 hours later 24 more.")
     got = {(lit.text, lit.kind) for lit in question_literals(q)}
     assert got == {("2019", "fixed"), ("5", "fixed"), ("three", "word"), ("1", "fixed"), ("3", "fixed"),
-                   ("4", "fixed"), ("two", "fixed"), ("3", "fixed"), ("30", "fixed"), ("1,200.50", "decimal"),
+                   ("4", "fixed"), ("two", "fixed"), ("thirds", "fixed"), ("3", "fixed"), ("30", "fixed"), ("1,200.50", "decimal"),
                    ("15", "percent"), (".5", "decimal"), ("24", "integer")}
 
 
 def test_constants_need_a_cue_word() -> None:
-    assert cues_for(Fraction(60), "She runs for 3 hours. How many minutes?") == "minutes"
+    assert cues_for(Fraction(60), "She runs for 3 hours. How many minutes?") == "minute+hour"
+    assert cues_for(Fraction(60), "She runs for 3 minutes.") is None
     assert cues_for(Fraction(60), "the second month") is None
     assert cues_for(Fraction(12), "He buys 3 dozen eggs") == "dozen"
     assert cues_for(Fraction(12), "He buys 3 boxes") is None

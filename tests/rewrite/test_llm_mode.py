@@ -163,3 +163,17 @@ def test_llm_rows_without_a_checked_proof_fail_the_file_check() -> None:
     forged = json.loads(json.dumps(row))
     forged["verification"]["proof_checked"] = False
     assert "no kernel-checked proof" in check_llm_row(forged)
+
+
+def test_without_lean_the_run_config_says_nothing_is_verified(tmp_path: Any) -> None:
+    from faithsieve.rewrite.llm_mode import build_llm_work
+    from faithsieve.rewrite.runner import summarize
+
+    settings = Settings(llm_base_url="http://127.0.0.1:9/v1", llm_model="m", lean_backend="none",
+                        llm_cache_path=str(tmp_path / "c.sqlite"))
+    _work, config = build_llm_work(settings, seed=0, variants=1, budget=2)
+    assert config["verified"] is False and "formal stages cannot run" in config["notes"][0]
+    stats = summarize([{"id": "a", "kept": 0, "stage": "formalize", "reason": "kernel_unavailable", "failures": {}}],
+                      config)
+    assert stats["validity"]["answer_correct"] is None and stats["notes"] == config["notes"]
+    assert stats["rejected_items_by_reason"] == {"formalize/kernel_unavailable": 1}

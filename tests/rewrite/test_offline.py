@@ -84,7 +84,7 @@ def test_constants_stay_fixed_only_when_justified() -> None:
     item = {"question": "Ann runs 3 hours a day. How many minutes does she run?",
             "answer": "3*60=<<3*60=180>>180\n#### 180"}
     rows, _ = rewrite_item(item, "x", seed=0, variants=2)
-    assert rows and all(r["constants"] == [{"value": "60", "cue": "minutes"}] for r in rows)
+    assert rows and all(r["constants"] == [{"value": "60", "cue": "minute+hour"}] for r in rows)
     assert all(r["solution"].startswith(f"{int(r['inputs'][0]['new'])}*60=") for r in rows)
     no_cue = {"question": "Ann runs 3 laps a day. How far does she run?", "answer": "3*60=<<3*60=180>>180\n#### 180"}
     assert rewrite_item(no_cue, "x", seed=0, variants=1)[1]["reason"] == "no_literal_source"
