@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from faithsieve.rewrite.arith import ArithError, decimal_text, leaves, number_value
 from faithsieve.rewrite.feasible import fast_violation, order_pairs, z3_verify
 from faithsieve.rewrite.gsm8k import WORD_VALUES, ItemRejected, cues_for, parse_item
-from faithsieve.rewrite.plan import build_plan, check_readings_agree
+from faithsieve.rewrite.plan import KIND_OF_PREFIX, Source, build_plan, check_readings_agree, source_value
 from faithsieve.rewrite.sample import substitute
 
 MAX_ROWS = 200_000
@@ -134,14 +134,14 @@ def _source_value(key: str, lits: Any, new: dict[int, Fraction], results: list[F
             v = Fraction(key[1:])
             return v if cues_for(v, question) else None
         ref = int(key[1:])
-        if key[0] == "n":
+        kind = KIND_OF_PREFIX.get(key[0])
+        if kind == "node":
             return results[ref] if ref < len(results) else None
-        base = new.get(ref, lits[ref].value) if ref < len(lits) else None
+        if kind is None or ref >= len(lits) or (kind != "literal" and lits[ref].kind != "percent"):
+            return None
+        return source_value(Source(kind, ref), new.get(ref, lits[ref].value))  # type: ignore[arg-type, no-any-return]
     except (ValueError, ZeroDivisionError, IndexError):
         return None
-    if base is None:
-        return None
-    return {"q": base, "p": base / 100, "m": 1 + base / 100, "l": 1 - base / 100}.get(key[0])
 
 
 def _feasibility(plan: Any, row: OfflineRow, new: dict[int, Fraction]) -> list[str]:

@@ -26,7 +26,7 @@ from typing import Any
 import z3
 
 from faithsieve.rewrite.arith import Bin, Lit, Neg, Node, decimal_text, leaves
-from faithsieve.rewrite.plan import Plan, Source
+from faithsieve.rewrite.plan import Plan, Source, source_value
 
 MAX_FACTOR = 20
 """A result may grow or shrink at most this many times."""
@@ -109,9 +109,7 @@ def z3_verify(plan: Plan, reading: int, new: dict[int, Fraction], answer: Fracti
             return _q(src.value)
         if src.kind == "node":
             return n[src.ref]
-        base = q[src.ref]
-        return {"literal": base, "percent_of": base / 100, "percent_more": 1 + base / 100,
-                "percent_less": 1 - base / 100}[src.kind]
+        return source_value(src, q[src.ref])
 
     for j, (ann, sources) in enumerate(zip(plan.item.annotations, plan.readings[reading])):
         assert len(sources) == len(leaves(ann.node))

@@ -19,7 +19,7 @@ from typing import Any
 from faithsieve.rewrite.arith import ArithError, decimal_text, leaves
 from faithsieve.rewrite.feasible import fast_violation, order_pairs, z3_verify
 from faithsieve.rewrite.gsm8k import ItemRejected, parse_item, prose_numbers
-from faithsieve.rewrite.plan import Plan, Source, build_plan, check_readings_agree, source_value
+from faithsieve.rewrite.plan import LITERAL_KINDS, Plan, Source, build_plan, check_readings_agree, source_value
 from faithsieve.rewrite.sample import draw, render, substitute, words
 
 MAX_ATTEMPTS = 400
@@ -31,7 +31,7 @@ def _value_map(plan: Plan, new: dict[int, Fraction], results: list[Fraction]) ->
     m: dict[Fraction, set[Fraction]] = {}
     lits = plan.item.literals
     for lit in lits:
-        for kind in ("literal", "percent_of", "percent_more", "percent_less"):
+        for kind in LITERAL_KINDS:
             if kind != "literal" and lit.kind != "percent":
                 continue
             src = Source(kind, lit.index)  # type: ignore[arg-type]

@@ -14,14 +14,19 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 from typing import Literal as TLiteral
 
 from faithsieve.rewrite.arith import leaves
 from faithsieve.rewrite.arith import value as node_value
 from faithsieve.rewrite.gsm8k import Item, ItemRejected, cues_for, prose_numbers
 
-_PREFIX = {"literal": "q", "percent_of": "p", "percent_more": "m", "percent_less": "l", "node": "n"}
-_LITERAL_KINDS = ("literal", "percent_of", "percent_more", "percent_less")
+_PREFIX = {"literal": "q", "percent_of": "p", "percent_more": "m", "percent_less": "l", "percent_inverse": "r",
+           "percent_complement": "k", "node": "n"}
+PERCENT_KINDS = ("percent_of", "percent_more", "percent_less", "percent_inverse", "percent_complement")
+"""What a percent ``p`` may turn into: p/100, 1 + p/100, 1 - p/100, 100/p (25 % -> divide by 4), 100 - p."""
+LITERAL_KINDS = ("literal", *PERCENT_KINDS)
+KIND_OF_PREFIX = {v: k for k, v in _PREFIX.items()}
 MAX_READINGS = 256
 """Most readings kept for one item; more rejects it (``too_many_readings``)."""
 
@@ -30,7 +35,8 @@ MAX_READINGS = 256
 class Source:
     """Where one annotation number comes from."""
 
-    kind: TLiteral["literal", "percent_of", "percent_more", "percent_less", "node", "constant"]
+    kind: TLiteral["literal", "percent_of", "percent_more", "percent_less", "percent_inverse", "percent_complement",
+                   "node", "constant"]
     ref: int = -1
     """Question literal index (``literal``, ``percent_of``) or annotation index (``node``)."""
     value: Fraction = Fraction(0)
@@ -40,7 +46,8 @@ class Source:
 
     def key(self) -> str:
         """Compact stable name: ``q3`` (literal 3), ``p3`` (literal 3 / 100), ``m3`` (1 + literal 3 / 100),
-        ``l3`` (1 - literal 3 / 100), ``n1`` (annotation 1), ``c60`` (a constant)."""
+        ``l3`` (1 - literal 3 / 100), ``r3`` (100 / literal 3), ``k3`` (100 - literal 3), ``n1`` (annotation 1),
+        ``c60`` (a constant)."""
         if self.kind == "constant":
             return f"c{self.value}"
         return _PREFIX[self.kind] + str(self.ref)
@@ -58,7 +65,7 @@ class Plan:
     targets: tuple[int, ...]
     """Annotations whose result is the final answer."""
     resampled: tuple[int, ...]
-    """Question literals that may be resampled (some reading uses them and they are not fixed)."""
+    """Question literals that may be resampled (every reading uses them and they are not fixed)."""
 
     def evaluate(self, reading: int, new: dict[int, Fraction]) -> list[Fraction]:
         """Every annotation's result under ``reading`` with question literals set to ``new``
@@ -78,14 +85,19 @@ class Plan:
         return results
 
 
-def source_value(s: Source, literal_value: Fraction) -> Fraction:
-    """The value a literal-based source gives when its question literal has ``literal_value``."""
+def source_value(s: Source, literal_value: Any) -> Any:
+    """The value a literal-based source gives when its question literal has ``literal_value``
+    (a ``Fraction``, or a z3 term: the same arithmetic)."""
     if s.kind == "percent_of":
         return literal_value / 100
     if s.kind == "percent_more":
         return 1 + literal_value / 100
     if s.kind == "percent_less":
         return 1 - literal_value / 100
+    if s.kind == "percent_inverse":
+        return 100 / literal_value
+    if s.kind == "percent_complement":
+        return 100 - literal_value
     return literal_value
 
 
@@ -95,7 +107,7 @@ def _candidates(item: Item, j: int, v: Fraction) -> tuple[Source, ...]:
         if lit.value == v:
             out.append(Source("literal", lit.index))
         if lit.kind == "percent":
-            for kind in ("percent_of", "percent_more", "percent_less"):
+            for kind in PERCENT_KINDS:
                 if source_value(Source(kind, lit.index), lit.value) == v:  # type: ignore[arg-type]
                     out.append(Source(kind, lit.index))  # type: ignore[arg-type]
     out.extend(Source("node", k) for k in range(j) if item.annotations[k].result == v)
@@ -103,6 +115,14 @@ def _candidates(item: Item, j: int, v: Fraction) -> tuple[Source, ...]:
     if cue is not None:
         out.append(Source("constant", value=v, cue=cue))
     return tuple(out)
+
+
+def _in_every_reading(cands: list[tuple[tuple[Source, ...], ...]]) -> set[int]:
+    """Question literals every reading uses: some number of the solution can come from nothing else.
+    Only these are resampled. A literal only some readings use keeps its value, so a number that
+    might play another role (``three times`` vs ``the three of them``) is never changed."""
+    return {c[0].ref for row in cands for c in row
+            if c[0].kind in LITERAL_KINDS and all(s.kind in LITERAL_KINDS and s.ref == c[0].ref for s in c)}
 
 
 def build_plan(item: Item) -> Plan:
@@ -130,8 +150,7 @@ def build_plan(item: Item) -> Plan:
                            f"the final answer {item.final_text} is no annotation's result")
     per_ann = [list(itertools.product(*row)) for row in cands]
     readings = tuple(tuple(r) for r in itertools.product(*per_ann))
-    used = {s.ref for row in cands for c in row for s in c if s.kind in _LITERAL_KINDS}
-    resampled = tuple(i for i in sorted(used) if item.literals[i].kind != "fixed")
+    resampled = tuple(i for i in sorted(_in_every_reading(cands)) if item.literals[i].kind != "fixed")
     if not resampled:
         raise ItemRejected("mapping", "nothing_to_resample", "every number the solution uses is fixed or a constant")
     plan = Plan(item, tuple(cands), readings, targets, resampled)
@@ -144,7 +163,7 @@ def known_values(plan: Plan) -> set[Fraction]:
     item = plan.item
     vals = {lit.value for lit in item.literals}
     vals |= {source_value(Source(k, lit.index), lit.value) for lit in item.literals if lit.kind == "percent"  # type: ignore[arg-type]
-             for k in _LITERAL_KINDS}
+             for k in LITERAL_KINDS}
     vals |= {a.result for a in item.annotations}
     vals |= {s.value for row in plan.candidates for c in row for s in c if s.kind == "constant"}
     return vals

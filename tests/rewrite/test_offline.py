@@ -67,10 +67,30 @@ def test_same_seed_same_rows_other_seed_other_rows() -> None:
 
 def test_an_ambiguous_source_is_never_guessed() -> None:
     # "2/2": the divisor is "half", not the question's 2; reading it as the question's 2 would give a wrong answer.
-    plan = build_plan(parse_item(ROBE, "robe"))
-    assert len(plan.readings) > 1
     rows, outcome = rewrite_item(ROBE, "robe", seed=0, variants=1)
+    # the question's 2 is used by some readings only, so it keeps its value, and then nothing is left to change
+    assert rows == [] and (outcome["stage"], outcome["reason"]) == ("mapping", "nothing_to_resample")
+    # 21 pears or 7 * 3 = 21 apples: at new bag sizes the readings differ, so no draw is ever accepted
+    pears = {"question": "Ann has 7 bags with 3 apples each, and 21 pears. How much fruit does she have?",
+             "answer": "7*3=<<7*3=21>>21 apples\n21+21=<<21+21=42>>42\n#### 42"}
+    rows, outcome = rewrite_item(pears, "pears", seed=0, variants=1)
     assert rows == [] and (outcome["stage"], outcome["reason"]) == ("sampling", "readings_disagree")
+
+
+def test_numbers_only_some_readings_use_keep_their_value() -> None:
+    # "$80/4": the 4 is 100/25 (25 % off), and also the "4 lessons": both keep their values, $80 changes
+    item = {"question": "His fee is $80 per hour, reduced by 25% for veterans. He gives 4 lessons at the standard rate "
+                        "and 2 to veterans. How much does he make?",
+            "answer": "4*80=<<4*80=320>>320\n80/4=<<80/4=20>>20 off\n80-20=<<80-20=60>>60\n2*60=<<2*60=120>>120\n"
+                      "320+120=<<320+120=440>>440\n#### 440"}
+    rows, _ = rewrite_item(item, "fee", seed=0, variants=3)
+    assert rows
+    for r in rows:
+        changed = {x["original"] for x in r["inputs"]}
+        assert "25" not in changed and "4" not in changed and "80" in changed
+        fee = Fraction(next(x["new"] for x in r["inputs"] if x["original"] == "80"))
+        vets = Fraction(next((x["new"] for x in r["inputs"] if x["original"] == "2"), "2"))
+        assert Fraction(r["answer"]) == 4 * fee + vets * fee * Fraction(3, 4)
 
 
 def test_a_number_without_source_rejects_the_item() -> None:
@@ -115,7 +135,8 @@ def test_order_between_question_numbers_is_kept() -> None:
 
 
 def test_the_number_of_readings_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    item = {"question": "There are 2 cats, 2 dogs and 2 birds.", "answer": "2*2*2*2*2=<<2*2*2*2*2=32>>32\n#### 32"}
+    item = {"question": "There are 2 cats, 2 dogs, 2 birds and 5 fish.",
+            "answer": "2*2*2*2*2*5=<<2*2*2*2*2*5=160>>160\n#### 160"}
     assert len(build_plan(parse_item(item, "x")).readings) == 3 ** 5
     monkeypatch.setattr(plan_mod, "MAX_READINGS", 3 ** 5 - 1)
     with pytest.raises(ItemRejected, match="too_many_readings"):

@@ -75,9 +75,9 @@ def test_cli_rewrite_then_check_then_tamper(tmp_path: Path, capsys: pytest.Captu
     assert main(["rewrite", str(src), "--out", str(out), "--variants", "2", "--no-progress"]) == 0
     stats = json.loads((out.parent / "stats.json").read_text())
     assert stats["items"] == 3 and stats["items_kept"] == 2 and stats["variants_kept"] == 4
-    assert stats["rejected_items_by_reason"] == {"sampling/readings_disagree": 1}
+    assert stats["rejected_items_by_reason"] == {"mapping/nothing_to_resample": 1}
     report = (out.parent / "report.md").read_text()
-    assert "66.67 %" in report and "sampling/readings_disagree" in report
+    assert "66.67 %" in report and "mapping/nothing_to_resample" in report
     capsys.readouterr()
     assert main(["rewrite", "--check", str(out)]) == 0
     assert json.loads(capsys.readouterr().out) == {"rows": 4, "passed": 4, "failed": 0}
