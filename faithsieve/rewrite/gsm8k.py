@@ -5,7 +5,8 @@ A question number is a ``Literal`` with its character span and a ``kind``:
 - ``integer`` / ``decimal`` (digits, thousands commas kept for rewriting), ``percent`` (``25%``,
   ``25 percent``), ``word`` (``three``, ``twenty-five``) — these may be resampled;
 - ``fixed``: written in a way a resampled value could not keep meaning — parts of a fraction
-  (``3/4``) or a clock time (``3:30``), ordinals (``5th``), years (``1990``), and the values 0 and 1
+  (``3/4``, ``two-thirds``) or a clock time (``3:30``), ordinals (``5th``), years (``1990``), counts
+  of a group the question names (``the two``, ``all three``), and the values 0 and 1
   (``1 apple`` → ``2 apple``). A fixed number can still be the source of an annotation number; it
   simply keeps its value.
 
@@ -127,6 +128,9 @@ class ItemRejected(Exception):
         self.detail = detail[:300]
 
 
+_GROUP = re.compile(r"\b(the|all|these|those|both|each of the|of the)\s+$", re.IGNORECASE)
+
+
 def _fixed_reason(q: str, start: int, end: int, value: Fraction, text: str) -> str:
     before, after = q[max(0, start - 2):start], q[end:end + 3]
     if re.match(r"\s?/\s?\d", after) or re.search(r"\d\s?/\s?$", before):
@@ -139,6 +143,8 @@ def _fixed_reason(q: str, start: int, end: int, value: Fraction, text: str) -> s
         return "a year"
     if value in (0, 1):
         return "0 and 1 change the grammar"
+    if _GROUP.search(q[max(0, start - 12):start]):
+        return "counts a group the question names (the two, all three)"
     return ""
 
 
@@ -160,7 +166,7 @@ def question_literals(question: str) -> tuple[Literal, ...]:
         found.append((m.start(), m.end(), text, value, kind, decimals, "," in text, why))
     for m in _WORD.finditer(question):
         value = word_value(m)
-        why = "0 and 1 change the grammar" if value == 1 else ""
+        why = _fixed_reason(question, m.start(), m.end(), value, m.group())
         if _WORD_FRACTION.match(question, m.end()):
             why = "part of a fraction"
         found.append((m.start(), m.end(), m.group(), value, "fixed" if why else "word", 0, False, why))
