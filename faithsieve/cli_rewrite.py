@@ -64,7 +64,7 @@ def run_rewrite(args: argparse.Namespace) -> int:
         return _compare(args)
     if args.demo_predictions:
         from faithsieve.rewrite.compare import demo_memorizer
-        from faithsieve.rewrite.runner import write_atomic
+        from faithsieve.scoring import write_atomic
 
         o, r, out = (Path(x) for x in args.demo_predictions)
         try:

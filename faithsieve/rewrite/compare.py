@@ -17,14 +17,13 @@ and ignored.
 
 from __future__ import annotations
 
-import json
 import random
 import zlib
 from pathlib import Path
 from typing import Any
 
 from faithsieve.grader import GraderConfig, grade
-from faithsieve.rewrite.runner import read_records
+from faithsieve.rewrite.runner import iter_jsonl, read_records
 
 MAX_RESPONSE_CHARS = 20_000
 MAX_BOOTSTRAP = 100_000
@@ -39,18 +38,10 @@ def _reference(record: dict[str, Any]) -> str:
 def read_predictions(path: Path) -> dict[str, str]:
     """``id -> response``; raises ``ValueError`` naming the bad line."""
     preds: dict[str, str] = {}
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{lineno}: not JSON ({exc.msg})") from None
-            if not isinstance(obj, dict) or not isinstance(obj.get("id"), (str, int)) \
-                    or not isinstance(obj.get("response"), str):
-                raise ValueError(f"{path}:{lineno}: needs 'id' (string) and 'response' (string)")
-            preds[str(obj["id"])] = obj["response"][:MAX_RESPONSE_CHARS]
+    for lineno, obj in iter_jsonl(path):
+        if not isinstance(obj.get("id"), (str, int)) or not isinstance(obj.get("response"), str):
+            raise ValueError(f"{path}:{lineno + 1}: needs 'id' (string) and 'response' (string)")
+        preds[str(obj["id"])] = obj["response"][:MAX_RESPONSE_CHARS]
     return preds
 
 

@@ -10,53 +10,40 @@ end, and the journal is removed once they are in place.
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
+
+from faithsieve.scoring import write_atomic
 
 RowsAndOutcome = tuple[list[dict[str, Any]], dict[str, Any]]
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line index, object)`` for each non-empty line; raises ``ValueError`` naming a bad line."""
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{lineno + 1}: not JSON ({exc.msg})") from None
+            if not isinstance(obj, dict):
+                raise ValueError(f"{path}:{lineno + 1}: not a JSON object")
+            yield lineno, obj
 
 
 def read_records(path: Path, limit: int | None = None) -> list[tuple[str, dict[str, Any]]]:
     """``(id, record)`` for each JSON line of a GSM8K-style file; the id is ``<stem>-<line index>``
     (or the record's own ``id`` when it has one). Raises ``ValueError`` naming the bad line."""
     out: list[tuple[str, dict[str, Any]]] = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh):
-            if limit is not None and len(out) >= limit:
-                break
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{lineno + 1}: not JSON ({exc.msg})") from None
-            if not isinstance(rec, dict):
-                raise ValueError(f"{path}:{lineno + 1}: not a JSON object")
-            rid = rec.get("id")
-            out.append((str(rid) if isinstance(rid, (str, int)) else f"{path.stem}-{lineno}", rec))
+    for lineno, rec in iter_jsonl(path):
+        if limit is not None and len(out) >= limit:
+            break
+        rid = rec.get("id")
+        out.append((str(rid) if isinstance(rid, (str, int)) else f"{path.stem}-{lineno}", rec))
     return out
 
 
