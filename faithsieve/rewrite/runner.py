@@ -123,6 +123,8 @@ def summarize(outcomes: Iterable[dict[str, Any]], config: dict[str, Any]) -> dic
             by_reason[f"{o['stage']}/{o['reason']}"] += 1
         attempts.update(o.get("failures", {}))
     verified = config.get("verified", True)
+    how = config.get("established_by", "")
+    how_of = how if isinstance(how, dict) else {c: how for c in ("well_defined", "feasible", "answer_correct")}
     return {
         "mode": config.get("mode"), "config": config, "items": n, "items_kept": kept_items,
         "generation_rate": round(kept_items / n, 6) if n else None,
@@ -131,7 +133,7 @@ def summarize(outcomes: Iterable[dict[str, Any]], config: dict[str, Any]) -> dic
         "rejected_items_by_reason": dict(by_reason.most_common()),
         "rejected_draws_by_reason": dict(attempts.most_common()),
         "validity": {
-            "established_by": config.get("established_by", ""),
+            "established_by": how_of,
             "well_defined": (1.0 if verified else None) if variants else None,
             "feasible": (1.0 if verified else None) if variants else None,
             "answer_correct": (1.0 if verified else None) if variants else None,
@@ -151,10 +153,9 @@ def report_markdown(stats: dict[str, Any]) -> str:
     v = stats["validity"]
     lines += ["## Validity of the kept rewrites", "",
               "| criterion | rate | how it was established |", "|---|---|---|"]
-    how = v["established_by"] or "-"
     for c in ("well_defined", "feasible", "answer_correct"):
         val = v[c]
-        lines.append(f"| {c} | {'n/a' if val is None else f'{100 * val:.2f} %'} | {how} |")
+        lines.append(f"| {c} | {'n/a' if val is None else f'{100 * val:.2f} %'} | {v['established_by'].get(c) or '-'} |")
     lines += ["", "## Rejected items by stage and reason", "", "| stage/reason | items |", "|---|---|"]
     lines += [f"| {r} | {c} |" for r, c in stats["rejected_items_by_reason"].items()] or ["| (none) | 0 |"]
     if stats["rejected_draws_by_reason"]:

@@ -7,7 +7,8 @@
   thousands, ``16`` in ones) — round numbers stay round;
 - the range is half to twice the original, never below 2 for counts (plurals stay plurals),
   at most 100 for a percent that was at most 100, at most 99 for a number written as a word;
-- the original value itself is excluded, so every resampled number changes.
+- the original value itself is excluded, so every resampled number changes, and a decimal stays
+  a non-whole decimal (``$1.5`` never becomes ``$3.0``).
 
 ``render(lit, v)`` writes ``v`` like the original: thousands separators, the same decimal places,
 words (with the original's capitalisation) for a word.
@@ -61,7 +62,7 @@ def draw(lit: Literal, rng: random.Random) -> Fraction | None:
         return None
     for _ in range(8):
         v = lo + step * rng.randrange(n)
-        if v != lit.value:
+        if v != lit.value and not (lit.kind == "decimal" and v.denominator == 1):
             return v
     return None
 

@@ -191,3 +191,22 @@ def test_check_refuses_tampered_rows(janet_row: dict[str, Any]) -> None:
     for edit in (wrong_answer, wrong_annotation, new_number_not_in_solution, other_words_changed, unjustified_constant):
         assert check_row(_tamper(janet_row, edit)), edit.__name__
     assert check_row({"id": "x"})[0].startswith("malformed row")
+
+
+def test_new_values_keep_the_kind_and_look_of_the_number() -> None:
+    import random
+
+    from faithsieve.rewrite.gsm8k import question_literals
+    from faithsieve.rewrite.sample import draw, render
+
+    price, big, pct, word = question_literals("It costs $1.5 and $80,000, with 90% off for three kids.")
+    rng = random.Random(0)
+    for _ in range(300):
+        v = draw(price, rng)
+        assert v is not None and v.denominator != 1 and Fraction(3, 4) <= v <= 3  # a decimal stays non-whole
+        b = draw(big, rng)
+        assert b is not None and b % 1000 == 0 and 40_000 <= b <= 160_000 and "," in render(big, b)
+        p = draw(pct, rng)
+        assert p is not None and 45 <= p <= 100
+        w = draw(word, rng)
+        assert w is not None and render(word, w).isalpha() or "-" in render(word, w)
