@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from faithsieve.rewrite.arith import ArithError, decimal_text, leaves, number_value
 from faithsieve.rewrite.feasible import fast_violation, order_pairs, z3_verify
-from faithsieve.rewrite.gsm8k import WORD_VALUES, ItemRejected, cues_for, parse_item
+from faithsieve.rewrite.gsm8k import ItemRejected, cues_for, parse_item
 from faithsieve.rewrite.plan import KIND_OF_PREFIX, Source, build_plan, check_readings_agree, source_value
 from faithsieve.rewrite.sample import substitute
 
@@ -68,17 +68,6 @@ class OfflineRow(BaseModel):
     target: int = Field(ge=0)
 
 
-def _read_number(text: str) -> Fraction:
-    low = text.lower()
-    if low in WORD_VALUES:
-        return Fraction(WORD_VALUES[low])
-    if "-" in low:
-        tens, _, units = low.partition("-")
-        if tens in WORD_VALUES and units in WORD_VALUES:
-            return Fraction(WORD_VALUES[tens] + WORD_VALUES[units])
-    return number_value(text)
-
-
 def check_row(raw: dict[str, Any]) -> list[str]:
     """Problems found in one row (empty: it verifies)."""
     try:
@@ -100,7 +89,7 @@ def check_row(raw: dict[str, Any]) -> list[str]:
         spans.append((*inp.original_span, inp.new))
         written = row.question[inp.span[0]:inp.span[1]]
         try:
-            new[inp.literal] = _read_number(written)
+            new[inp.literal] = number_value(written)
         except ArithError:
             return [f"the new question has no number at {inp.span} (found {written[:20]!r})"]
     if substitute(row.original.question, spans) != row.question:

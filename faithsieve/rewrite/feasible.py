@@ -7,7 +7,7 @@ Constraints, each derived from the original item (never from the new values):
 - ``writable``: a result that was not whole still has a short terminating decimal (at most
   ``MAX_DECIMALS`` places);
 - ``magnitude``: every result stays within a factor ``MAX_FACTOR`` of the original;
-- ``order``: two question numbers of the same kind (percent / not percent) keep their order
+- ``order``: two question numbers of the same class (percent, money, other) keep their order
   (``3 of the 5 children`` cannot become ``7 of the 5 children``). Equal numbers are not tied:
   they may play different roles (``three times`` and ``the three have``), so an item whose
   solution could use either is left to the readings check, which rejects it.
@@ -26,6 +26,7 @@ from typing import Any
 import z3
 
 from faithsieve.rewrite.arith import Bin, Lit, Neg, Node, decimal_text, leaves
+from faithsieve.rewrite.gsm8k import unit_class
 from faithsieve.rewrite.plan import Plan, Source, source_value
 
 MAX_FACTOR = 20
@@ -40,11 +41,11 @@ def order_pairs(plan: Plan) -> list[tuple[int, int]]:
     """Pairs ``(a, b)`` of question literals with ``a < b`` originally that must stay ordered."""
     lits = plan.item.literals
     moving = set(plan.resampled)
+    unit = [unit_class(plan.item.question, lit) for lit in lits]
     out = []
     for a in lits:
         for b in lits:
-            if a.value < b.value and (a.index in moving or b.index in moving) \
-                    and (a.kind == "percent") == (b.kind == "percent"):
+            if a.value < b.value and (a.index in moving or b.index in moving) and unit[a.index] == unit[b.index]:
                 out.append((a.index, b.index))
     return out
 

@@ -3,11 +3,12 @@
 A question number is a ``Literal`` with its character span and a ``kind``:
 
 - ``integer`` / ``decimal`` (digits, thousands commas kept for rewriting), ``percent`` (``25%``,
-  ``25 percent``), ``word`` (``three``, ``twenty-five``) — these may be resampled;
+  ``25 percent``) — these may be resampled;
 - ``fixed``: written in a way a resampled value could not keep meaning — parts of a fraction
   (``3/4``, ``two-thirds``) or a clock time (``3:30``), ordinals (``5th``), years (``1990``), counts
-  of a group the question names (``the two``, ``all three``), and the values 0 and 1
-  (``1 apple`` → ``2 apple``). A fixed number can still be the source of an annotation number; it
+  of a group the question names (``the two``, ``all three``), the values 0 and 1
+  (``1 apple`` → ``2 apple``), and every number written in words: in the GSM8K test set those were
+  the ones whose change broke the question (``split three ways with her two parents``). A fixed number can still be the source of an annotation number; it
   simply keeps its value.
 
 ``CONSTANTS`` are the conversion factors a solution may use without the question writing them
@@ -29,7 +30,7 @@ MAX_QUESTION_CHARS = 4000
 MAX_ANSWER_CHARS = 6000
 MAX_ANNOTATIONS = 40
 
-Kind = TLiteral["integer", "decimal", "percent", "word", "fixed"]
+Kind = TLiteral["integer", "decimal", "percent", "fixed"]
 
 _NUM = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+|(?=\.\d))(?:\.(\d+))?(?![\d])")
 _UNITS = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
@@ -166,10 +167,9 @@ def question_literals(question: str) -> tuple[Literal, ...]:
         found.append((m.start(), m.end(), text, value, kind, decimals, "," in text, why))
     for m in _WORD.finditer(question):
         value = word_value(m)
-        why = _fixed_reason(question, m.start(), m.end(), value, m.group())
-        if _WORD_FRACTION.match(question, m.end()):
-            why = "part of a fraction"
-        found.append((m.start(), m.end(), m.group(), value, "fixed" if why else "word", 0, False, why))
+        why = ("part of a fraction" if _WORD_FRACTION.match(question, m.end())
+               else "a count in words often fixes the structure (three ways with her two parents)")
+        found.append((m.start(), m.end(), m.group(), value, "fixed", 0, False, why))
     for m in _DENOMINATOR.finditer(question):
         found.append((m.start(2), m.end(2), m.group(2), Fraction(_DENOMINATORS[m.group(2).lower().rstrip("s")]), "fixed",
                       0, False, "denominator of a fraction in words"))
@@ -225,6 +225,16 @@ def cues_for(value: Fraction, question: str) -> str | None:
         if all(w in low if w == "%" else re.search(r"\b" + re.escape(w), low) for w in group):
             return "+".join(group)
     return None
+
+
+def unit_class(question: str, lit: Literal) -> str:
+    """``percent``, ``money`` (``$5``, ``5 dollars``) or ``other``: numbers compared for order only within a class."""
+    if lit.kind == "percent":
+        return "percent"
+    if question[max(0, lit.start - 1):lit.start] in ("$", "€", "£") or \
+            re.match(r"\s(dollars?|cents?|euros?)\b", question[lit.end:lit.end + 9], re.IGNORECASE):
+        return "money"
+    return "other"
 
 
 def word_value(m: re.Match[str]) -> Fraction:

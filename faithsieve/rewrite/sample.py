@@ -6,12 +6,12 @@
   an integer the largest power of ten dividing it, at most a tenth of it (``80,000`` moves in
   thousands, ``16`` in ones) — round numbers stay round;
 - the range is half to twice the original, never below 2 for counts (plurals stay plurals),
-  at most 100 for a percent that was at most 100, at most 99 for a number written as a word;
+  at most 100 for a percent that was at most 100;
 - the original value itself is excluded, so every resampled number changes, and a decimal stays
   a non-whole decimal (``$1.5`` never becomes ``$3.0``).
 
-``render(lit, v)`` writes ``v`` like the original: thousands separators, the same decimal places,
-words (with the original's capitalisation) for a word.
+``render(lit, v)`` writes ``v`` like the original: thousands separators, the same decimal places.
+``words(n)`` writes a number in words (the solution's prose may name a changed value that way).
 """
 
 from __future__ import annotations
@@ -44,13 +44,11 @@ def domain(lit: Literal) -> tuple[Fraction, Fraction, Fraction]:
     v = lit.value
     lo = max(step, math.ceil(v / 2 / step) * step)
     hi = math.floor(v * 2 / step) * step
-    if lit.kind in ("integer", "word"):
+    if lit.kind == "integer":
         lo = max(lo, Fraction(2))
         hi = max(hi, Fraction(6))
     if lit.kind == "percent" and v <= 100:
         hi = min(hi, Fraction(100))
-    if lit.kind == "word":
-        hi = min(hi, Fraction(99))
     return Fraction(lo), Fraction(hi), step
 
 
@@ -79,8 +77,6 @@ def words(n: int, capital: bool = False) -> str:
 
 def render(lit: Literal, v: Fraction) -> str:
     """``v`` written the way ``lit`` was written."""
-    if lit.kind == "word" and v.denominator == 1 and 1 <= v <= 99:
-        return words(int(v), capital=lit.text[:1].isupper())
     if v.denominator == 1 and not lit.decimals:
         n = int(v)
         return f"{n:,}" if lit.commas or (n >= 10_000 and "," in lit.text) else str(n)

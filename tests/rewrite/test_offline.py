@@ -46,10 +46,10 @@ def test_janet_is_rewritten_with_every_annotation_recomputed() -> None:
         assert r["question"] != JANET["question"]
         for expr, result in _annotations(r["solution"]):
             assert value(parse(expr)) == Fraction(result)
-        eggs, eaten, baked, price = (Fraction(x["new"] if x["kind"] != "word" else
-                                              {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-                                               "eight": 8}[x["new"].lower()])
-                                     for x in sorted(r["inputs"], key=lambda x: x["literal"]))
+        assert {x["original"] for x in r["inputs"]} <= {"16", "2"}  # "three" and "four" are words: fixed
+        new = {x["original"]: Fraction(x["new"]) for x in r["inputs"]}
+        eggs, price = new.get("16", Fraction(16)), new.get("2", Fraction(2))
+        eaten, baked = 3, 4
         assert Fraction(r["answer"]) == (eggs - eaten - baked) * price
         assert r["solution"].endswith(f"#### {r['answer']}")
         assert all(c["passed"] for c in r["verification"]["checks"])
@@ -177,7 +177,7 @@ def test_check_refuses_tampered_rows(janet_row: dict[str, Any]) -> None:
     def new_number_not_in_solution(r: dict[str, Any]) -> None:
         inp = r["inputs"][0]
         s, e = inp["span"]
-        bumped = str(int(inp["new"]) + 1) if inp["new"].isdigit() else "nine"
+        bumped = str(int(inp["new"]) + 1)
         r["question"] = r["question"][:s] + bumped + r["question"][e:]
         inp["new"] = bumped
         inp["span"] = [s, s + len(bumped)]
@@ -200,6 +200,7 @@ def test_new_values_keep_the_kind_and_look_of_the_number() -> None:
     from faithsieve.rewrite.sample import draw, render
 
     price, big, pct, word = question_literals("It costs $1.5 and $80,000, with 90% off for three kids.")
+    assert word.kind == "fixed"
     rng = random.Random(0)
     for _ in range(300):
         v = draw(price, rng)
@@ -208,5 +209,16 @@ def test_new_values_keep_the_kind_and_look_of_the_number() -> None:
         assert b is not None and b % 1000 == 0 and 40_000 <= b <= 160_000 and "," in render(big, b)
         p = draw(pct, rng)
         assert p is not None and 45 <= p <= 100
-        w = draw(word, rng)
-        assert w is not None and render(word, w).isalpha() or "-" in render(word, w)
+
+
+def test_order_is_kept_within_a_class_of_numbers_only() -> None:
+    from faithsieve.rewrite.gsm8k import question_literals, unit_class
+
+    q = "He buys 3 pens for $2 each and 5 pencils at 10% off, paying 4 dollars."
+    classes = {lit.text: unit_class(q, lit) for lit in question_literals(q)}
+    assert classes == {"3": "other", "2": "money", "5": "other", "10": "percent", "4": "money"}
+    plan = build_plan(parse_item({"question": "He buys 3 pens for $2 each and 5 pencils. How much?",
+                                  "answer": "3*2=<<3*2=6>>6\n#### 6"}, "x"))
+    lits = {lit.text: lit.index for lit in plan.item.literals}
+    pairs = order_pairs(plan)
+    assert (lits["3"], lits["5"]) in pairs and (lits["2"], lits["3"]) not in pairs
