@@ -8,7 +8,7 @@ import logging
 import sys
 from typing import Any
 
-from faithsieve import cli_datasets, cli_doctor, cli_inject, cli_serve, cli_view
+from faithsieve import cli_datasets, cli_doctor, cli_inject, cli_rewrite, cli_serve, cli_view
 from faithsieve.cli_common import OneLineParser, VersionAction, add_verbosity, add_verbosity_everywhere, fail
 from faithsieve.cli_options import add_method_options, settings_from_args, warn_if_lean_missing
 from faithsieve.errors import FaithSieveError
@@ -124,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_datasets.register(sub)
     cli_inject.register(sub)
+    cli_rewrite.register(sub)
     cli_serve.register(sub)
     cli_view.register(sub)
     cli_doctor.register(sub)

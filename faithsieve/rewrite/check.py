@@ -1,0 +1,197 @@
+"""``faithsieve rewrite --check FILE``: re-verify a rewritten file without trusting what it claims.
+
+For every row, from its texts alone (the stored verification record is ignored):
+
+1. the new question is the original question with exactly the listed numbers replaced;
+2. the new numbers are read back from the new question's text;
+3. every ``<<expr=result>>`` of the new solution is parsed and recomputed exactly, and must
+   equal both its written result and the value its graph sources give (question numbers read in
+   step 2, earlier results, constants whose cue word the question contains);
+4. the final ``#### N`` and the row's ``answer`` equal the target annotation's result;
+5. the original item is parsed again, its graph rebuilt, and the feasibility checks re-run at the
+   new numbers: all readings agree, the constraints hold, and z3 finds the rewrite feasible with
+   the answer forced.
+
+Rows of ``--mode llm`` carry no annotations; they are checked for their stored verification
+record only (a kept llm row must hold a checked proof) and reported as such.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from faithsieve.rewrite.arith import ArithError, decimal_text, leaves, number_value
+from faithsieve.rewrite.feasible import fast_violation, order_pairs, z3_verify
+from faithsieve.rewrite.gsm8k import ItemRejected, cues_for, parse_item
+from faithsieve.rewrite.plan import KIND_OF_PREFIX, Source, build_plan, check_readings_agree, source_value
+from faithsieve.rewrite.sample import substitute
+
+MAX_ROWS = 200_000
+
+
+class _Input(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    literal: int = Field(ge=0, le=10_000)
+    new: str = Field(max_length=40)
+    original_span: tuple[int, int]
+    span: tuple[int, int]
+
+
+class _Original(BaseModel):
+    question: str = Field(max_length=8000)
+    solution: str = Field(max_length=12000)
+    answer: str = Field(max_length=100)
+
+
+class _Graph(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    sources: list[str] = Field(max_length=64)
+
+
+class OfflineRow(BaseModel):
+    """The fields of an offline row that the check reads."""
+
+    model_config = ConfigDict(extra="allow")
+    id: str = Field(max_length=200)
+    mode: str
+    question: str = Field(max_length=8000)
+    solution: str = Field(max_length=12000)
+    answer: str = Field(max_length=100)
+    original: _Original
+    inputs: list[_Input] = Field(max_length=200)
+    graph: list[_Graph] = Field(max_length=64)
+    target: int = Field(ge=0)
+
+
+def check_row(raw: dict[str, Any]) -> list[str]:
+    """Problems found in one row (empty: it verifies)."""
+    try:
+        row = OfflineRow.model_validate(raw)
+    except ValidationError as exc:
+        return [f"malformed row: {exc.error_count()} schema error(s), first at "
+                f"{'.'.join(str(p) for p in exc.errors()[0]['loc'])}"]
+    try:
+        item = parse_item({"question": row.original.question, "answer": row.original.solution}, row.id)
+        plan = build_plan(item)
+    except ItemRejected as exc:
+        return [f"the original item cannot be rebuilt: {exc.reason}"]
+    problems: list[str] = []
+    lits = item.literals
+    spans, new = [], {}
+    for inp in row.inputs:
+        if inp.literal >= len(lits) or (lits[inp.literal].start, lits[inp.literal].end) != inp.original_span:
+            return [f"input {inp.literal} does not name a number of the original question"]
+        spans.append((*inp.original_span, inp.new))
+        written = row.question[inp.span[0]:inp.span[1]]
+        try:
+            new[inp.literal] = number_value(written)
+        except ArithError:
+            return [f"the new question has no number at {inp.span} (found {written[:20]!r})"]
+    if substitute(row.original.question, spans) != row.question:
+        problems.append("the question is not the original with only the listed numbers changed")
+    try:
+        rewritten = parse_item({"question": row.question, "answer": row.solution}, row.id)
+    except ItemRejected as exc:
+        return problems + [f"the new solution does not parse or an annotation is false: {exc.reason}: {exc.detail}"]
+    if len(rewritten.annotations) != len(row.graph) or len(row.graph) != len(item.annotations):
+        return problems + ["the solution's annotations do not match its graph"]
+    results: list[Fraction] = []
+    for ann, g in zip(rewritten.annotations, row.graph):
+        lvs = leaves(ann.node)
+        if len(lvs) != len(g.sources):
+            return problems + [f"annotation {ann.index}: {len(lvs)} numbers but {len(g.sources)} sources"]
+        for lit, key in zip(lvs, g.sources):
+            want = _source_value(key, lits, new, results, row.question)
+            if want is None or want != lit.value:
+                problems.append(f"annotation {ann.index} ({ann.expr}): {lit.value} is not what source {key} gives")
+        results.append(ann.result)
+    if row.target >= len(results) or decimal_text(results[row.target]) != row.answer \
+            or rewritten.final != results[row.target]:
+        problems.append("the final answer is not the target annotation's result")
+    problems += _feasibility(plan, row, new)
+    return problems
+
+
+def _source_value(key: str, lits: Any, new: dict[int, Fraction], results: list[Fraction], question: str) -> Fraction | None:
+    try:
+        if key.startswith("c"):
+            v = Fraction(key[1:])
+            return v if cues_for(v, question) else None
+        ref = int(key[1:])
+        kind = KIND_OF_PREFIX.get(key[0])
+        if kind == "node":
+            return results[ref] if ref < len(results) else None
+        if kind is None or ref >= len(lits) or (kind != "literal" and lits[ref].kind != "percent"):
+            return None
+        return source_value(Source(kind, ref), new.get(ref, lits[ref].value))  # type: ignore[arg-type, no-any-return]
+    except (ValueError, ZeroDivisionError, IndexError):
+        return None
+
+
+def _feasibility(plan: Any, row: OfflineRow, new: dict[int, Fraction]) -> list[str]:
+    keys = [[s.key() for s in ann] for ann in plan.readings[0]]
+    if keys != [g.sources for g in row.graph]:
+        return ["the graph is not the first reading of the original solution"]
+    try:
+        agreed = check_readings_agree(plan, new)
+    except ArithError as exc:
+        return [f"recomputation failed: {exc}"]
+    if isinstance(agreed, str):
+        return [f"feasibility: {agreed}"]
+    pairs = order_pairs(plan)
+    bad = fast_violation(plan, new, agreed, pairs)
+    if bad:
+        return [f"feasibility: constraint '{bad}' violated"]
+    answer = agreed[plan.targets[-1]]
+    return [f"feasibility: {c['check']} failed ({c['detail']})" for c in z3_verify(plan, 0, new, answer, pairs)
+            if not c["passed"]]
+
+
+def check_file(path: Path) -> dict[str, Any]:
+    """Check every row of ``path``; ``{"rows", "passed", "failed", "failures": [{"line", "id", "problems"}]}``."""
+    failures: list[dict[str, Any]] = []
+    rows = passed = 0
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            rows += 1
+            if rows > MAX_ROWS:
+                failures.append({"line": lineno, "id": None, "problems": [f"more than {MAX_ROWS} rows; rest not checked"]})
+                break
+            try:
+                raw = json.loads(line)
+            except json.JSONDecodeError as exc:
+                failures.append({"line": lineno, "id": None, "problems": [f"not JSON ({exc.msg})"]})
+                continue
+            if not isinstance(raw, dict):
+                failures.append({"line": lineno, "id": None, "problems": ["not a JSON object"]})
+                continue
+            problems = check_llm_row(raw) if raw.get("mode") == "llm" else check_row(raw)
+            if problems:
+                failures.append({"line": lineno, "id": raw.get("id"), "problems": problems})
+            else:
+                passed += 1
+    return {"rows": rows, "passed": passed, "failed": len(failures), "failures": failures}
+
+
+def check_llm_row(raw: dict[str, Any]) -> list[str]:
+    """An llm-mode row verifies only with a kernel-checked proof and a ``final`` answer that is a
+    literal span of that proof (what can be re-checked without a Lean backend)."""
+    ver = raw.get("verification")
+    if not isinstance(ver, dict):
+        return ["no verification record"]
+    proof, answer = ver.get("proof"), raw.get("answer")
+    problems = []
+    if ver.get("proof_checked") is not True or not isinstance(proof, str) or not proof:
+        problems.append("no kernel-checked proof")
+    elif not isinstance(answer, str) or not answer or answer not in proof:
+        problems.append("the answer is not a literal span of the checked proof")
+    if ver.get("answer_class") != "final":
+        problems.append("the answer was not classified final")
+    return problems
