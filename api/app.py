@@ -400,6 +400,7 @@ def create_app(settings: ServiceSettings | None = None, job: Job | None = None) 
         middleware=middleware,
     )
     app.state.service = None
+    app.state.metrics = metrics
     for exc_type in (FaithSieveError, RequestValidationError, StarletteHTTPException, Exception):
         app.add_exception_handler(exc_type, errors.handle)
 

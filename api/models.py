@@ -275,3 +275,9 @@ class LimitsInfo(BaseModel):
     """Worker processes."""
     worker_memory_mb: int
     """Address-space limit per worker (0: none)."""
+    header_read_timeout_s: float
+    """Time a connection has to complete a request's headers before it is closed."""
+    max_unfinished_connections: int
+    """Open connections without a request in progress beyond which the oldest is closed."""
+    max_connections: int
+    """Most open connections."""

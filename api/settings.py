@@ -40,6 +40,18 @@ class ServiceSettings(Settings):
     """Largest request body accepted by ``POST /localize/batch`` (bytes); larger is 413."""
     body_read_time_limit_s: float = Field(default=30.0, gt=0)
     """Time allowed to receive a request body; a slower client gets 408."""
+    header_read_timeout_s: float = Field(default=10.0, gt=0)
+    """Time a connection has, from its opening or from the end of its previous response, to send a
+    request's complete headers; then it is closed (slowloris)."""
+    max_unfinished_connections: int = Field(default=128, ge=1)
+    """Most open connections without a request in progress (idle, or headers still arriving); past
+    it the oldest of them is closed to make room for the new one."""
+    max_connections: int = Field(default=1024, ge=1)
+    """Most open connections; a new one past it evicts the oldest unfinished connection, or is
+    closed when every connection has a request in progress."""
+    shutdown_grace_s: float = Field(default=10.0, gt=0)
+    """On SIGTERM/SIGINT: time given to requests in progress before they are cancelled and the
+    workers stopped; the process exits within about this long."""
     worker_memory_mb: int = Field(default=2048, ge=0)
     """Address-space limit of each worker process in MiB (``RLIMIT_AS``); 0 leaves it unlimited.
     A proof that hits it is answered 422 ``resource_limit``."""
