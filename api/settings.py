@@ -34,6 +34,15 @@ class ServiceSettings(Settings):
     max_pending: int = Field(default=64, ge=1)
     """Most proofs admitted at once (running plus waiting for a worker); a request that would
     exceed it is answered 429 with ``Retry-After`` instead of being queued."""
+    heavy_chars: int = Field(default=4000, ge=1)
+    """A proof with more characters than this, or with an expensive-looking formula (transcendental
+    functions, exponents or factorials of three or more digits, long operator runs), runs in the
+    heavy lane (``faithsieve.api.admission``)."""
+    heavy_workers: int | None = Field(default=None, ge=1)
+    """Most workers heavy proofs may hold at once; default ``workers - 1`` (at least 1), so one
+    worker is always left for light proofs."""
+    heavy_max_pending: int = Field(default=16, ge=1)
+    """Most heavy proofs admitted at once (429 beyond), within ``max_pending``."""
     max_body_bytes: int = Field(default=1_048_576, ge=1)
     """Largest request body accepted by ``POST /localize`` (bytes); larger is 413."""
     max_batch_body_bytes: int = Field(default=8_388_608, ge=1)

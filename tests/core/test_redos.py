@@ -11,6 +11,7 @@ from types import ModuleType
 import pytest
 
 import faithsieve.answers
+import faithsieve.api.admission
 import faithsieve.mathtext.extract
 import faithsieve.mathtext.lexer
 import faithsieve.split
@@ -19,7 +20,7 @@ import faithsieve.obligations.extract
 
 MODULES: list[ModuleType] = [
     faithsieve.split, faithsieve.mathtext.extract, faithsieve.mathtext.lexer, faithsieve.statetree.decompose,
-    faithsieve.obligations.extract, faithsieve.answers,
+    faithsieve.obligations.extract, faithsieve.answers, faithsieve.api.admission,
 ]
 PATTERNS = sorted(
     ((f"{m.__name__}.{k}", v) for m in MODULES for k, v in vars(m).items() if isinstance(v, re.Pattern)),
