@@ -232,7 +232,7 @@ async def route_localize_batch(body: BatchRequest, request: Request,
             options = item.options if item.options is not None else body.options
             settings = effective_settings(service.pipeline, options)
         except ValidationError as exc:
-            detail = validation_detail(exc.errors())
+            detail = validation_detail(exc.errors(), raw)
             first = detail[0] if detail else {"field": "", "message": "invalid"}
             parts[i] = _item_error(i, 422, "invalid_input", f"items.{i}.{first['field']}: {first['message']}", detail)
             counts["failed"] += 1
