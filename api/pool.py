@@ -1,8 +1,9 @@
 """The worker pool: CPU-bound checking off the event loop, with admission, lanes, time limits and kill-on-cancel.
 
-Each worker is a ``ProcessPoolExecutor`` of one process (a *slot*), so that a job past
-its time limit, or whose client went away, can be stopped by killing that one process
-without breaking the jobs of the others; the slot is then replaced in the background.
+Each worker is a *slot* of the shared killable pool (``faithsieve.workers.Slot``: one process
+with a memory cap and an orphan watch), so that a job past its time limit, or whose client went
+away, can be stopped by killing that one process without breaking the jobs of the others; the
+slot is then replaced in the background.
 Admission is a counter with a hard bound (``max_pending``): a request that would exceed
 it is refused with 429 and a ``Retry-After`` estimate, so nothing queues without bound.
 Admitted jobs wait, first come first served, for an idle slot. Jobs estimated heavy
@@ -15,11 +16,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import multiprocessing as mp
-import os
-import signal
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from typing import Any
@@ -27,8 +25,9 @@ from typing import Any
 from faithsieve.api.admission import Lane
 from faithsieve.api.errors import NotReady, RequestTimeout, Saturated, WorkerFailed
 from faithsieve.api.metrics import ServiceMetrics
-from faithsieve.api.worker import JobResult, init_worker, warm
+from faithsieve.api.worker import JobResult, warm
 from faithsieve.config import Settings
+from faithsieve.workers import Slot, mp_context
 
 log = logging.getLogger(__name__)
 
@@ -38,49 +37,14 @@ _PRELOAD = ["faithsieve.pipeline", "faithsieve.split", "faithsieve.cli", "faiths
 _RESTART_DELAYS = (0.0, 0.5, 2.0, 5.0)
 
 
-def _mp_context() -> Any:
-    if "forkserver" in mp.get_all_start_methods():
-        ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(_PRELOAD)
-        return ctx
-    return mp.get_context("spawn")
-
-
 def _consume(fut: asyncio.Future[Any]) -> None:
     """Retrieve a job future's outcome, so a killed job's error is not reported as never retrieved."""
     if not fut.cancelled():
         fut.exception()
 
 
-class _Slot:
-    """One worker process in its own single-process executor."""
-
-    def __init__(self, index: int, ctx: Any, memory_mb: int) -> None:
-        self.index = index
-        self._ctx = ctx
-        self._memory_mb = memory_mb
-        self.executor: ProcessPoolExecutor | None = None
-        self.pid: int | None = None
-
-    async def start(self) -> None:
-        self.executor = ProcessPoolExecutor(1, mp_context=self._ctx, initializer=init_worker,
-                                            initargs=(self._memory_mb,))
-        self.pid = await asyncio.wrap_future(self.executor.submit(warm))
-
-    def submit(self, job: Job, data: dict[str, Any], settings: Settings) -> Future[JobResult]:
-        assert self.executor is not None
-        return self.executor.submit(job, data, settings)
-
-    def kill(self) -> None:
-        """Stop the process now (whatever it is doing) and drop the executor."""
-        if self.pid is not None:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        if self.executor is not None:
-            self.executor.shutdown(wait=False, cancel_futures=True)
-        self.executor, self.pid = None, None
+async def _start(slot: Slot) -> None:
+    await asyncio.wrap_future(slot.start())
 
 
 class WorkerPool:
@@ -100,8 +64,8 @@ class WorkerPool:
         self._memory_mb = memory_mb
         self._metrics = metrics
         self._job = job
-        self._slots: list[_Slot] = []
-        self._idle: asyncio.Queue[_Slot] | None = None
+        self._slots: list[Slot] = []
+        self._idle: asyncio.Queue[Slot] | None = None
         self._up = 0
         self._closing = False
         self._tasks: set[asyncio.Task[None]] = set()
@@ -112,11 +76,11 @@ class WorkerPool:
 
     async def start(self) -> None:
         """Start every worker and wait until each has run the pipeline once."""
-        ctx = _mp_context()
+        ctx = mp_context(_PRELOAD)
         self._idle = asyncio.Queue()
         self._heavy_lane = asyncio.Semaphore(self.heavy_workers)
-        self._slots = [_Slot(i, ctx, self._memory_mb) for i in range(self.workers)]
-        results = await asyncio.gather(*(s.start() for s in self._slots), return_exceptions=True)
+        self._slots = [Slot(i, ctx, self._memory_mb, warm=warm) for i in range(self.workers)]
+        results = await asyncio.gather(*(_start(s) for s in self._slots), return_exceptions=True)
         for slot, res in zip(self._slots, results):
             if isinstance(res, BaseException):
                 log.error("worker %d failed to start: %r", slot.index, res)
@@ -166,13 +130,13 @@ class WorkerPool:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _restart(self, slot: _Slot) -> None:
+    async def _restart(self, slot: Slot) -> None:
         for delay in (*_RESTART_DELAYS, *([_RESTART_DELAYS[-1]] * 1000)):
             if self._closing:
                 return
             await asyncio.sleep(delay)
             try:
-                await slot.start()
+                await _start(slot)
             except Exception as exc:  # fork failed, out of memory...: try again later
                 log.error("restarting worker %d failed: %r", slot.index, exc)
                 slot.kill()
@@ -185,7 +149,7 @@ class WorkerPool:
             self._idle.put_nowait(slot)
             return
 
-    def _retire(self, slot: _Slot, reason: str) -> None:
+    def _retire(self, slot: Slot, reason: str) -> None:
         slot.kill()
         self._up -= 1
         self._metrics.restarts.inc(reason)
@@ -299,7 +263,7 @@ class WorkerPool:
         self._job_seconds = 0.8 * self._job_seconds + 0.2 * (loop.time() - started)
         return result
 
-    async def _reclaim(self, slot: _Slot, fut: asyncio.Future[JobResult], kill_at: float, heavy: bool) -> None:
+    async def _reclaim(self, slot: Slot, fut: asyncio.Future[JobResult], kill_at: float, heavy: bool) -> None:
         """Wait for a detached job until ``kill_at``; then give its slot back, or kill it if still running."""
         loop = asyncio.get_running_loop()
         try:
