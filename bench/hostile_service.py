@@ -7,7 +7,7 @@ Starts ``faithsieve serve`` (``python -m faithsieve.cli_serve``, default setting
   bombs, ``"<" * 19999`` alone and ten times, echo probes, an empty ``X-API-Key`` beside a valid
   bearer token, ``Content-Length`` with ``Transfer-Encoding: chunked``), then ``/readyz`` right
   after a wave of bombs, and the time to exit after SIGTERM (measured at the end).
-* ``mixed``: ``--clients`` concurrent clients for ``--seconds``; one in eight sends bombs, the rest
+* ``mixed``: ``--clients`` concurrent clients for ``--seconds``; one in eight (``--bomb-every``) sends bombs, the rest
   light 10-step proofs. Reports the light requests' p50/p99 and share of 429s, every status
   count (5xx must be 0), the server's RSS (server and workers) before and after, workers alive after.
 * ``slowloris``: ``--idle`` connections that send half a request line and never finish,
@@ -145,7 +145,7 @@ def repro(base: str, port: int) -> dict[str, Any]:
     return out
 
 
-async def _mixed(base: str, clients: int, seconds: float) -> dict[str, Any]:
+async def _mixed(base: str, clients: int, seconds: float, bomb_every: int = 8) -> dict[str, Any]:
     rng = random.Random(3)
     light_lat: list[float] = []
     light: dict[str, int] = {}
@@ -156,7 +156,7 @@ async def _mixed(base: str, clients: int, seconds: float) -> dict[str, Any]:
     async with httpx.AsyncClient(base_url=base, limits=limits, timeout=60, headers=AUTH) as client:
 
         async def worker(i: int) -> None:
-            bomber = i % 8 == 0
+            bomber = bomb_every > 0 and i % bomb_every == 0
             k = i
             while time.perf_counter() < deadline:
                 body = BOMBS[k % len(BOMBS)] if bomber else proofs[k % len(proofs)]
@@ -176,7 +176,8 @@ async def _mixed(base: str, clients: int, seconds: float) -> dict[str, Any]:
 
         await asyncio.gather(*(worker(i) for i in range(clients)))
     n_light = sum(light.values())
-    return {"clients": clients, "bomb_clients": len(range(0, clients, 8)), "seconds": seconds,
+    return {"clients": clients, "bomb_clients": len(range(0, clients, bomb_every)) if bomb_every else 0,
+            "seconds": seconds,
             "light": light, "bombs": bombs, "light_requests": n_light,
             "light_share_429": round(light.get("429", 0) / n_light, 4) if n_light else None,
             "light_p50_ms": round(_percentile(light_lat, 50) * 1000, 1),
@@ -245,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--clients", type=int, default=64)
     ap.add_argument("--idle", type=int, default=330)
+    ap.add_argument("--bomb-every", type=int, default=8, help="one client in N sends bombs (0: none, a light-only baseline)")
     ap.add_argument("--env", nargs="*", default=[], help="extra FAITHSIEVE_X=value settings for the server")
     ap.add_argument("--json", help="also write the results to this file")
     args = ap.parse_args(argv)
@@ -263,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
             if "mixed" in args.parts:
                 time.sleep(12)  # let the reproducers' work drain
                 results["rss_before_mb"] = rss_mb(proc.pid)
-                results["mixed"] = asyncio.run(_mixed(base, args.clients, args.seconds))
+                results["mixed"] = asyncio.run(_mixed(base, args.clients, args.seconds, args.bomb_every))
                 time.sleep(2)
                 results["rss_after_mb"] = rss_mb(proc.pid)
                 ready = httpx.get(f"{base}/readyz", timeout=15)
