@@ -40,7 +40,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from load_service import _free_port, _percentile, ten_step_proof  # noqa: E402
+from load_service import _free_port, _percentile, _wait_ready, ten_step_proof  # noqa: E402
 
 HOST = "127.0.0.1"
 KEY = "bench"
@@ -76,20 +76,6 @@ def start_server(port: int, log: Any, extra_env: dict[str, str]) -> subprocess.P
     env = {**os.environ, "FAITHSIEVE_API_KEY": KEY, "FAITHSIEVE_CACHE_ENTRIES": "0", **extra_env}
     return subprocess.Popen([sys.executable, "-m", "faithsieve.cli_serve", "--host", HOST, "--port", str(port),
                              "--log-level", "warning"], env=env, stdout=log, stderr=subprocess.STDOUT)
-
-
-def wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 180) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError("the server exited during start-up")
-        try:
-            if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError("the server was not ready in time")
 
 
 def raw(port: int, request: bytes, timeout: float = 30) -> tuple[str, float]:
@@ -257,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryFile() as log:
         proc = start_server(port, log, extra)
         try:
-            wait_ready(base, proc)
+            _wait_ready(base, proc, 180)
             if "repro" in args.parts:
                 results["repro"] = repro(base, port)
                 results["readyz_after_bombs"] = httpx.get(f"{base}/readyz", timeout=5).json()
