@@ -9,8 +9,9 @@ protocol classes here add, on top of uvicorn's own (``h11`` or, with ``uvicorn[s
 * a **header-read timeout**: a connection gets ``header_read_timeout_s`` from its opening
   (or from the end of its previous response) to complete a request's headers; then it is closed;
 * a **cap on unfinished connections** (open, no request in progress): past
-  ``max_unfinished_connections`` the oldest of them is closed to make room, so a flood of idle
-  sockets evicts itself while a real client, which sends its headers at once, is served;
+  ``max_unfinished_connections`` the oldest of them is closed to make room (one that has had at
+  least ``EVICTION_GRACE_S`` to send its headers), so a flood of idle sockets evicts itself while a
+  real client, which sends its headers at once, is served;
 * a **cap on all connections** (``max_connections``): a new connection past it evicts the oldest
   unfinished one, or is closed if every connection has a request in progress.
 
@@ -35,6 +36,9 @@ log = logging.getLogger(__name__)
 
 KEEP_ALIVE_S = 5
 """Idle time allowed between two requests on one connection (uvicorn's ``timeout_keep_alive``)."""
+EVICTION_GRACE_S = 0.5
+"""An unfinished connection is never evicted before it has had this long to send its headers, so
+a client that connects in the middle of a flood of new connections is still served."""
 
 
 class _Limits:
@@ -75,14 +79,14 @@ class GuardedProtocolMixin:
         if unfinished is None:
             unfinished = {}  # insertion-ordered: the oldest unfinished connection first
             server_state.faithsieve_unfinished = unfinished
-        self._unfinished: dict[GuardedProtocolMixin, None] = unfinished
+        self._unfinished: dict[GuardedProtocolMixin, float] = unfinished
         self._header_timer: asyncio.TimerHandle | None = None
 
     # -- bookkeeping -----------------------------------------------------------------------
 
     def _await_headers(self) -> None:
         self._unfinished.pop(self, None)
-        self._unfinished[self] = None
+        self._unfinished[self] = self.loop.time()
         if self._header_timer is not None:
             self._header_timer.cancel()
         self._header_timer = self.loop.call_later(self.limits.header_read_timeout_s, self._header_timeout)
@@ -101,8 +105,12 @@ class GuardedProtocolMixin:
             self.transport.close()
 
     def _evict_oldest(self) -> bool:
-        """Close the oldest unfinished connection other than this one; False if there is none."""
-        for other in self._unfinished:
+        """Close the oldest unfinished connection other than this one, if it has been unfinished for
+        at least ``EVICTION_GRACE_S``; False if there is none."""
+        too_recent = self.loop.time() - EVICTION_GRACE_S
+        for other, since in self._unfinished.items():
+            if since > too_recent:
+                return False  # the rest are younger still (insertion order)
             if other is not self:
                 other._headers_done()
                 other.transport.close()

@@ -10,10 +10,11 @@ Starts ``faithsieve serve`` (``python -m faithsieve.cli_serve``, default setting
 * ``mixed``: ``--clients`` concurrent clients for ``--seconds``; one in eight (``--bomb-every``) sends bombs, the rest
   light 10-step proofs. Reports the light requests' p50/p99 and share of 429s, every status
   count (5xx must be 0), the server's RSS (server and workers) before and after, workers alive after.
-* ``slowloris``: ``--idle`` connections that send half a request line and never finish,
+* ``slowloris``: ``--idle`` connections that send part of a request head and never finish,
   held ``--seconds``, while one client polls ``/healthz`` and ``/localize``; reports how many of
-  its requests were answered 200 and the latencies. The idle sockets that the server closed
-  (header timeout, eviction) are reopened at once, so the pressure stays.
+  its requests were answered 200 and the latencies. Like slowloris.py, each socket trickles a
+  byte every ``--cycle-s`` seconds and one the server closed (header timeout, eviction) is
+  recreated at the next cycle (``--cycle-s 0``: at once, a flood of reconnections).
 
     python bench/hostile_service.py [--parts repro mixed slowloris] [--seconds 60] [--clients 64]
         [--idle 330] [--json out.json]
@@ -171,7 +172,7 @@ async def _mixed(base: str, clients: int, seconds: float, bomb_every: int = 8) -
             "server_errors": sum(v for d in (light, bombs) for k, v in d.items() if k.startswith("5"))}
 
 
-async def _slowloris(base: str, port: int, idle: int, seconds: float) -> dict[str, Any]:
+async def _slowloris(base: str, port: int, idle: int, seconds: float, cycle_s: float) -> dict[str, Any]:
     held: list[asyncio.StreamWriter] = []
     reopened = 0
     stop = time.perf_counter() + seconds
@@ -187,16 +188,17 @@ async def _slowloris(base: str, port: int, idle: int, seconds: float) -> dict[st
                 held.append(writer)
                 reopened += 0 if first else 1
                 first = False
-                while time.perf_counter() < stop:  # trickle a byte now and then; reopen when closed
+                while time.perf_counter() < stop:  # trickle a byte each cycle, like slowloris.py
                     try:
-                        data = await asyncio.wait_for(reader.read(1), 5)
+                        data = await asyncio.wait_for(reader.read(1), cycle_s)
                         if not data:
                             break
                     except asyncio.TimeoutError:
                         writer.write(b"a")
                         await writer.drain()
             except (OSError, ConnectionError):
-                await asyncio.sleep(0.2)
+                pass
+            await asyncio.sleep(cycle_s)  # a dropped socket is recreated at the next cycle (0: at once)
 
     holders = [asyncio.ensure_future(hold_one()) for _ in range(idle)]
     await asyncio.sleep(3)  # let them connect
@@ -219,7 +221,7 @@ async def _slowloris(base: str, port: int, idle: int, seconds: float) -> dict[st
     await asyncio.gather(*holders, return_exceptions=True)
     for w in held:
         w.close()
-    out: dict[str, Any] = {"idle_connections": idle, "seconds": seconds, "idle_reopened": reopened}
+    out: dict[str, Any] = {"idle_connections": idle, "seconds": seconds, "cycle_s": cycle_s, "idle_reopened": reopened}
     for path, r in res.items():
         out[path] = {"statuses": r["statuses"], "p50_ms": round(_percentile(r["lat"], 50) * 1000, 1),
                      "max_ms": round(max(r["lat"], default=float("nan")) * 1000, 1)}
@@ -232,6 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--clients", type=int, default=64)
     ap.add_argument("--idle", type=int, default=330)
+    ap.add_argument("--cycle-s", type=float, default=5.0,
+                    help="slowloris: seconds between trickled bytes and before a dropped socket is recreated (0: at once)")
     ap.add_argument("--bomb-every", type=int, default=8, help="one client in N sends bombs (0: none, a light-only baseline)")
     ap.add_argument("--env", nargs="*", default=[], help="extra FAITHSIEVE_X=value settings for the server")
     ap.add_argument("--json", help="also write the results to this file")
@@ -260,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"RSS {results['rss_before_mb']} -> {results['rss_after_mb']} MiB; workers after: "
                       f"{results['workers_after']}", flush=True)
             if "slowloris" in args.parts:
-                results["slowloris"] = asyncio.run(_slowloris(base, port, args.idle, args.seconds))
+                results["slowloris"] = asyncio.run(_slowloris(base, port, args.idle, args.seconds, args.cycle_s))
                 print("slowloris:", json.dumps(results["slowloris"]), flush=True)
             # shut down while a bomb is running: time to exit after SIGTERM
             threading_bomb = subprocess.Popen([sys.executable, "-c", (

@@ -70,7 +70,7 @@ def test_header_timeout_restarts_after_each_response(make_server) -> None:
 def test_oldest_unfinished_connections_are_evicted(make_server) -> None:
     with make_server(sleep_job, header_read_timeout_s=60, max_unfinished_connections=5) as base:
         idle = [_open(base) for _ in range(8)]
-        time.sleep(0.3)
+        time.sleep(0.7)  # past the eviction grace
         assert httpx.get(f"{base}/healthz", timeout=5).status_code == 200
         closed = [_closed_within(s, 0.3) for s in idle]
         # 8 idle + 1 client against a cap of 5: the 4 oldest idle ones made room, the newest stay
@@ -80,10 +80,20 @@ def test_oldest_unfinished_connections_are_evicted(make_server) -> None:
 def test_connection_cap_evicts_idle_connections_first(make_server) -> None:
     with make_server(sleep_job, header_read_timeout_s=60, max_connections=4, max_unfinished_connections=100) as base:
         idle = [_open(base) for _ in range(4)]
-        time.sleep(0.3)
+        time.sleep(0.7)
         assert httpx.get(f"{base}/healthz", timeout=5).status_code == 200
         assert _closed_within(idle[0], 0.5)
         assert not _closed_within(idle[-1], 0.3)
+
+
+def test_new_connections_get_a_grace_before_eviction(make_server) -> None:
+    with make_server(sleep_job, header_read_timeout_s=60, max_unfinished_connections=3) as base:
+        idle = [_open(base) for _ in range(6)]  # all within the grace: none evicted, the cap is soft
+        time.sleep(0.1)
+        assert not any(_closed_within(s, 0.05) for s in idle)
+        time.sleep(0.6)
+        late = _open(base)  # now the old ones may make room
+        assert _closed_within(idle[0], 0.5) and not _closed_within(late, 0.2)
 
 
 def test_330_idle_connections_do_not_starve_others(make_server) -> None:
