@@ -169,6 +169,7 @@ class WorkerPool:
         or raise 429/503 now."""
         if not self.accepting:
             raise NotReady("the worker pool is not running", headers={"Retry-After": "1"})
+        heavy = min(heavy, self.heavy_capacity)  # a batch with more heavy items still fits an empty lane
         if self.pending + n > self.capacity:
             self._metrics.rejections.inc("saturated")
             raise Saturated(f"the server is at capacity ({self.pending} proofs pending, at most {self.capacity}); "

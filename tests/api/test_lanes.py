@@ -72,6 +72,9 @@ def test_heavy_admission_is_bounded_separately(make_client) -> None:
         t.join()
         assert first == [200]
         assert 'faithsieve_rejections_total{reason="saturated_heavy"} 1' in c.get("/metrics").text
+        # a batch with more heavy items than the bound is still admitted when the lane is empty
+        r = c.post("/localize/batch", json={"items": [_job(0, True)] * 3})
+        assert r.status_code == 200 and [x["status"] for x in r.json()["results"]] == [200] * 3
 
 
 def test_batch_cut_off_by_its_deadline_keeps_its_worker(make_client) -> None:
