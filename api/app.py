@@ -149,6 +149,19 @@ def _record(metrics: ServiceMetrics, result: JobResult) -> None:
     metrics.check_seconds.observe(result.seconds)
 
 
+async def _warm_reward_grader(settings: ServiceSettings) -> None:
+    """Start the ``/get_reward`` grader's workers with the service's, so their start-up is never
+    charged to a reward call's budget (``reward_warmup``)."""
+    if not settings.reward_warmup:
+        return
+    from faithsieve import grader
+
+    try:
+        await asyncio.to_thread(grader.warmup)
+    except Exception as exc:  # noqa: BLE001 - the route still works; its first call pays the start-up
+        log.warning("could not warm the reward grader: %r", exc)
+
+
 def _verdict_response(body: bytes, cache: str) -> Response:
     return Response(content=body, media_type=_JSON, headers={"X-FaithSieve-Cache": cache})
 
@@ -364,7 +377,7 @@ def create_app(settings: ServiceSettings | None = None, job: Job | None = None) 
                           job or localize_job, settings.heavy_workers, settings.heavy_max_pending)
         cache = VerdictCache(settings.cache_entries, settings.cache_max_bytes)
         service = Service(settings=settings, pipeline=pipeline, pool=pool, cache=cache, metrics=metrics)
-        await pool.start()
+        await asyncio.gather(pool.start(), _warm_reward_grader(settings))
         app.state.service = state["service"] = service
         try:
             yield

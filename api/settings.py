@@ -69,6 +69,9 @@ class ServiceSettings(Settings):
     affect the verdict; 0 disables the cache."""
     cache_max_bytes: int = Field(default=64 * 1_048_576, ge=0)
     """Most bytes of cached verdict JSON."""
+    reward_warmup: bool = True
+    """Start the ``/get_reward`` grader's worker processes with the service (so a reward call is never
+    charged for their start-up); false saves those processes where ``/get_reward`` is not used."""
     api_key: SecretStr | None = None
     """When set, ``/localize``, ``/localize/batch`` and ``/metrics`` require it in ``X-API-Key`` or
     ``Authorization: Bearer``; compared in constant time."""
