@@ -26,6 +26,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse, Response
 
 from faithsieve.api import errors
+from faithsieve.api.admission import Lane, lane_of
 from faithsieve.api.cache import VerdictCache, cache_key
 from faithsieve.api.docs import install_docs
 from faithsieve.api.errors import ServiceError, validation_detail
@@ -150,6 +151,19 @@ def _record(metrics: ServiceMetrics, result: JobResult) -> None:
     metrics.check_seconds.observe(result.seconds)
 
 
+async def _warm_reward_grader(settings: ServiceSettings) -> None:
+    """Start the ``/get_reward`` grader's workers with the service's, so their start-up is never
+    charged to a reward call's budget (``reward_warmup``)."""
+    if not settings.reward_warmup:
+        return
+    from faithsieve import grader
+
+    try:
+        await asyncio.to_thread(grader.warmup)
+    except Exception as exc:  # noqa: BLE001 - the route still works; its first call pays the start-up
+        log.warning("could not warm the reward grader: %r", exc)
+
+
 def _verdict_response(body: bytes, cache: str) -> Response:
     return Response(content=body, media_type=_JSON, headers={"X-FaithSieve-Cache": cache})
 
@@ -187,9 +201,10 @@ async def route_localize(body: LocalizeRequest, request: Request, service: Servi
         if hit is not None:
             service.metrics.proofs.inc(hit[1])
             return _verdict_response(hit[0], "hit")
-    with service.pool.admit(1):
+    lane = lane_of(data, service.settings.heavy_chars)
+    with service.pool.admit(1, heavy=int(lane == "heavy")):
         result = await until_disconnected(
-            request, service.pool.run(data, settings, deadline, service.settings.request_time_limit_s),
+            request, service.pool.run(data, settings, deadline, service.settings.request_time_limit_s, lane),
             service.metrics)
     _record(service.metrics, result)
     if result.status != 200:
@@ -232,7 +247,7 @@ async def route_localize_batch(body: BatchRequest, request: Request,
             options = item.options if item.options is not None else body.options
             settings = effective_settings(service.pipeline, options)
         except ValidationError as exc:
-            detail = validation_detail(exc.errors())
+            detail = validation_detail(exc.errors(), raw)
             first = detail[0] if detail else {"field": "", "message": "invalid"}
             parts[i] = _item_error(i, 422, "invalid_input", f"items.{i}.{first['field']}: {first['message']}", detail)
             counts["failed"] += 1
@@ -256,9 +271,12 @@ async def route_localize_batch(body: BatchRequest, request: Request,
             continue
         todo.append((i, data, settings, key))
 
-    async def one(i: int, data: dict[str, Any], settings: Settings, key: str) -> None:
+    lanes = [lane_of(t[1], settings_.heavy_chars) for t in todo]
+
+    async def one(i: int, data: dict[str, Any], settings: Settings, key: str, lane: Lane) -> None:
         try:
-            result = await service.pool.run(data, settings, deadline, settings_.request_time_limit_s)
+            result = await service.pool.run(data, settings, deadline, settings_.request_time_limit_s, lane,
+                                            keep_on_deadline=True)
         except ServiceError as exc:
             parts[i] = _item_error(i, exc.status, exc.code, exc.message, exc.detail)
             counts["failed"] += 1
@@ -277,8 +295,9 @@ async def route_localize_batch(body: BatchRequest, request: Request,
                 service.cache.put(key, result.body, result.verdict, result.evidence)
 
     if todo:
-        with service.pool.admit(len(todo)):
-            await until_disconnected(request, asyncio.gather(*(one(*t) for t in todo)), service.metrics)
+        with service.pool.admit(len(todo), heavy=lanes.count("heavy")):
+            await until_disconnected(request, asyncio.gather(*(one(*t, lane) for t, lane in zip(todo, lanes))),
+                                     service.metrics)
     out = b'{"results":[' + b",".join(p or b"null" for p in parts) + b'],"counts":' + json.dumps(counts).encode() + b"}"
     return Response(content=out, media_type=_JSON)
 
@@ -315,8 +334,8 @@ async def route_readyz(service: ServiceDep) -> JSONResponse:
     """Readiness: 200 when at least one worker is up, else 503."""
     pool = service.pool
     ready = pool.ready
-    body = Health(status="ready" if ready else "not_ready", workers=pool.up, pending=pool.pending,
-                  capacity=pool.capacity)
+    body = Health(status="ready" if ready else "not_ready", workers=pool.up, restarting=pool.restarting,
+                  pending=pool.pending, capacity=pool.capacity)
     return JSONResponse(body.model_dump(), status_code=200 if ready else 503)
 
 
@@ -357,10 +376,10 @@ def create_app(settings: ServiceSettings | None = None, job: Job | None = None) 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         pool = WorkerPool(settings.workers, settings.max_pending, settings.worker_memory_mb, metrics,
-                          job or localize_job)
+                          job or localize_job, settings.heavy_workers, settings.heavy_max_pending)
         cache = VerdictCache(settings.cache_entries, settings.cache_max_bytes)
         service = Service(settings=settings, pipeline=pipeline, pool=pool, cache=cache, metrics=metrics)
-        await pool.start()
+        await asyncio.gather(pool.start(), _warm_reward_grader(settings))
         app.state.service = state["service"] = service
         try:
             yield
@@ -405,6 +424,7 @@ def create_app(settings: ServiceSettings | None = None, job: Job | None = None) 
     )
     install_docs(app)
     app.state.service = None
+    app.state.metrics = metrics
     for exc_type in (FaithSieveError, RequestValidationError, StarletteHTTPException, Exception):
         app.add_exception_handler(exc_type, errors.handle)
 

@@ -10,6 +10,7 @@ go through the same mapping, so a client sees one shape whatever failed.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -107,16 +108,54 @@ def error_json(status: int, code: str, message: str, detail: object | None = Non
     return JSONResponse(error_payload(code, message, detail), status_code=status, headers=dict(headers or {}))
 
 
-def _field(loc: Sequence[Any]) -> str:
-    parts = [str(p) for p in loc]
-    if parts and parts[0] == "body":
-        parts = parts[1:]
+_NAME = re.compile(r"[a-z_][a-z0-9_]{0,39}")
+
+
+def _field(loc: Sequence[Any], body: Any = None) -> str:
+    """A dotted path for an error location that never repeats the client's text: list indices and
+    the service's own (lower-case identifier) field names are kept; any other part, such as an
+    unknown key a client sent, becomes ``#N``, its position among the keys of that object
+    (``#?`` when it cannot be found)."""
+    parts: list[str] = []
+    node = body
+    for i, p in enumerate(loc):
+        if i == 0 and p == "body":
+            continue
+        if isinstance(p, int):
+            parts.append(str(p))
+        elif isinstance(p, str) and _NAME.fullmatch(p) and p in _KNOWN_FIELDS:
+            parts.append(p)
+        else:
+            keys = list(node) if isinstance(node, Mapping) else []
+            parts.append(f"#{keys.index(p)}" if p in keys else "#?")
+        try:
+            node = node[p] if isinstance(node, (Mapping, list)) else None
+        except (KeyError, IndexError, TypeError):
+            node = None
     return ".".join(parts) or "body"
 
 
-def validation_detail(errors: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
-    """Pydantic errors as ``{"field", "message", "type"}`` (the offending input is not echoed)."""
-    return [{"field": _field(e.get("loc", ())), "message": str(e.get("msg", "")), "type": str(e.get("type", ""))}
+def _known_fields() -> frozenset[str]:
+    from faithsieve.api import models
+
+    names: set[str] = set()
+    for obj in vars(models).values():
+        fields = getattr(obj, "model_fields", None)
+        if isinstance(fields, dict):
+            names.update(fields)
+    return frozenset(names)
+
+
+_KNOWN_FIELDS: frozenset[str] = frozenset()
+
+
+def validation_detail(errors: Sequence[Mapping[str, Any]], body: Any = None) -> list[dict[str, str]]:
+    """Pydantic errors as ``{"field", "message", "type"}``. Neither the offending input nor a key the
+    client made up is echoed: see ``_field``."""
+    global _KNOWN_FIELDS
+    if not _KNOWN_FIELDS:
+        _KNOWN_FIELDS = _known_fields()
+    return [{"field": _field(e.get("loc", ()), body), "message": str(e.get("msg", "")), "type": str(e.get("type", ""))}
             for e in list(errors)[:_MAX_VALIDATION_ERRORS]]
 
 
@@ -134,7 +173,7 @@ def response_for(exc: BaseException) -> JSONResponse:
             ctx = errors[0].get("ctx") or {}
             return error_json(400, "malformed_json", f"the body is not valid JSON: {ctx.get('error', 'decode error')}",
                               {"position": errors[0].get("loc", (None, None))[-1]})
-        detail = validation_detail(errors)
+        detail = validation_detail(errors, getattr(exc, "body", None))
         first = detail[0] if detail else {"field": "body", "message": "invalid"}
         return error_json(422, "invalid_input", f"{first['field']}: {first['message']}", detail)
     if isinstance(exc, StarletteHTTPException):

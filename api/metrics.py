@@ -154,7 +154,8 @@ class ServiceMetrics:
         self.check_seconds = r.add(Histogram("faithsieve_proof_check_seconds",
                                              "Time a worker spent on one proof."))
         self.timeouts = r.add(Counter("faithsieve_timeouts_total",
-                                      "Time limits hit: body (408), worker (504, worker killed), queue (429).",
+                                      "Time limits hit: body (408), worker (504, worker killed), queue (429), header (connection "
+                                      "closed before its headers were complete).",
                                       ("stage",)))
         self.rejections = r.add(Counter("faithsieve_rejections_total",
                                         "Requests refused before any work, by reason.", ("reason",)))

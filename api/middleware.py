@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import re
 import time
 import uuid
 from collections.abc import Mapping
@@ -24,6 +25,11 @@ from faithsieve.api.metrics import ServiceMetrics
 
 KNOWN_PATHS = frozenset({"/localize", "/localize/batch", "/healthz", "/readyz", "/version", "/limits", "/metrics",
                          "/docs", "/openapi.json", "/docs/oauth2-redirect", "/redoc"})
+
+
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._:+=/-]{1,64}")
+"""A client's ``X-Request-ID`` is echoed only when it is 1-64 of these characters; otherwise the
+response carries a fresh one."""
 
 
 def _route_label(scope: Scope) -> str:
@@ -50,7 +56,7 @@ class MetricsMiddleware:
         t0 = time.perf_counter()
         status = 500
         given = Headers(scope=scope).get("x-request-id", "")
-        request_id = given if 0 < len(given) <= 64 and given.isascii() and given.isprintable() else uuid.uuid4().hex
+        request_id = given if _REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
 
         async def send_wrapper(message: Message) -> None:
             nonlocal status
@@ -90,13 +96,16 @@ class GuardMiddleware:
         self.protected = protected
 
     def _authorized(self, headers: Headers) -> bool:
+        """Either credential, when present and not empty, may carry the key (an empty ``X-API-Key``
+        does not hide a valid bearer token); every candidate is compared in constant time."""
         assert self.api_key is not None
-        given = headers.get("x-api-key")
-        if given is None:
-            auth = headers.get("authorization", "")
-            scheme, _, token = auth.partition(" ")
-            given = token.strip() if scheme.lower() == "bearer" else ""
-        return hmac.compare_digest(given.encode("utf-8", "replace"), self.api_key)
+        scheme, _, token = headers.get("authorization", "").partition(" ")
+        candidates = [headers.get("x-api-key", "").strip(), token.strip() if scheme.lower() == "bearer" else ""]
+        ok = False
+        for given in candidates:
+            if given:
+                ok |= hmac.compare_digest(given.encode("utf-8", "replace"), self.api_key)
+        return ok
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -104,6 +113,13 @@ class GuardMiddleware:
             return
         path = scope.get("path", "")
         headers = Headers(scope=scope)
+        if "content-length" in headers and "transfer-encoding" in headers:
+            # ambiguous framing (request smuggling): RFC 9112 lets a server refuse it, and we do
+            self.metrics.rejections.inc("framing")
+            response = error_json(400, "bad_request", "send either Content-Length or Transfer-Encoding, not both",
+                                  headers={"Connection": "close"})
+            await response(scope, receive, send)
+            return
         needs_key = self.api_key is not None and path in self.protected and scope.get("method") != "OPTIONS"
         if needs_key and not self._authorized(headers):
             self.metrics.rejections.inc("unauthorized")
@@ -118,7 +134,7 @@ class GuardMiddleware:
         if not _json_declared(headers.get("content-type")):
             self.metrics.rejections.inc("media_type")
             response = error_json(415, "unsupported_media_type", "send the body as JSON with Content-Type: "
-                                  "application/json", {"content_type": headers.get("content-type")})
+                                  "application/json", {"expected": "application/json"})
             await response(scope, receive, send)
             return
         declared = headers.get("content-length")

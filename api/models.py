@@ -213,6 +213,8 @@ class Health(BaseModel):
     """``ready`` (at least one worker up and the pool accepting work) or ``not_ready``."""
     workers: int = 0
     """Worker processes up."""
+    restarting: int = 0
+    """Worker processes being replaced (after a time limit or a crash); requests wait for them."""
     pending: int = 0
     """Proofs admitted and not yet answered."""
     capacity: int = 0
@@ -275,3 +277,13 @@ class LimitsInfo(BaseModel):
     """Worker processes."""
     worker_memory_mb: int
     """Address-space limit per worker (0: none)."""
+    header_read_timeout_s: float
+    """Time a connection has to complete a request's headers before it is closed."""
+    max_unfinished_connections: int
+    """Open connections without a request in progress beyond which the oldest is closed."""
+    max_connections: int
+    """Most open connections."""
+    heavy_chars: int
+    """Proofs longer than this (or with expensive-looking formulas) run in the heavy lane."""
+    heavy_max_pending: int
+    """Most heavy proofs admitted at once."""

@@ -1,11 +1,14 @@
-"""The worker pool: CPU-bound checking off the event loop, with admission, time limits and kill-on-cancel.
+"""The worker pool: CPU-bound checking off the event loop, with admission, lanes, time limits and kill-on-cancel.
 
-Each worker is a ``ProcessPoolExecutor`` of one process (a *slot*), so that a job past
-its time limit, or whose client went away, can be stopped by killing that one process
-without breaking the jobs of the others; the slot is then replaced in the background.
+Each worker is a *slot* of the shared killable pool (``faithsieve.workers.Slot``: one process
+with a memory cap and an orphan watch), so that a job past its time limit, or whose client went
+away, can be stopped by killing that one process without breaking the jobs of the others; the
+slot is then replaced in the background.
 Admission is a counter with a hard bound (``max_pending``): a request that would exceed
 it is refused with 429 and a ``Retry-After`` estimate, so nothing queues without bound.
-Admitted jobs wait, first come first served, for an idle slot.
+Admitted jobs wait, first come first served, for an idle slot. Jobs estimated heavy
+(``faithsieve.api.admission``) first wait for a place in the heavy lane, which holds at most
+``heavy_workers`` slots, and have their own admission bound, so light jobs always find a worker.
 """
 
 from __future__ import annotations
@@ -13,19 +16,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import multiprocessing as mp
-import os
-import signal
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from typing import Any
 
+from faithsieve.api.admission import Lane
 from faithsieve.api.errors import NotReady, RequestTimeout, Saturated, WorkerFailed
 from faithsieve.api.metrics import ServiceMetrics
-from faithsieve.api.worker import JobResult, init_worker, warm
+from faithsieve.api.worker import JobResult, warm
 from faithsieve.config import Settings
+from faithsieve.workers import Slot, mp_context
 
 log = logging.getLogger(__name__)
 
@@ -35,58 +37,35 @@ _PRELOAD = ["faithsieve.pipeline", "faithsieve.split", "faithsieve.cli", "faiths
 _RESTART_DELAYS = (0.0, 0.5, 2.0, 5.0)
 
 
-def _mp_context() -> Any:
-    if "forkserver" in mp.get_all_start_methods():
-        ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(_PRELOAD)
-        return ctx
-    return mp.get_context("spawn")
+def _consume(fut: asyncio.Future[Any]) -> None:
+    """Retrieve a job future's outcome, so a killed job's error is not reported as never retrieved."""
+    if not fut.cancelled():
+        fut.exception()
 
 
-class _Slot:
-    """One worker process in its own single-process executor."""
-
-    def __init__(self, index: int, ctx: Any, memory_mb: int) -> None:
-        self.index = index
-        self._ctx = ctx
-        self._memory_mb = memory_mb
-        self.executor: ProcessPoolExecutor | None = None
-        self.pid: int | None = None
-
-    async def start(self) -> None:
-        self.executor = ProcessPoolExecutor(1, mp_context=self._ctx, initializer=init_worker,
-                                            initargs=(self._memory_mb,))
-        self.pid = await asyncio.wrap_future(self.executor.submit(warm))
-
-    def submit(self, job: Job, data: dict[str, Any], settings: Settings) -> Future[JobResult]:
-        assert self.executor is not None
-        return self.executor.submit(job, data, settings)
-
-    def kill(self) -> None:
-        """Stop the process now (whatever it is doing) and drop the executor."""
-        if self.pid is not None:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        if self.executor is not None:
-            self.executor.shutdown(wait=False, cancel_futures=True)
-        self.executor, self.pid = None, None
+async def _start(slot: Slot) -> None:
+    await asyncio.wrap_future(slot.start())
 
 
 class WorkerPool:
     """``workers`` slots, an idle queue, an admission counter, and the job to run."""
 
     def __init__(self, workers: int, max_pending: int, memory_mb: int, metrics: ServiceMetrics,
-                 job: Job) -> None:
+                 job: Job, heavy_workers: int | None = None, heavy_max_pending: int | None = None) -> None:
         self.workers = workers
         self.capacity = max_pending
         self.pending = 0
+        self.heavy_workers = heavy_workers if heavy_workers is not None else max(1, workers - 1)
+        """Most workers heavy proofs may hold at once (the others stay free for light ones)."""
+        self.heavy_capacity = min(max_pending, heavy_max_pending if heavy_max_pending is not None else max_pending)
+        """Most heavy proofs admitted at once."""
+        self.heavy_pending = 0
+        self._heavy_lane: asyncio.Semaphore | None = None
         self._memory_mb = memory_mb
         self._metrics = metrics
         self._job = job
-        self._slots: list[_Slot] = []
-        self._idle: asyncio.Queue[_Slot] | None = None
+        self._slots: list[Slot] = []
+        self._idle: asyncio.Queue[Slot] | None = None
         self._up = 0
         self._closing = False
         self._tasks: set[asyncio.Task[None]] = set()
@@ -97,10 +76,11 @@ class WorkerPool:
 
     async def start(self) -> None:
         """Start every worker and wait until each has run the pipeline once."""
-        ctx = _mp_context()
+        ctx = mp_context(_PRELOAD)
         self._idle = asyncio.Queue()
-        self._slots = [_Slot(i, ctx, self._memory_mb) for i in range(self.workers)]
-        results = await asyncio.gather(*(s.start() for s in self._slots), return_exceptions=True)
+        self._heavy_lane = asyncio.Semaphore(self.heavy_workers)
+        self._slots = [Slot(i, ctx, self._memory_mb, warm=warm) for i in range(self.workers)]
+        results = await asyncio.gather(*(_start(s) for s in self._slots), return_exceptions=True)
         for slot, res in zip(self._slots, results):
             if isinstance(res, BaseException):
                 log.error("worker %d failed to start: %r", slot.index, res)
@@ -140,18 +120,23 @@ class WorkerPool:
         """Accepting, with at least one worker up."""
         return self.accepting and self._up > 0
 
+    @property
+    def restarting(self) -> int:
+        """Workers being replaced (requests wait for them)."""
+        return 0 if self._idle is None or self._closing else self.workers - self._up
+
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _restart(self, slot: _Slot) -> None:
+    async def _restart(self, slot: Slot) -> None:
         for delay in (*_RESTART_DELAYS, *([_RESTART_DELAYS[-1]] * 1000)):
             if self._closing:
                 return
             await asyncio.sleep(delay)
             try:
-                await slot.start()
+                await _start(slot)
             except Exception as exc:  # fork failed, out of memory...: try again later
                 log.error("restarting worker %d failed: %r", slot.index, exc)
                 slot.kill()
@@ -164,7 +149,7 @@ class WorkerPool:
             self._idle.put_nowait(slot)
             return
 
-    def _retire(self, slot: _Slot, reason: str) -> None:
+    def _retire(self, slot: Slot, reason: str) -> None:
         slot.kill()
         self._up -= 1
         self._metrics.restarts.inc(reason)
@@ -179,53 +164,85 @@ class WorkerPool:
         return max(1, min(60, math.ceil(estimate)))
 
     @contextmanager
-    def admit(self, n: int = 1) -> Iterator[None]:
-        """Reserve ``n`` admissions for the duration of the block, or raise 429/503 now."""
+    def admit(self, n: int = 1, heavy: int = 0) -> Iterator[None]:
+        """Reserve ``n`` admissions, ``heavy`` of them in the heavy lane, for the duration of the block,
+        or raise 429/503 now."""
         if not self.accepting:
             raise NotReady("the worker pool is not running", headers={"Retry-After": "1"})
+        heavy = min(heavy, self.heavy_capacity)  # a batch with more heavy items still fits an empty lane
         if self.pending + n > self.capacity:
             self._metrics.rejections.inc("saturated")
             raise Saturated(f"the server is at capacity ({self.pending} proofs pending, at most {self.capacity}); "
                             "retry later", {"pending": self.pending, "capacity": self.capacity},
                             headers={"Retry-After": str(self.retry_after())})
+        if heavy and self.heavy_pending + heavy > self.heavy_capacity:
+            self._metrics.rejections.inc("saturated_heavy")
+            raise Saturated(f"the server is at capacity for large or expensive proofs ({self.heavy_pending} pending, "
+                            f"at most {self.heavy_capacity}); retry later",
+                            {"pending": self.heavy_pending, "capacity": self.heavy_capacity, "lane": "heavy"},
+                            headers={"Retry-After": str(self.retry_after())})
         self.pending += n
+        self.heavy_pending += heavy
         try:
             yield
         finally:
             self.pending -= n
+            self.heavy_pending -= heavy
 
     # -- running -------------------------------------------------------------------------------
 
     async def run(self, data: dict[str, Any], settings: Settings, deadline: float, run_limit: float,
-                  job: Job | None = None) -> JobResult:
-        """Run the job (``job``, or the pool's) on one input: wait for an idle slot until ``deadline`` (loop time), then allow
-        it at most ``run_limit`` seconds (and never past ``deadline``). Cancelling the caller
-        kills the worker if the job had started."""
-        assert self._idle is not None, "pool not started"
+                  job: Job | None = None, lane: Lane = "light", keep_on_deadline: bool = False) -> JobResult:
+        """Run the job (``job``, or the pool's) on one input: wait for an idle slot (a heavy job first for a place in the heavy
+        lane) until ``deadline`` (loop time), then allow it at most ``run_limit`` seconds (and never
+        past ``deadline``). Cancelling the caller kills the worker if the job had started.
+
+        With ``keep_on_deadline`` (batch items), a job cut off by ``deadline`` before its own ``run_limit``
+        answers 504 at once but keeps its worker: the job finishes in the background (the pipeline
+        honours its own budget) and the slot returns; only a job past ``run_limit`` is killed."""
+        assert self._idle is not None and self._heavy_lane is not None, "pool not started"
         loop = asyncio.get_running_loop()
+        heavy = lane == "heavy"
+        if heavy:
+            try:
+                await asyncio.wait_for(self._heavy_lane.acquire(), max(0.0, deadline - loop.time()))
+            except asyncio.TimeoutError:
+                self._metrics.timeouts.inc("queue")
+                raise self._saturated("no place in the heavy lane became free within the time limit") from None
         try:
             slot = await asyncio.wait_for(self._idle.get(), max(0.0, deadline - loop.time()))
         except asyncio.TimeoutError:
+            self._release_lane(heavy)
             self._metrics.timeouts.inc("queue")
-            raise Saturated("no worker became free within the time limit; retry later",
-                            {"pending": self.pending, "capacity": self.capacity},
-                            headers={"Retry-After": str(self.retry_after())}) from None
+            raise self._saturated("no worker became free within the time limit; retry later") from None
+        except BaseException:
+            self._release_lane(heavy)
+            raise
         if self._closing or slot.executor is None:
+            self._release_lane(heavy)
             raise NotReady("the worker pool is shutting down")
         task = asyncio.current_task()
         if task is not None and getattr(task, "cancelling", lambda: 0)():
             self._idle.put_nowait(slot)  # cancelled just as a slot came free: give it back
+            self._release_lane(heavy)
             raise asyncio.CancelledError
         limit = max(0.0, min(run_limit, deadline - loop.time()))
         started = loop.time()
         fut: Future[JobResult] | None = None
         retire: str | None = None
+        detached = False
         try:
             fut = slot.submit(job or self._job, data, settings)
-            result = await asyncio.wait_for(asyncio.wrap_future(fut), limit)
+            waiter = asyncio.wrap_future(fut)
+            waiter.add_done_callback(_consume)
+            result = await asyncio.wait_for(asyncio.shield(waiter), limit)
         except asyncio.TimeoutError:
-            retire = "timeout"
             self._metrics.timeouts.inc("worker")
+            if keep_on_deadline and fut is not None and not fut.done() and limit < run_limit and not self._closing:
+                detached = True  # cut off by the caller's deadline, not its own limit: let it finish
+                self._spawn(self._reclaim(slot, waiter, started + run_limit, heavy))
+            else:
+                retire = "timeout"
             raise RequestTimeout(f"checking this proof took longer than the time limit ({limit:.1f} s); "
                                  "the work was stopped", {"time_limit_s": round(limit, 3)}) from None
         except asyncio.CancelledError:
@@ -238,9 +255,39 @@ class WorkerPool:
             log.exception("job raised", exc_info=exc)
             raise WorkerFailed(f"a worker failed ({type(exc).__name__})") from None
         finally:
-            if retire == "crashed" or (retire is not None and fut is not None and not fut.done()):
-                self._retire(slot, retire)
-            elif not self._closing:
-                self._idle.put_nowait(slot)
+            if not detached:
+                if retire == "crashed" or (retire is not None and fut is not None and not fut.done()):
+                    self._retire(slot, retire)
+                elif not self._closing:
+                    self._idle.put_nowait(slot)
+                self._release_lane(heavy)
         self._job_seconds = 0.8 * self._job_seconds + 0.2 * (loop.time() - started)
         return result
+
+    async def _reclaim(self, slot: Slot, fut: asyncio.Future[JobResult], kill_at: float, heavy: bool) -> None:
+        """Wait for a detached job until ``kill_at``; then give its slot back, or kill it if still running."""
+        loop = asyncio.get_running_loop()
+        try:
+            await asyncio.wait_for(asyncio.shield(fut), max(0.0, kill_at - loop.time()))
+        except asyncio.TimeoutError:
+            self._retire(slot, "timeout")
+            return
+        except BaseException:  # crashed, or the pool is closing (cancelled)
+            if not fut.done() or not self._closing:
+                self._retire(slot, "crashed")
+            return
+        finally:
+            self._release_lane(heavy)
+        if self._closing:
+            slot.kill()
+        else:
+            assert self._idle is not None
+            self._idle.put_nowait(slot)
+
+    def _release_lane(self, heavy: bool) -> None:
+        if heavy and self._heavy_lane is not None:
+            self._heavy_lane.release()
+
+    def _saturated(self, message: str) -> Saturated:
+        return Saturated(message, {"pending": self.pending, "capacity": self.capacity},
+                         headers={"Retry-After": str(self.retry_after())})

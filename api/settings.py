@@ -34,12 +34,33 @@ class ServiceSettings(Settings):
     max_pending: int = Field(default=64, ge=1)
     """Most proofs admitted at once (running plus waiting for a worker); a request that would
     exceed it is answered 429 with ``Retry-After`` instead of being queued."""
+    heavy_chars: int = Field(default=4000, ge=1)
+    """A proof with more characters than this, or with an expensive-looking formula (transcendental
+    functions, exponents or factorials of three or more digits, long operator runs), runs in the
+    heavy lane (``faithsieve.api.admission``)."""
+    heavy_workers: int | None = Field(default=None, ge=1)
+    """Most workers heavy proofs may hold at once; default ``workers - 1`` (at least 1), so one
+    worker is always left for light proofs."""
+    heavy_max_pending: int = Field(default=16, ge=1)
+    """Most heavy proofs admitted at once (429 beyond), within ``max_pending``."""
     max_body_bytes: int = Field(default=1_048_576, ge=1)
     """Largest request body accepted by ``POST /localize`` (bytes); larger is 413."""
     max_batch_body_bytes: int = Field(default=8_388_608, ge=1)
     """Largest request body accepted by ``POST /localize/batch`` (bytes); larger is 413."""
     body_read_time_limit_s: float = Field(default=30.0, gt=0)
     """Time allowed to receive a request body; a slower client gets 408."""
+    header_read_timeout_s: float = Field(default=10.0, gt=0)
+    """Time a connection has, from its opening or from the end of its previous response, to send a
+    request's complete headers; then it is closed (slowloris)."""
+    max_unfinished_connections: int = Field(default=128, ge=1)
+    """Most open connections without a request in progress (idle, or headers still arriving); past
+    it the oldest of them is closed to make room for the new one."""
+    max_connections: int = Field(default=1024, ge=1)
+    """Most open connections; a new one past it evicts the oldest unfinished connection, or is
+    closed when every connection has a request in progress."""
+    shutdown_grace_s: float = Field(default=10.0, gt=0)
+    """On SIGTERM/SIGINT: time given to requests in progress before they are cancelled and the
+    workers stopped; the process exits within about this long."""
     worker_memory_mb: int = Field(default=2048, ge=0)
     """Address-space limit of each worker process in MiB (``RLIMIT_AS``); 0 leaves it unlimited.
     A proof that hits it is answered 422 ``resource_limit``."""
@@ -48,6 +69,9 @@ class ServiceSettings(Settings):
     affect the verdict; 0 disables the cache."""
     cache_max_bytes: int = Field(default=64 * 1_048_576, ge=0)
     """Most bytes of cached verdict JSON."""
+    reward_warmup: bool = True
+    """Start the ``/get_reward`` grader's worker processes with the service (so a reward call is never
+    charged for their start-up); false saves those processes where ``/get_reward`` is not used."""
     api_key: SecretStr | None = None
     """When set, ``/localize``, ``/localize/batch`` and ``/metrics`` require it in ``X-API-Key`` or
     ``Authorization: Bearer``; compared in constant time."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import signal
 import time
 import traceback
 from collections import Counter
@@ -40,19 +39,6 @@ class JobResult:
     """Evidence records per status (for metrics)."""
     seconds: float = 0.0
     """Time spent in the worker."""
-
-
-def init_worker(memory_mb: int) -> None:
-    """Worker start-up: cap the address space, leave Ctrl-C to the parent."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if memory_mb > 0:
-        try:
-            import resource
-
-            limit = memory_mb * 1024 * 1024
-            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        except (ImportError, ValueError, OSError) as exc:  # not on this platform, or above the hard limit
-            log.warning("could not set the worker memory limit: %s", exc)
 
 
 def _jsonable(obj: object) -> Any:

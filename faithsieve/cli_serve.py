@@ -1,5 +1,7 @@
 """``faithsieve serve``: run the HTTP service (uvicorn, one server process, a pool of workers).
 
+For several server processes behind one port, see ``faithsieve.api.gunicorn_worker``.
+
 Thin: builds ``ServiceSettings`` (environment, ``FAITHSIEVE_`` prefix) with the command line's
 overrides, configures logging, and hands the app to uvicorn. ``faithsieve.cli`` calls
 ``register(subparsers)``.
@@ -17,10 +19,9 @@ from typing import Any
 def cmd_serve(args: argparse.Namespace, prepare: Callable[[Any, Any], int] | None = None) -> int:
     """Start the service; returns when uvicorn stops (Ctrl-C). ``prepare(app, settings)``, when given, runs
     before the server starts (``faithsieve view`` opens its run there); a non-zero answer stops here."""
-    import uvicorn
     from pydantic import ValidationError
 
-    from faithsieve.api.app import create_app
+    from faithsieve.api.server import serve
     from faithsieve.api.settings import ServiceSettings
 
     overrides: dict[str, Any] = {k: v for k, v in (("host", args.host), ("port", args.port),
@@ -37,13 +38,7 @@ def cmd_serve(args: argparse.Namespace, prepare: Callable[[Any, Any], int] | Non
         print(f"error: invalid setting: {'; '.join(parts)}", file=sys.stderr)
         return 2
     logging.basicConfig(level=getattr(logging, args.log_level.upper()), format="%(levelname)s %(name)s: %(message)s")
-    app = create_app(settings)
-    if prepare is not None and (rc := prepare(app, settings)):
-        return rc
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level=args.log_level,
-                limit_concurrency=settings.max_pending * 4 + 64, timeout_keep_alive=5,
-                timeout_graceful_shutdown=int(settings.request_time_limit_s) + 1, access_log=args.access_log)
-    return 0
+    return serve(settings, log_level=args.log_level, access_log=args.access_log, prepare=prepare)
 
 
 def register(subparsers: Any) -> None:

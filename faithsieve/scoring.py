@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import json
 import logging
-import multiprocessing as mp
 import os
 import sys
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,7 @@ from faithsieve.errors import FaithSieveError, InputError
 from faithsieve.evidence_files import CHECKS_KEY, clear_evidence, step_checks, write_evidence
 from faithsieve.runinfo import RunMismatch, check_resume, run_identity  # noqa: F401 (RunMismatch re-exported)
 from faithsieve.sampling import class_gaps, select
+from faithsieve.workers import JobTimeout, KillablePool, WorkerCrashed
 
 log = logging.getLogger(__name__)
 
@@ -131,42 +131,71 @@ def _predict_chunk(items: list[LabelledItem]) -> list[dict[str, Any]]:
     return [predict(it, _WORKER_SETTINGS) for it in items]
 
 
-def _pool_context() -> Any:
-    methods = mp.get_all_start_methods()
-    if "forkserver" in methods:
-        ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(["faithsieve.pipeline", "faithsieve.split"])
-        return ctx
-    return mp.get_context("spawn")
+_PRELOAD = ["faithsieve.pipeline", "faithsieve.split"]
+
+
+def item_time_limit(settings: Settings) -> float | None:
+    """Hard limit for one item in a worker: a generous multiple of the checking budget offline (the
+    pipeline honours its budget, so only a runaway reaches it); none with a language model."""
+    return max(60.0, 4 * settings.proof_time_limit_s) if settings.mode == "offline" else None
+
+
+def _failed(item: LabelledItem, settings: Settings, message: str) -> dict[str, Any]:
+    """The record of an item whose worker was killed (time limit) or died: counted as ``correct``."""
+    rec: dict[str, Any] = {"id": item.id, "subset": item.subset, "domain": item.domain, "label": item.label}
+    if settings.mode != "offline":
+        rec["method"] = method_key(settings)
+    rec.update(predicted="correct", verdict="correct", reason=None, coverage=None, error=f"resource_limit: {message}",
+               time_ms=None, item_hash=item.content_hash())
+    return rec
+
+
+def _one_by_one(pool: KillablePool, items: list[LabelledItem], settings: Settings) -> list[dict[str, Any]]:
+    """A chunk whose worker was lost, item by item, so only the item at fault is recorded as failed."""
+    out = []
+    for it in items:
+        try:
+            out.extend(pool.run(_predict_chunk, [it], time_limit=item_time_limit(settings)))
+        except (JobTimeout, WorkerCrashed) as exc:
+            log.warning("item %s: %s", it.id, exc)
+            out.append(_failed(it, settings, str(exc)))
+    return out
 
 
 def iter_predictions(
-    items: Sequence[LabelledItem], settings: Settings, workers: int = 1, chunk: int = 4
+    items: Sequence[LabelledItem], settings: Settings, workers: int = 1, chunk: int = 4, memory_mb: int = 0
 ) -> Iterator[dict[str, Any]]:
-    """Predictions for ``items``, yielded in item order; ``workers > 1`` uses a process pool
-    with a bounded window of chunks in flight."""
+    """Predictions for ``items``, yielded in item order; ``workers > 1`` uses the shared killable pool
+    (``faithsieve.workers``: per-chunk time limit, ``memory_mb`` cap, orphan watch) with a bounded
+    window of chunks in flight. A chunk whose worker is killed or dies is retried item by item."""
     if workers <= 1 or len(items) <= chunk:
         for it in items:
             yield predict(it, settings)
         return
     chunks = [list(items[i:i + chunk]) for i in range(0, len(items), chunk)]
-    with ProcessPoolExecutor(workers, mp_context=_pool_context(), initializer=_init_worker, initargs=(settings,)) as ex:
-        window: deque[Future[list[dict[str, Any]]]] = deque()
+    per_item = item_time_limit(settings)
+    with KillablePool(workers, memory_mb, initializer=_init_worker, initargs=(settings,), preload=_PRELOAD) as pool:
+        window: deque[tuple[list[LabelledItem], Future[list[dict[str, Any]]]]] = deque()
         pending = iter(chunks)
-        try:
-            for c in pending:
-                window.append(ex.submit(_predict_chunk, c))
-                if len(window) >= workers * 4:
-                    break
-            while window:
-                results = window.popleft().result()
-                nxt = next(pending, None)
-                if nxt is not None:
-                    window.append(ex.submit(_predict_chunk, nxt))
-                yield from results
-        finally:
-            for f in window:
-                f.cancel()
+
+        def submit(c: list[LabelledItem]) -> None:
+            window.append((c, pool.submit(_predict_chunk, c, time_limit=per_item * len(c) if per_item else None)))
+
+        for c in pending:
+            submit(c)
+            if len(window) >= workers * 4:
+                break
+        while window:
+            c, fut = window.popleft()
+            try:
+                results = fut.result()
+            except (JobTimeout, WorkerCrashed) as exc:
+                log.warning("a chunk of %d items lost its worker (%s); retrying them one by one", len(c), exc)
+                results = _one_by_one(pool, c, settings)
+            nxt = next(pending, None)
+            if nxt is not None:
+                submit(nxt)
+            yield from results
 
 
 # ---------------------------------------------------------------------------------------

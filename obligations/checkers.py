@@ -26,6 +26,7 @@ from faithsieve.errors import FaithSieveError, NotRational
 from faithsieve.mathtext.ast import (
     BinOp, Call, Expr, Neg, Num, Pow, Var, leftmost_operand, literals, render, substitute, variables, walk,
 )
+from faithsieve.mathtext.cost import budget
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate, to_sympy
 from faithsieve.obligations.models import (
     ArithmeticObligation, CoverageObligation, DerivationObligation, IdentityObligation, Obligation, Outcome, Refuted,
@@ -680,7 +681,8 @@ def run_portfolio(ob: Obligation, checkers: list[Checker], deadline: float) -> O
             continue
         if time.monotonic() > deadline:
             return first or Unknown("budget", "time budget exhausted")
-        out = ch.check(ob, deadline)
+        with budget(deadline):  # evaluation inside the checker stops at the deadline
+            out = ch.check(ob, deadline)
         if out is None:
             continue
         if first is not None and isinstance(out, Unknown):

@@ -2,43 +2,32 @@
 
 ``evaluate`` computes with ``fractions.Fraction``. Every potentially huge
 operation is checked *before* it runs: exponent size, factorial argument,
-binomial size and the bit length of every intermediate result. A value the
-rational field cannot hold (sqrt 2, pi, sin 1) raises ``NotRational``; the
-caller may then try ``to_sympy`` (same guards, symbolic) instead.
+binomial size and the bit length of every intermediate result; a ``Meter`` counts
+the work against a deterministic step limit. A value the rational field cannot
+hold (sqrt 2, pi, sin 1) raises ``NotRational``; the caller may then try
+``to_sympy`` (same guards, plus the cost model of ``faithsieve.mathtext.cost`` for
+exp, trigonometry, logarithms and irrational powers) instead.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 
 import sympy
 
 from faithsieve.errors import EvaluationLimit, NotRational
 from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var, literals, variables, walk
+from faithsieve.mathtext.cost import DEFAULT_LIMITS, Limits, Meter, probe
+
+__all__ = ["DEFAULT_LIMITS", "Limits", "Meter", "evaluate", "to_sympy"]
 
 
-@dataclass(frozen=True)
-class Limits:
-    """Size guards for evaluation."""
-
-    max_bits: int = 20_000
-    """Largest bit length of any numerator/denominator produced."""
-    max_exponent: int = 10_000
-    """Largest absolute integer exponent."""
-    max_factorial: int = 1_000
-    """Largest factorial argument."""
-    max_binom_n: int = 100_000
-    """Largest n in binom(n, k)."""
-
-
-DEFAULT_LIMITS = Limits()
-
-
-def _guard(x: Fraction, lim: Limits) -> Fraction:
-    if x.numerator.bit_length() > lim.max_bits or x.denominator.bit_length() > lim.max_bits:
+def _guard(x: Fraction, lim: Limits, meter: Meter) -> Fraction:
+    bits = max(x.numerator.bit_length(), x.denominator.bit_length())
+    if bits > lim.max_bits:
         raise EvaluationLimit("intermediate value too large")
+    meter.charge_bits(bits)
     return x
 
 
@@ -79,8 +68,13 @@ def _int_nth_root(v: int, n: int) -> int:
     return lo
 
 
-def evaluate(e: Expr, env: dict[str, Fraction] | None = None, lim: Limits = DEFAULT_LIMITS) -> Fraction:
-    """Exact rational value of ``e`` with variables from ``env``."""
+def evaluate(e: Expr, env: dict[str, Fraction] | None = None, lim: Limits = DEFAULT_LIMITS,
+             meter: Meter | None = None) -> Fraction:
+    """Exact rational value of ``e`` with variables from ``env``. ``meter`` counts the work (a
+    fresh one with ``lim.max_steps`` when not given)."""
+    if meter is None:
+        meter = Meter(lim.max_steps)
+    meter.charge()
     if isinstance(e, Num):
         return e.value
     if isinstance(e, Var):
@@ -90,39 +84,39 @@ def evaluate(e: Expr, env: dict[str, Fraction] | None = None, lim: Limits = DEFA
     if isinstance(e, Const):
         raise NotRational(f"constant {e.name}")
     if isinstance(e, Neg):
-        return -evaluate(e.operand, env, lim)
+        return -evaluate(e.operand, env, lim, meter)
     if isinstance(e, BinOp):
-        a = evaluate(e.left, env, lim)
-        b = evaluate(e.right, env, lim)
+        a = evaluate(e.left, env, lim, meter)
+        b = evaluate(e.right, env, lim, meter)
         if e.op == "+":
-            return _guard(a + b, lim)
+            return _guard(a + b, lim, meter)
         if e.op == "-":
-            return _guard(a - b, lim)
+            return _guard(a - b, lim, meter)
         if e.op == "*":
-            return _guard(a * b, lim)
+            return _guard(a * b, lim, meter)
         if b == 0:
             raise NotRational("division by zero")
         if e.op == "mod":
             if a.denominator != 1 or b.denominator != 1:
                 raise NotRational("mod of non-integers")
             return Fraction(a.numerator % b.numerator)
-        return _guard(a / b, lim)
+        return _guard(a / b, lim, meter)
     if isinstance(e, Pow):
-        base = evaluate(e.base, env, lim)
-        exp = evaluate(e.exponent, env, lim)
-        return _pow(base, exp, lim)
+        base = evaluate(e.base, env, lim, meter)
+        exp = evaluate(e.exponent, env, lim, meter)
+        return _pow(base, exp, lim, meter)
     if isinstance(e, Call):
-        return _call(e, env, lim)
+        return _call(e, env, lim, meter)
     raise NotRational("unsupported node")
 
 
-def _pow(base: Fraction, exp: Fraction, lim: Limits) -> Fraction:
+def _pow(base: Fraction, exp: Fraction, lim: Limits, meter: Meter) -> Fraction:
     if exp.denominator != 1:
         # rational exponent: exact only for perfect powers
         if abs(exp.numerator) > lim.max_exponent or exp.denominator > 64:
             raise EvaluationLimit("exponent too large")
         root = _exact_root(base, exp.denominator)
-        return _pow(root, Fraction(exp.numerator), lim)
+        return _pow(root, Fraction(exp.numerator), lim, meter)
     n = exp.numerator
     if abs(n) > lim.max_exponent:
         raise EvaluationLimit("exponent too large")
@@ -135,25 +129,27 @@ def _pow(base: Fraction, exp: Fraction, lim: Limits) -> Fraction:
     bits = max(base.numerator.bit_length(), base.denominator.bit_length())
     if bits * abs(n) > lim.max_bits:
         raise EvaluationLimit("power too large")
+    meter.charge_bits(bits * abs(n))
     return base**n
 
 
-def _call(e: Call, env: dict[str, Fraction] | None, lim: Limits) -> Fraction:
+def _call(e: Call, env: dict[str, Fraction] | None, lim: Limits, meter: Meter) -> Fraction:
     fn = e.fn
     if fn == "percent":
-        return evaluate(e.args[0], env, lim) / 100
+        return evaluate(e.args[0], env, lim, meter) / 100
     if fn == "deg":
-        return evaluate(e.args[0], env, lim)  # degrees are consistent units outside trigonometry
+        return evaluate(e.args[0], env, lim, meter)  # degrees are consistent units outside trigonometry
     if fn == "factorial":
-        n = _as_int(evaluate(e.args[0], env, lim), "factorial argument")
+        n = _as_int(evaluate(e.args[0], env, lim, meter), "factorial argument")
         if n < 0:
             raise NotRational("factorial of a negative number")
         if n > lim.max_factorial:
             raise EvaluationLimit("factorial argument too large")
+        meter.charge_bits(int(n * math.log2(n + 1)))
         return Fraction(math.factorial(n))
     if fn == "binom":
-        n = _as_int(evaluate(e.args[0], env, lim), "binomial n")
-        k = _as_int(evaluate(e.args[1], env, lim), "binomial k")
+        n = _as_int(evaluate(e.args[0], env, lim, meter), "binomial n")
+        k = _as_int(evaluate(e.args[1], env, lim, meter), "binomial k")
         if n < 0 or n > lim.max_binom_n:
             raise EvaluationLimit("binomial n out of range")
         if k < 0 or k > n:
@@ -161,20 +157,21 @@ def _call(e: Call, env: dict[str, Fraction] | None, lim: Limits) -> Fraction:
         k = min(k, n - k)
         if k * max(1, n.bit_length()) > lim.max_bits:
             raise EvaluationLimit("binomial too large")
+        meter.charge_bits(k * max(1, n.bit_length()))
         return Fraction(math.comb(n, k))
     if fn == "sqrt":
-        return _exact_root(evaluate(e.args[0], env, lim), 2)
+        return _exact_root(evaluate(e.args[0], env, lim, meter), 2)
     if fn == "root":
-        idx = _as_int(evaluate(e.args[1], env, lim), "root index")
+        idx = _as_int(evaluate(e.args[1], env, lim, meter), "root index")
         if idx > 64:
             raise EvaluationLimit("root index too large")
-        return _exact_root(evaluate(e.args[0], env, lim), idx)
+        return _exact_root(evaluate(e.args[0], env, lim, meter), idx)
     if fn == "abs":
-        return abs(evaluate(e.args[0], env, lim))
+        return abs(evaluate(e.args[0], env, lim, meter))
     if fn == "floor":
-        return Fraction(math.floor(evaluate(e.args[0], env, lim)))
+        return Fraction(math.floor(evaluate(e.args[0], env, lim, meter)))
     if fn == "ceil":
-        return Fraction(math.ceil(evaluate(e.args[0], env, lim)))
+        return Fraction(math.ceil(evaluate(e.args[0], env, lim, meter)))
     raise NotRational(f"function {fn}")
 
 
@@ -190,7 +187,15 @@ _SYM_FUNCS = {
 
 def to_sympy(e: Expr, lim: Limits = DEFAULT_LIMITS) -> sympy.Expr:
     """Build a sympy expression from the AST. Raises ``EvaluationLimit`` on unsafe sizes
-    and ``NotRational`` on nodes that have no sympy meaning here."""
+    and ``NotRational`` on nodes that have no sympy meaning here.
+
+    The cost model (``faithsieve.mathtext.cost.probe``) checks every variable-free part first,
+    so what comes back can be evaluated numerically (``evalf``) at bounded cost."""
+    probe(e, lim)
+    return _to_sympy(e, lim)
+
+
+def _to_sympy(e: Expr, lim: Limits) -> sympy.Expr:
     if isinstance(e, Num):
         return sympy.Rational(e.value.numerator, e.value.denominator)
     if isinstance(e, Var):
@@ -198,9 +203,9 @@ def to_sympy(e: Expr, lim: Limits = DEFAULT_LIMITS) -> sympy.Expr:
     if isinstance(e, Const):
         return {"pi": sympy.pi, "i": sympy.I}.get(e.name, sympy.E)
     if isinstance(e, Neg):
-        return -to_sympy(e.operand, lim)
+        return -_to_sympy(e.operand, lim)
     if isinstance(e, BinOp):
-        a, b = to_sympy(e.left, lim), to_sympy(e.right, lim)
+        a, b = _to_sympy(e.left, lim), _to_sympy(e.right, lim)
         if e.op == "+":
             return a + b
         if e.op == "-":
@@ -229,7 +234,7 @@ def to_sympy(e: Expr, lim: Limits = DEFAULT_LIMITS) -> sympy.Expr:
         except NotRational:
             if not _is_small_symbolic(exp):
                 raise EvaluationLimit("symbolic exponent") from None
-        return sympy.Pow(to_sympy(e.base, lim), to_sympy(exp, lim))
+        return sympy.Pow(_to_sympy(e.base, lim), _to_sympy(exp, lim))
     if isinstance(e, Call):
         if e.fn in ("factorial", "binom", "percent", "floor", "ceil"):
             try:
@@ -238,24 +243,24 @@ def to_sympy(e: Expr, lim: Limits = DEFAULT_LIMITS) -> sympy.Expr:
             except NotRational:
                 pass
             if e.fn == "percent":
-                return to_sympy(e.args[0], lim) / 100
+                return _to_sympy(e.args[0], lim) / 100
             raise NotRational(f"symbolic {e.fn}")
         if e.fn == "deg":
-            return to_sympy(e.args[0], lim)  # degrees are plain numbers outside trigonometry
+            return _to_sympy(e.args[0], lim)  # degrees are plain numbers outside trigonometry
         if e.fn == "sqrt":
-            return sympy.sqrt(to_sympy(e.args[0], lim))
+            return sympy.sqrt(_to_sympy(e.args[0], lim))
         if e.fn == "root":
             idx = evaluate(e.args[1], None, lim)
             if idx.denominator != 1 or not 0 < idx.numerator <= 64:
                 raise NotRational("root index")
-            return sympy.root(to_sympy(e.args[0], lim), idx.numerator)
+            return sympy.root(_to_sympy(e.args[0], lim), idx.numerator)
         if e.fn == "abs":
-            return sympy.Abs(to_sympy(e.args[0], lim))
+            return sympy.Abs(_to_sympy(e.args[0], lim))
         if e.fn in _SYM_FUNCS:
             arg = e.args[0]
             if e.fn in ("sin", "cos", "tan") and any(isinstance(n, Call) and n.fn == "deg" for n in walk(arg)):
-                return _SYM_FUNCS[e.fn](to_sympy(arg, lim) * sympy.pi / 180)  # sin(45° + 105°)
-            return _SYM_FUNCS[e.fn](to_sympy(arg, lim))
+                return _SYM_FUNCS[e.fn](_to_sympy(arg, lim) * sympy.pi / 180)  # sin(45° + 105°)
+            return _SYM_FUNCS[e.fn](_to_sympy(arg, lim))
         raise NotRational(f"function {e.fn}")
     raise NotRational("unsupported node")
 

@@ -244,12 +244,14 @@ def _split_on_rel_gaps(run: list[Token], latex: bool) -> list[list[Token]]:
     out: list[list[Token]] = []
     cur: list[Token] = []
     seen_rel = False
+    has_operand = False  # cur holds a token that is not a relation (kept, not recomputed: linear time)
     for i, t in enumerate(run):
         starts_equation = t.kind == NUM or (t.kind == VAR and i + 1 < len(run) and run[i + 1].kind == REL)
         if cur and seen_rel and t.space_before and starts_equation and cur[-1].kind in (NUM, VAR, RP, "PCT", UNIT):
             out.append(cur)
-            cur, seen_rel = [], False
-        seen_rel = seen_rel or (t.kind == REL and any(c.kind != REL for c in cur))
+            cur, seen_rel, has_operand = [], False, False
+        seen_rel = seen_rel or (t.kind == REL and has_operand)
+        has_operand = has_operand or t.kind != REL
         cur.append(t)
     if cur:
         out.append(cur)

@@ -15,6 +15,7 @@ import uvicorn
 from fastapi.testclient import TestClient
 
 from faithsieve.api.app import create_app
+from faithsieve.api.server import uvicorn_config
 from faithsieve.api.settings import ServiceSettings
 from faithsieve.api.worker import sleep_job
 
@@ -59,10 +60,13 @@ def free_port() -> int:
 
 @contextmanager
 def live_server(job: Callable[..., Any] | None = None, **overrides: Any) -> Iterator[str]:
-    """A real uvicorn server on 127.0.0.1 (a free port) in a thread; yields its base URL."""
-    app = create_app(settings(**overrides), job=job)
+    """A real uvicorn server on 127.0.0.1 (a free port) in a thread, configured as ``faithsieve serve``
+    configures it; yields its base URL."""
+    app_settings = settings(**overrides)
+    app = create_app(app_settings, job=job)
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
+    server = uvicorn.Server(uvicorn_config(app, app_settings, app.state.metrics, host="127.0.0.1", port=port,
+                                           log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 60

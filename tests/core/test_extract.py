@@ -1,8 +1,12 @@
 """Formula extraction from model-written text (table tests)."""
 
+import sys
+
 import pytest
 
 from faithsieve.mathtext import extract_formulas, render_chain
+from faithsieve.mathtext.extract import MAX_FORMULAS_PER_STEP
+from faithsieve.mathtext.lexer import _LATEX_CMDS, _OP_WORDS, _UNI_OPS, OP, POW, REL
 
 
 def chains(text: str) -> list[str]:
@@ -100,11 +104,49 @@ def test_named_quantities() -> None:
     assert [(f.name, render_chain(f.chain)) for f in fs] == [("daily earnings", "105 / 5"), ("daily earnings", "21")]
 
 
+def work(text: str) -> tuple[int, list]:
+    """Python-level calls made by ``extract_formulas(text)`` (a deterministic measure of its work)."""
+    calls = 0
+
+    def count(frame: object, event: str, arg: object) -> None:
+        nonlocal calls
+        calls += 1
+
+    sys.setprofile(count)
+    try:
+        found = extract_formulas(text)
+    finally:
+        sys.setprofile(None)
+    return calls, found
+
+
 @pytest.mark.parametrize(
     "text",
     ["(" * 10_000 + "1" + ")" * 10_000 + " = 1", "1" + "+1" * 5000 + " = 5001", "a" * 100_000,
-     "$" * 5000, r"\frac{" * 3000, "= " * 20_000, "1 = " * 20_000],
+     "$" * 5000, r"\frac{" * 3000, "= " * 20_000, "1 = " * 20_000, "<" * 19_999],
 )
 def test_hostile_text_is_bounded(text: str) -> None:
-    # must return (possibly nothing) without recursion errors or hangs
-    extract_formulas(text)
+    # returns (possibly nothing) without recursion errors, with work linear in the text:
+    # at most 40 calls per character (about 25 today; a quadratic path makes thousands)
+    calls, found = work(text)
+    assert isinstance(found, list) and len(found) <= MAX_FORMULAS_PER_STEP
+    assert calls <= 40 * len(text), f"{calls} calls for {len(text)} characters"
+
+
+def _symbols() -> list[str]:
+    """Every operator and relation the lexer reads: symbols, LaTeX commands, words."""
+    out = [s for s, (kind, _) in _UNI_OPS.items() if kind in (OP, REL, POW)]
+    out += [c for c, (kind, _) in _LATEX_CMDS.items() if kind in (OP, REL, POW)]
+    out += sorted(_OP_WORDS)
+    return out + ["<=", ">=", "!=", "=>", "~", "mod", "is"]
+
+
+@pytest.mark.parametrize("symbol", _symbols())
+def test_extraction_is_linear_in_runs_of_every_operator(symbol: str) -> None:
+    # doubling a run of the symbol (alone, spaced, between operands; plain and inside \( \))
+    # at most doubles the work, with slack for constant costs (a quadratic path gives 4)
+    shapes = [lambda n: symbol * n, lambda n: (symbol + " ") * n, lambda n: ("1 " + symbol + " ") * n,
+              lambda n: "\\(" + ("x " + symbol + " ") * n + "\\)"]
+    for shape in shapes:
+        small, large = work(shape(60))[0], work(shape(120))[0]
+        assert large <= 2.3 * small, f"{shape(2)!r}: {small} calls at N, {large} at 2N"

@@ -15,6 +15,7 @@ import faithsieve.grading.extract
 import faithsieve.grading.inputs
 import faithsieve.grading.normalize
 import faithsieve.grading.parse
+import faithsieve.api.admission
 import faithsieve.mathtext.extract
 import faithsieve.mathtext.lexer
 import faithsieve.split
@@ -24,7 +25,7 @@ import faithsieve.obligations.extract
 MODULES: list[ModuleType] = [
     faithsieve.split, faithsieve.mathtext.extract, faithsieve.mathtext.lexer, faithsieve.statetree.decompose,
     faithsieve.obligations.extract, faithsieve.answers, faithsieve.grading.extract, faithsieve.grading.normalize,
-    faithsieve.grading.inputs, faithsieve.grading.parse,
+    faithsieve.grading.inputs, faithsieve.grading.parse, faithsieve.api.admission,
 ]
 PATTERNS = sorted(
     ((f"{m.__name__}.{k}", v) for m in MODULES for k, v in vars(m).items() if isinstance(v, re.Pattern)),
