@@ -192,7 +192,7 @@ class WorkerPool:
     # -- running -------------------------------------------------------------------------------
 
     async def run(self, data: dict[str, Any], settings: Settings, deadline: float, run_limit: float,
-                  job: Job | None = None, lane: Lane = "light", keep_on_deadline: bool = False) -> JobResult:
+                  lane: Lane = "light", keep_on_deadline: bool = False, job: Job | None = None) -> JobResult:
         """Run the job (``job``, or the pool's) on one input: wait for an idle slot (a heavy job first for a place in the heavy
         lane) until ``deadline`` (loop time), then allow it at most ``run_limit`` seconds (and never
         past ``deadline``). Cancelling the caller kills the worker if the job had started.

@@ -17,6 +17,7 @@ from typing import Any
 from fastapi import APIRouter, FastAPI, Request
 from starlette.responses import HTMLResponse, Response
 
+from faithsieve.api.admission import lane_of
 from faithsieve.api.settings import ServiceSettings
 from faithsieve.errors import FaithSieveError
 
@@ -134,10 +135,12 @@ def mount(app: FastAPI, settings: ServiceSettings) -> None:
     async def tree(body: LocalizeRequest, request: Request, service: ServiceDep) -> Response:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + service.settings.request_time_limit_s
-        with service.pool.admit(1):
+        data = body.pipeline_input()
+        lane = lane_of(data, service.settings.heavy_chars)  # the same fair admission as /localize
+        with service.pool.admit(1, heavy=int(lane == "heavy")):
             result = await until_disconnected(
-                request, service.pool.run(body.pipeline_input(), service.pipeline, deadline,
-                                          service.settings.request_time_limit_s, job=tree_job), service.metrics)
+                request, service.pool.run(data, service.pipeline, deadline,
+                                          service.settings.request_time_limit_s, lane, job=tree_job), service.metrics)
         if result.status != 200:
             err = result.error or {}
             exc = FaithSieveError(str(err.get("message", "error")), err.get("detail"))
