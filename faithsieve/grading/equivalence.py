@@ -103,7 +103,8 @@ def _sympy(e: Expr):  # type: ignore[no-untyped-def]
     if _size(e) > MAX_SYMPY_NODES:
         return None
     try:
-        return to_sympy(e, LIMITS)
+        # structural: every numeric evaluation here is preceded by the ``_finite`` magnitude check
+        return to_sympy(e, LIMITS, numeric=False)
     except (FaithSieveError, ArithmeticError, ValueError, TypeError, RecursionError):
         return None
 

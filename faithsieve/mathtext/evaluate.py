@@ -185,13 +185,16 @@ _SYM_FUNCS = {
 }
 
 
-def to_sympy(e: Expr, lim: Limits = DEFAULT_LIMITS) -> sympy.Expr:
+def to_sympy(e: Expr, lim: Limits = DEFAULT_LIMITS, numeric: bool = True) -> sympy.Expr:
     """Build a sympy expression from the AST. Raises ``EvaluationLimit`` on unsafe sizes
     and ``NotRational`` on nodes that have no sympy meaning here.
 
-    The cost model (``faithsieve.mathtext.cost.probe``) checks every variable-free part first,
-    so what comes back can be evaluated numerically (``evalf``) at bounded cost."""
-    probe(e, lim)
+    With ``numeric`` (the default) the cost model (``faithsieve.mathtext.cost.probe``) checks every
+    variable-free part first, so what comes back can be evaluated numerically (``evalf``) at bounded
+    cost. ``numeric=False`` skips that probe for callers that only compare structurally (``a - b == 0``)
+    and check magnitudes themselves before any numeric evaluation; exact powers stay guarded."""
+    if numeric:
+        probe(e, lim)
     return _to_sympy(e, lim)
 
 
