@@ -65,6 +65,7 @@ from faithsieve.answers import (
     extract_answer,
     reference_answer,
 )
+from faithsieve.lazy import freeze_after_import
 
 __all__ = [
     "LOG_KEYS",
@@ -935,6 +936,7 @@ def _worker_main() -> None:
     threading.Thread(target=_orphan_watch, args=(os.getppid(),), daemon=True).start()
     _run_check("Compute.", "Step 1: 2 + 3 = 5.\nStep 2: so 5 * 2 = 10.",
                (("proof_time_limit_s", 1.0),))  # import and warm everything before saying READY
+    freeze_after_import()  # long-lived: full collections need not rescan what is imported and warm
     proto.write(b"READY\n")
     for line in sys.stdin.buffer:
         restart = False

@@ -29,6 +29,7 @@ from faithsieve.config import Settings, method_key
 from faithsieve.datasets.adapters import LoadedDataset, load_dataset
 from faithsieve.datasets.formats import LabelledItem
 from faithsieve.errors import FaithSieveError, InputError
+from faithsieve.lazy import freeze_after_import
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +113,7 @@ _WORKER_SETTINGS: Settings | None = None
 def _init_worker(settings: Settings) -> None:
     global _WORKER_SETTINGS
     _WORKER_SETTINGS = settings
+    freeze_after_import()  # a long-lived worker: no full collection rescans the imported modules
 
 
 def _predict_chunk(items: list[LabelledItem]) -> list[dict[str, Any]]:
@@ -134,6 +136,7 @@ def iter_predictions(
     """Predictions for ``items``, yielded in item order; ``workers > 1`` uses a process pool
     with a bounded window of chunks in flight."""
     if workers <= 1 or len(items) <= chunk:
+        freeze_after_import()
         for it in items:
             yield predict(it, settings)
         return

@@ -17,12 +17,10 @@ import random
 import time
 from collections.abc import Callable, Iterable
 from fractions import Fraction
-from typing import Protocol
-
-import sympy
-import z3
+from typing import TYPE_CHECKING, Protocol
 
 from faithsieve.errors import FaithSieveError, NotRational
+from faithsieve.lazy import lazy_module
 from faithsieve.mathtext.ast import (
     BinOp, Call, Expr, Neg, Num, Pow, Var, leftmost_operand, literals, render, substitute, variables, walk,
 )
@@ -31,6 +29,13 @@ from faithsieve.obligations.models import (
     ArithmeticObligation, CoverageObligation, DerivationObligation, IdentityObligation, Obligation, Outcome, Refuted,
     Rel, SolutionObligation, SubstitutionObligation, Unknown, Verified,
 )
+
+if TYPE_CHECKING:
+    import sympy
+    import z3
+else:  # imported on the first symbolic or SMT check, not at start-up
+    sympy = lazy_module("sympy", globals())
+    z3 = lazy_module("z3", globals())
 
 
 class Checker(Protocol):
@@ -444,7 +449,7 @@ class _NoZ3(Exception):
     pass
 
 
-class _Syms(dict[str, z3.ArithRef]):
+class _Syms(dict[str, "z3.ArithRef"]):
     """Variables of one check, all in one fresh z3 context (so results never depend on
     what the process checked before)."""
 

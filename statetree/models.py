@@ -5,12 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
-import networkx as nx
 from pydantic import BaseModel, ConfigDict
 
+from faithsieve.lazy import lazy_module
 from faithsieve.mathtext.extract import Formula
 from faithsieve.obligations.models import Rel
+
+if TYPE_CHECKING:
+    import networkx as nx
+else:
+    nx = lazy_module("networkx", globals(), "nx")  # imported when the first tree is built
 
 
 class TransitionType(str, Enum):

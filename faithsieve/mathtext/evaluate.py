@@ -12,11 +12,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-
-import sympy
+from typing import TYPE_CHECKING
 
 from faithsieve.errors import EvaluationLimit, NotRational
+from faithsieve.lazy import lazy_module
 from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var, literals, variables, walk
+
+if TYPE_CHECKING:
+    import sympy
+else:
+    sympy = lazy_module("sympy", globals())  # imported on the first symbolic check
 
 
 @dataclass(frozen=True)
@@ -182,10 +187,14 @@ def _call(e: Call, env: dict[str, Fraction] | None, lim: Limits) -> Fraction:
 # Symbolic conversion (same guards, built node by node: never sympify text)
 # ---------------------------------------------------------------------------
 
-_SYM_FUNCS = {
-    "sin": sympy.sin, "cos": sympy.cos, "tan": sympy.tan, "ln": sympy.log, "log": sympy.log,
-    "exp": sympy.exp,
-}
+class _SympyFuncs(dict[str, str]):
+    """Function name -> the sympy function, looked up when used (sympy is imported lazily)."""
+
+    def __getitem__(self, fn: str):  # type: ignore[override]
+        return getattr(sympy, super().__getitem__(fn))
+
+
+_SYM_FUNCS = _SympyFuncs(sin="sin", cos="cos", tan="tan", ln="log", log="log", exp="exp")
 
 
 def to_sympy(e: Expr, lim: Limits = DEFAULT_LIMITS) -> sympy.Expr:
