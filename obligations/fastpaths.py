@@ -132,6 +132,64 @@ def polynomial_class(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -> str 
     return "nonconstant" if any(m for m in d) else None
 
 
+def _rational(e: Expr, depth: int = 0) -> bool:
+    """``e`` is a rational function as written: numbers, variables, ``+ - * /``, ``p%``, and powers
+    with a small integer exponent (negative too)."""
+    if depth > MAX_DEPTH:
+        return False
+    if isinstance(e, (Num, Var)):
+        return True
+    if isinstance(e, Neg):
+        return _rational(e.operand, depth + 1)
+    if isinstance(e, BinOp):
+        return e.op in ("+", "-", "*", "/") and _rational(e.left, depth + 1) and _rational(e.right, depth + 1)
+    if isinstance(e, Pow):
+        k = e.exponent.operand if isinstance(e.exponent, Neg) else e.exponent
+        return _small_int(k) is not None and _rational(e.base, depth + 1)
+    if isinstance(e, Call):
+        return e.fn == "percent" and len(e.args) == 1 and _rational(e.args[0], depth + 1)
+    return False
+
+
+def numerator_has_root(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -> bool:
+    """For rational-function sides: an exact rational point where ``lhs = rhs`` holds with every
+    divisor nonzero, and one where it fails. Then ``lhs - rhs`` is not identically zero, and any
+    numerator ``N`` of it over a denominator made of its divisors (what ``together`` + ``fraction``
+    give) vanishes at the first point: ``N`` is a polynomial with a root and not zero, so not a
+    number ("not an identity"). The root is sought along one variable at a time by a secant step
+    from two points and checked exactly; False when none is found (sympy decides)."""
+    if not (_rational(lhs) and _rational(rhs)):
+        return False
+    names = sorted(_names(lhs) | _names(rhs))
+    if not names or len(names) > 8:
+        return False
+    base = {n: Fraction(2 * i + 3, 7 + 2 * i) for i, n in enumerate(names)}
+
+    def f(env: dict[str, Fraction]) -> Fraction | None:
+        try:
+            return evaluate(lhs, env, lim) - evaluate(rhs, env, lim)
+        except FaithSieveError:
+            return None
+
+    for v in names:
+        t0, t1 = base[v], base[v] + 1
+        f0, f1 = f(base), f({**base, v: t1})
+        if f0 is None or f1 is None or f0 == f1:
+            continue
+        root = t0 - f0 * (t1 - t0) / (f1 - f0)
+        if abs(root.numerator).bit_length() > 256 or root.denominator.bit_length() > 256:
+            continue
+        if f({**base, v: root}) == 0:
+            return True  # f0 != f1: one of the two points fails the equation
+    return False
+
+
+def _names(e: Expr) -> set[str]:
+    from faithsieve.mathtext.ast import variables
+
+    return set(variables(e))
+
+
 def _sub(a: Poly, b: Poly) -> Poly:
     d = dict(a)
     for m, c in b.items():

@@ -45,6 +45,8 @@ IDENTITIES = [
     "x/2 + 1/3 = (3x + 2)/6", "x/0 = 1", "x/(2 - 2) = x", "(x - x)^2 = 0", "x^0 = 1", "25% * x = x/4",
     "(x + 1)/(x + 1) = 1", "1/x = 2", "B/S = 5/6", "sqrt(x) = 2", "x^2 = x*x*1", "2^10 * x = 1024 * x",
     "(10^900)^20 * x = x", "x^24 = x^24 + 1", "3/4 * A = 3/4 * A", "(y - 3)(y + 3) = y^2 - 9 + 0.5",
+    "x + 1/y = 5", "y = 1/(5 - x)", "x/x^2 = 1/x", "1/x = 0", "(x^2 - 1)/(x - 1) = 2", "(x^2 - 1)/(x - 1) = 3",
+    "1/x + y = 1/x + 1/(5 - x)", "S = 7/(1 - r)", "x/(y - y) = 1", "2/(x - x) = x", "20% * x = y/4",
 ]
 
 
@@ -66,6 +68,14 @@ def test_polynomial_class_reads_only_polynomials() -> None:
     assert polynomial_class(r.lhs, r.rhs) is None
     r = rel("2x = 3")
     assert polynomial_class(r.lhs, r.rhs) == "nonconstant"
+
+
+def test_numerator_root_is_checked_exactly() -> None:
+    r = rel("B/S = 5/6")
+    assert fastpaths.numerator_has_root(r.lhs, r.rhs)
+    for text in ("1/x = 0", "(x^2 - 1)/(x - 1) = 2", "x/(y - y) = 1", "sqrt(x) = 2", "x^2 = -1"):
+        r = rel(text)
+        assert not fastpaths.numerator_has_root(r.lhs, r.rhs), text
 
 
 def test_expand_bounds() -> None:
