@@ -79,6 +79,12 @@ def corpus(proofs, repeat: int) -> dict[str, float]:
     for p in proofs[:20]:  # warm-up: lazy imports and caches are not charged to one proof
         pipeline.localize(p)
         _reading(p)
+    try:  # as `faithsieve score` does in its long-lived loop (absent before lazy imports existed)
+        from faithsieve.lazy import freeze_after_import
+    except ImportError:
+        pass
+    else:
+        freeze_after_import()
     full_passes, read_passes, per_proof = [], [], [[] for _ in proofs]
     for _ in range(repeat):
         tot = 0.0
