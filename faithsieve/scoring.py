@@ -125,7 +125,7 @@ def _pool_context() -> Any:
     methods = mp.get_all_start_methods()
     if "forkserver" in methods:
         ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(["faithsieve.pipeline", "faithsieve.split"])
+        ctx.set_forkserver_preload(["faithsieve.pipeline", "faithsieve.split", "sympy", "z3", "networkx"])  # solvers load lazily
         return ctx
     return mp.get_context("spawn")
 
