@@ -12,8 +12,8 @@ Prints, for the 1,400 ProcessBench items in one warm process (CPU time, median o
   ProcessBench steps (cut into 64/n proofs below 64 steps, repeated above), under a time
   budget large enough that nothing is cut short;
 * cold start: ``faithsieve --help`` and ``faithsieve localize`` of one example, each in a
-  fresh process (wall time, median of ``--cold`` runs), and which heavy modules ``--help``
-  imports.
+  fresh process (wall and CPU time, median of ``--cold`` runs), and which heavy modules
+  ``--help`` imports.
 
     python bench/offline_speed.py [--data ../shared/datasets/raw/processbench] [--repeat 3]
     python bench/offline_speed.py --skip-growth --skip-cold --limit 200   # a quick look
@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import resource
 import statistics
 import subprocess
 import sys
@@ -115,24 +116,25 @@ def growth(proofs, max_steps: int) -> dict[str, object]:
     pool = [s.text for p in proofs for s in p.steps if s.text.strip()]
     settings = Settings(max_steps=max_steps, proof_time_limit_s=3600.0)
     pipeline = Pipeline(settings)
-    sizes, times = [], []
+    batches: dict[int, list] = {}
     n = 1
     while n <= max_steps:
         # the same 64 steps in every size: cut into 64/n proofs of n steps below 64, repeated
         # above; so each doubling changes the length and nothing else
         windows = max(1, BLOCK // n)
-        batch = [Proof(problem=proofs[0].problem,
-                       steps=tuple(Step(index=i + 1, text=pool[(w * n + i) % BLOCK]) for i in range(n)))
-                 for w in range(windows)]
-        runs = []
-        for _ in range(3):
+        batches[n] = [Proof(problem=proofs[0].problem,
+                            steps=tuple(Step(index=i + 1, text=pool[(w * n + i) % BLOCK]) for i in range(n)))
+                      for w in range(windows)]
+        n *= 2
+    runs: dict[int, list[float]] = {n: [] for n in batches}
+    for _ in range(5):  # rounds over every size, the least per size: a load change hits all sizes alike
+        for n, batch in batches.items():
             t = time.process_time()
             for proof in batch:
                 pipeline.localize(proof)
-            runs.append((time.process_time() - t) / windows)
-        sizes.append(n)
-        times.append(min(runs))
-        n *= 2
+            runs[n].append((time.process_time() - t) / len(batch))
+    sizes = list(batches)
+    times = [min(runs[n]) for n in sizes]
     local = [round(math.log2(times[i + 1] / times[i]), 3) for i in range(len(times) - 1)]
     xs, ys = [math.log(s) for s in sizes], [math.log(t) for t in times]
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
@@ -141,25 +143,31 @@ def growth(proofs, max_steps: int) -> dict[str, object]:
             "max_doubling_exponent": max(local), "fit_exponent": round(slope, 3)}
 
 
-def _wall(cmd: list[str], runs: int) -> float:
-    ts = []
+def _fresh(cmd: list[str], runs: int) -> dict[str, float]:
+    """Median wall time and CPU time (user + system) of ``cmd`` in fresh processes; on a shared
+    machine the CPU time is the steadier of the two."""
+    walls, cpus = [], []
     for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.perf_counter()
         subprocess.run(cmd, check=True, capture_output=True, cwd=ROOT)
-        ts.append(time.perf_counter() - t)
-    return round(statistics.median(ts), 3)
+        walls.append(time.perf_counter() - t)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return {"wall_s": round(statistics.median(walls), 3), "cpu_s": round(statistics.median(cpus), 3)}
 
 
 def cold(runs: int) -> dict[str, object]:
     exe = str(Path(sys.executable).with_name("faithsieve"))
     example = str(ROOT / "datasets" / "examples" / "04_linear_equation_solved.json")
-    probe = ("import sys; from faithsieve.cli import main\n"
-             "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-             f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))")
+    probe = ("import contextlib, io, sys; from faithsieve.cli import main\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n    try:\n        main(['--help'])\n"
+             "    except SystemExit:\n        pass\n"
+             f"print('heavy:' + ','.join(m for m in {HEAVY!r} if m in sys.modules))")
     heavy = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True, cwd=ROOT)
-    return {"python_startup_s": _wall([sys.executable, "-c", "pass"], runs),
-            "help_s": _wall([exe, "--help"], runs), "localize_one_s": _wall([exe, "localize", example], runs),
-            "heavy_modules_at_help": heavy.stdout.strip().splitlines()[-1] if heavy.stdout.strip() else ""}
+    return {"python_startup": _fresh([sys.executable, "-c", "pass"], runs),
+            "help": _fresh([exe, "--help"], runs), "localize_one": _fresh([exe, "localize", example], runs),
+            "heavy_modules_at_help": heavy.stdout.strip().splitlines()[-1].removeprefix("heavy:")}
 
 
 def main() -> int:
