@@ -25,7 +25,9 @@ from faithsieve.mathtext.ast import (
     BinOp, Call, Expr, Neg, Num, Pow, Var, leftmost_operand, literals, render, substitute, variables, walk,
 )
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate, to_sympy
-from faithsieve.obligations.fastpaths import linear_derivation, numerator_has_root, outside_smt, polynomial_class
+from faithsieve.obligations.fastpaths import (
+    linear_derivation, numerator_has_root, numerator_not_constant, outside_smt, polynomial_class,
+)
 from faithsieve.obligations.models import (
     ArithmeticObligation, CoverageObligation, DerivationObligation, IdentityObligation, Obligation, Outcome, Refuted,
     Rel, SolutionObligation, SubstitutionObligation, Unknown, Verified,
@@ -417,7 +419,8 @@ class SympyChecker:
         cls = polynomial_class(c.lhs, c.rhs, self.lim)
         if cls == "zero":
             return Verified("sympy-poly", "identity")
-        if cls == "nonconstant" or (cls is None and numerator_has_root(c.lhs, c.rhs, self.lim)):
+        if cls == "nonconstant" or (cls is None and (numerator_has_root(c.lhs, c.rhs, self.lim)
+                                                     or numerator_not_constant(c.lhs, c.rhs, self.lim))):
             return self._not_identity(ob)
         a, b = to_sympy(c.lhs, self.lim), to_sympy(c.rhs, self.lim)
         num, _den = sympy.fraction(sympy.together(a - b))

@@ -184,6 +184,69 @@ def numerator_has_root(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -> bo
     return False
 
 
+def _degrees(e: Expr) -> tuple[int, int]:
+    """Bounds on the degrees of a numerator and a denominator of a ``_rational`` expression, read
+    off its syntax (a sum over a common denominator, products, quotients, integer powers)."""
+    if isinstance(e, Num):
+        return 0, 0
+    if isinstance(e, Var):
+        return 1, 0
+    if isinstance(e, Neg):
+        return _degrees(e.operand)
+    if isinstance(e, Call):
+        return _degrees(e.args[0])
+    if isinstance(e, Pow):
+        neg = isinstance(e.exponent, Neg)
+        k = _small_int(e.exponent.operand if isinstance(e.exponent, Neg) else e.exponent) or 0
+        n, d = _degrees(e.base)
+        return (k * d, k * n) if neg else (k * n, k * d)
+    assert isinstance(e, BinOp)
+    (na, da), (nb, db) = _degrees(e.left), _degrees(e.right)
+    if e.op in ("+", "-"):
+        return max(na + db, nb + da), da + db
+    if e.op == "*":
+        return na + nb, da + db
+    return na + db, da + nb
+
+
+MAX_DIFF_ORDER = 40
+"""Highest finite difference ``numerator_not_constant`` takes."""
+
+
+def numerator_not_constant(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -> bool:
+    """For rational-function sides: ``lhs - rhs`` is not of the form ``c / D`` (a number over a
+    polynomial), so the numerator sympy's ``together`` + ``fraction`` leave is not a number.
+
+    If it were ``c / D``, then along any line its reciprocal would be a polynomial of degree at
+    most the degree of the reduced denominator, which divides every denominator the syntax
+    builds: the finite difference of order (that degree bound + 1) of the reciprocal at
+    equally spaced exact points would be zero. A nonzero one disproves the form; the points must
+    all be defined and nonzero (a zero is a root, which ``numerator_has_root`` covers)."""
+    if not (_rational(lhs) and _rational(rhs)):
+        return False
+    names = sorted(_names(lhs) | _names(rhs))
+    if not names or len(names) > 8:
+        return False
+    d = _degrees(lhs)[1] + _degrees(rhs)[1]
+    if d + 1 > MAX_DIFF_ORDER:
+        return False
+    base = {n: Fraction(2 * i + 3, 7 + 2 * i) for i, n in enumerate(names)}
+    v = names[0]
+    values = []
+    for j in range(d + 2):
+        try:
+            env = {**base, v: base[v] + j}
+            f = evaluate(lhs, env, lim) - evaluate(rhs, env, lim)
+        except FaithSieveError:
+            return False
+        if f == 0:
+            return False
+        values.append(1 / f)
+    for _ in range(d + 1):
+        values = [b - a for a, b in zip(values, values[1:])]
+    return values[0] != 0
+
+
 def _names(e: Expr) -> set[str]:
     from faithsieve.mathtext.ast import variables
 
