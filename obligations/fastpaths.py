@@ -48,7 +48,13 @@ MAX_TERMS = 4000
 """Most monomials an expansion may hold (the symbolic checker's bound)."""
 
 
+MAX_PRODUCTS = 8 * MAX_TERMS
+"""Most monomial products one multiplication may form (bounds the work before the term cap)."""
+
+
 def _pmul(a: Poly, b: Poly) -> Poly | None:
+    if len(a) * len(b) > MAX_PRODUCTS:
+        return None
     out: Poly = {}
     for ma, ca in a.items():
         for mb, cb in b.items():

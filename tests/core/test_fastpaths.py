@@ -106,6 +106,18 @@ def test_expand_bounds() -> None:
     assert expand(Pow(x, Num(25, "25", 0))) is None  # over the degree cap
     assert expand(Pow(two, Num(3, "3", 0))) == {(): 8}
     assert MAX_TERMS == 4000
+    level: list[Any] = [Var(f"x{i}") for i in range(256)]
+    while len(level) > 1:  # a balanced sum of 256 variables (shallow)
+        level = [BinOp("+", level[i], level[i + 1]) for i in range(0, len(level), 2)]
+    wide = level[0]
+    assert len(expand(wide) or {}) == 256
+    assert expand(BinOp("*", wide, wide)) is None  # 256 × 256 products > MAX_PRODUCTS: not even formed
+    block: Any = Pow(BinOp("+", Num(1, "1", 0), x), Num(24, "24", 0))
+    for _ in range(3):  # (1 + x)^192 as a balanced product: 193 terms
+        block = BinOp("*", block, block)
+    assert len(expand(block) or {}) == 193
+    # 193 × 193 = 37,249 products would give only 385 terms: the work bound, not the term cap, says no
+    assert expand(BinOp("*", block, block)) is None
 
 
 DERIVATIONS = [
