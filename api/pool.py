@@ -33,7 +33,8 @@ log = logging.getLogger(__name__)
 
 Job = Callable[[dict[str, Any], Settings], JobResult]
 
-_PRELOAD = ["faithsieve.pipeline", "faithsieve.split", "faithsieve.cli", "faithsieve.api.worker"]
+# the solvers are imported lazily by the pipeline: the fork server preloads them so no worker pays for them
+_PRELOAD = ["faithsieve.pipeline", "faithsieve.split", "faithsieve.cli", "faithsieve.api.worker", "sympy", "z3", "networkx"]
 _RESTART_DELAYS = (0.0, 0.5, 2.0, 5.0)
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from faithsieve.config import Settings
 from faithsieve.errors import FaithSieveError
+from faithsieve.lazy import freeze_after_import
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +85,7 @@ def localize_job(data: dict[str, Any], settings: Settings) -> JobResult:
 def warm() -> int:
     """Import the pipeline and run it once on a tiny proof; return this worker's pid."""
     localize_job({"problem": "Compute 2 + 3.", "steps": ["2 + 3 = 5", "x = 2 so x^2 = 4"]}, Settings.model_construct())
+    freeze_after_import()  # long-lived: full collections need not rescan what is imported and warm
     return os.getpid()
 
 

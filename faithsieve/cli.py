@@ -6,16 +6,16 @@ import argparse
 import json
 import logging
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from faithsieve import cli_datasets, cli_doctor, cli_inject, cli_rewrite, cli_serve, cli_view
 from faithsieve.cli_common import OneLineParser, VersionAction, add_verbosity, add_verbosity_everywhere, fail
-from faithsieve.cli_options import add_method_options, settings_from_args, warn_if_lean_missing
+from faithsieve.cli_options import add_method_options
 from faithsieve.errors import FaithSieveError
-from faithsieve.models import Verdict
-from faithsieve.pipeline import Pipeline
-from faithsieve.split import proof_from_input
 from faithsieve.textfile import decode_utf8, os_error_line
+
+if TYPE_CHECKING:
+    from faithsieve.models import Verdict
 
 
 def _read_input(path: str) -> Any:
@@ -85,6 +85,11 @@ def render_text(proof_steps: list[str], v: Verdict) -> str:
 
 
 def cmd_localize(args: argparse.Namespace) -> int:
+    # the pipeline (pydantic models, solvers) is imported here, not at start-up: `--help` stays cheap
+    from faithsieve.cli_options import settings_from_args, warn_if_lean_missing
+    from faithsieve.pipeline import Pipeline
+    from faithsieve.split import proof_from_input
+
     try:
         settings = settings_from_args(args)
         data = _read_input(args.file)

@@ -6,12 +6,11 @@ import argparse
 import json
 from typing import Any
 
-from pydantic import ValidationError
-
-from faithsieve.config import Settings
-
 
 def cmd_doctor(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from faithsieve.config import Settings
     from faithsieve.doctor import DoctorCheck, render_text, run_doctor  # httpx and detection: not at CLI start-up
 
     bad_settings = None

@@ -6,9 +6,10 @@ Options override ``FAITHSIEVE_*`` environment settings; unset options leave them
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from faithsieve.config import Settings, method_key  # noqa: F401 (re-export)
+if TYPE_CHECKING:
+    from faithsieve.config import Settings
 
 ABLATIONS = ("no_local_edges", "no_gate", "graph_judge", "nl_only")
 
@@ -45,6 +46,8 @@ _BACKENDS = {"none": "none", "lean": "local", "kimina": "remote"}
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
     """``Settings()`` from the environment, with the options given on the command line on top."""
+    from faithsieve.config import Settings  # pydantic-settings: imported when a command runs, not for --help
+
     overrides: dict[str, Any] = {field: getattr(args, opt) for opt, field in _MAP.items()
                                  if getattr(args, opt, None) is not None}
     if getattr(args, "no_cache", False):

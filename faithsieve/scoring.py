@@ -38,6 +38,7 @@ from faithsieve.evidence_files import CHECKS_KEY, clear_evidence, step_checks, w
 from faithsieve.runinfo import RunMismatch, check_resume, run_identity  # noqa: F401 (RunMismatch re-exported)
 from faithsieve.sampling import class_gaps, select
 from faithsieve.workers import JobTimeout, KillablePool, WorkerCrashed
+from faithsieve.lazy import freeze_after_import
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +125,7 @@ _WORKER_SETTINGS: Settings | None = None
 def _init_worker(settings: Settings) -> None:
     global _WORKER_SETTINGS
     _WORKER_SETTINGS = settings
+    freeze_after_import()  # a long-lived worker: no full collection rescans the imported modules
 
 
 def _predict_chunk(items: list[LabelledItem]) -> list[dict[str, Any]]:
@@ -131,7 +133,7 @@ def _predict_chunk(items: list[LabelledItem]) -> list[dict[str, Any]]:
     return [predict(it, _WORKER_SETTINGS) for it in items]
 
 
-_PRELOAD = ["faithsieve.pipeline", "faithsieve.split"]
+_PRELOAD = ["faithsieve.pipeline", "faithsieve.split", "sympy", "z3", "networkx"]  # solvers load lazily
 
 
 def item_time_limit(settings: Settings) -> float | None:
@@ -169,6 +171,7 @@ def iter_predictions(
     (``faithsieve.workers``: per-chunk time limit, ``memory_mb`` cap, orphan watch) with a bounded
     window of chunks in flight. A chunk whose worker is killed or dies is retried item by item."""
     if workers <= 1 or len(items) <= chunk:
+        freeze_after_import()
         for it in items:
             yield predict(it, settings)
         return

@@ -37,11 +37,8 @@ def step_reports(proof: Proof, tree: StateTree, evidence: list[Evidence]) -> tup
     by_step: dict[int, list[Evidence]] = defaultdict(list)
     for ev in evidence:
         by_step[ev.step].append(ev)
-    edges_by_step: dict[int, list] = defaultdict(list)
-    for e in tree.edges:
-        edges_by_step[e.step].append(e)
     reports = [StepReport(step=step.index, status=_step_status(by_step.get(step.index, [])),  # type: ignore[arg-type]
-                          edges=tuple(edges_by_step.get(step.index, ())), evidence=tuple(by_step.get(step.index, ())))
+                          edges=tuple(tree.edges_of_step(step.index)), evidence=tuple(by_step.get(step.index, ())))
                for step in proof.steps]
     decided_edges = {edge for edge, ev in _edge_map(tree, evidence) if ev.status != "unknown"}
     coverage = Coverage(

@@ -17,21 +17,29 @@ import random
 import time
 from collections.abc import Callable, Iterable
 from fractions import Fraction
-from typing import Protocol
-
-import sympy
-import z3
+from typing import TYPE_CHECKING, Protocol
 
 from faithsieve.errors import FaithSieveError, NotRational
+from faithsieve.lazy import lazy_module
 from faithsieve.mathtext.ast import (
     BinOp, Call, Expr, Neg, Num, Pow, Var, leftmost_operand, literals, render, substitute, variables, walk,
 )
 from faithsieve.mathtext.cost import budget
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate, to_sympy
+from faithsieve.obligations.fastpaths import (
+    linear_derivation, numerator_has_root, numerator_not_constant, outside_smt, polynomial_class,
+)
 from faithsieve.obligations.models import (
     ArithmeticObligation, CoverageObligation, DerivationObligation, IdentityObligation, Obligation, Outcome, Refuted,
     Rel, SolutionObligation, SubstitutionObligation, Unknown, Verified,
 )
+
+if TYPE_CHECKING:
+    import sympy
+    import z3
+else:  # imported on the first symbolic or SMT check, not at start-up
+    sympy = lazy_module("sympy", globals())
+    z3 = lazy_module("z3", globals())
 
 
 class Checker(Protocol):
@@ -407,6 +415,14 @@ class SympyChecker:
         c = ob.claim
         if _size(c.lhs) + _size(c.rhs) > MAX_SYMPY_NODES or not (_degree_ok(c.lhs) and _degree_ok(c.rhs)):
             return Unknown(self.name, "expression too large for symbolic checking")
+        # polynomial sides: an exact expansion puts the difference in the class together + fraction +
+        # expand would (numerator zero, or not a number) without building sympy expressions
+        cls = polynomial_class(c.lhs, c.rhs, self.lim)
+        if cls == "zero":
+            return Verified("sympy-poly", "identity")
+        if cls == "nonconstant" or (cls is None and (numerator_has_root(c.lhs, c.rhs, self.lim)
+                                                     or numerator_not_constant(c.lhs, c.rhs, self.lim))):
+            return self._not_identity(ob)
         a, b = to_sympy(c.lhs, self.lim), to_sympy(c.rhs, self.lim)
         num, _den = sympy.fraction(sympy.together(a - b))
         num = sympy.expand(num)
@@ -417,8 +433,11 @@ class SympyChecker:
                 return Refuted("sympy-poly", {"difference": str(num)},
                                "the sides differ by a nonzero constant: no value of the variables satisfies it")
             return Unknown(self.name, "constant difference of unknown sign")
+        return self._not_identity(ob)
+
+    def _not_identity(self, ob: IdentityObligation) -> Outcome:
         if ob.asserted_identity:
-            return self._random_points(c)
+            return self._random_points(ob.claim)
         return Unknown(self.name, "not an identity; may be an equation in its unknowns")
 
     def _random_points(self, c: Rel) -> Outcome:
@@ -445,7 +464,7 @@ class _NoZ3(Exception):
     pass
 
 
-class _Syms(dict[str, z3.ArithRef]):
+class _Syms(dict[str, "z3.ArithRef"]):
     """Variables of one check, all in one fresh z3 context (so results never depend on
     what the process checked before)."""
 
@@ -570,6 +589,15 @@ class Z3Checker:
         return None
 
     def _derivation(self, ob: DerivationObligation, deadline: float) -> Outcome:
+        # decided before a context is made: translation would stop outside the fragment, or one
+        # linear equation is a multiple of the other (z3 answers unsat: the same verdict)
+        if outside_smt([*ob.premises, ob.claim]):
+            raise _NoZ3
+        linear = linear_derivation(ob.premises[0], ob.claim, bool(ob.integer_vars)) if len(ob.premises) == 1 else None
+        if linear == "follows":
+            return Verified("z3", "follows from the previous relation")
+        if linear == "independent":
+            return Unknown(self.name, "does not follow from the previous relation alone")
         syms = _Syms(z3.Context())
         prem = [_z3_rel(p, syms) for p in ob.premises]
         goal = _z3_rel(ob.claim, syms)

@@ -14,16 +14,21 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from faithsieve.errors import FaithSieveError
+from faithsieve.lazy import lazy_module
 from faithsieve.mathtext.ast import Chain, Expr, Num, Var, leftmost_operand, render, variables
 from faithsieve.mathtext.evaluate import evaluate
 from faithsieve.mathtext.extract import Formula, extract_formulas
 from faithsieve.models import Proof
 from faithsieve.obligations.models import Rel
 from faithsieve.statetree.models import CaseSplit, EdgeContext, EdgeUnit, ProofState, StateTree, TransitionType
+
+if TYPE_CHECKING:
+    import networkx as nx
+else:
+    nx = lazy_module("networkx", globals(), "nx")  # imported when the first tree is built
 
 # Quantifiers are bounded ({0,8}) so that long runs of spaces cannot make matching quadratic.
 _CASE_HEAD = re.compile(r"(?im)(?:^|\.\s)[ \t*#_>-]{0,8}(?:sub)?case[ \t]{0,4}(\d{1,2}|[ivx]{1,4}|[a-d])\b[ \t*]{0,4}[:.)\-–]?")

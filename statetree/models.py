@@ -5,12 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
-import networkx as nx
 from pydantic import BaseModel, ConfigDict
 
+from faithsieve.lazy import lazy_module
 from faithsieve.mathtext.extract import Formula
 from faithsieve.obligations.models import Rel
+
+if TYPE_CHECKING:
+    import networkx as nx
+else:
+    nx = lazy_module("networkx", globals(), "nx")  # imported when the first tree is built
 
 
 class TransitionType(str, Enum):
@@ -163,6 +169,8 @@ class StateTree:
     edges: list[EdgeUnit]
     contexts: dict[str, EdgeContext] = field(default_factory=dict)
     root: str = "s0"
+    _by_step: dict[int, list[EdgeUnit]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _indexed: tuple[int, int] = field(default=(0, -1), init=False, repr=False, compare=False)
 
     def state(self, node: str) -> ProofState:
         """The proof state at ``node``."""
@@ -173,4 +181,13 @@ class StateTree:
         return nx.node_link_data(self.graph, edges="edges")
 
     def edges_of_step(self, step: int) -> list[EdgeUnit]:
-        return [e for e in self.edges if e.step == step]
+        """The EdgeUnits taken from ``step``, in order. The index is built once (and again only when
+        edges were added or the list replaced since), so asking for every step is linear in the number
+        of edges."""
+        key = (id(self.edges), len(self.edges))
+        if self._indexed != key:
+            by_step: dict[int, list[EdgeUnit]] = {}
+            for e in self.edges:
+                by_step.setdefault(e.step, []).append(e)
+            self._by_step, self._indexed = by_step, key
+        return list(self._by_step.get(step, ()))

@@ -149,8 +149,25 @@ def walk(e: Expr) -> Iterator[Expr]:
 
 
 def variables(e: Expr) -> frozenset[str]:
-    """Free variable names of an expression."""
-    return frozenset(n.name for n in walk(e) if isinstance(n, Var))
+    """Free variable names of an expression (the nodes ``walk`` visits, without the generator:
+    the tree builder asks this of every formula)."""
+    names: set[str] = set()
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Var):
+            names.add(n.name)
+        elif isinstance(n, BinOp):
+            stack.append(n.left)
+            stack.append(n.right)
+        elif isinstance(n, Neg):
+            stack.append(n.operand)
+        elif isinstance(n, Pow):
+            stack.append(n.base)
+            stack.append(n.exponent)
+        elif isinstance(n, Call):
+            stack.extend(n.args)
+    return frozenset(names)
 
 
 def literals(e: Expr) -> list[Num]:

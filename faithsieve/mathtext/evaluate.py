@@ -13,14 +13,19 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-
-import sympy
+from typing import TYPE_CHECKING
 
 from faithsieve.errors import EvaluationLimit, NotRational
+from faithsieve.lazy import lazy_module
 from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var, literals, variables, walk
 from faithsieve.mathtext.cost import DEFAULT_LIMITS, Limits, Meter, probe
 
 __all__ = ["DEFAULT_LIMITS", "Limits", "Meter", "evaluate", "to_sympy"]
+
+if TYPE_CHECKING:
+    import sympy
+else:
+    sympy = lazy_module("sympy", globals())  # imported on the first symbolic check
 
 
 def _guard(x: Fraction, lim: Limits, meter: Meter) -> Fraction:
@@ -179,10 +184,14 @@ def _call(e: Call, env: dict[str, Fraction] | None, lim: Limits, meter: Meter) -
 # Symbolic conversion (same guards, built node by node: never sympify text)
 # ---------------------------------------------------------------------------
 
-_SYM_FUNCS = {
-    "sin": sympy.sin, "cos": sympy.cos, "tan": sympy.tan, "ln": sympy.log, "log": sympy.log,
-    "exp": sympy.exp,
-}
+class _SympyFuncs(dict[str, str]):
+    """Function name -> the sympy function, looked up when used (sympy is imported lazily)."""
+
+    def __getitem__(self, fn: str):  # type: ignore[override]
+        return getattr(sympy, super().__getitem__(fn))
+
+
+_SYM_FUNCS = _SympyFuncs(sin="sin", cos="cos", tan="tan", ln="log", log="log", exp="exp")
 
 
 def to_sympy(e: Expr, lim: Limits = DEFAULT_LIMITS, numeric: bool = True) -> sympy.Expr:

@@ -18,7 +18,7 @@ from faithsieve.errors import ParseError
 from faithsieve.mathtext.ast import Chain
 from faithsieve.mathtext.lexer import (
     BAR, BREAK, CONST, FUNC, LB, LP, NUM, OP, RB, REL, RP, UNIT, VAR, Token,
-    tokenize_latex, tokenize_plain,
+    plain_may_relate, tokenize_latex, tokenize_plain,
 )
 from faithsieve.mathtext.parser import parse_tokens
 
@@ -384,6 +384,8 @@ def extract_formulas(text: str, imaginary: bool = False) -> list[Formula]:
     prev_end = 0
     for seg in find_segments(text):
         body = text[seg.start : seg.end]
+        if not seg.latex and not plain_may_relate(body):
+            continue  # prose: no relation, so no formula (see ``plain_may_relate``)
         lead_in = _segment_lead_in(text, seg)
         toks = (tokenize_latex(body, seg.start) if seg.latex
                 else tokenize_plain(body, seg.start, line_start=lead_in is None))

@@ -9,7 +9,7 @@ token: formulas are the maximal runs between breaks.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 # Token kinds
 NUM, VAR, CONST, OP, POW, LP, RP, LB, RB, REL, BANG, PCT, FUNC, BAR, SUB, BREAK, DEG = (
@@ -19,8 +19,10 @@ NUM, VAR, CONST, OP, POW, LP, RP, LB, RB, REL, BANG, PCT, FUNC, BAR, SUB, BREAK,
 UNIT = "UNIT"
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(NamedTuple):
+    """One token. A named tuple: the tokenizers make one per word and symbol of every step, and a
+    tuple is several times cheaper to build than a frozen dataclass."""
+
     kind: str
     value: str
     start: int
@@ -118,6 +120,26 @@ def brace_group_end(text: str, i: int) -> int:
                 return j + 1
         j += 1
     return -1
+
+
+_REL_WORDS = ("equals", "equal")
+# built from the tables the tokenizer reads, so a relation added there is a cue here too
+_RELATION_CUE = re.compile(
+    "[" + re.escape("".join(k for k, (kind, _) in _UNI_OPS.items() if kind == REL) + "<>!=") + "]"
+    + "|(?<![A-Za-z])(?:" + "|".join(sorted(map(re.escape, {*_REL_WORDS, *_APPROX_WORDS}), key=len, reverse=True))
+    + ")(?![A-Za-z])",
+    re.I,
+)
+
+
+def plain_may_relate(text: str) -> bool:
+    """Whether ``tokenize_plain(text)`` can yield a relation token at all.
+
+    A relation token comes only from a relation symbol (``= < > ≤ ≥ ≠ ≈ ≃ ⩽ ⩾``, which the
+    two-character ones ``<= >= != ==`` contain) or from a word run ``[A-Za-z]+`` that lowercases
+    to ``equal``/``equals`` or an approximation word. Without either, every run of the text lacks
+    a relation and no formula can come from it, so prose needs no tokenizing."""
+    return _RELATION_CUE.search(text) is not None
 
 
 def tokenize_plain(text: str, offset: int = 0, line_start: bool = True) -> list[Token]:
@@ -299,7 +321,7 @@ def _plain_words(toks: list[Token]) -> list[Token]:
             out.append(Token(OP, "*", t.start, t.end, True))
         elif lw in ("mod", "modulo") and _is_operand_end(prev) and nxt is not None and nxt.kind == NUM:
             out.append(Token(OP, "mod", t.start, t.end, True))
-        elif lw in ("equals", "equal") and _is_operand_end(prev):
+        elif lw in _REL_WORDS and _is_operand_end(prev):
             out.append(Token(REL, "=", t.start, t.end, True))
         elif lw in _APPROX_WORDS:
             if prev is not None and prev.kind == REL and prev.value == "=":

@@ -20,12 +20,17 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import networkx as nx
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
+from faithsieve.lazy import lazy_module
 from faithsieve.statetree.models import EdgeUnit, ProofState, StateTree, TransitionType
+
+if TYPE_CHECKING:
+    import networkx as nx
+else:
+    nx = lazy_module("networkx", globals(), "nx")  # imported when the first tree is built
 
 MAX_CHILDREN = 16
 """Most child states one transition may open."""

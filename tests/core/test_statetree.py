@@ -58,3 +58,38 @@ def test_tree_exports_as_node_link_json() -> None:
     data = json.loads(json.dumps(tree.node_link()))
     assert len(data["nodes"]) == len(tree.edges) + 1
     assert nx.is_tree(tree.graph.to_undirected())
+
+
+def test_edges_of_step_index_matches_a_scan_and_follows_new_edges() -> None:
+    steps = ["2 + 3 = 5 and 5 * 2 = 10.", "We are done.", "So 10 - 4 = 6 = 12 / 2."]
+    tree = decompose(proof_from_steps("p", steps))
+    for k in range(0, len(steps) + 2):
+        assert tree.edges_of_step(k) == [e for e in tree.edges if e.step == k]
+    extra = tree.edges[0].model_copy(update={"id": "e99", "step": 2})
+    tree.edges.append(extra)
+    assert tree.edges_of_step(2)[-1] is extra
+    tree.edges = [extra]
+    assert tree.edges_of_step(1) == [] and tree.edges_of_step(2) == [extra]
+
+
+def test_synthesis_reads_each_edge_once() -> None:
+    """Step reports are built from one index: each EdgeUnit is visited a constant number of
+    times however many steps there are (it was once a scan of every edge per step)."""
+    from faithsieve.synthesis import step_reports
+
+    proof = proof_from_steps("p", [f"{k} + 1 = {k + 1}." for k in range(1, 121)])
+    tree = decompose(proof)
+    reads = 0
+
+    class Counting(list):
+        def __iter__(self):
+            nonlocal reads
+            for e in list.__iter__(self):
+                reads += 1
+                yield e
+
+    tree.edges = Counting(tree.edges)
+    reports, coverage = step_reports(proof, tree, [])
+    assert coverage.edges == len(tree.edges) == 120
+    assert [len(r.edges) for r in reports] == [1] * 120
+    assert reads <= 3 * len(tree.edges)

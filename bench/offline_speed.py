@@ -1,0 +1,201 @@
+"""The offline sieve against its reading cost, in one run on ProcessBench.
+
+Prints, for the 1,400 ProcessBench items in one warm process (CPU time, median of
+``--repeat`` passes):
+
+* full ``localize`` CPU, and tokenize + parse CPU (``extract_formulas`` over the problem and
+  every step, exactly the reading the rule-based decomposer does): the reading-cost floor;
+  their ratio;
+* proofs/s and per-proof p50 / p99 (ms);
+* the growth exponent for proofs of 1 → 1,024 steps (``log2`` of the time ratio of each
+  doubling, and the least-squares slope over all sizes); every size reads the same 64
+  ProcessBench steps (cut into 64/n proofs below 64 steps, repeated above), under a time
+  budget large enough that nothing is cut short;
+* cold start: ``faithsieve --help`` and ``faithsieve localize`` of one example, each in a
+  fresh process (wall and CPU time, median of ``--cold`` runs), and which heavy modules
+  ``--help`` imports.
+
+    python bench/offline_speed.py [--data ../shared/datasets/raw/processbench] [--repeat 3]
+    python bench/offline_speed.py --skip-growth --skip-cold --limit 200   # a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HEAVY = ("sympy", "networkx", "z3", "matplotlib", "numpy", "pydantic_settings", "httpx", "fastapi")
+BLOCK = 64
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _default_data() -> Path:
+    return ROOT.parent / "shared" / "datasets" / "raw" / "processbench"
+
+
+def _pct(xs: list[float], q: float) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def load_proofs(data: Path, limit: int | None):
+    from faithsieve.config import Settings
+    from faithsieve.datasets.adapters import load_dataset
+    from faithsieve.split import proof_from_steps
+
+    settings = Settings()
+    items = load_dataset(data).items[:limit]
+    proofs = []
+    for it in items:
+        try:
+            proofs.append(proof_from_steps(it.problem, list(it.steps), settings))
+        except Exception:  # noqa: BLE001 (an item the pipeline refuses is not timed)
+            continue
+    return proofs
+
+
+def _reading(proof) -> None:
+    from faithsieve.mathtext.extract import extract_formulas
+    from faithsieve.statetree.decompose import _IMAGINARY
+
+    texts = [proof.problem, *(s.text for s in proof.steps)]
+    imaginary = any(_IMAGINARY.search(t) for t in texts)
+    for t in texts:
+        extract_formulas(t, imaginary)
+
+
+def corpus(proofs, repeat: int) -> dict[str, float]:
+    """Full localize CPU and reading CPU over all proofs, median of ``repeat`` passes."""
+    from faithsieve.config import Settings
+    from faithsieve.pipeline import Pipeline
+
+    pipeline = Pipeline(Settings())
+    for p in proofs[:20]:  # warm-up: lazy imports and caches are not charged to one proof
+        pipeline.localize(p)
+        _reading(p)
+    try:  # as `faithsieve score` does in its long-lived loop (absent before lazy imports existed)
+        from faithsieve.lazy import freeze_after_import
+    except ImportError:
+        pass
+    else:
+        freeze_after_import()
+    full_passes, read_passes, per_proof = [], [], [[] for _ in proofs]
+    for _ in range(repeat):
+        tot = 0.0
+        for i, p in enumerate(proofs):
+            t = time.process_time()
+            pipeline.localize(p)
+            dt = time.process_time() - t
+            per_proof[i].append(dt)
+            tot += dt
+        full_passes.append(tot)
+        t = time.process_time()
+        for p in proofs:
+            _reading(p)
+        read_passes.append(time.process_time() - t)
+    full, read = statistics.median(full_passes), statistics.median(read_passes)
+    med = [statistics.median(xs) * 1000 for xs in per_proof]
+    return {"proofs": len(proofs), "localize_cpu_s": round(full, 3), "tokenize_parse_cpu_s": round(read, 3),
+            "ratio": round(full / read, 2), "proofs_per_s": round(len(proofs) / full, 1),
+            "p50_ms": round(_pct(med, 0.50), 3), "p99_ms": round(_pct(med, 0.99), 3)}
+
+
+def growth(proofs, max_steps: int) -> dict[str, object]:
+    """CPU time of one proof of n steps, n = 1, 2, 4, ... max_steps, and the exponent of each doubling."""
+    from faithsieve.config import Settings
+    from faithsieve.models import Proof, Step
+    from faithsieve.pipeline import Pipeline
+
+    pool = [s.text for p in proofs for s in p.steps if s.text.strip()]
+    settings = Settings(max_steps=max_steps, proof_time_limit_s=3600.0)
+    pipeline = Pipeline(settings)
+    batches: dict[int, list] = {}
+    n = 1
+    while n <= max_steps:
+        # the same 64 steps in every size: cut into 64/n proofs of n steps below 64, repeated
+        # above; so each doubling changes the length and nothing else
+        windows = max(1, BLOCK // n)
+        batches[n] = [Proof(problem=proofs[0].problem,
+                            steps=tuple(Step(index=i + 1, text=pool[(w * n + i) % BLOCK]) for i in range(n)))
+                      for w in range(windows)]
+        n *= 2
+    runs: dict[int, list[float]] = {n: [] for n in batches}
+    for _ in range(5):  # rounds over every size, the least per size: a load change hits all sizes alike
+        for n, batch in batches.items():
+            t = time.process_time()
+            for proof in batch:
+                pipeline.localize(proof)
+            runs[n].append((time.process_time() - t) / len(batch))
+    sizes = list(batches)
+    times = [min(runs[n]) for n in sizes]
+    local = [round(math.log2(times[i + 1] / times[i]), 3) for i in range(len(times) - 1)]
+    xs, ys = [math.log(s) for s in sizes], [math.log(t) for t in times]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    return {"sizes": sizes, "ms": [round(t * 1000, 3) for t in times], "doubling_exponents": local,
+            "max_doubling_exponent": max(local), "fit_exponent": round(slope, 3)}
+
+
+def _fresh(cmd: list[str], runs: int) -> dict[str, float]:
+    """Median wall time and CPU time (user + system) of ``cmd`` in fresh processes; on a shared
+    machine the CPU time is the steadier of the two."""
+    walls, cpus = [], []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t = time.perf_counter()
+        subprocess.run(cmd, check=True, capture_output=True, cwd=ROOT)
+        walls.append(time.perf_counter() - t)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return {"wall_s": round(statistics.median(walls), 3), "cpu_s": round(statistics.median(cpus), 3)}
+
+
+def cold(runs: int) -> dict[str, object]:
+    exe = str(Path(sys.executable).with_name("faithsieve"))
+    example = str(ROOT / "datasets" / "examples" / "04_linear_equation_solved.json")
+    probe = ("import contextlib, io, sys; from faithsieve.cli import main\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n    try:\n        main(['--help'])\n"
+             "    except SystemExit:\n        pass\n"
+             f"print('heavy:' + ','.join(m for m in {HEAVY!r} if m in sys.modules))")
+    heavy = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True, cwd=ROOT)
+    return {"python_startup": _fresh([sys.executable, "-c", "pass"], runs),
+            "help": _fresh([exe, "--help"], runs), "localize_one": _fresh([exe, "localize", example], runs),
+            "heavy_modules_at_help": heavy.stdout.strip().splitlines()[-1].removeprefix("heavy:")}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=_default_data())
+    ap.add_argument("--limit", type=int, default=None, help="first N items only")
+    ap.add_argument("--repeat", type=int, default=3, help="passes over the corpus (median)")
+    ap.add_argument("--max-steps", type=int, default=1024)
+    ap.add_argument("--cold", type=int, default=5, help="fresh processes per cold-start figure (median)")
+    ap.add_argument("--skip-growth", action="store_true")
+    ap.add_argument("--skip-cold", action="store_true")
+    ap.add_argument("--json", type=Path, help="also write the figures here")
+    args = ap.parse_args()
+
+    out: dict[str, object] = {}
+    if not args.skip_cold:  # first, before this process warms the file cache further
+        out["cold"] = cold(args.cold)
+        print("cold start:", json.dumps(out["cold"]), flush=True)
+    proofs = load_proofs(args.data, args.limit)
+    out["corpus"] = corpus(proofs, args.repeat)
+    print("processbench:", json.dumps(out["corpus"]), flush=True)
+    if not args.skip_growth:
+        out["growth"] = growth(proofs, args.max_steps)
+        print("growth:", json.dumps(out["growth"]), flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

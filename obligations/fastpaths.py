@@ -1,0 +1,376 @@
+"""Cheap decisions taken before building solver state, each only where it provably gives the
+outcome the solver would give.
+
+* ``expand`` / ``polynomial_class``: for an identity claim whose sides are polynomials with
+  rational coefficients, the exact expansion of the difference is zero exactly when sympy's
+  numerator of ``together`` + ``fraction`` + ``expand`` is zero, and has a variable exactly when
+  that numerator is not a number (the denominators are numbers): "identity" or "not an
+  identity" without building sympy expressions. A nonzero constant difference goes to sympy,
+  which writes the difference shown in the evidence.
+* ``linear_derivation``: a relation derived from one relation that is, as polynomials, the
+  premise scaled by a factor of the right sign plus a constant of the right sign holds wherever
+  the premise holds: the SMT query "premise and not claim" is unsatisfiable. Two linear
+  equations that are not proportional are independent: both SMT queries are satisfiable.
+* ``outside_smt``: whether translating relations to SMT stops on a node outside the fragment
+  (the same walk, in the same order, as ``checkers._z3_expr``), so that no z3 context is made
+  only to be thrown away.
+
+Every function is bounded: sizes and depths are capped, and exact values keep to the limits of
+``evaluate``; on anything unexpected they answer "undecided" (``False``/``None``) and the
+solver decides as before.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from faithsieve.errors import FaithSieveError
+from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
+from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
+from faithsieve.obligations.models import Rel
+
+MAX_DEPTH = 32
+"""Deepest expression a fast path reads (deeper ones go to the solver, whatever it makes of them)."""
+MAX_POWER = 24
+"""Largest exponent a polynomial fast path accepts (the symbolic checker's degree cap)."""
+
+
+def _small_int(e: Expr) -> int | None:
+    if isinstance(e, Num) and e.value.denominator == 1 and 0 <= e.value.numerator <= MAX_POWER:
+        return e.value.numerator
+    return None
+
+
+Poly = dict[tuple[tuple[str, int], ...], Fraction]
+"""A polynomial: coefficient per monomial (sorted ``(variable, exponent)`` pairs; ``()`` the constant)."""
+
+MAX_TERMS = 4000
+"""Most monomials an expansion may hold (the symbolic checker's bound)."""
+
+
+MAX_PRODUCTS = 8 * MAX_TERMS
+"""Most monomial products one multiplication may form (bounds the work before the term cap)."""
+
+
+def _pmul(a: Poly, b: Poly) -> Poly | None:
+    if len(a) * len(b) > MAX_PRODUCTS:
+        return None
+    out: Poly = {}
+    for ma, ca in a.items():
+        for mb, cb in b.items():
+            exps = dict(ma)
+            for v, k in mb:
+                exps[v] = exps.get(v, 0) + k
+            key = tuple(sorted(exps.items()))
+            out[key] = out.get(key, Fraction(0)) + ca * cb
+    out = {m: c for m, c in out.items() if c}
+    return out if len(out) <= MAX_TERMS else None
+
+
+def _const(p: Poly) -> Fraction | None:
+    return p.get((), Fraction(0)) if all(not m for m in p) else None
+
+
+def expand(e: Expr, lim: Limits = DEFAULT_LIMITS, depth: int = 0) -> Poly | None:
+    """The expanded polynomial of ``e`` (numbers, variables, ``+ - *``, ``p%``, division by a
+    variable-free divisor, powers with a small non-negative integer exponent), exactly; None for
+    any other node and past the term, size or depth bounds. A power of a number is evaluated as
+    the symbolic conversion evaluates it, so it meets the same limits."""
+    if depth > MAX_DEPTH:
+        return None
+    out: Poly | None
+    if isinstance(e, Num):
+        out = {(): e.value} if e.value else {}
+    elif isinstance(e, Var):
+        out = {((e.name, 1),): Fraction(1)}
+    elif isinstance(e, Neg):
+        a = expand(e.operand, lim, depth + 1)
+        out = None if a is None else {m: -c for m, c in a.items()}
+    elif isinstance(e, Call) and e.fn == "percent" and len(e.args) == 1:
+        a = expand(e.args[0], lim, depth + 1)
+        out = None if a is None else {m: c / 100 for m, c in a.items()}
+    elif isinstance(e, BinOp) and e.op in ("+", "-", "*", "/"):
+        a, b = expand(e.left, lim, depth + 1), expand(e.right, lim, depth + 1)
+        if a is None or b is None:
+            return None
+        if e.op == "*":
+            out = _pmul(a, b)
+        elif e.op == "/":
+            d = _const(b)
+            if not d:
+                return None  # a variable or a zero divisor
+            out = {m: c / d for m, c in a.items()}
+        else:
+            out = _sub(a, b) if e.op == "-" else _sub(a, {m: -c for m, c in b.items()})
+    elif isinstance(e, Pow) and _small_int(e.exponent) is not None:
+        base = expand(e.base, lim, depth + 1)
+        if base is None:
+            return None
+        if _const(base) is not None:
+            try:
+                v = evaluate(e, None, lim)
+            except FaithSieveError:
+                return None
+            out = {(): v} if v else {}
+        else:
+            out = {(): Fraction(1)}
+            for _ in range(_small_int(e.exponent) or 0):
+                out = _pmul(out, base) if out is not None else None
+    else:
+        return None
+    if out is None or any(c.numerator.bit_length() > lim.max_bits or c.denominator.bit_length() > lim.max_bits
+                          for c in out.values()):
+        return None
+    return out
+
+
+def polynomial_class(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -> str | None:
+    """``"zero"`` or ``"nonconstant"`` for ``lhs - rhs`` when both sides expand as polynomials: the
+    classes in which sympy's numerator of ``together(lhs - rhs)``, expanded, is ``0`` or has free
+    symbols (with numeric denominators only, that numerator is the difference times a number).
+    None for a nonzero constant (its exact form is left to sympy), other expressions, or past a bound."""
+    a, b = expand(lhs, lim), expand(rhs, lim)
+    if a is None or b is None:
+        return None
+    d = _sub(a, b)
+    if not d:
+        return "zero"
+    return "nonconstant" if any(m for m in d) else None
+
+
+def _rational(e: Expr, depth: int = 0) -> bool:
+    """``e`` is a rational function as written: numbers, variables, ``+ - * /``, ``p%``, and powers
+    with a small integer exponent (negative too)."""
+    if depth > MAX_DEPTH:
+        return False
+    if isinstance(e, (Num, Var)):
+        return True
+    if isinstance(e, Neg):
+        return _rational(e.operand, depth + 1)
+    if isinstance(e, BinOp):
+        return e.op in ("+", "-", "*", "/") and _rational(e.left, depth + 1) and _rational(e.right, depth + 1)
+    if isinstance(e, Pow):
+        k = e.exponent.operand if isinstance(e.exponent, Neg) else e.exponent
+        return _small_int(k) is not None and _rational(e.base, depth + 1)
+    if isinstance(e, Call):
+        return e.fn == "percent" and len(e.args) == 1 and _rational(e.args[0], depth + 1)
+    return False
+
+
+def numerator_has_root(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -> bool:
+    """For rational-function sides: an exact rational point where ``lhs = rhs`` holds with every
+    divisor nonzero, and one where it fails. Then ``lhs - rhs`` is not identically zero, and any
+    numerator ``N`` of it over a denominator made of its divisors (what ``together`` + ``fraction``
+    give) vanishes at the first point: ``N`` is a polynomial with a root and not zero, so not a
+    number ("not an identity"). The root is sought along one variable at a time by a secant step
+    from two points and checked exactly; False when none is found (sympy decides)."""
+    if not (_rational(lhs) and _rational(rhs)):
+        return False
+    names = sorted(_names(lhs) | _names(rhs))
+    if not names or len(names) > 8:
+        return False
+    base = {n: Fraction(2 * i + 3, 7 + 2 * i) for i, n in enumerate(names)}
+
+    def f(env: dict[str, Fraction]) -> Fraction | None:
+        try:
+            return evaluate(lhs, env, lim) - evaluate(rhs, env, lim)
+        except FaithSieveError:
+            return None
+
+    for v in names:
+        t0, t1 = base[v], base[v] + 1
+        f0, f1 = f(base), f({**base, v: t1})
+        if f0 is None or f1 is None or f0 == f1:
+            continue
+        root = t0 - f0 * (t1 - t0) / (f1 - f0)
+        if abs(root.numerator).bit_length() > 256 or root.denominator.bit_length() > 256:
+            continue
+        if f({**base, v: root}) == 0:
+            return True  # f0 != f1: one of the two points fails the equation
+    return False
+
+
+def _degrees(e: Expr) -> tuple[int, int]:
+    """Bounds on the degrees of a numerator and a denominator of a ``_rational`` expression, read
+    off its syntax (a sum over a common denominator, products, quotients, integer powers)."""
+    if isinstance(e, Num):
+        return 0, 0
+    if isinstance(e, Var):
+        return 1, 0
+    if isinstance(e, Neg):
+        return _degrees(e.operand)
+    if isinstance(e, Call):
+        return _degrees(e.args[0])
+    if isinstance(e, Pow):
+        neg = isinstance(e.exponent, Neg)
+        k = _small_int(e.exponent.operand if isinstance(e.exponent, Neg) else e.exponent) or 0
+        n, d = _degrees(e.base)
+        return (k * d, k * n) if neg else (k * n, k * d)
+    assert isinstance(e, BinOp)
+    (na, da), (nb, db) = _degrees(e.left), _degrees(e.right)
+    if e.op in ("+", "-"):
+        return max(na + db, nb + da), da + db
+    if e.op == "*":
+        return na + nb, da + db
+    return na + db, da + nb
+
+
+MAX_DIFF_ORDER = 40
+"""Highest finite difference ``numerator_not_constant`` takes."""
+
+
+def numerator_not_constant(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -> bool:
+    """For rational-function sides: ``lhs - rhs`` is not of the form ``c / D`` (a number over a
+    polynomial), so the numerator sympy's ``together`` + ``fraction`` leave is not a number.
+
+    If it were ``c / D``, then along any line its reciprocal would be a polynomial of degree at
+    most the degree of the reduced denominator, which divides every denominator the syntax
+    builds: the finite difference of order (that degree bound + 1) of the reciprocal at
+    equally spaced exact points would be zero. A nonzero one disproves the form; the points must
+    all be defined and nonzero (a zero is a root, which ``numerator_has_root`` covers)."""
+    if not (_rational(lhs) and _rational(rhs)):
+        return False
+    names = sorted(_names(lhs) | _names(rhs))
+    if not names or len(names) > 8:
+        return False
+    d = _degrees(lhs)[1] + _degrees(rhs)[1]
+    if d + 1 > MAX_DIFF_ORDER:
+        return False
+    base = {n: Fraction(2 * i + 3, 7 + 2 * i) for i, n in enumerate(names)}
+    v = names[0]
+    values = []
+    for j in range(d + 2):
+        try:
+            env = {**base, v: base[v] + j}
+            f = evaluate(lhs, env, lim) - evaluate(rhs, env, lim)
+        except FaithSieveError:
+            return False
+        if f == 0:
+            return False
+        values.append(1 / f)
+    for _ in range(d + 1):
+        values = [b - a for a, b in zip(values, values[1:])]
+    return values[0] != 0
+
+
+def _names(e: Expr) -> set[str]:
+    from faithsieve.mathtext.ast import variables
+
+    return set(variables(e))
+
+
+def _sub(a: Poly, b: Poly) -> Poly:
+    d = dict(a)
+    for m, c in b.items():
+        d[m] = d.get(m, Fraction(0)) - c
+    return {m: c for m, c in d.items() if c}
+
+
+def _normal(r: Rel) -> tuple[Poly, str] | None:
+    """``r`` as ``f R 0`` with R one of ``= > >=`` (sides moved left, ``<`` and ``<=`` flipped)."""
+    a, b = expand(r.lhs), expand(r.rhs)
+    if a is None or b is None:
+        return None
+    if r.op in ("=", ">", ">="):
+        return _sub(a, b), r.op
+    if r.op in ("<", "<="):
+        return _sub(b, a), {"<": ">", "<=": ">="}[r.op]
+    return None
+
+
+def _multiple(f: Poly, g: Poly) -> tuple[Fraction, Fraction] | None:
+    """``(k, c)`` with ``g = k·f + c`` when the non-constant parts are proportional (``f`` is not constant)."""
+    fv = [m for m in f if m]
+    if not fv or any(m and m not in f for m in g):
+        return None
+    k = g.get(fv[0], Fraction(0)) / f[fv[0]]
+    if any(g.get(m, Fraction(0)) != k * f[m] for m in fv):
+        return None
+    return k, g.get((), Fraction(0)) - k * f.get((), Fraction(0))
+
+
+def _linear(f: Poly) -> bool:
+    return all(len(m) == 0 or (len(m) == 1 and m[0][1] == 1) for m in f)
+
+
+def linear_derivation(premise: Rel, claim: Rel, integer_vars: bool) -> str | None:
+    """Decide "``claim`` follows from ``premise``" the way the SMT query (premise and not claim; then
+    premise and claim) would, where a polynomial identity shows it:
+
+    * ``"follows"``: the premise can never hold (a false constant relation), or the claim holds
+      everywhere, or the claim is the premise scaled by a factor of the right sign plus a constant
+      of the right sign, so "premise and not claim" is unsatisfiable over the reals (and with
+      integer variables too); non-linear scaling only without integer variables;
+    * ``"independent"``: over the reals, a linear premise that holds everywhere or is not
+      proportional to a linear claim equation: points satisfy the premise with and without the
+      claim (no integer variables);
+    * None: anything else (the solver decides).
+    """
+    p, c = _normal(premise), _normal(claim)
+    if p is None or c is None:
+        return None
+    (f, rp), (g, rc) = p, c
+    if not any(f):
+        fc = f.get((), Fraction(0))
+        if not {"=": fc == 0, ">": fc > 0, ">=": fc >= 0}[rp]:
+            return "follows"  # no point satisfies the premise
+    if not any(g):
+        gc = g.get((), Fraction(0))
+        return "follows" if {"=": gc == 0, ">": gc > 0, ">=": gc >= 0}[rc] else None
+    if not (_linear(f) and _linear(g)) and integer_vars:
+        return None
+    m = _multiple(f, g)
+    if m is None:
+        linear_eqs = rp == rc == "=" and _linear(f) and _linear(g) and not integer_vars
+        return "independent" if linear_eqs and (not f or any(f)) else None
+    k, c0 = m
+    if rc == "=":
+        return "follows" if rp == "=" and c0 == 0 else None
+    if rp == "=":
+        ok = c0 > 0 if rc == ">" else c0 >= 0
+    elif rc == ">=":
+        ok = k >= 0 and c0 >= 0
+    else:  # claim strict
+        ok = k >= 0 and (c0 > 0 or (k > 0 and c0 >= 0 and rp == ">"))
+    return "follows" if ok else None
+
+
+def outside_smt(rels: list[Rel]) -> bool:
+    """Translating ``rels`` in order (as ``checkers._z3_rel`` does) would stop on a node outside
+    the SMT fragment before anything else could go wrong. False when translation would succeed
+    or end some other way (that is left to the translation itself)."""
+    for r in rels:
+        for side in (r.lhs, r.rhs):
+            verdict = _walk(side)
+            if verdict is not None:
+                return verdict
+        if r.op not in ("=", "!=", "<", ">", "<=", ">="):
+            return True
+    return False
+
+
+def _walk(e: Expr) -> bool | None:
+    """None: translates; True: stops outside the fragment; False: stops some other way."""
+    if isinstance(e, (Num, Var)):
+        return None
+    if isinstance(e, Neg):
+        return _walk(e.operand)
+    if isinstance(e, BinOp):
+        for side in (e.left, e.right):
+            v = _walk(side)
+            if v is not None:
+                return v
+        return None if e.op in ("+", "-", "*", "/") else False
+    if isinstance(e, Pow):
+        try:
+            k = evaluate(e.exponent)
+        except FaithSieveError:
+            return True
+        except Exception:  # noqa: BLE001 (whatever the translation would meet, it meets itself)
+            return False
+        if k.denominator != 1 or not 0 <= k.numerator <= 12:
+            return True
+        return _walk(e.base)
+    if isinstance(e, Call) and e.fn in ("percent", "abs"):
+        return _walk(e.args[0]) if e.args else False
+    return True
