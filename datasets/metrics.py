@@ -75,6 +75,21 @@ def early_flags(pairs: Sequence[Pair]) -> int:
     return sum(pred is not None and (lab is None or pred < lab) for lab, pred in pairs)
 
 
+def flag_soundness(pairs: Sequence[Pair]) -> float | None:
+    """Share of flags on a proof labelled wrong at or after its labelled first error.
+
+    A flag after the first error may point at a genuine later false formula, so it counts as
+    sound; a flag on a correct proof or before the first error cannot be right."""
+    n = flags(pairs)
+    return _ratio(n - early_flags(pairs), n)
+
+
+def correct_flagged(pairs: Sequence[Pair]) -> float | None:
+    """Share of the proofs labelled correct that received a flag (``1 - correct_accuracy``)."""
+    sound = [pred for lab, pred in pairs if lab is None]
+    return _ratio(sum(pred is not None for pred in sound), len(sound))
+
+
 def late_flags(pairs: Sequence[Pair]) -> int:
     """Flags after the labelled step: maybe a real later error, but not the first one."""
     return sum(pred is not None and lab is not None and pred > lab for lab, pred in pairs)
@@ -239,6 +254,8 @@ def summarize(pairs: Sequence[Pair]) -> dict[str, Any]:
         "exact_flags": sum(pred is not None and pred == lab for lab, pred in pairs),
         "early_flags": early,
         "early_flag_rate": _ratio(early, n_flags),
+        "flag_soundness": flag_soundness(pairs),
+        "correct_flagged": correct_flagged(pairs),
         "late_flags": late_flags(pairs),
         "missed_errors": missed_errors(pairs),
         "mean_signed_offset": mean_signed_offset(pairs),

@@ -42,6 +42,13 @@ MIXED = [
         (M.flags, [], 0),
         (M.early_flags, MIXED, 2),
         (M.early_flags, [(3, 3), (3, 4)], 0),
+        (M.flag_soundness, MIXED, 2 / 4),  # the exact flag and the late one
+        (M.flag_soundness, [(3, 3), (3, 7)], 1.0),  # a late flag on a flawed proof is sound
+        (M.flag_soundness, [(3, 2), (C, 1), (2, 2)], 1 / 3),  # before the error / on a correct proof: not
+        (M.flag_soundness, [(C, C), (3, C)], None),  # no flags: undefined, not 0
+        (M.correct_flagged, MIXED, 1 / 2),
+        (M.correct_flagged, [(C, C), (C, C), (C, 4), (2, 1)], 1 / 3),  # flawed proofs do not count
+        (M.correct_flagged, [(2, 2)], None),
         (M.late_flags, MIXED, 1),
         (M.late_flags, [(C, 4)], 0),
         (M.missed_errors, MIXED, 1),
@@ -91,6 +98,7 @@ def test_summarize() -> None:
     s = M.summarize(MIXED)
     assert (s["n"], s["n_error"], s["n_correct"], s["flags"], s["exact_flags"], s["early_flags"], s["late_flags"]) == (6, 4, 2, 4, 1, 2, 1)
     assert s["early_flag_rate"] == 0.5 and s["missed_errors"] == 1
+    assert s["flag_soundness"] == 0.5 and s["correct_flagged"] == 0.5
 
 
 def test_bootstrap_is_deterministic_and_brackets_the_point() -> None:
