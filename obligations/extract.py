@@ -45,11 +45,13 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str) -> Obligation | None:
     if ctx.coverage is not None:
         return _coverage(ctx.coverage, base)
     r = ctx.rel
-    if r is None or ctx.negated or ctx.formula is None:
+    if r is None or ctx.negated or ctx.formula is None or ctx.supposed:
         return None
     f = ctx.formula
     vs = _rel_vars(r)
     approx = f.approx_context or r.op == "~"
+    if ctx.reductio and not vs and _bare(r.lhs) and _bare(r.rhs):
+        return None  # inside a supposition being refuted, "4 = 5" is the contradiction sought
     if not vs:
         lits = {n.text for n in literals(r.lhs) + literals(r.rhs)}
         return ArithmeticObligation(**base, claim=r, approx=approx, rounded=tuple(sorted(lits & ctx.rounded)))
@@ -71,7 +73,8 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str) -> Obligation | None:
         if (vs == set().union(*(_rel_vars(p) for p in prem)) and all(p != r for p in prem)
                 and all(p.op != "!=" and not _defines_var(p) for p in prem)):
             return DerivationObligation(**base, premises=prem, claim=r, integer_vars=tuple(sorted(ctx.integer_vars & vs)))
-    if r.op == "=" and not ctx.parallel:
+    if r.op == "=" and not ctx.parallel and not ctx.reductio:
+        # (inside a supposition being refuted, an equation no value satisfies is the contradiction sought)
         sentence = f.lead[max(f.lead.rfind(". "), f.lead.rfind("\n")) + 1 :]
         asserted = _quantified_over(sentence, vs) or (
             bool(_EXPAND_CONTEXT.search(sentence)) and _expansion_shape(r))
@@ -124,6 +127,11 @@ def _expansion_shape(r: Rel) -> bool:
         if _product_form(a) and isinstance(b, BinOp) and b.op in "+-" and variables(a) == variables(b):
             return True
     return False
+
+
+def _bare(e: Expr) -> bool:
+    """A number as written, nothing computed (``5``, ``-3``)."""
+    return isinstance(e, Num) or isinstance(e, Neg) and isinstance(e.operand, Num)
 
 
 def _defines_var(r: Rel) -> bool:

@@ -34,6 +34,13 @@ _NEGATION = re.compile(
     r"impossible|absurd|invalid|fails?|instead|would|should be|error|whether|no\s+solution)\b|\\neq|≠|\?"
 )
 _HYPOTHETICAL = re.compile(r"(?i)\b(check(?:ing)?|verify\w*|verif\w+|suppose|assum\w+|test(?:ing)?|try|trying|plug\w*|if)\b")
+# the supposition verb governs the formula: nothing between them closes the clause (a comma, "then")
+_SUPPOSE = re.compile(r"(?i)\b(suppose[sd]?|supposing|assume[sd]?|assuming|try|trying|if|presume|presuming|"
+                      r"let'?s say|say)\b(?:(?!\bthen\b)[^,.;:!?\n]){0,80}$")
+_REDUCTIO_CUE = re.compile(r"(?i)\b(for (?:the sake of )?(?:a )?contradiction|on the contrary|to the contrary|otherwise|"
+                           r"towards? a contradiction)\b")
+_REDUCTIO_OPEN = re.compile(r"(?i)\b(suppose[sd]?|supposing|assume[sd]?|assuming)\b")
+_REDUCTIO_CLOSE = re.compile(r"(?i)\b(contradict\w*|absurd\w*|impossible)\b|⊥|\\bot\b|\\Rightarrow\\!\\Leftarrow")
 _FOR_VALUE = re.compile(r"(?i)\b(for|with|at|when|taking|using)[ \t\n]{0,4}(\\\(|\$|\\\[)?[ \t\n]{0,4}$")
 _VERBAL_DEF = re.compile(r"(?i)\blet[ \t]{1,4}(?:\$|\\\()?[ \t]{0,4}[a-zA-Z](?:_\w{1,8})?[ \t]{0,4}(?:\$|\\\))?[ \t]{1,4}(?:be|denote|represent)\b")
 _VERBAL_CONCLUSION = re.compile(r"(?i)\b(?:the (?:final )?answer is|therefore,? the answer|we conclude|this proves|which proves|"
@@ -146,8 +153,10 @@ class _Builder:
         group: list[tuple[str, str, Fraction]] = []  # a run of parallel assignments: (edge, var, value)
         group_derived = False
         group_premise: Rel | None = None
+        reductio = False  # inside a supposition the argument means to refute
         for step in self.proof.steps:
             text = step.text
+            reductio = reductio or any(_REDUCTIO_OPEN.search(sn) and _REDUCTIO_CUE.search(sn) for sn in _sentences(text))
             heads = list(_CASE_HEAD.finditer(text))
             if_par = list(_IF_PARITY.finditer(text))
             formulas = extract_formulas(text, self.imaginary)
@@ -157,6 +166,7 @@ class _Builder:
                 last_rel = None
             step_edges = 0
             named: dict[str, Formula] = {}
+            supposed_prev = False
             for fi, f in enumerate(formulas):
                 sentence = _sentence(f.lead)
                 negated = (bool(_NEGATION.search(sentence)) or _trailing_negation(text, f.end)
@@ -164,6 +174,13 @@ class _Builder:
                 hypothetical = f.conditional or bool(_HYPOTHETICAL.search(sentence)) or (
                     bool(f.chain.rels) and _is_assignment(Rel(*f.chain.links()[0])) and bool(_FOR_VALUE.search(f.lead)))
                 parallel = fi > 0 and len(f.lead.strip()) < 40 and bool(_PARALLEL.search(f.lead))
+                supposed = bool(_SUPPOSE.search(sentence)) or (
+                    parallel and fi > 0 and supposed_prev and not re.search(r"(?i)\bthen\b|[,;:]", f.lead))
+                supposed_prev = supposed
+                if supposed and _REDUCTIO_OPEN.search(sentence) and (
+                        _REDUCTIO_CUE.search(sentence) or not any(variables(e) for e in f.chain.exprs)):
+                    reductio = True
+                hypothetical = hypothetical or supposed
                 if not parallel:
                     self.close_group(group, group_derived, recent_eqs, step.index)
                     group, group_derived, group_premise = [], f.derived and not hypothetical, last_rel
@@ -181,6 +198,7 @@ class _Builder:
                     ctx_common = dict(
                         formula=f, link=li, rel=r, env=env, env_origin=dict(scope.origin),
                         negated=negated, hypothetical=hypothetical, parallel=parallel, word_problem=self.word_problem,
+                        supposed=supposed, reductio=reductio,
                         rounded=frozenset(self.rounded),
                         env_steps={k: scope.origin_step.get(k, 0) for k in env},
                         integer_vars=frozenset(self.integer_vars),
@@ -228,6 +246,8 @@ class _Builder:
                 last_rel_step = step.index
             self.close_group(group, group_derived, recent_eqs, step.index)
             group = []
+            if reductio and _REDUCTIO_CLOSE.search(text):
+                reductio = False  # the contradiction was reached: the supposition is discharged
             step_edges += self.verbal_edges(scope, step.index, text, formulas)
             if step_edges == 0:
                 self.add_edge(scope, TransitionType.NARRATION, step.index, (0, len(text)), text[:200],
@@ -381,6 +401,11 @@ def _residue_class(chain: Chain) -> tuple[str, int, int] | None:
     if v2 - v1 != a or a.denominator != 1 or v0.denominator != 1 or a < 2:
         return None
     return n, int(a), int(v0) % int(a)
+
+
+def _sentences(text: str) -> list[str]:
+    """The sentences of a step (bounded: the first 5,000 characters)."""
+    return re.split(r"(?<=[.!?])\s+|\n", text[:5000])
 
 
 def _sentence(lead: str) -> str:

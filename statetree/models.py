@@ -138,6 +138,13 @@ class EdgeContext:
     """The formula is one of several alternatives ("x = 2 or x = 3"): never a derivation."""
     hypothetical: bool = False
     """The sentence supposes, tests or checks the relation ("if", "suppose", "check"): not a fact."""
+    supposed: bool = False
+    """The relation is the object of a supposition ("Suppose 2 + 2 = 5", "If x = 3, then ...",
+    "Try n = 4"): it is what the argument supposes, not a claim, so it is never checked."""
+    reductio: bool = False
+    """The edge lies in a context opened by a supposition the argument means to refute (a supposed
+    closed relation, "for contradiction", "on the contrary"): a contradiction reached there is
+    the point of the argument, so contradictions ("4 = 5", no value satisfies it) are not errors."""
     rounded: frozenset[str] = frozenset()
     """Literals the proof produced by rounding earlier."""
     integer_vars: frozenset[str] = frozenset()
