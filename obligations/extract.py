@@ -18,6 +18,7 @@ from faithsieve.obligations.models import (
     ArithmeticObligation, CoverageObligation, DerivationObligation, IdentityObligation, Obligation, Rel,
     SolutionObligation, SubstitutionObligation,
 )
+from faithsieve.obligations.readings import guessed_reading, notation_readings
 from faithsieve.statetree.models import CaseSplit, EdgeContext, StateTree
 from faithsieve.statetree.models import EdgeUnit, TransitionType
 
@@ -52,6 +53,11 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str) -> Obligation | None:
     approx = f.approx_context or r.op == "~"
     if ctx.reductio and not vs and _bare(r.lhs) and _bare(r.rhs):
         return None  # inside a supposition being refuted, "4 = 5" is the contradiction sought
+    readings, ambiguity = notation_readings(r, f, ctx.link)
+    guessed = guessed_reading(f, *ctx.around)
+    if guessed:
+        readings, ambiguity = (), guessed  # no reading to try: a refutation would rest on the guess
+    base.update(readings=readings, ambiguity=ambiguity)
     if not vs:
         lits = {n.text for n in literals(r.lhs) + literals(r.rhs)}
         return ArithmeticObligation(**base, claim=r, approx=approx, rounded=tuple(sorted(lits & ctx.rounded)))

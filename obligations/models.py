@@ -96,6 +96,11 @@ class _ObligationBase(BaseModel):
     """Id of the EdgeUnit this obligation came from."""
     source: str
     """The claim's source text, verbatim."""
+    readings: RelsField = ()
+    """Other readings of the claim in common use (``log`` base 10, degrees, ...): a refutation
+    stands only if every reading is refuted too (``obligations.readings``)."""
+    ambiguity: str = ""
+    """What the text leaves open; with no ``readings``, a refutation is recorded ``unknown`` with it."""
 
     def claim_text(self) -> str:
         """The obligation as checked, rendered: premises ⊢ claim."""

@@ -138,6 +138,8 @@ class EdgeContext:
     """The formula is one of several alternatives ("x = 2 or x = 3"): never a derivation."""
     hypothetical: bool = False
     """The sentence supposes, tests or checks the relation ("if", "suppose", "check"): not a fact."""
+    around: tuple[str, str] = ("", "")
+    """A few characters of the step just before and just after the formula (is it cut out of more?)."""
     supposed: bool = False
     """The relation is the object of a supposition ("Suppose 2 + 2 = 5", "If x = 3, then ...",
     "Try n = 4"): it is what the argument supposes, not a claim, so it is never checked."""
