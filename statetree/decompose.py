@@ -41,6 +41,14 @@ _REDUCTIO_CUE = re.compile(r"(?i)\b(for (?:the sake of )?(?:a )?contradiction|on
                            r"towards? a contradiction)\b")
 _REDUCTIO_OPEN = re.compile(r"(?i)\b(suppose[sd]?|supposing|assume[sd]?|assuming)\b")
 _REDUCTIO_CLOSE = re.compile(r"(?i)\b(contradict\w*|absurd\w*|impossible)\b|⊥|\\bot\b|\\Rightarrow\\!\\Leftarrow")
+# "(b)", "Part 2", "**Problem (ii)**" at the start of a step or line: a new sub-problem
+_SUBPROBLEM = re.compile(r"(?im)^[ \t*#_>-]{0,8}(?:(?:part|question|sub-?problem|problem)[ \t]{0,4}\(?(?:[a-d]|[ivx]{1,4}|\d{1,2})\b\)?"
+                         r"|\((?:[a-d]|i{1,3}|iv|v)\)[ \t])")
+# "let x be", "let $n$ denote", "where x is", "define x as": a letter receives its meaning here
+_RENAMING = re.compile(r"(?i)\b(?:let|define|denote|call|where|now)[ \t]{1,4}(?:\$|\\\()?[ \t]{0,4}([a-zA-Z])(?![A-Za-z(])[ \t]{0,4}"
+                       r"(?:\$|\\\))?[ \t]{0,4}(?:be|denote|denotes|represent|represents|is|as|stand|now)\b")
+# the sentence states its relations under a condition ("if x < 0, then ... so x <= -2")
+_CONDITION_CUE = re.compile(r"(?i)\b(if|suppose|supposing|assume|assuming|when|whenever|in case|try|test|check)\b")
 _FOR_VALUE = re.compile(r"(?i)\b(for|with|at|when|taking|using)[ \t\n]{0,4}(\\\(|\$|\\\[)?[ \t\n]{0,4}$")
 _VERBAL_DEF = re.compile(r"(?i)\blet[ \t]{1,4}(?:\$|\\\()?[ \t]{0,4}[a-zA-Z](?:_\w{1,8})?[ \t]{0,4}(?:\$|\\\))?[ \t]{1,4}(?:be|denote|represent)\b")
 _VERBAL_CONCLUSION = re.compile(r"(?i)\b(?:the (?:final )?answer is|therefore,? the answer|we conclude|this proves|which proves|"
@@ -92,6 +100,7 @@ class _Builder:
         self.problem_constraints: list[Rel] = []
         self.case_records: list[tuple[int, tuple[int, int], str, str]] = []  # step, span, header text, edge id
         self.split_scope: _Scope | None = None
+        self.splits_mixed = False
         self.word_problem = True
         # "i" is the imaginary unit when the problem or proof works with complex numbers
         # the problem defines its own operation ("a * b = a^2 + b"): '*' in the proof may be it
@@ -148,7 +157,7 @@ class _Builder:
         root_scope.node = self.new_state(root_scope, goal=self.proof.problem[:200])
         scope = root_scope
         last_rel: Rel | None = None  # the most recent asserted relation with variables
-        last_rel_step = 0
+        last_rel_step, last_rel_hyp, last_rel_sent = 0, False, (0, 0)
         recent_eqs: list[tuple[int, Rel]] = []  # asserted equations in unknowns, for systems
         group: list[tuple[str, str, Fraction]] = []  # a run of parallel assignments: (edge, var, value)
         group_derived = False
@@ -164,6 +173,18 @@ class _Builder:
                 scope, last_rel = self.enter_cases(scope, step.index, text, heads, if_par)
             if last_rel is not None and step.index - last_rel_step > 1:
                 last_rel = None
+            if _SUBPROBLEM.search(text[:400]):
+                # a new sub-problem: the facts of the previous one are not premises here
+                scope, last_rel = self.fresh_context(scope, step.index), None
+                recent_eqs.clear()
+                reductio = False
+            renamed = {m.group(1) for m in _RENAMING.finditer(text[:5000])}
+            if renamed:
+                # a letter given a (new) meaning: its old value and the relations about it no longer apply
+                for v in renamed:
+                    scope.env.pop(v, None)
+                if last_rel is not None and renamed & (variables(last_rel.lhs) | variables(last_rel.rhs)):
+                    last_rel = None
             step_edges = 0
             named: dict[str, Formula] = {}
             supposed_prev = False
@@ -173,7 +194,8 @@ class _Builder:
                            or (self.custom_ops and any(c in f.text for c in "*#@&")))
                 hypothetical = f.conditional or bool(_HYPOTHETICAL.search(sentence)) or (
                     bool(f.chain.rels) and _is_assignment(Rel(*f.chain.links()[0])) and bool(_FOR_VALUE.search(f.lead)))
-                parallel = fi > 0 and len(f.lead.strip()) < 40 and bool(_PARALLEL.search(f.lead))
+                # "x = 2, y = 3" lists alternatives or parallel facts; ", so" / ", then" derives
+                parallel = fi > 0 and len(f.lead.strip()) < 40 and bool(_PARALLEL.search(f.lead)) and not f.derived
                 supposed = bool(_SUPPOSE.search(sentence)) or (
                     parallel and fi > 0 and supposed_prev and not re.search(r"(?i)\bthen\b|[,;:]", f.lead))
                 supposed_prev = supposed
@@ -184,7 +206,11 @@ class _Builder:
                 if not parallel:
                     self.close_group(group, group_derived, recent_eqs, step.index)
                     group, group_derived, group_premise = [], f.derived and not hypothetical, last_rel
-                prev_for_derivation = None if parallel else last_rel
+                sent_start = max(text.rfind(". ", 0, f.start), text.rfind("\n", 0, f.start)) + 1
+                if last_rel is not None and last_rel_hyp and last_rel_sent != (step.index, sent_start):
+                    last_rel = None  # a conditional relation is a premise only inside its own sentence
+                alternative = bool(re.match(r"\s*(?:\$|\\\))?\s*(?:or\b|\\lor|\\vee|\\text\{\s*or)", text[f.end : f.end + 16]))
+                prev_for_derivation = None if parallel or alternative else last_rel
                 if f.name is not None:
                     step_edges += self.link_named(scope, step.index, text, named.get(f.name), f, negated)
                     named[f.name] = f
@@ -243,7 +269,11 @@ class _Builder:
                 asserted = [Rel(a, o, b) for a, o, b in f.chain.links()]
                 with_vars = [r for r in asserted if (variables(r.lhs) | variables(r.rhs)) and not _is_assignment(r)]
                 last_rel = with_vars[-1] if with_vars and not negated and not parallel else None
-                last_rel_step = step.index
+                conditional_sentence = bool(_CONDITION_CUE.search(text[sent_start : f.start]))
+                if alternative:
+                    last_rel = None
+                last_rel_step, last_rel_hyp = step.index, hypothetical or conditional_sentence
+                last_rel_sent = (step.index, sent_start)
             self.close_group(group, group_derived, recent_eqs, step.index)
             group = []
             if reductio and _REDUCTIO_CLOSE.search(text):
@@ -253,6 +283,16 @@ class _Builder:
                 self.add_edge(scope, TransitionType.NARRATION, step.index, (0, len(text)), text[:200],
                               EdgeContext(formula=None))
         return StateTree(graph=self.g, edges=self.edges, contexts=self.ctx)
+
+    def fresh_context(self, scope: _Scope, step: int) -> _Scope:
+        """A scope holding only what the problem states (for a new sub-problem)."""
+        keep = {k for k, st in scope.origin_step.items() if st >= 10**9}
+        fresh = _Scope(node=scope.node, env={k: v for k, v in scope.env.items() if k in keep},
+                       origin={k: o for k, o in scope.origin.items() if k in keep}, facts=[],
+                       origin_step={k: scope.origin_step[k] for k in keep})
+        self.split_scope = None
+        self.splits_mixed = bool(self.case_records)  # cases of two sub-problems are not one split
+        return fresh
 
     def link_named(self, scope: _Scope, step: int, text: str, a: Formula | None, b: Formula, negated: bool) -> int:
         """``Daily earnings = 105 / 5. Daily earnings = 21.``: two statements about one named quantity,
@@ -349,7 +389,7 @@ class _Builder:
 
     def coverage_cases(self) -> CaseSplit | None:
         """Collect the case conditions of the split: one variable, residue or relational conditions."""
-        if len(self.case_records) < 2:
+        if len(self.case_records) < 2 or self.splits_mixed:
             return None
         var: str | None = None
         residues: list[str] = []
@@ -379,6 +419,8 @@ class _Builder:
         assert var is not None
         if len({bool(r) for r in residues}) != 1:
             return None  # residue and relational cases mixed: not read
+        if len(set(zip(residues, relations))) < len(residues):
+            return None  # a branch repeated (a case header restated), not a split into distinct cases
         return CaseSplit(variable=var, residues=tuple(residues), relations=tuple(relations),
                          integer=bool(residues[0]) or var in self.integer_vars,
                          headers=tuple(h for _, _, h, _ in self.case_records))
