@@ -633,6 +633,9 @@ class Z3Checker:
         if r2 == z3.unsat and witness is not None:
             # confirm exactly: the witness satisfies the premises and falsifies the claim
             if all(_holds(p, witness) for p in ob.premises) and _holds(ob.claim, witness) is False:
+                if ints and self._consistent_over_reals(ob, deadline):
+                    return Unknown(self.name, "contradicts its premises only if the variables are integers "
+                                              "(the domain is guessed from the problem's words)")
                 cx = {k: fmt(v) for k, v in witness.items()}
                 cx["premise"] = "; ".join(str(p) for p in ob.premises)
                 return Refuted("z3", cx, "contradicts the relation it is derived from (no value satisfies both)")
@@ -646,6 +649,13 @@ class Z3Checker:
         if r1 == z3.unknown or r2 == z3.unknown:
             return Unknown(self.name, "solver gave up (timeout or nonlinear)")
         return Unknown(self.name, "does not follow from the previous relation alone")
+
+    def _consistent_over_reals(self, ob: DerivationObligation, deadline: float) -> bool:
+        """Premises and claim hold together for some real values (or the solver cannot exclude it)."""
+        syms = _Syms(z3.Context())
+        s = self._solver(deadline, syms.ctx)
+        s.add(*[_z3_rel(p, syms) for p in ob.premises], _z3_rel(ob.claim, syms))
+        return s.check() != z3.unsat
 
     def _coverage(self, ob: CoverageObligation, deadline: float) -> Outcome:
         ctx = z3.Context()

@@ -76,13 +76,16 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str) -> Obligation | None:
         return SubstitutionObligation(**base, claim=r, env=env, approx=approx, origins=origins)
     if ctx.premises and edge.type == TransitionType.DERIVATION:
         prem = ctx.premises
-        if (vs == set().union(*(_rel_vars(p) for p in prem)) and all(p != r for p in prem)
+        union = set().union(*(_rel_vars(p) for p in prem))
+        if ((vs == union or ctx.context_premises and vs <= union) and all(p != r for p in prem)
                 and all(p.op != "!=" and not _defines_var(p) for p in prem)):
             return DerivationObligation(**base, premises=prem, claim=r, integer_vars=tuple(sorted(ctx.integer_vars & vs)))
     if r.op == "=" and not ctx.parallel and not ctx.reductio:
         # (inside a supposition being refuted, an equation no value satisfies is the contradiction sought)
         sentence = f.lead[max(f.lead.rfind(". "), f.lead.rfind("\n")) + 1 :]
-        asserted = _quantified_over(sentence, vs) or (
+        after = ctx.around[1]
+        after = after[: min((i for i in (after.find(". "), after.find("\n"), after.find(";")) if i >= 0), default=len(after))]
+        asserted = _quantified_over(sentence, vs) or _quantified_over(after, vs) or (
             bool(_EXPAND_CONTEXT.search(sentence)) and _expansion_shape(r))
         return IdentityObligation(**base, claim=r, asserted_identity=asserted)
     return None
@@ -105,17 +108,22 @@ def _substitution_meant(ctx: EdgeContext, r: Rel, step: int) -> bool:
     return closed is not None and not isinstance(closed, Num) and len(f.chain.exprs) >= 3 and same_step
 
 
-_FOR_ALL = re.compile(r"(?i)\b(?:for all|for every|for any|identity|identically)\b(?:\s+(?:real|integer|values?|numbers?|of|s)\b)*"
-                      r"\s*(?:\$|\\\()?\s*([a-zA-Z])?")
+_FOR_ALL = re.compile(r"(?i)\b(for all|for every|for each|for any|identity|identically)\b")
+_LETTER = re.compile(r"(?<![A-Za-z\\])([a-zA-Z])(?![A-Za-z])")
 
 
 def _quantified_over(sentence: str, vs: frozenset[str]) -> bool:
     """"for all x" says an identity in x is meant: only when x is one of the claim's variables
-    ("must hold for all values of x, so 4 - 6c = 0" is an equation in c)."""
-    m = _FOR_ALL.search(sentence)
-    if m is None:
-        return False
-    return m.group(1) is None or m.group(1) in vs
+    ("must hold for all values of x, so 4 - 6c = 0" is an equation in c); "identity" or
+    "identically" says so outright. The quantified letter is the first one written after the cue
+    ("for all positive integers n")."""
+    for m in _FOR_ALL.finditer(sentence[:400]):
+        if m.group(1).lower().startswith("identi"):
+            return True
+        letter = _LETTER.search(sentence, m.end(), m.end() + 40)
+        if letter is not None and letter.group(1) in vs:
+            return True
+    return False
 
 
 def _product_form(e: Expr) -> bool:
@@ -159,6 +167,10 @@ def _solution(ctx: EdgeContext, base: dict[str, object], approx: bool) -> Obliga
     prem = ctx.premises[0]
     if _rel_vars(prem) != {var} or prem.op != "=":
         return None
+    if ctx.context_premises or len(ctx.premises) > 1:
+        # which established equation the value solves is a guess: it must fail every one of them
+        others = tuple(p for p in ctx.premises[1:] if _rel_vars(p) == {var} and p.op == "=")
+        base = {**base, "readings": others, "ambiguity": "which established equation the value solves"} if others else base
     values: dict[str, Fraction] = {var: value}
     lit = value_expr.operand if isinstance(value_expr, Neg) else value_expr
     decimals = lit.decimals if isinstance(lit, Num) else 0
