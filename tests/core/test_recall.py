@@ -14,6 +14,12 @@ def first(problem: str, *steps: str) -> int | None:
 EQ = "Solve $5x - 4 = 2x + 11$."
 
 
+def test_an_inequality_is_not_a_context_premise() -> None:
+    # "x > 5" two steps back may be local to an unstated case; only the relation just before is a premise
+    assert first("Solve $x^2 > 25$.", "We have $x > 5$.", "Note this.", "Hence $x < 5$.") is None
+    assert first("Solve $x^2 > 25$.", "We have $x > 5$.", "Hence $x < 5$.") == 2
+
+
 @pytest.mark.parametrize(("steps", "expected"), [
     (["$5x - 4 = 2x + 11$, so $3x - 4 = 11$, so $3x = 7$."], 1),
     (["$5x - 4 = 2x + 11$, so $3x - 4 = 11$, so $3x = 15$."], None),
@@ -23,12 +29,6 @@ EQ = "Solve $5x - 4 = 2x + 11$."
     (["We move the terms around.", "Hence $3x = 14$."], 2),
     (["We move the terms around.", "Hence $3x = 15$."], None),
 ])
-def test_an_inequality_is_not_a_context_premise() -> None:
-    # "x > 5" two steps back may be local to an unstated case; only the relation just before is a premise
-    assert first("Solve $x^2 > 25$.", "We have $x > 5$.", "Note this.", "Hence $x < 5$.") is None
-    assert first("Solve $x^2 > 25$.", "We have $x > 5$.", "Hence $x < 5$.") == 2
-
-
 def test_derivation_chains(steps: list[str], expected: int | None) -> None:
     assert first(EQ, *steps) == expected
 
