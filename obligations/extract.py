@@ -108,22 +108,32 @@ def _substitution_meant(ctx: EdgeContext, r: Rel, step: int) -> bool:
     return closed is not None and not isinstance(closed, Num) and len(f.chain.exprs) >= 3 and same_step
 
 
-_FOR_ALL = re.compile(r"(?i)\b(for all|for every|for each|for any|identity|identically)\b")
-_LETTER = re.compile(r"(?<![A-Za-z\\])([a-zA-Z])(?![A-Za-z])")
+_FOR_ALL = re.compile(r"(?i)\b(?:for all|for every|for any)\b(?:\s{1,3}(?:real|integers?|values?|numbers?|of|complex|positive|"
+                      r"non-?negative)\b){0,3}\s{0,3}(?:\$|\\\()?\s{0,3}([a-zA-Z])(?![A-Za-z(])")
+_IDENTITY_WORD = re.compile(r"(?i)\bidentically\b|\b(?:is|as|an|this)\s{1,3}identity\b(?!\s{0,3}(?:matrix|map|element|function|"
+                            r"permutation|transformation|operator))")
 
 
 def _quantified_over(sentence: str, vs: frozenset[str]) -> bool:
-    """"for all x" says an identity in x is meant: only when x is one of the claim's variables
-    ("must hold for all values of x, so 4 - 6c = 0" is an equation in c); "identity" or
-    "identically" says so outright. The quantified letter is the first one written after the cue
-    ("for all positive integers n")."""
+    """"for all x" says an identity in x is meant: only when x, the letter right after the
+    quantifier, is one of the claim's variables ("must hold for all values of x, so 4 - 6c = 0" is
+    an equation in c; "for each pair (a, b)" lists objects, not values); "identically" or "is an
+    identity" says so outright (not "the identity matrix")."""
+    if _IDENTITY_WORD.search(sentence[:400]):
+        return True
     for m in _FOR_ALL.finditer(sentence[:400]):
-        if m.group(1).lower().startswith("identi"):
-            return True
-        letter = _LETTER.search(sentence, m.end(), m.end() + 40)
-        if letter is not None and letter.group(1) in vs:
+        # "for all a, c": every letter of the claim must be quantified; a letter left out is an
+        # unknown to be found ("A/(x-3) + B/(x-5) = ... for all x" determines A and B)
+        listed, pos = {m.group(1)}, m.end()
+        while (more := _LISTED.match(sentence, pos, pos + 20)) is not None:
+            listed.add(more.group(1))
+            pos = more.end()
+        if vs <= listed:
             return True
     return False
+
+
+_LISTED = re.compile(r"\s{0,3}(?:\$|\\\))?\s{0,3}(?:,|\band\b)\s{0,3}(?:\$|\\\()?\s{0,3}([a-zA-Z])(?![A-Za-z(])")
 
 
 def _product_form(e: Expr) -> bool:
