@@ -263,6 +263,17 @@ def summarize(pairs: Sequence[Pair]) -> dict[str, Any]:
     return out
 
 
+def flag_scope_precision(triples: Sequence[tuple[int | None, int | None, object]]) -> dict[str, dict[str, Any]]:
+    """Exact flag precision per verdict ``flag_scope`` (``first``: every earlier obligation was
+    decided; ``at_or_before``: some stayed unknown), from ``(label, predicted, scope)``."""
+    out: dict[str, dict[str, Any]] = {}
+    for scope in ("first", "at_or_before"):
+        pairs = [(lab, pred) for lab, pred, sc in triples if sc == scope and pred is not None]
+        out[scope] = {"flags": len(pairs), "exact_flags": sum(lab == pred for lab, pred in pairs),
+                      "flag_precision": flag_precision(pairs), "flag_soundness": flag_soundness(pairs)}
+    return out
+
+
 def breakdown(groups: Iterable[tuple[str, Pair]], **ci: Any) -> dict[str, dict[str, Any]]:
     """``summarize`` (with bootstrap intervals) per group key, keys sorted."""
     by: dict[str, list[Pair]] = {}
@@ -307,6 +318,8 @@ def score_document(
     errors = Counter(str(rec.get("error")).split(":", 1)[0] for _, rec in rows if rec.get("error"))
     out["pipeline_errors"] = sum(errors.values())
     out["pipeline_error_kinds"] = dict(errors.most_common())
+    out["flag_scope"] = flag_scope_precision([(it.first_error, _pred_step(rec.get("predicted")), rec.get("flag_scope"))
+                                              for it, rec in rows])
     out["ci95"] = {k: (list(v) if v else None) for k, v in bootstrap_ci(pairs, resamples=resamples, seed=seed).items()}
     out["bootstrap"] = {"resamples": resamples, "seed": seed, "level": 0.95, "method": "percentile, items resampled"}
     ci = {"resamples": resamples, "seed": seed}

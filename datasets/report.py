@@ -117,6 +117,10 @@ def render_report(metrics: Mapping[str, Any], rows: Sequence[Row], *, plots: boo
         f"({_pct(metrics.get('early_flag_rate'))} of flags) |")
     add(f"| flag soundness | {_pct(metrics.get('flag_soundness'))} | flags on a proof labelled wrong, at or after its first error |")
     add(f"| correct proofs flagged | {_pct(metrics.get('correct_flagged'))} | of the proofs labelled correct |")
+    for scope, note in (("first", "every earlier obligation decided: the first error as far as formulas go"),
+                        ("at_or_before", "some earlier obligation unknown: the first error is at or before the flag")):
+        fs = (metrics.get("flag_scope") or {}).get(scope) or {}
+        add(f"| flags marked `{scope}` | {fs.get('flags', 0)} | {note}; exact precision {_pct(fs.get('flag_precision'))} |")
     add(f"| late flags | {metrics['late_flags']} | after the labelled step: maybe a real later error, not the first |")
     add(f"| missed errors | {metrics['missed_errors']} | flawed proofs predicted correct |")
     add(f"| mean signed offset of wrong flags | {_num(metrics.get('mean_signed_offset'))} | predicted − labelled step (< 0: early) |")

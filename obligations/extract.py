@@ -76,8 +76,7 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str) -> Obligation | None:
         return SubstitutionObligation(**base, claim=r, env=env, approx=approx, origins=origins)
     if ctx.premises and edge.type == TransitionType.DERIVATION:
         prem = ctx.premises
-        union = set().union(*(_rel_vars(p) for p in prem))
-        if ((vs == union or ctx.context_premises and vs <= union) and all(p != r for p in prem)
+        if (vs == set().union(*(_rel_vars(p) for p in prem)) and all(p != r for p in prem)
                 and all(p.op != "!=" and not _defines_var(p) for p in prem)):
             return DerivationObligation(**base, premises=prem, claim=r, integer_vars=tuple(sorted(ctx.integer_vars & vs)))
     if r.op == "=" and not ctx.parallel and not ctx.reductio:
@@ -177,10 +176,6 @@ def _solution(ctx: EdgeContext, base: dict[str, object], approx: bool) -> Obliga
     prem = ctx.premises[0]
     if _rel_vars(prem) != {var} or prem.op != "=":
         return None
-    if ctx.context_premises or len(ctx.premises) > 1:
-        # which established equation the value solves is a guess: it must fail every one of them
-        others = tuple(p for p in ctx.premises[1:] if _rel_vars(p) == {var} and p.op == "=")
-        base = {**base, "readings": others, "ambiguity": "which established equation the value solves"} if others else base
     values: dict[str, Fraction] = {var: value}
     lit = value_expr.operand if isinstance(value_expr, Neg) else value_expr
     decimals = lit.decimals if isinstance(lit, Num) else 0

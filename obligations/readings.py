@@ -134,9 +134,8 @@ def reread(ob: Obligation, out: Outcome, check: Callable[[Obligation], Outcome])
     readings = getattr(ob, "readings", ())
     if not readings:
         return Unknown(out.method, f"not refuted: depends on {ob.ambiguity}", out.counterexample)
-    field = "claim" if hasattr(ob, "claim") else "equations"
     for alt in readings:
-        other = check(ob.model_copy(update={field: alt if field == "claim" else (alt,), "readings": (), "ambiguity": ""}))
+        other = check(ob.model_copy(update={"claim": alt, "readings": (), "ambiguity": ""}))
         if not isinstance(other, Refuted):
             status = "verified" if isinstance(other, Verified) else "undecided"
             return Unknown(out.method, f"not refuted: {ob.ambiguity}; under the reading '{alt}' it is {status}",

@@ -71,8 +71,6 @@ class _Scope:
     facts: list[str]
     branch: str = ""
     origin_step: dict[str, int] = field(default_factory=dict)
-    rels: list[Rel] = field(default_factory=list)
-    """Relations established in this context (the problem's equations, then asserted facts)."""
 
 
 def _closed_value(e: Expr) -> Fraction | None:
@@ -146,8 +144,6 @@ class _Builder:
                         scope.origin_step[var.name] = 10**9  # problem values never expire
                 elif variables(lhs) | variables(rhs):
                     scope.facts.append(str(r))
-                    if op == "=" and not f.multiletter:
-                        scope.rels.append(r)  # the problem's equations hold throughout (its conditions may not)
                     if op in ("<", ">", "<=", ">=") and len(variables(lhs) | variables(rhs)) == 1:
                         self.problem_constraints.append(r)
         if _INTEGER_WORDS.search(text):
@@ -158,7 +154,6 @@ class _Builder:
     def build(self) -> StateTree:
         root_scope = _Scope(node="", env={}, origin={}, facts=[])
         self.read_problem(root_scope)
-        self.problem_rels = list(root_scope.rels)
         root_scope.node = self.new_state(root_scope, goal=self.proof.problem[:200])
         scope = root_scope
         last_rel: Rel | None = None  # the most recent asserted relation with variables
@@ -188,7 +183,6 @@ class _Builder:
                 # a letter given a (new) meaning: its old value and the relations about it no longer apply
                 for v in renamed:
                     scope.env.pop(v, None)
-                scope.rels = [c for c in scope.rels if not renamed & (variables(c.lhs) | variables(c.rhs))]
                 if last_rel is not None and renamed & (variables(last_rel.lhs) | variables(last_rel.rhs)):
                     last_rel = None
             step_edges = 0
@@ -244,7 +238,6 @@ class _Builder:
                         var = lhs if isinstance(lhs, Var) else rhs
                         assert isinstance(var, Var)
                         premises: tuple[Rel, ...] = ()
-                        sol_from_context = False
                         # alternatives "x = 2 or x = 4" share the premise of the first one
                         source_rel = group_premise if parallel else prev_for_derivation
                         if _NAMING.search(_sentence(text[max(0, f.start - 400) : f.start])):
@@ -252,15 +245,8 @@ class _Builder:
                         if (source_rel is not None and not hypothetical and not negated
                                 and var.name in variables(source_rel.lhs) | variables(source_rel.rhs)):
                             premises = (source_rel,)
-                        elif (f.derived and not hypothetical and not negated and not parallel and not alternative
-                              and not _NAMING.search(_sentence(text[max(0, f.start - 400) : f.start]))):
-                            # "so x = 5": the value claims to solve the equation in x established in this context
-                            premises = tuple(c for c in reversed(scope.rels) if c.op == "=" and
-                                             variables(c.lhs) | variables(c.rhs) == {var.name})[:MAX_CONTEXT_PREMISES]
-                            sol_from_context = True
                         edge = self.add_edge(scope, TransitionType.DEFINITION, step.index, span, src,
-                                             EdgeContext(**ctx_common, premises=premises, definition_of=var.name,
-                                                         context_premises=sol_from_context))
+                                             EdgeContext(**ctx_common, premises=premises, definition_of=var.name))
                         value = self.chain_value(f.chain)
                         if value is not None and not hypothetical and not negated:
                             group.append((edge.id, var.name, value))
@@ -269,20 +255,13 @@ class _Builder:
                             scope.origin_step[var.name] = step.index
                     else:
                         premises = ()
-                        from_context = False
                         if prev_for_derivation is not None and f.derived and li == 0:
                             premises = (prev_for_derivation,)
-                        elif (f.derived and li == 0 and op == "=" and not hypothetical and not negated and not parallel
-                              and not alternative and not conditional_sentence):
-                            premises, from_context = _context_premises(scope.rels, vars_), True
                         ttype = TransitionType.DERIVATION if premises else TransitionType.CLAIM
                         if li > 0 and not premises:
                             ttype = TransitionType.COMPUTATION
-                        self.add_edge(scope, ttype, step.index, span, src,
-                                      EdgeContext(**ctx_common, premises=premises, context_premises=from_context))
+                        self.add_edge(scope, ttype, step.index, span, src, EdgeContext(**ctx_common, premises=premises))
                         if not hypothetical and not negated and op in ("=", "<", ">", "<=", ">="):
-                            if op == "=" and not (conditional_sentence or alternative or parallel and _ALTERNATIVE.search(f.lead)):
-                                scope.rels.append(r)  # inequalities are too often local to an unstated case
                             scope.facts.append(str(r))
                             if op == "=" and not (parallel and _ALTERNATIVE.search(f.lead)):
                                 recent_eqs.append((step.index, r))
@@ -310,7 +289,7 @@ class _Builder:
         keep = {k for k, st in scope.origin_step.items() if st >= 10**9}
         fresh = _Scope(node=scope.node, env={k: v for k, v in scope.env.items() if k in keep},
                        origin={k: o for k, o in scope.origin.items() if k in keep}, facts=[],
-                       origin_step={k: scope.origin_step[k] for k in keep}, rels=list(self.problem_rels))
+                       origin_step={k: scope.origin_step[k] for k in keep})
         self.split_scope = None
         self.splits_mixed = bool(self.case_records)  # cases of two sub-problems are not one split
         return fresh
@@ -387,7 +366,7 @@ class _Builder:
             self.add_edge(base, TransitionType.CASE_SPLIT, step, (heads[0].start() if heads else if_par[0].start(),
                           heads[0].end() if heads else if_par[0].end()), "case split", EdgeContext(formula=None))
             self.split_scope = _Scope(node=base.node, env=dict(base.env), origin=dict(base.origin), facts=list(base.facts),
-                                      origin_step=dict(base.origin_step), rels=list(base.rels))
+                                      origin_step=dict(base.origin_step))
         split = self.split_scope
         items: list[tuple[int, int, str]] = []
         for m in heads:
@@ -402,7 +381,7 @@ class _Builder:
         new_scope = scope
         for start, end, header in items:
             new_scope = _Scope(node=split.node, env=dict(split.env), origin=dict(split.origin), facts=list(split.facts),
-                               branch=header.strip()[:120], origin_step=dict(split.origin_step), rels=list(split.rels))
+                               branch=header.strip()[:120], origin_step=dict(split.origin_step))
             edge = self.add_edge(new_scope, TransitionType.CASE, step, (start, end), text[start:end],
                                  EdgeContext(formula=None))
             self.case_records.append((step, (start, end), header, edge.id))
@@ -447,7 +426,6 @@ class _Builder:
                          headers=tuple(h for _, _, h, _ in self.case_records))
 
 
-MAX_CONTEXT_PREMISES = 4
 _OR_NEXT = re.compile(r"(?:\s|\$|\\\)|\\\]|\\\[|\\\(|\\q?quad|\\,|,){0,12}(?:or\b|\\lor\b|\\vee\b|\\text\{\s*or\b)")
 
 
@@ -463,22 +441,6 @@ def _first_alternative(f: Formula, text: str) -> bool:
         return bool(re.match(r"(?:\s|\$|\\\)|\\\]|\\\[|\\\(|\\q?quad|\\,){0,12}(?:,|;|and\b)(?:\s|\$|\\\(|\\\[|and\b){0,12}" + name + r"\s*=",
                              after))
     return False
-
-
-def _context_premises(rels: list[Rel], claim_vars: frozenset[str] | set[str]) -> tuple[Rel, ...]:
-    """The established relations a derived claim follows from: the most recent ones sharing its
-    variables, joined until they mention every variable of the claim (at most
-    ``MAX_CONTEXT_PREMISES``); none if they never do."""
-    chosen: list[Rel] = []
-    covered: set[str] = set()
-    for r in reversed(rels[-40:]):
-        rv = variables(r.lhs) | variables(r.rhs)
-        if rv & set(claim_vars) and r not in chosen:
-            chosen.append(r)
-            covered |= rv
-            if set(claim_vars) <= covered or len(chosen) >= MAX_CONTEXT_PREMISES:
-                break
-    return tuple(reversed(chosen)) if chosen and set(claim_vars) <= covered else ()
 
 
 def _residue_class(chain: Chain) -> tuple[str, int, int] | None:

@@ -132,9 +132,7 @@ class EdgeContext:
     """Step where each value in ``env`` was established (very large for the problem statement)."""
     premises: tuple[Rel, ...] = ()
     """Relations this edge derives from (derivations and solution claims)."""
-    context_premises: bool = False
-    """The premises are the relations established in this context (the problem's equations and
-    earlier facts sharing the claim's variables), not the relation just before it."""
+
     negated: bool = False
     """The sentence denies or questions the relation ("not", "?", "contradiction"): never refuted."""
     parallel: bool = False

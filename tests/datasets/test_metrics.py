@@ -137,3 +137,13 @@ def test_breakdown_groups_sorted() -> None:
     assert list(out) == ["a", "b"]
     assert out["b"]["n"] == 2 and out["b"]["correct_accuracy"] == 1.0 and out["b"]["error_accuracy"] == 0.0
     assert "ci95" in out["a"]
+
+
+def test_flag_scope_precision_splits_the_flags_by_how_far_they_can_be_trusted() -> None:
+    triples = [(3, 3, "first"), (3, 5, "first"), (4, 4, "at_or_before"), (C, 2, "at_or_before"),
+               (5, 1, "at_or_before"), (2, C, None)]
+    got = M.flag_scope_precision(triples)
+    assert got["first"] == {"flags": 2, "exact_flags": 1, "flag_precision": 0.5, "flag_soundness": 1.0}
+    assert got["at_or_before"]["flags"] == 3 and got["at_or_before"]["flag_precision"] == pytest.approx(1 / 3)
+    assert got["at_or_before"]["flag_soundness"] == pytest.approx(1 / 3)
+    assert M.flag_scope_precision([])["first"]["flag_precision"] is None
