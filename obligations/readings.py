@@ -26,6 +26,11 @@ _BRACKETS = re.compile(r"(?<!\\)\[|\\left\s*\[|\\lbrack")  # not "\\[" (display 
 _UNIT_POWER = re.compile(r"(?i)(?:\\(?:text|mathrm|mbox)\s*\{\s*(?:sq\.?\s*)?[a-z]{1,6}\.?\s*\}|(?<![a-z\\])(?:cm|mm|km|m|in|ft|yd|mi|"
                          r"units?|meters?|feet|inch(?:es)?)\b)\s*(?:\^|²|³)")
 MAX_READINGS = 4
+# glued to what precedes it: a short plain name ("f(", "S"; not a command such as \left or \boxed), "}(" / ")(",
+# a power or index, a factorial, a closing brace ("\frac{1}{2}(4)"), or an operator ("36 \cdot (-1) = ...")
+_GLUED_BEFORE = re.compile(r"(?:(?<![\\A-Za-z])[A-Za-z]{1,3}\(?|[0-9})]\(|[\^_!]|\}|(?:\\times|\\cdot|\\div|[×·*/+])[ \t]{0,2})\Z")
+_OPERATOR_AFTER = re.compile(r"[ \t]{0,3}(?:\\times|\\cdot|\\div|×|·|\*|/|\^|\+)")
+
 
 
 def _map(e: Expr, f: Callable[[Expr], Expr]) -> Expr:
@@ -81,13 +86,9 @@ def _bracket_link(f: Formula, link: int, fn: str) -> Rel | None:
     if f.latex:
         text = re.sub(r"\\left\s*\[|\\lbrack|(?<!\\)\[", r"\\l" + fn + " ", text)
         text = re.sub(r"\\right\s*\]|\\rbrack|(?<!\\)\]", r" \\r" + fn + " ", text)
-        fs = extract_formulas(f"${text}$")
     else:
-        fs = extract_formulas(text.replace("[", f"{fn}(").replace("]", ")"))
-    if len(fs) != 1 or len(fs[0].chain.rels) != len(f.chain.rels):
-        return None
-    links = fs[0].chain.links()
-    return Rel(*links[link]) if 0 <= link < len(links) else None
+        text = text.replace("[", f"{fn}(").replace("]", ")")
+    return _reparsed_link(text, f.latex, len(f.chain.rels), link)
 
 
 def notation_readings(r: Rel, f: Formula, link: int) -> tuple[tuple[Rel, ...], str]:
@@ -110,7 +111,20 @@ def notation_readings(r: Rel, f: Formula, link: int) -> tuple[tuple[Rel, ...], s
             if alt is not None:
                 readings.append(alt)
         why.append("square brackets (grouping, or the floor/ceiling function)")
+    if r.op == "!=" and re.search(r"\d\s?!=", f.text):
+        alt = _reparsed_link(f.text.replace("!=", "! ="), f.latex, len(f.chain.rels), link)
+        if alt is not None:
+            readings.append(alt)
+            why.append("'!=' after a number (a factorial followed by '=', or 'not equal')")
     return tuple(readings[:MAX_READINGS]), "; ".join(why)
+
+
+def _reparsed_link(text: str, latex: bool, n_rels: int, link: int) -> Rel | None:
+    fs = extract_formulas(f"${text}$" if latex else text)
+    if len(fs) != 1 or len(fs[0].chain.rels) != n_rels:
+        return None
+    links = fs[0].chain.links()
+    return Rel(*links[link]) if 0 <= link < len(links) else None
 
 
 def guessed_reading(f: Formula, text_before: str, text_after: str) -> str:
@@ -122,6 +136,11 @@ def guessed_reading(f: Formula, text_before: str, text_after: str) -> str:
         return "a number cut out of a longer one (thousands separator, time or ratio)"
     if re.search(r"[\d.]$", before) or re.match(r"\d", after):
         return "a number cut out of a longer expression"
+    unbalanced = f.text.count(")") - f.text.count("(")
+    if (_GLUED_BEFORE.search(text_before) or _OPERATOR_AFTER.match(text_after)
+            or unbalanced > 0 and re.search(r"\([ \t]{0,2}\Z", text_before) or unbalanced < 0 and re.match(r"\s{0,2}\)", text_after)):
+        # "f^{-1}(0) = 3" read as "0 = 3", "\frac{1}{2}(4)(4) = 8" as "4 * 4 = 8", "7 = 2 \times 7 \times \sin\theta"
+        return "a formula cut out of a longer expression (a function applied to it, or a factor or term not read)"
     return ""
 
 

@@ -225,7 +225,7 @@ class _Builder:
                     ctx_common = dict(
                         formula=f, link=li, rel=r, env=env, env_origin=dict(scope.origin),
                         negated=negated, hypothetical=hypothetical, parallel=parallel, word_problem=self.word_problem,
-                        supposed=supposed, reductio=reductio, around=(text[max(0, f.start - 4) : f.start], text[f.end : f.end + 60]),
+                        supposed=supposed, reductio=reductio, around=(text[max(0, f.start - 12) : f.start], text[f.end : f.end + 60]),
                         rounded=frozenset(self.rounded),
                         env_steps={k: scope.origin_step.get(k, 0) for k in env},
                         integer_vars=frozenset(self.integer_vars),
