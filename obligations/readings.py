@@ -26,6 +26,7 @@ _BRACKETS = re.compile(r"(?<!\\)\[|\\left\s*\[|\\lbrack")  # not "\\[" (display 
 _UNIT_POWER = re.compile(r"(?i)(?:\\(?:text|mathrm|mbox)\s*\{\s*(?:sq\.?\s*)?[a-z]{1,6}\.?\s*\}|(?<![a-z\\])(?:cm|mm|km|m|in|ft|yd|mi|"
                          r"units?|meters?|feet|inch(?:es)?)\b)\s*(?:\^|²|³)")
 MAX_READINGS = 4
+_TRIGGER = re.compile(r"log|sin|cos|tan|\^|\[|\\lbrack|!=")
 # glued to what precedes it: a short plain name ("f(", "S"; not a command such as \left or \boxed), "}(" / ")(",
 # a power or index, a factorial, a closing brace ("\frac{1}{2}(4)"), or an operator ("36 \cdot (-1) = ...")
 _GLUED_BEFORE = re.compile(r"(?:(?<![\\A-Za-z])[A-Za-z]{1,3}\(?|[0-9})]\(|[\^_!]|\}|(?:\\times|\\cdot|\\div|[×·*/+])[ \t]{0,2})\Z")
@@ -93,6 +94,8 @@ def _bracket_link(f: Formula, link: int, fn: str) -> Rel | None:
 
 def notation_readings(r: Rel, f: Formula, link: int) -> tuple[tuple[Rel, ...], str]:
     """Other readings of ``r`` (the ``link``-th relation of ``f``) in common use, and what is ambiguous."""
+    if not _TRIGGER.search(f.text):
+        return (), ""  # none of the notations below is written: nothing to re-read
     nodes = _nodes(r)
     readings: list[Rel] = []
     why: list[str] = []
