@@ -121,6 +121,8 @@ def _quantified_over(sentence: str, vs: frozenset[str]) -> bool:
     if _IDENTITY_WORD.search(sentence[:400]):
         return True
     for m in _FOR_ALL.finditer(sentence[:400]):
+        if _IN_STRUCTURE.match(sentence, m.end(), m.end() + 40):
+            continue  # "for all x in G": elements of a group or another structure, not numbers
         # "for all a, c": every letter of the claim must be quantified; a letter left out is an
         # unknown to be found ("A/(x-3) + B/(x-5) = ... for all x" determines A and B)
         listed, pos = {m.group(1)}, m.end()
@@ -132,6 +134,8 @@ def _quantified_over(sentence: str, vs: frozenset[str]) -> bool:
     return False
 
 
+_IN_STRUCTURE = re.compile(r"[\s$\\)a-zA-Z,]{0,12}?(?:\bin\b|∈|\\in\b)\s{1,3}(?:\$|\\\()?\s{0,3}"
+                           r"(?!\\mathbb|ℝ|ℤ|ℕ|ℚ|ℂ|[RZNQC]\b|the real|the integer|real|integer)")
 _LISTED = re.compile(r"\s{0,3}(?:\$|\\\))?\s{0,3}(?:,|\band\b)\s{0,3}(?:\$|\\\()?\s{0,3}([a-zA-Z])(?![A-Za-z(])")
 
 

@@ -30,6 +30,7 @@ _TRIGGER = re.compile(r"log|sin|cos|tan|\^|\[|\\lbrack|!=")
 # glued to what precedes it: a short plain name ("f(", "S"; not a command such as \left or \boxed), "}(" / ")(",
 # a power or index, a factorial, a closing brace ("\frac{1}{2}(4)"), or an operator ("36 \cdot (-1) = ...")
 _GLUED_BEFORE = re.compile(r"(?:(?<![\\A-Za-z])[A-Za-z]{1,3}\(?|[0-9})]\(|[\^_!]|\}|(?:\\times|\\cdot|\\div|[×·*/+])[ \t]{0,2})\Z")
+_FUNCTION_BEFORE = re.compile(r"(?<![A-Za-z])\\?(?:sin|cos|tan|cot|sec|csc|log|ln|exp|sqrt|arcsin|arccos|arctan)[ \t]{0,2}\Z")
 _OPERATOR_AFTER = re.compile(r"[ \t]{0,3}(?:\\times|\\cdot|\\div|×|·|\*|/|\^|\+)")
 
 
@@ -140,7 +141,7 @@ def guessed_reading(f: Formula, text_before: str, text_after: str) -> str:
     if re.search(r"[\d.]$", before) or re.match(r"\d", after):
         return "a number cut out of a longer expression"
     unbalanced = f.text.count(")") - f.text.count("(")
-    if (_GLUED_BEFORE.search(text_before) or _OPERATOR_AFTER.match(text_after)
+    if (_GLUED_BEFORE.search(text_before) or _FUNCTION_BEFORE.search(text_before) or _OPERATOR_AFTER.match(text_after)
             or unbalanced > 0 and re.search(r"\([ \t]{0,2}\Z", text_before) or unbalanced < 0 and re.match(r"\s{0,2}\)", text_after)):
         # "f^{-1}(0) = 3" read as "0 = 3", "\frac{1}{2}(4)(4) = 8" as "4 * 4 = 8", "7 = 2 \times 7 \times \sin\theta"
         return "a formula cut out of a longer expression (a function applied to it, or a factor or term not read)"

@@ -56,7 +56,8 @@ _VERBAL_CONCLUSION = re.compile(r"(?i)\b(?:the (?:final )?answer is|therefore,? 
 _CUSTOM_OP = re.compile(r"(?i)\boperations?\b|\bdefined? (?:by|as)\b|\\(?:star|diamond|oplus|otimes|odot|circ|"
                         r"bigstar|clubsuit|spadesuit|heartsuit|triangle|nabla|dagger|boxplus)\b")
 _IMAGINARY = re.compile(r"(?i)\bcomplex\b|\bimaginary\b|(?<![A-Za-z\\])i ?\^ ?\{? ?2|\\mathrm\{i\}|\bi ?= ?\\sqrt\{-1\}")
-_NAMING = re.compile(r"(?i)\b(where|let|with|denote|call|coefficients?|given)\b")
+# naming or substituting an input value, not solving for it ("substitute f = 10 cm into the formula")
+_NAMING = re.compile(r"(?i)\b(where|let|with|denote|call|coefficients?|given|substitut\w*|plug\w*|putting|inserting|setting)\b")
 _ALTERNATIVE = re.compile(r"(?i)\bor\b|\\lor|\\vee")
 _PARALLEL = re.compile(r"(?i)\bor\b|\band\b|,|;|\\quad|\\lor|\\vee|\\text\{ {0,3}(or|and) {0,3}\}")
 _CONCLUDE = re.compile(r"(?i)\b(answer|therefore|thus|hence|finally|in total|altogether)\b|\\boxed")

@@ -67,3 +67,22 @@ def test_latex_sizing_commands_do_not_cut_a_formula() -> None:
 def test_the_same_numbers_written_whole_are_checked() -> None:
     assert verdict("$2500 \\times 2 = 6000$.").first_error_step == 1
     assert verdict("The box holds $4 \\times 5 \\times 6 = 130$ cubic centimetres.").first_error_step == 1
+
+
+@pytest.mark.parametrize(("step", "expected"), [
+    ("Since 4x = 0 for all x in G, every order divides 4.", None),  # elements of a group, not numbers
+    ("Since $4x = 0$ for all $x$, we are done.", 1),
+    (r"Since $4x = 0$ for all $x \in \mathbb{R}$, we are done.", 1),
+    (r"Clearly $\sqrt{a^2} = a$ for all a.", None),  # holds for every positive a: lengths, counts
+    (r"Clearly $\sqrt{a^2} = 2a$ for all a.", 1),
+    ("f(pi) = 0 since sin 4pi = 0.", None),  # "4pi = 0" is what is read: sin was applied to it
+])
+def test_the_domain_of_a_quantified_identity(step: str, expected: int | None) -> None:
+    assert verdict(step).first_error_step == expected
+
+
+def test_a_substituted_value_is_an_input_not_a_solution() -> None:
+    v = localize(proof_from_steps("Lens: $1/f = 1/u + 1/v$.", ["We have $2f = 30$.", "Substitute $f = 10$ into the formula."]))
+    assert v.verdict == "correct"
+    v = localize(proof_from_steps("Lens.", ["We have $2f = 30$.", "So $f = 10$."]))
+    assert v.first_error_step == 2
