@@ -90,15 +90,20 @@ def table(runs: Path, before: Path | None) -> list[str]:
         for tag, root in (("before", before), ("after", runs)):
             if root is None:
                 continue
-            rows = load_predictions(root / name)
-            if not rows:
-                continue
-            f = figures(rows, name in FLAWED_ONLY)
-            split = f"{_f(f['precision_first'])} ({f['flags_first']}) / {_f(f['precision_at_or_before'])} ({f['flags_at_or_before']})"
-            label = f"{name}{' (flawed only)' if name in FLAWED_ONLY else ''}{' ' + tag if before else ''}"
-            lines.append(f"| {label} | {role} | {f['n']} | {f['flags']} | {_f(f['flag_soundness'], False)} | "
-                         f"{_f(f['correct_flagged'])} | {_f(f['flag_precision'])} | {_f(f['error_accuracy'])} | {split} |")
+            all_rows = load_predictions(root / name)
+            for sub in ((None, "math") if name == "processbench" else (None,)):
+                rows = [r for r in all_rows if sub is None or r.get("subset") == sub]
+                if rows:
+                    lines.append(_row(name if sub is None else f"{name} ({sub})", role, tag if before else "", rows))
     return lines
+
+
+def _row(name: str, role: str, tag: str, rows: list[dict[str, Any]]) -> str:
+    f = figures(rows, name in FLAWED_ONLY)
+    split = f"{_f(f['precision_first'])} ({f['flags_first']}) / {_f(f['precision_at_or_before'])} ({f['flags_at_or_before']})"
+    label = f"{name}{' (flawed only)' if name in FLAWED_ONLY else ''}{' ' + tag if tag else ''}"
+    return (f"| {label} | {role} | {f['n']} | {f['flags']} | {_f(f['flag_soundness'], False)} | "
+            f"{_f(f['correct_flagged'])} | {_f(f['flag_precision'])} | {_f(f['error_accuracy'])} | {split} |")
 
 
 # ---------------------------------------------------------------------------------------
