@@ -583,6 +583,8 @@ def _gap_outcome(ob: CoverageObligation, val: Fraction) -> Outcome:
     outside a range it fixes ("N = 3 and N >= 4" for N >= 3); and when every case boundary is an
     integer, the cases may mean an integer variable, so a gap that holds no integer is not one."""
     note = f"no case covers {ob.variable} = {fmt(val)}"
+    if ob.domain_stated:
+        return Refuted("z3", {ob.variable: fmt(val)}, f"{note}, and the text fixes the domain")
     if any(ob.parity):
         return Unknown("z3", f"{note}, but the problem's conditions may exclude that residue class (the domain is guessed)")
     bounds = sorted({lit.value for r in ob.conditions for lit in literals(r.lhs) + literals(r.rhs)})[:MAX_GAP_CANDIDATES]

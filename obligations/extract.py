@@ -197,4 +197,5 @@ def _coverage(cov: CaseSplit, base: dict[str, object]) -> Obligation:
         parity=cov.residues,
         domain="integer" if cov.integer else "real",
         domain_constraints=cov.constraints,
+        domain_stated=cov.domain_stated,
     )

@@ -196,6 +196,9 @@ class CoverageObligation(_ObligationBase):
     """Domain of the variable."""
     domain_constraints: RelsField = ()
     """Constraints on the variable stated in the problem (e.g. ``n > 0``)."""
+    domain_stated: bool = False
+    """The text fixes the domain outright ("for every integer n"): every gap is refuted, not only
+    those inside the range the cases mark out."""
 
     def claim_text(self) -> str:
         return f"cases {' | '.join(self.cases)} cover {self.variable} ∈ {self.domain}"

@@ -487,6 +487,18 @@ def _trailing_negation(text: str, end: int) -> bool:
         "contradiction" in tail
 
 
+def _domain_stated(var: str, proof: Proof) -> bool:
+    """The problem quantifies the split variable over all integers ("for every integer n",
+    "n ∈ ℤ"), or the proof says its cases cover all of them."""
+    v = re.escape(var)
+    problem = proof.problem[:4000]
+    if re.search(r"(?i)\bfor\s{1,3}(?:every|all|any|each)\s{1,3}integers?\s{0,3}(?:\$|\\\()?\s{0,3}" + v + r"(?![A-Za-z])", problem) \
+            or re.search(v + r"\s{0,3}\\in\s{0,3}\\mathbb\s{0,3}\{?Z", problem):
+        return True
+    return any(re.search(r"(?i)\bcover\w{0,3}\s{1,3}(?:all|every)\s{1,3}(?:the\s{1,3})?(?:integers?|residues?|remainders?)", s.text[:4000])
+               for s in proof.steps)
+
+
 def decompose(proof: Proof) -> StateTree:
     """Decompose every step into EdgeUnits and build the proof-state tree."""
     b = _Builder(proof)
@@ -500,7 +512,8 @@ def decompose(proof: Proof) -> StateTree:
             constraints.append(Rel(Var(cov.variable), ">", zero))
         elif re.search(r"(?i)\bnon-?negative\b", proof.problem):
             constraints.append(Rel(Var(cov.variable), ">=", zero))
-        cov = replace(cov, constraints=tuple(constraints))
+        cov = replace(cov, constraints=tuple(constraints),
+                      domain_stated=_domain_stated(cov.variable, proof) and cov.integer and not constraints)
         tree.contexts[eid] = EdgeContext(formula=tree.contexts[eid].formula, coverage=cov)
     return tree
 

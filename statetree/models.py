@@ -115,6 +115,9 @@ class CaseSplit:
     """The case headers as written."""
     constraints: tuple[Rel, ...] = ()
     """Constraints on the variable stated in the problem (including 'positive', 'non-negative')."""
+    domain_stated: bool = False
+    """The text fixes the domain outright ("for every integer n", "the cases cover all integers"):
+    a gap anywhere in it is a gap, not a guess."""
 
 
 @dataclass(frozen=True)

@@ -30,3 +30,10 @@ def test_a_supposed_relation_is_a_premise_only_in_its_own_step() -> None:
 def test_a_repeated_case_header_is_not_a_split() -> None:
     assert first("Let $n$ be an integer.", "Case 1: $n$ is even. fine.", "Case 2: $n$ is even. fine.") is None
     assert first("Let $x$ be real.", "Case 1: $x < 0$. fine.", "Case 2: $x > 0$. fine.") == 1
+
+
+def test_a_residue_gap_is_refuted_only_where_the_text_fixes_the_domain() -> None:
+    steps = ["Case 1: $n = 3k$. fine.", "Case 2: $n = 3k + 1$. fine."]
+    assert first("Show that $n^3 - n$ is divisible by 3 for every integer n.", *steps) == 1
+    assert first("Let $n$ be an integer with the stated property.", *steps) is None  # the property may exclude 3k + 2
+    assert first("Let $n$ be an integer with the stated property.", *steps, "These cases cover all integers.") == 1
