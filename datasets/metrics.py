@@ -75,6 +75,21 @@ def early_flags(pairs: Sequence[Pair]) -> int:
     return sum(pred is not None and (lab is None or pred < lab) for lab, pred in pairs)
 
 
+def flag_soundness(pairs: Sequence[Pair]) -> float | None:
+    """Share of flags on a proof labelled wrong at or after its labelled first error.
+
+    A flag after the first error may point at a genuine later false formula, so it counts as
+    sound; a flag on a correct proof or before the first error cannot be right."""
+    n = flags(pairs)
+    return _ratio(n - early_flags(pairs), n)
+
+
+def correct_flagged(pairs: Sequence[Pair]) -> float | None:
+    """Share of the proofs labelled correct that received a flag (``1 - correct_accuracy``)."""
+    sound = [pred for lab, pred in pairs if lab is None]
+    return _ratio(sum(pred is not None for pred in sound), len(sound))
+
+
 def late_flags(pairs: Sequence[Pair]) -> int:
     """Flags after the labelled step: maybe a real later error, but not the first one."""
     return sum(pred is not None and lab is not None and pred > lab for lab, pred in pairs)
@@ -239,10 +254,23 @@ def summarize(pairs: Sequence[Pair]) -> dict[str, Any]:
         "exact_flags": sum(pred is not None and pred == lab for lab, pred in pairs),
         "early_flags": early,
         "early_flag_rate": _ratio(early, n_flags),
+        "flag_soundness": flag_soundness(pairs),
+        "correct_flagged": correct_flagged(pairs),
         "late_flags": late_flags(pairs),
         "missed_errors": missed_errors(pairs),
         "mean_signed_offset": mean_signed_offset(pairs),
     })
+    return out
+
+
+def flag_scope_precision(triples: Sequence[tuple[int | None, int | None, object]]) -> dict[str, dict[str, Any]]:
+    """Exact flag precision per verdict ``flag_scope`` (``first``: every earlier obligation was
+    decided; ``at_or_before``: some stayed unknown), from ``(label, predicted, scope)``."""
+    out: dict[str, dict[str, Any]] = {}
+    for scope in ("first", "at_or_before"):
+        pairs = [(lab, pred) for lab, pred, sc in triples if sc == scope and pred is not None]
+        out[scope] = {"flags": len(pairs), "exact_flags": sum(lab == pred for lab, pred in pairs),
+                      "flag_precision": flag_precision(pairs), "flag_soundness": flag_soundness(pairs)}
     return out
 
 
@@ -290,6 +318,8 @@ def score_document(
     errors = Counter(str(rec.get("error")).split(":", 1)[0] for _, rec in rows if rec.get("error"))
     out["pipeline_errors"] = sum(errors.values())
     out["pipeline_error_kinds"] = dict(errors.most_common())
+    out["flag_scope"] = flag_scope_precision([(it.first_error, _pred_step(rec.get("predicted")), rec.get("flag_scope"))
+                                              for it, rec in rows])
     out["ci95"] = {k: (list(v) if v else None) for k, v in bootstrap_ci(pairs, resamples=resamples, seed=seed).items()}
     out["bootstrap"] = {"resamples": resamples, "seed": seed, "level": 0.95, "method": "percentile, items resampled"}
     ci = {"resamples": resamples, "seed": seed}

@@ -115,6 +115,12 @@ def render_report(metrics: Mapping[str, Any], rows: Sequence[Row], *, plots: boo
     add(f"| at the labelled step | {metrics['exact_flags']} | |")
     add(f"| early flags | {metrics['early_flags']} | on correct proofs or before the labelled step: certain false alarms "
         f"({_pct(metrics.get('early_flag_rate'))} of flags) |")
+    add(f"| flag soundness | {_pct(metrics.get('flag_soundness'))} | flags on a proof labelled wrong, at or after its first error |")
+    add(f"| correct proofs flagged | {_pct(metrics.get('correct_flagged'))} | of the proofs labelled correct |")
+    for scope, note in (("first", "every earlier obligation decided: the first error as far as formulas go"),
+                        ("at_or_before", "some earlier obligation unknown: the first error is at or before the flag")):
+        fs = (metrics.get("flag_scope") or {}).get(scope) or {}
+        add(f"| flags marked `{scope}` | {fs.get('flags', 0)} | {note}; exact precision {_pct(fs.get('flag_precision'))} |")
     add(f"| late flags | {metrics['late_flags']} | after the labelled step: maybe a real later error, not the first |")
     add(f"| missed errors | {metrics['missed_errors']} | flawed proofs predicted correct |")
     add(f"| mean signed offset of wrong flags | {_num(metrics.get('mean_signed_offset'))} | predicted − labelled step (< 0: early) |")
@@ -176,13 +182,13 @@ def _breakdown_table(out: list[str], title: str, table: Mapping[str, Mapping[str
     if not table:
         return
     out.append(f"## {title}\n")
-    out.append("| name | n | flawed | correct | error acc. | correct acc. | F1 | F1 95 % CI | flag prec. | flags | early | late |")
-    out.append("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
+    out.append("| name | n | flawed | correct | error acc. | correct acc. | F1 | F1 95 % CI | flag prec. | sound | correct flagged | flags | early | late |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|")
     for name, m in table.items():
         out.append(
             f"| {_cell(name, 40)} | {m['n']} | {m['n_error']} | {m['n_correct']} | {_pct(m.get('error_accuracy'))} | "
             f"{_pct(m.get('correct_accuracy'))} | {_pct(m.get('f1'))} | {_ci((m.get('ci95') or {}).get('f1'))} | "
-            f"{_pct(m.get('flag_precision'))} | {m['flags']} | {m['early_flags']} | {m['late_flags']} |"
+            f"{_pct(m.get('flag_precision'))} | {_pct(m.get('flag_soundness'))} | {_pct(m.get('correct_flagged'))} | {m['flags']} | {m['early_flags']} | {m['late_flags']} |"
         )
     out.append("")
 

@@ -150,6 +150,11 @@ class Verdict(BaseModel):
     """Time spent per stage."""
     backends: dict[str, str] = Field(default_factory=dict)
     """Names and versions of the checkers that ran."""
+    flag_scope: Literal["first", "at_or_before"] | None = None
+    """How far an offline flag can be trusted as the *first* error: ``first`` when every obligation
+    of every earlier step was decided and none refuted (as far as formulas go, nothing before it is
+    wrong), ``at_or_before`` when some earlier obligation stayed ``unknown`` (the first error is at
+    or before the flagged step). ``None`` for a ``correct`` verdict and for the model methods."""
     mode: Literal["offline", "llm", "judge"] = "offline"
     """Which method produced the verdict."""
     basis: Literal["checked", "formal", "reviewed", "judged"] | None = None

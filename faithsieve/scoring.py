@@ -92,6 +92,8 @@ def predict(item: LabelledItem, settings: Settings) -> dict[str, Any]:
             evidence = [e.model_dump(mode="json") for e in verdict.steps[k - 1].evidence if e.status == "refuted"]
         rec.update(predicted=_label_json(k), verdict=verdict.verdict, reason=verdict.reason,
                    coverage=verdict.coverage.model_dump(mode="json"), error=None)
+        if verdict.flag_scope is not None:
+            rec["flag_scope"] = verdict.flag_scope
         if verdict.mode != "offline":
             rec["basis"] = verdict.basis
             rec["usage"] = verdict.usage.model_dump() if verdict.usage else None

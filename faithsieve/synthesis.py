@@ -66,9 +66,14 @@ def synthesize(proof: Proof, tree: StateTree, evidence: list[Evidence], timings:
             cx = ", ".join(f"{k} = {v}" for k, v in (ev.counterexample or {}).items())
             reason = f"step {rep.step}: {ev.kind.value} claim '{ev.claim}' refuted by {ev.method} ({cx})"
             break
+    scope = None
+    if first is not None:
+        earlier = [e for rep in reports[: first - 1] for e in rep.evidence]
+        scope = "first" if all(e.status == "verified" for e in earlier) else "at_or_before"
     return Verdict(
         verdict="error" if first is not None else "correct",
         first_error_step=first,
+        flag_scope=scope,
         reason=reason,
         steps=tuple(reports),
         coverage=coverage,

@@ -13,6 +13,7 @@ running-total chains (``3 × 4 = 12 + 5 = 17``), and percent-of-base notation.
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Callable, Iterable
@@ -440,6 +441,17 @@ class SympyChecker:
             return self._random_points(ob.claim)
         return Unknown(self.name, "not an identity; may be an equation in its unknowns")
 
+    def _holds_for_positive(self, c: Rel, names: list[str], rng: random.Random) -> bool:
+        """No positive rational point separates the sides (8 tries)."""
+        for _ in range(8):
+            env = {n: Fraction(rng.randint(1, 9), rng.randint(1, 5)) for n in names}
+            try:
+                if evaluate(c.lhs, env, self.lim) != evaluate(c.rhs, env, self.lim):
+                    return False
+            except FaithSieveError:
+                continue
+        return True
+
     def _random_points(self, c: Rel) -> Outcome:
         rng = random.Random(self.seed)
         names = sorted(variables(c.lhs) | variables(c.rhs))
@@ -450,6 +462,10 @@ class SympyChecker:
             except FaithSieveError:
                 continue
             if a != b:
+                if self._holds_for_positive(c, names, rng):
+                    # letters often name lengths, counts or sizes: the domain is guessed ("sqrt(a^2) = a")
+                    return Unknown(self.name, "fails only where some letter is negative or zero: the letters "
+                                              "may denote positive quantities (the domain is guessed)")
                 cx = {n: fmt(v) for n, v in env.items()}
                 cx.update({"lhs": fmt(a), "rhs": fmt(b)})
                 return Refuted("random-points", cx, "claimed identity fails at an exact rational point")
@@ -559,6 +575,55 @@ def _residue(par: str) -> tuple[int, int]:
     return int(m), int(r)
 
 
+def _uncovered(ob: CoverageObligation, val: Fraction) -> bool:
+    """Confirmed exactly: no case condition holds at ``val`` and the problem's constraints allow it."""
+    env = {ob.variable: val}
+    k = 0
+    for i, par in enumerate(ob.parity):
+        if par:
+            mod, rem = _residue(par)
+            if val.denominator == 1 and val.numerator % mod == rem:
+                return False
+        else:
+            n = ob.case_sizes[i]
+            if all(_holds(r, env) for r in ob.conditions[k : k + n]):
+                return False
+            k += n
+    return all(_holds(r, env) is not False for r in ob.domain_constraints)
+
+
+MAX_GAP_CANDIDATES = 64
+
+
+def _gap_outcome(ob: CoverageObligation, val: Fraction) -> Outcome:
+    """Refute only a gap the text fixes: a value inside the range the cases themselves mark out.
+
+    The domain of a split is guessed when the problem states it in words. A residue class left
+    out may be excluded there ("p prime, p > 3"); a value below or above every case may lie
+    outside a range it fixes ("N = 3 and N >= 4" for N >= 3); and when every case boundary is an
+    integer, the cases may mean an integer variable, so a gap that holds no integer is not one."""
+    note = f"no case covers {ob.variable} = {fmt(val)}"
+    if ob.domain_stated:
+        return Refuted("z3", {ob.variable: fmt(val)}, f"{note}, and the text fixes the domain")
+    if any(ob.parity):
+        return Unknown("z3", f"{note}, but the problem's conditions may exclude that residue class (the domain is guessed)")
+    bounds = sorted({lit.value for r in ob.conditions for lit in literals(r.lhs) + literals(r.rhs)})[:MAX_GAP_CANDIDATES]
+    integer = ob.domain == "integer" or (bool(bounds) and all(b.denominator == 1 for b in bounds))
+    candidates: list[Fraction] = list(bounds)
+    for a, b in zip(bounds, bounds[1:]):
+        if integer:
+            lo = math.floor(a)
+            candidates += [Fraction(i) for i in range(lo, min(math.ceil(b), lo + MAX_GAP_CANDIDATES) + 1)]
+        else:
+            candidates.append((a + b) / 2)
+    for c in candidates:
+        if (not integer or c.denominator == 1) and _uncovered(ob, c):
+            return Refuted("z3", {ob.variable: fmt(c)}, f"no case covers {ob.variable} = {fmt(c)}, inside the range the cases mark out")
+    why = "the cases cover every integer in their range: the variable may range over the integers" if integer and \
+        ob.domain == "real" else "it lies beyond every case: the problem's domain may end before it"
+    return Unknown("z3", f"{note}, but {why} (the domain is guessed)")
+
+
 class Z3Checker:
     """SMT over the reals (integers where known): Γ ∧ ¬G unsat = verified; sat = counterexample."""
 
@@ -614,6 +679,9 @@ class Z3Checker:
         if r2 == z3.unsat and witness is not None:
             # confirm exactly: the witness satisfies the premises and falsifies the claim
             if all(_holds(p, witness) for p in ob.premises) and _holds(ob.claim, witness) is False:
+                if ints and self._consistent_over_reals(ob, deadline):
+                    return Unknown(self.name, "contradicts its premises only if the variables are integers "
+                                              "(the domain is guessed from the problem's words)")
                 cx = {k: fmt(v) for k, v in witness.items()}
                 cx["premise"] = "; ".join(str(p) for p in ob.premises)
                 return Refuted("z3", cx, "contradicts the relation it is derived from (no value satisfies both)")
@@ -627,6 +695,13 @@ class Z3Checker:
         if r1 == z3.unknown or r2 == z3.unknown:
             return Unknown(self.name, "solver gave up (timeout or nonlinear)")
         return Unknown(self.name, "does not follow from the previous relation alone")
+
+    def _consistent_over_reals(self, ob: DerivationObligation, deadline: float) -> bool:
+        """Premises and claim hold together for some real values (or the solver cannot exclude it)."""
+        syms = _Syms(z3.Context())
+        s = self._solver(deadline, syms.ctx)
+        s.add(*[_z3_rel(p, syms) for p in ob.premises], _z3_rel(ob.claim, syms))
+        return s.check() != z3.unsat
 
     def _coverage(self, ob: CoverageObligation, deadline: float) -> Outcome:
         ctx = z3.Context()
@@ -655,20 +730,8 @@ class Z3Checker:
             v = s.model().eval(x, model_completion=True)
             if z3.is_int_value(v) or z3.is_rational_value(v):
                 val = Fraction(v.as_long()) if z3.is_int_value(v) else Fraction(v.numerator_as_long(), v.denominator_as_long())
-                # confirm exactly: no case condition holds at val
-                env = {ob.variable: val}
-                k = 0
-                hit = False
-                for i, par in enumerate(ob.parity):
-                    if par:
-                        mod, rem = _residue(par)
-                        hit |= val.denominator == 1 and val.numerator % mod == rem
-                    else:
-                        n = ob.case_sizes[i]
-                        hit |= all(_holds(r, env) for r in ob.conditions[k : k + n])
-                        k += n
-                if not hit and all(_holds(r, env) is not False for r in ob.domain_constraints):
-                    return Refuted("z3", {ob.variable: fmt(val)}, f"no case covers {ob.variable} = {fmt(val)}")
+                if _uncovered(ob, val):
+                    return _gap_outcome(ob, val)
         return Unknown(self.name, "coverage undecided")
 
 

@@ -18,6 +18,7 @@ from faithsieve.obligations.models import (
     ArithmeticObligation, CoverageObligation, DerivationObligation, IdentityObligation, Obligation, Rel,
     SolutionObligation, SubstitutionObligation,
 )
+from faithsieve.obligations.readings import guessed_reading, notation_readings
 from faithsieve.statetree.models import CaseSplit, EdgeContext, StateTree
 from faithsieve.statetree.models import EdgeUnit, TransitionType
 
@@ -45,11 +46,18 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str) -> Obligation | None:
     if ctx.coverage is not None:
         return _coverage(ctx.coverage, base)
     r = ctx.rel
-    if r is None or ctx.negated or ctx.formula is None:
+    if r is None or ctx.negated or ctx.formula is None or ctx.supposed:
         return None
     f = ctx.formula
     vs = _rel_vars(r)
     approx = f.approx_context or r.op == "~"
+    if ctx.reductio and not vs and _bare(r.lhs) and _bare(r.rhs):
+        return None  # inside a supposition being refuted, "4 = 5" is the contradiction sought
+    readings, ambiguity = notation_readings(r, f, ctx.link)
+    guessed = guessed_reading(f, *ctx.around)
+    if guessed:
+        readings, ambiguity = (), guessed  # no reading to try: a refutation would rest on the guess
+    base.update(readings=readings, ambiguity=ambiguity)
     if not vs:
         lits = {n.text for n in literals(r.lhs) + literals(r.rhs)}
         return ArithmeticObligation(**base, claim=r, approx=approx, rounded=tuple(sorted(lits & ctx.rounded)))
@@ -71,9 +79,12 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str) -> Obligation | None:
         if (vs == set().union(*(_rel_vars(p) for p in prem)) and all(p != r for p in prem)
                 and all(p.op != "!=" and not _defines_var(p) for p in prem)):
             return DerivationObligation(**base, premises=prem, claim=r, integer_vars=tuple(sorted(ctx.integer_vars & vs)))
-    if r.op == "=" and not ctx.parallel:
+    if r.op == "=" and not ctx.parallel and not ctx.reductio:
+        # (inside a supposition being refuted, an equation no value satisfies is the contradiction sought)
         sentence = f.lead[max(f.lead.rfind(". "), f.lead.rfind("\n")) + 1 :]
-        asserted = _quantified_over(sentence, vs) or (
+        after = ctx.around[1]
+        after = after[: min((i for i in (after.find(". "), after.find("\n"), after.find(";")) if i >= 0), default=len(after))]
+        asserted = _quantified_over(sentence, vs) or _quantified_over(after, vs) or (
             bool(_EXPAND_CONTEXT.search(sentence)) and _expansion_shape(r))
         return IdentityObligation(**base, claim=r, asserted_identity=asserted)
     return None
@@ -96,17 +107,36 @@ def _substitution_meant(ctx: EdgeContext, r: Rel, step: int) -> bool:
     return closed is not None and not isinstance(closed, Num) and len(f.chain.exprs) >= 3 and same_step
 
 
-_FOR_ALL = re.compile(r"(?i)\b(?:for all|for every|for any|identity|identically)\b(?:\s+(?:real|integer|values?|numbers?|of|s)\b)*"
-                      r"\s*(?:\$|\\\()?\s*([a-zA-Z])?")
+_FOR_ALL = re.compile(r"(?i)\b(?:for all|for every|for any)\b(?:\s{1,3}(?:real|integers?|values?|numbers?|of|complex|positive|"
+                      r"non-?negative)\b){0,3}\s{0,3}(?:\$|\\\()?\s{0,3}([a-zA-Z])(?![A-Za-z(])")
+_IDENTITY_WORD = re.compile(r"(?i)\bidentically\b|\b(?:is|as|an|this)\s{1,3}identity\b(?!\s{0,3}(?:matrix|map|element|function|"
+                            r"permutation|transformation|operator))")
 
 
 def _quantified_over(sentence: str, vs: frozenset[str]) -> bool:
-    """"for all x" says an identity in x is meant: only when x is one of the claim's variables
-    ("must hold for all values of x, so 4 - 6c = 0" is an equation in c)."""
-    m = _FOR_ALL.search(sentence)
-    if m is None:
-        return False
-    return m.group(1) is None or m.group(1) in vs
+    """"for all x" says an identity in x is meant: only when x, the letter right after the
+    quantifier, is one of the claim's variables ("must hold for all values of x, so 4 - 6c = 0" is
+    an equation in c; "for each pair (a, b)" lists objects, not values); "identically" or "is an
+    identity" says so outright (not "the identity matrix")."""
+    if _IDENTITY_WORD.search(sentence[:400]):
+        return True
+    for m in _FOR_ALL.finditer(sentence[:400]):
+        if _IN_STRUCTURE.match(sentence, m.end(), m.end() + 40):
+            continue  # "for all x in G": elements of a group or another structure, not numbers
+        # "for all a, c": every letter of the claim must be quantified; a letter left out is an
+        # unknown to be found ("A/(x-3) + B/(x-5) = ... for all x" determines A and B)
+        listed, pos = {m.group(1)}, m.end()
+        while (more := _LISTED.match(sentence, pos, pos + 20)) is not None:
+            listed.add(more.group(1))
+            pos = more.end()
+        if vs <= listed:
+            return True
+    return False
+
+
+_IN_STRUCTURE = re.compile(r"[\s$\\)a-zA-Z,]{0,12}?(?:\bin\b|∈|\\in\b)\s{1,3}(?:\$|\\\()?\s{0,3}"
+                           r"(?!\\mathbb|ℝ|ℤ|ℕ|ℚ|ℂ|[RZNQC]\b|the real|the integer|real|integer)")
+_LISTED = re.compile(r"\s{0,3}(?:\$|\\\))?\s{0,3}(?:,|\band\b)\s{0,3}(?:\$|\\\()?\s{0,3}([a-zA-Z])(?![A-Za-z(])")
 
 
 def _product_form(e: Expr) -> bool:
@@ -124,6 +154,11 @@ def _expansion_shape(r: Rel) -> bool:
         if _product_form(a) and isinstance(b, BinOp) and b.op in "+-" and variables(a) == variables(b):
             return True
     return False
+
+
+def _bare(e: Expr) -> bool:
+    """A number as written, nothing computed (``5``, ``-3``)."""
+    return isinstance(e, Num) or isinstance(e, Neg) and isinstance(e.operand, Num)
 
 
 def _defines_var(r: Rel) -> bool:
@@ -162,4 +197,5 @@ def _coverage(cov: CaseSplit, base: dict[str, object]) -> Obligation:
         parity=cov.residues,
         domain="integer" if cov.integer else "real",
         domain_constraints=cov.constraints,
+        domain_stated=cov.domain_stated,
     )

@@ -96,6 +96,11 @@ class _ObligationBase(BaseModel):
     """Id of the EdgeUnit this obligation came from."""
     source: str
     """The claim's source text, verbatim."""
+    readings: RelsField = ()
+    """Other readings of the claim in common use (``log`` base 10, degrees, ...): a refutation
+    stands only if every reading is refuted too (``obligations.readings``)."""
+    ambiguity: str = ""
+    """What the text leaves open; with no ``readings``, a refutation is recorded ``unknown`` with it."""
 
     def claim_text(self) -> str:
         """The obligation as checked, rendered: premises ⊢ claim."""
@@ -191,6 +196,9 @@ class CoverageObligation(_ObligationBase):
     """Domain of the variable."""
     domain_constraints: RelsField = ()
     """Constraints on the variable stated in the problem (e.g. ``n > 0``)."""
+    domain_stated: bool = False
+    """The text fixes the domain outright ("for every integer n"): every gap is refuted, not only
+    those inside the range the cases mark out."""
 
     def claim_text(self) -> str:
         return f"cases {' | '.join(self.cases)} cover {self.variable} ∈ {self.domain}"

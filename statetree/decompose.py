@@ -39,6 +39,21 @@ _NEGATION = re.compile(
     r"impossible|absurd|invalid|fails?|instead|would|should be|error|whether|no\s+solution)\b|\\neq|≠|\?"
 )
 _HYPOTHETICAL = re.compile(r"(?i)\b(check(?:ing)?|verify\w*|verif\w+|suppose|assum\w+|test(?:ing)?|try|trying|plug\w*|if)\b")
+# the supposition verb governs the formula: nothing between them closes the clause (a comma, "then")
+_SUPPOSE = re.compile(r"(?i)\b(suppose[sd]?|supposing|assume[sd]?|assuming|try|trying|if|presume|presuming|"
+                      r"let'?s say|say)\b(?:(?!\bthen\b)[^,.;:!?\n]){0,80}$")
+_REDUCTIO_CUE = re.compile(r"(?i)\b(for (?:the sake of )?(?:a )?contradiction|on the contrary|to the contrary|otherwise|"
+                           r"towards? a contradiction)\b")
+_REDUCTIO_OPEN = re.compile(r"(?i)\b(suppose[sd]?|supposing|assume[sd]?|assuming)\b")
+_REDUCTIO_CLOSE = re.compile(r"(?i)\b(contradict\w*|absurd\w*|impossible)\b|⊥|\\bot\b|\\Rightarrow\\!\\Leftarrow")
+# "(b)", "Part 2", "**Problem (ii)**" at the start of a step or line: a new sub-problem
+_SUBPROBLEM = re.compile(r"(?im)^[ \t*#_>-]{0,8}(?:(?:part|question|sub-?problem|problem)[ \t]{0,4}\(?(?:[a-d]|[ivx]{1,4}|\d{1,2})\b\)?"
+                         r"|\((?:[a-d]|i{1,3}|iv|v)\)[ \t])")
+# "let x be", "let $n$ denote", "where x is", "define x as": a letter receives its meaning here
+_RENAMING = re.compile(r"(?i)\b(?:let|define|denote|call|where|now)[ \t]{1,4}(?:\$|\\\()?[ \t]{0,4}([a-zA-Z])(?![A-Za-z(])[ \t]{0,4}"
+                       r"(?:\$|\\\))?[ \t]{0,4}(?:be|denote|denotes|represent|represents|is|as|stand|now)\b")
+# the sentence states its relations under a condition ("if x < 0, then ... so x <= -2")
+_CONDITION_CUE = re.compile(r"(?i)\b(if|suppose|supposing|assume|assuming|when|whenever|in case|try|test|check)\b")
 _FOR_VALUE = re.compile(r"(?i)\b(for|with|at|when|taking|using)[ \t\n]{0,4}(\\\(|\$|\\\[)?[ \t\n]{0,4}$")
 _VERBAL_DEF = re.compile(r"(?i)\blet[ \t]{1,4}(?:\$|\\\()?[ \t]{0,4}[a-zA-Z](?:_\w{1,8})?[ \t]{0,4}(?:\$|\\\))?[ \t]{1,4}(?:be|denote|represent)\b")
 _VERBAL_CONCLUSION = re.compile(r"(?i)\b(?:the (?:final )?answer is|therefore,? the answer|we conclude|this proves|which proves|"
@@ -46,7 +61,8 @@ _VERBAL_CONCLUSION = re.compile(r"(?i)\b(?:the (?:final )?answer is|therefore,? 
 _CUSTOM_OP = re.compile(r"(?i)\boperations?\b|\bdefined? (?:by|as)\b|\\(?:star|diamond|oplus|otimes|odot|circ|"
                         r"bigstar|clubsuit|spadesuit|heartsuit|triangle|nabla|dagger|boxplus)\b")
 _IMAGINARY = re.compile(r"(?i)\bcomplex\b|\bimaginary\b|(?<![A-Za-z\\])i ?\^ ?\{? ?2|\\mathrm\{i\}|\bi ?= ?\\sqrt\{-1\}")
-_NAMING = re.compile(r"(?i)\b(where|let|with|denote|call|coefficients?|given)\b")
+# naming or substituting an input value, not solving for it ("substitute f = 10 cm into the formula")
+_NAMING = re.compile(r"(?i)\b(where|let|with|denote|call|coefficients?|given|substitut\w*|plug\w*|putting|inserting|setting)\b")
 _ALTERNATIVE = re.compile(r"(?i)\bor\b|\\lor|\\vee")
 _PARALLEL = re.compile(r"(?i)\bor\b|\band\b|,|;|\\quad|\\lor|\\vee|\\text\{ {0,3}(or|and) {0,3}\}")
 _CONCLUDE = re.compile(r"(?i)\b(answer|therefore|thus|hence|finally|in total|altogether)\b|\\boxed")
@@ -90,6 +106,7 @@ class _Builder:
         self.problem_constraints: list[Rel] = []
         self.case_records: list[tuple[int, tuple[int, int], str, str]] = []  # step, span, header text, edge id
         self.split_scope: _Scope | None = None
+        self.splits_mixed = False
         self.word_problem = True
         # "i" is the imaginary unit when the problem or proof works with complex numbers
         # the problem defines its own operation ("a * b = a^2 + b"): '*' in the proof may be it
@@ -146,13 +163,15 @@ class _Builder:
         root_scope.node = self.new_state(root_scope, goal=self.proof.problem[:200])
         scope = root_scope
         last_rel: Rel | None = None  # the most recent asserted relation with variables
-        last_rel_step = 0
+        last_rel_step, last_rel_hyp, last_rel_sent = 0, False, (0, 0)
         recent_eqs: list[tuple[int, Rel]] = []  # asserted equations in unknowns, for systems
         group: list[tuple[str, str, Fraction]] = []  # a run of parallel assignments: (edge, var, value)
         group_derived = False
         group_premise: Rel | None = None
+        reductio = False  # inside a supposition the argument means to refute
         for step in self.proof.steps:
             text = step.text
+            reductio = reductio or any(_REDUCTIO_OPEN.search(sn) and _REDUCTIO_CUE.search(sn) for sn in _sentences(text))
             heads = list(_CASE_HEAD.finditer(text))
             if_par = list(_IF_PARITY.finditer(text))
             formulas = extract_formulas(text, self.imaginary)
@@ -160,19 +179,45 @@ class _Builder:
                 scope, last_rel = self.enter_cases(scope, step.index, text, heads, if_par)
             if last_rel is not None and step.index - last_rel_step > 1:
                 last_rel = None
+            if _SUBPROBLEM.search(text[:400]):
+                # a new sub-problem: the facts of the previous one are not premises here
+                scope, last_rel = self.fresh_context(scope, step.index), None
+                recent_eqs.clear()
+                reductio = False
+            renamed = {m.group(1) for m in _RENAMING.finditer(text[:5000])}
+            if renamed:
+                # a letter given a (new) meaning: its old value and the relations about it no longer apply
+                for v in renamed:
+                    scope.env.pop(v, None)
+                if last_rel is not None and renamed & (variables(last_rel.lhs) | variables(last_rel.rhs)):
+                    last_rel = None
             step_edges = 0
             named: dict[str, Formula] = {}
+            supposed_prev = False
             for fi, f in enumerate(formulas):
                 sentence = _sentence(f.lead)
                 negated = (bool(_NEGATION.search(sentence)) or _trailing_negation(text, f.end)
                            or (self.custom_ops and any(c in f.text for c in "*#@&")))
                 hypothetical = f.conditional or bool(_HYPOTHETICAL.search(sentence)) or (
                     bool(f.chain.rels) and _is_assignment(Rel(*f.chain.links()[0])) and bool(_FOR_VALUE.search(f.lead)))
-                parallel = fi > 0 and len(f.lead.strip()) < 40 and bool(_PARALLEL.search(f.lead))
+                # "x = 2, y = 3" lists alternatives or parallel facts; ", so" / ", then" derives
+                parallel = fi > 0 and len(f.lead.strip()) < 40 and bool(_PARALLEL.search(f.lead)) and not f.derived
+                supposed = bool(_SUPPOSE.search(sentence)) or (
+                    parallel and fi > 0 and supposed_prev and not re.search(r"(?i)\bthen\b|[,;:]", f.lead))
+                supposed_prev = supposed
+                if supposed and _REDUCTIO_OPEN.search(sentence) and (
+                        _REDUCTIO_CUE.search(sentence) or not any(variables(e) for e in f.chain.exprs)):
+                    reductio = True
+                hypothetical = hypothetical or supposed
                 if not parallel:
                     self.close_group(group, group_derived, recent_eqs, step.index)
                     group, group_derived, group_premise = [], f.derived and not hypothetical, last_rel
-                prev_for_derivation = None if parallel else last_rel
+                sent_start = max(text.rfind(". ", 0, f.start), text.rfind("\n", 0, f.start)) + 1
+                if last_rel is not None and last_rel_hyp and last_rel_sent != (step.index, sent_start):
+                    last_rel = None  # a conditional relation is a premise only inside its own sentence
+                conditional_sentence = bool(_CONDITION_CUE.search(text[sent_start : f.start]))
+                alternative = _first_alternative(f, text)
+                prev_for_derivation = None if parallel or alternative else last_rel
                 if f.name is not None:
                     step_edges += self.link_named(scope, step.index, text, named.get(f.name), f, negated)
                     named[f.name] = f
@@ -186,6 +231,7 @@ class _Builder:
                     ctx_common = dict(
                         formula=f, link=li, rel=r, env=env, env_origin=dict(scope.origin),
                         negated=negated, hypothetical=hypothetical, parallel=parallel, word_problem=self.word_problem,
+                        supposed=supposed, reductio=reductio, around=(text[max(0, f.start - 12) : f.start], text[f.end : f.end + 60]),
                         rounded=frozenset(self.rounded),
                         env_steps={k: scope.origin_step.get(k, 0) for k in env},
                         integer_vars=frozenset(self.integer_vars),
@@ -230,14 +276,29 @@ class _Builder:
                 asserted = [Rel(a, o, b) for a, o, b in f.chain.links()]
                 with_vars = [r for r in asserted if (variables(r.lhs) | variables(r.rhs)) and not _is_assignment(r)]
                 last_rel = with_vars[-1] if with_vars and not negated and not parallel else None
-                last_rel_step = step.index
+                if alternative:
+                    last_rel = None
+                last_rel_step, last_rel_hyp = step.index, hypothetical or conditional_sentence
+                last_rel_sent = (step.index, sent_start)
             self.close_group(group, group_derived, recent_eqs, step.index)
             group = []
+            if reductio and _REDUCTIO_CLOSE.search(text):
+                reductio = False  # the contradiction was reached: the supposition is discharged
             step_edges += self.verbal_edges(scope, step.index, text, formulas)
             if step_edges == 0:
                 self.add_edge(scope, TransitionType.NARRATION, step.index, (0, len(text)), text[:200],
                               EdgeContext(formula=None))
         return StateTree(graph=self.g, edges=self.edges, contexts=self.ctx)
+
+    def fresh_context(self, scope: _Scope, step: int) -> _Scope:
+        """A scope holding only what the problem states (for a new sub-problem)."""
+        keep = {k for k, st in scope.origin_step.items() if st >= 10**9}
+        fresh = _Scope(node=scope.node, env={k: v for k, v in scope.env.items() if k in keep},
+                       origin={k: o for k, o in scope.origin.items() if k in keep}, facts=[],
+                       origin_step={k: scope.origin_step[k] for k in keep})
+        self.split_scope = None
+        self.splits_mixed = bool(self.case_records)  # cases of two sub-problems are not one split
+        return fresh
 
     def link_named(self, scope: _Scope, step: int, text: str, a: Formula | None, b: Formula, negated: bool) -> int:
         """``Daily earnings = 105 / 5. Daily earnings = 21.``: two statements about one named quantity,
@@ -334,7 +395,7 @@ class _Builder:
 
     def coverage_cases(self) -> CaseSplit | None:
         """Collect the case conditions of the split: one variable, residue or relational conditions."""
-        if len(self.case_records) < 2:
+        if len(self.case_records) < 2 or self.splits_mixed:
             return None
         var: str | None = None
         residues: list[str] = []
@@ -364,9 +425,28 @@ class _Builder:
         assert var is not None
         if len({bool(r) for r in residues}) != 1:
             return None  # residue and relational cases mixed: not read
+        if len(set(zip(residues, relations))) < len(residues):
+            return None  # a branch repeated (a case header restated), not a split into distinct cases
         return CaseSplit(variable=var, residues=tuple(residues), relations=tuple(relations),
                          integer=bool(residues[0]) or var in self.integer_vars,
                          headers=tuple(h for _, _, h, _ in self.case_records))
+
+
+_OR_NEXT = re.compile(r"(?:\s|\$|\\\)|\\\]|\\\[|\\\(|\\q?quad|\\,|,){0,12}(?:or\b|\\lor\b|\\vee\b|\\text\{\s*or\b)")
+
+
+def _first_alternative(f: Formula, text: str) -> bool:
+    """The formula is the first of alternatives: "x - 8 = 12 or x - 8 = -12", or the first of a
+    list of values for one letter ("x = 0, x = 9 and x = -8": the solutions, each of something)."""
+    after = text[f.end : f.end + 60]
+    if _OR_NEXT.match(after):
+        return True
+    first = f.chain.exprs[0]
+    if isinstance(first, Var) and len(f.chain.rels) == 1:
+        name = re.escape(first.name)
+        return bool(re.match(r"(?:\s|\$|\\\)|\\\]|\\\[|\\\(|\\q?quad|\\,){0,12}(?:,|;|and\b)(?:\s|\$|\\\(|\\\[|and\b){0,12}" + name + r"\s*=",
+                             after))
+    return False
 
 
 def _residue_class(chain: Chain) -> tuple[str, int, int] | None:
@@ -388,6 +468,11 @@ def _residue_class(chain: Chain) -> tuple[str, int, int] | None:
     return n, int(a), int(v0) % int(a)
 
 
+def _sentences(text: str) -> list[str]:
+    """The sentences of a step (bounded: the first 5,000 characters)."""
+    return re.split(r"(?<=[.!?])\s+|\n", text[:5000])
+
+
 def _sentence(lead: str) -> str:
     cut = max(lead.rfind(". "), lead.rfind("\n"), lead.rfind("; "))
     return lead[cut + 1 :][-160:]
@@ -407,6 +492,18 @@ def _trailing_negation(text: str, end: int) -> bool:
         "contradiction" in tail
 
 
+def _domain_stated(var: str, proof: Proof) -> bool:
+    """The problem quantifies the split variable over all integers ("for every integer n",
+    "n ∈ ℤ"), or the proof says its cases cover all of them."""
+    v = re.escape(var)
+    problem = proof.problem[:4000]
+    if re.search(r"(?i)\bfor\s{1,3}(?:every|all|any|each)\s{1,3}integers?\s{0,3}(?:\$|\\\()?\s{0,3}" + v + r"(?![A-Za-z])", problem) \
+            or re.search(v + r"\s{0,3}\\in\s{0,3}\\mathbb\s{0,3}\{?Z", problem):
+        return True
+    return any(re.search(r"(?i)\bcover\w{0,3}\s{1,3}(?:all|every)\s{1,3}(?:the\s{1,3})?(?:integers?|residues?|remainders?)", s.text[:4000])
+               for s in proof.steps)
+
+
 def decompose(proof: Proof) -> StateTree:
     """Decompose every step into EdgeUnits and build the proof-state tree."""
     b = _Builder(proof)
@@ -420,7 +517,8 @@ def decompose(proof: Proof) -> StateTree:
             constraints.append(Rel(Var(cov.variable), ">", zero))
         elif re.search(r"(?i)\bnon-?negative\b", proof.problem):
             constraints.append(Rel(Var(cov.variable), ">=", zero))
-        cov = replace(cov, constraints=tuple(constraints))
+        cov = replace(cov, constraints=tuple(constraints),
+                      domain_stated=_domain_stated(cov.variable, proof) and cov.integer and not constraints)
         tree.contexts[eid] = EdgeContext(formula=tree.contexts[eid].formula, coverage=cov)
     return tree
 

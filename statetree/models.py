@@ -121,6 +121,9 @@ class CaseSplit:
     """The case headers as written."""
     constraints: tuple[Rel, ...] = ()
     """Constraints on the variable stated in the problem (including 'positive', 'non-negative')."""
+    domain_stated: bool = False
+    """The text fixes the domain outright ("for every integer n", "the cases cover all integers"):
+    a gap anywhere in it is a gap, not a guess."""
 
 
 @dataclass(frozen=True)
@@ -138,12 +141,22 @@ class EdgeContext:
     """Step where each value in ``env`` was established (very large for the problem statement)."""
     premises: tuple[Rel, ...] = ()
     """Relations this edge derives from (derivations and solution claims)."""
+
     negated: bool = False
     """The sentence denies or questions the relation ("not", "?", "contradiction"): never refuted."""
     parallel: bool = False
     """The formula is one of several alternatives ("x = 2 or x = 3"): never a derivation."""
     hypothetical: bool = False
     """The sentence supposes, tests or checks the relation ("if", "suppose", "check"): not a fact."""
+    around: tuple[str, str] = ("", "")
+    """A few characters of the step just before and just after the formula (is it cut out of more?)."""
+    supposed: bool = False
+    """The relation is the object of a supposition ("Suppose 2 + 2 = 5", "If x = 3, then ...",
+    "Try n = 4"): it is what the argument supposes, not a claim, so it is never checked."""
+    reductio: bool = False
+    """The edge lies in a context opened by a supposition the argument means to refute (a supposed
+    closed relation, "for contradiction", "on the contrary"): a contradiction reached there is
+    the point of the argument, so contradictions ("4 = 5", no value satisfies it) are not errors."""
     rounded: frozenset[str] = frozenset()
     """Literals the proof produced by rounding earlier."""
     integer_vars: frozenset[str] = frozenset()

@@ -202,6 +202,16 @@ _ARITH_WORDS = {"times", "of", "by", "per", "half", "twice", "double", "triple",
                 "divided", "multiplied", "plus", "minus", "less", "more", "than", "over", "each", "every"}
 
 
+_NOUN_OF = re.compile(r"(?i)\b(?:total|sum|cost|price|value|amount|number|result|count|score|area|volume|perimeter|"
+                      r"length|distance|profit|revenue|balance|weight|height)\s{1,3}$")
+
+
+def _noun_of(text: str, before: Token) -> bool:
+    """"a total of 400 + 60", "the sum of 3 + 4": 'of' after a noun naming the result, not an
+    operator applied to the first member ("half of 2000")."""
+    return before.value.lower() == "of" and bool(_NOUN_OF.search(text[max(0, before.start - 20) : before.start]))
+
+
 def _ambiguous_division(run: list[Token]) -> bool:
     """'1 1/2 / 1/2', '6 / 2 / 3' in plain text: whether a/b/c means (a/b)/c is a guess."""
     slashes = [i for i, t in enumerate(run) if t.kind == OP and t.value == "/"]
@@ -276,7 +286,8 @@ def _parse_run(toks: list[Token], before: Token | None, after: Token | None, lat
         symbol = before is not None and not synthetic and not before.value[:1].isalnum() and before.value != "\\text"
         glued = before is not None and not synthetic and not run[0].space_before and before.end == run[0].start
         if (run[0].kind == OP or lone_number or symbol or glued or (before is not None and (
-                before.value.startswith("\\") or before.value.lower() in _ARITH_WORDS))):
+                before.value.startswith("\\") or (before.value.lower() in _ARITH_WORDS
+                                                   and not _noun_of(text, before))))):
             cut_left = True
     if run[-1] is toks[-1] and after is not None and _ELLIPSIS.match(text, run[-1].end):
         cut_right = True  # "x = -3 \pm 11", "0.333...", "0.\overline{3}"

@@ -12,6 +12,7 @@ from collections.abc import Collection
 from faithsieve.obligations.checkers import Checker, run_portfolio
 from faithsieve.obligations.extract import extract_obligations
 from faithsieve.obligations.models import Evidence, Obligation, Outcome, Unknown
+from faithsieve.obligations.readings import reread
 from faithsieve.stages.base import Decomposition, RunContext
 from faithsieve.statetree.decompose import decompose
 
@@ -33,7 +34,7 @@ def check_obligations(obligations: list[Obligation], checkers: list[Checker], de
         if time.monotonic() > deadline:
             out: Outcome = Unknown("budget", "time budget for this proof exhausted")
         else:
-            out = run_portfolio(ob, checkers, deadline)
+            out = reread(ob, run_portfolio(ob, checkers, deadline), lambda o: run_portfolio(o, checkers, deadline))
         evidence.append(ob.evidence(out, (time.perf_counter() - t) * 1000))
     return evidence
 

@@ -181,11 +181,26 @@ def test_coverage() -> None:
     assert isinstance(out, Refuted) and out.counterexample == {"n": "0"}
     assert isinstance(Z3Checker().check(_cov(["n >= 0", "n < 0"]), far()), Verified)
     assert isinstance(Z3Checker().check(_cov([], parity=("even", "odd")), far()), Verified)
+    # a residue class left out may be excluded by the problem's words ("p prime, p > 3"): unknown
     out = Z3Checker().check(_cov([], parity=("mod 3 0", "mod 3 1")), far())
-    assert isinstance(out, Refuted) and int(out.counterexample["n"]) % 3 == 2
+    assert isinstance(out, Unknown) and "residue class" in out.reason
     # the domain constraint from the problem excludes the gap
     ob = _cov(["n > 0", "n < 0"]).model_copy(update={"domain_constraints": (Rel(Var("n"), ">", Num(Fraction(0), "0", 0)),)})
     assert isinstance(Z3Checker().check(ob, far()), Verified)
+
+
+def test_coverage_refutes_only_gaps_inside_the_range_the_cases_mark_out() -> None:
+    # "N = 3" and "N >= 4": the gap N <= 2 lies beyond every case (the problem may say N >= 3)
+    out = Z3Checker().check(_cov(["n = 3", "n >= 4"]), far())
+    assert isinstance(out, Unknown) and "beyond every case" in out.reason
+    # "n = 3" and "n >= 5" leave 4, between the cases
+    out = Z3Checker().check(_cov(["n = 3", "n >= 5"]), far())
+    assert isinstance(out, Refuted) and out.counterexample == {"n": "4"}
+    # real domain guessed, integer boundaries: the gap 3 < N < 4 holds no integer
+    out = Z3Checker().check(_cov(["n = 3", "n >= 4"], domain="real"), far())
+    assert isinstance(out, Unknown) and "integers" in out.reason
+    out = Z3Checker().check(_cov(["n < 0", "n > 1"], domain="real"), far())
+    assert isinstance(out, Refuted) and out.counterexample == {"n": "0"}
 
 
 def test_portfolio_respects_deadline() -> None:

@@ -61,3 +61,12 @@ def test_custom_operations_are_not_multiplication() -> None:
     problem = "Define the operation a * b = a^2 + b. Compute 1 * 2."
     v = localize(proof_from_steps(problem, ["Using the operation, 1*2 = 1^2 + 2 = 3."]))
     assert v.verdict == "correct"
+
+
+def test_flag_scope_says_whether_every_earlier_step_was_decided() -> None:
+    v = localize(proof_from_steps("p", ["3 + 4 = 7", "7 × 2 = 15"]))
+    assert v.first_error_step == 2 and v.flag_scope == "first"
+    # an earlier obligation left unknown: the first error is at or before the flag
+    v = localize(proof_from_steps("p", [r"\( x^2 + 3x = 5 \)", "7 × 2 = 15"]))
+    assert v.first_error_step == 2 and v.flag_scope == "at_or_before"
+    assert localize(proof_from_steps("p", ["3 + 4 = 7"])).flag_scope is None

@@ -42,6 +42,13 @@ MIXED = [
         (M.flags, [], 0),
         (M.early_flags, MIXED, 2),
         (M.early_flags, [(3, 3), (3, 4)], 0),
+        (M.flag_soundness, MIXED, 2 / 4),  # the exact flag and the late one
+        (M.flag_soundness, [(3, 3), (3, 7)], 1.0),  # a late flag on a flawed proof is sound
+        (M.flag_soundness, [(3, 2), (C, 1), (2, 2)], 1 / 3),  # before the error / on a correct proof: not
+        (M.flag_soundness, [(C, C), (3, C)], None),  # no flags: undefined, not 0
+        (M.correct_flagged, MIXED, 1 / 2),
+        (M.correct_flagged, [(C, C), (C, C), (C, 4), (2, 1)], 1 / 3),  # flawed proofs do not count
+        (M.correct_flagged, [(2, 2)], None),
         (M.late_flags, MIXED, 1),
         (M.late_flags, [(C, 4)], 0),
         (M.missed_errors, MIXED, 1),
@@ -91,6 +98,7 @@ def test_summarize() -> None:
     s = M.summarize(MIXED)
     assert (s["n"], s["n_error"], s["n_correct"], s["flags"], s["exact_flags"], s["early_flags"], s["late_flags"]) == (6, 4, 2, 4, 1, 2, 1)
     assert s["early_flag_rate"] == 0.5 and s["missed_errors"] == 1
+    assert s["flag_soundness"] == 0.5 and s["correct_flagged"] == 0.5
 
 
 def test_bootstrap_is_deterministic_and_brackets_the_point() -> None:
@@ -129,3 +137,13 @@ def test_breakdown_groups_sorted() -> None:
     assert list(out) == ["a", "b"]
     assert out["b"]["n"] == 2 and out["b"]["correct_accuracy"] == 1.0 and out["b"]["error_accuracy"] == 0.0
     assert "ci95" in out["a"]
+
+
+def test_flag_scope_precision_splits_the_flags_by_how_far_they_can_be_trusted() -> None:
+    triples = [(3, 3, "first"), (3, 5, "first"), (4, 4, "at_or_before"), (C, 2, "at_or_before"),
+               (5, 1, "at_or_before"), (2, C, None)]
+    got = M.flag_scope_precision(triples)
+    assert got["first"] == {"flags": 2, "exact_flags": 1, "flag_precision": 0.5, "flag_soundness": 1.0}
+    assert got["at_or_before"]["flags"] == 3 and got["at_or_before"]["flag_precision"] == pytest.approx(1 / 3)
+    assert got["at_or_before"]["flag_soundness"] == pytest.approx(1 / 3)
+    assert M.flag_scope_precision([])["first"]["flag_precision"] is None

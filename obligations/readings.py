@@ -1,0 +1,169 @@
+"""Notation the text leaves open, and refutations that depend on a guess.
+
+Some notations have more than one meaning in common use: ``log 100`` is base 10 in school
+texts and base e in analysis; ``sin 30`` is degrees when the sign is dropped; ``2^3^2`` is read
+either way round when typed without braces; ``[x]`` is floor (Gauss bracket) in olympiad
+texts and a parenthesis elsewhere. A claim is refuted only when it is false under *every*
+reading in common use (``readings``); and a claim whose refutation rests on something the
+sieve had to guess without a second reading to try (a unit whose exponent may have been
+read onto a number, a number cut out of a longer one) is recorded ``unknown`` with the
+ambiguity as its reason (``ambiguity`` with no readings).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from fractions import Fraction
+
+from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, variables, walk
+from faithsieve.mathtext.extract import Formula, extract_formulas
+from faithsieve.obligations.models import Obligation, Outcome, Refuted, Rel, Unknown, Verified
+
+_TRIG = frozenset({"sin", "cos", "tan"})
+_TOWER = re.compile(r"\^\s*(?:\w{1,6}|\([^()]{1,20}\))\s*\^")
+_BRACKETS = re.compile(r"(?<!\\)\[|\\left\s*\[|\\lbrack")  # not "\\[" (display math)
+_UNIT_POWER = re.compile(r"(?i)(?:\\(?:text|mathrm|mbox)\s*\{\s*(?:sq\.?\s*)?[a-z]{1,6}\.?\s*\}|(?<![a-z\\])(?:cm|mm|km|m|in|ft|yd|mi|"
+                         r"units?|meters?|feet|inch(?:es)?)\b)\s*(?:\^|²|³)")
+MAX_READINGS = 4
+_TRIGGER = re.compile(r"log|sin|cos|tan|\^|\[|\\lbrack|!=")
+# glued to what precedes it: a short plain name ("f(", "S"; not a command such as \left or \boxed), "}(" / ")(",
+# a power or index, a factorial, a closing brace ("\frac{1}{2}(4)"), or an operator ("36 \cdot (-1) = ...")
+_GLUED_BEFORE = re.compile(r"(?:(?<![\\A-Za-z])[A-Za-z]{1,3}\(?|[0-9})]\(|[\^_!]|\}|(?:\\times|\\cdot|\\div|[×·*/+])[ \t]{0,2})\Z")
+_FUNCTION_BEFORE = re.compile(r"(?<![A-Za-z])\\?(?:sin|cos|tan|cot|sec|csc|log|ln|exp|sqrt|arcsin|arccos|arctan)[ \t]{0,2}\Z")
+_OPERATOR_AFTER = re.compile(r"[ \t]{0,3}(?:\\times|\\cdot|\\div|×|·|\*|/|\^|\+)")
+
+
+
+def _map(e: Expr, f: Callable[[Expr], Expr]) -> Expr:
+    """Rebuild ``e`` bottom-up, applying ``f`` to each rebuilt node."""
+    if isinstance(e, BinOp):
+        e = BinOp(e.op, _map(e.left, f), _map(e.right, f))
+    elif isinstance(e, Neg):
+        e = Neg(_map(e.operand, f))
+    elif isinstance(e, Pow):
+        e = Pow(_map(e.base, f), _map(e.exponent, f))
+    elif isinstance(e, Call):
+        e = Call(e.fn, tuple(_map(a, f) for a in e.args))
+    return f(e)
+
+
+def _rel_map(r: Rel, f: Callable[[Expr], Expr]) -> Rel:
+    return Rel(_map(r.lhs, f), r.op, _map(r.rhs, f))
+
+
+def _nodes(r: Rel) -> list[Expr]:
+    return [*walk(r.lhs), *walk(r.rhs)]
+
+
+def _log_base(base: int) -> Callable[[Expr], Expr]:
+    def f(e: Expr) -> Expr:
+        if isinstance(e, Call) and e.fn == "log" and len(e.args) == 1:
+            return BinOp("/", e, Call("log", (_num(base),)))
+        return e
+    return f
+
+
+def _num(n: int) -> Num:
+    return Num(Fraction(n), str(n), 0)
+
+
+def _degrees(e: Expr) -> Expr:
+    if isinstance(e, Call) and e.fn in _TRIG and len(e.args) == 1:
+        arg = e.args[0]
+        if not any(isinstance(n, Const) and n.name == "pi" or isinstance(n, Call) and n.fn == "deg" for n in walk(arg)):
+            return Call(e.fn, (Call("deg", (arg,)),))
+    return e
+
+
+def _left_tower(e: Expr) -> Expr:
+    if isinstance(e, Pow) and isinstance(e.exponent, Pow):
+        return Pow(Pow(e.base, e.exponent.base), e.exponent.exponent)
+    return e
+
+
+def _bracket_link(f: Formula, link: int, fn: str) -> Rel | None:
+    """The formula re-read with ``[...]`` as floor (or ceiling) brackets; its ``link``-th relation."""
+    text = f.text
+    if f.latex:
+        text = re.sub(r"\\left\s*\[|\\lbrack|(?<!\\)\[", r"\\l" + fn + " ", text)
+        text = re.sub(r"\\right\s*\]|\\rbrack|(?<!\\)\]", r" \\r" + fn + " ", text)
+    else:
+        text = text.replace("[", f"{fn}(").replace("]", ")")
+    return _reparsed_link(text, f.latex, len(f.chain.rels), link)
+
+
+def notation_readings(r: Rel, f: Formula, link: int) -> tuple[tuple[Rel, ...], str]:
+    """Other readings of ``r`` (the ``link``-th relation of ``f``) in common use, and what is ambiguous."""
+    if not _TRIGGER.search(f.text):
+        return (), ""  # none of the notations below is written: nothing to re-read
+    nodes = _nodes(r)
+    readings: list[Rel] = []
+    why: list[str] = []
+    if any(isinstance(n, Call) and n.fn == "log" and len(n.args) == 1 for n in nodes):
+        readings += [_rel_map(r, _log_base(10)), _rel_map(r, _log_base(2))]
+        why.append("'log' without a base (base e, 10 or 2)")
+    if any(isinstance(n, Call) and n.fn in _TRIG for n in nodes) and _rel_map(r, _degrees) != r:
+        readings.append(_rel_map(r, _degrees))
+        why.append("an angle without a unit (radians or degrees)")
+    if _TOWER.search(f.text) and any(isinstance(n, Pow) and isinstance(n.exponent, Pow) for n in nodes):
+        readings.append(_rel_map(r, _left_tower))
+        why.append("a^b^c without braces (a^(b^c) or (a^b)^c)")
+    if _BRACKETS.search(f.text) and not variables(r.lhs) | variables(r.rhs):
+        for fn in ("floor", "ceil"):
+            alt = _bracket_link(f, link, fn)
+            if alt is not None:
+                readings.append(alt)
+        why.append("square brackets (grouping, or the floor/ceiling function)")
+    if r.op == "!=" and re.search(r"\d\s?!=", f.text):
+        alt = _reparsed_link(f.text.replace("!=", "! ="), f.latex, len(f.chain.rels), link)
+        if alt is not None:
+            readings.append(alt)
+            why.append("'!=' after a number (a factorial followed by '=', or 'not equal')")
+    return tuple(readings[:MAX_READINGS]), "; ".join(why)
+
+
+def _reparsed_link(text: str, latex: bool, n_rels: int, link: int) -> Rel | None:
+    fs = extract_formulas(f"${text}$" if latex else text)
+    if len(fs) != 1 or len(fs[0].chain.rels) != n_rels:
+        return None
+    links = fs[0].chain.links()
+    return Rel(*links[link]) if 0 <= link < len(links) else None
+
+
+def guessed_reading(f: Formula, text_before: str, text_after: str) -> str:
+    """What a refutation of this formula would rest on that the text does not fix ("" if nothing)."""
+    if _UNIT_POWER.search(f.text) or _UNIT_POWER.match(text_after.lstrip()[:20] + " "):
+        return "a unit with an exponent: the power may belong to the unit, not the number"
+    before, after = text_before[-4:], text_after[:4]
+    if re.search(r"\d(?:,\\!|\{,\}|[:,])$", before) or re.match(r"(?:,\\!|\{,\})\d|[:]\d|,\d{3}(?!\d)", after):
+        return "a number cut out of a longer one (thousands separator, time or ratio)"
+    if re.search(r"[\d.]$", before) or re.match(r"\d", after):
+        return "a number cut out of a longer expression"
+    unbalanced = f.text.count(")") - f.text.count("(")
+    if (_GLUED_BEFORE.search(text_before) or _FUNCTION_BEFORE.search(text_before) or _OPERATOR_AFTER.match(text_after)
+            or unbalanced > 0 and re.search(r"\([ \t]{0,2}\Z", text_before) or unbalanced < 0 and re.match(r"\s{0,2}\)", text_after)):
+        # "f^{-1}(0) = 3" read as "0 = 3", "\frac{1}{2}(4)(4) = 8" as "4 * 4 = 8", "7 = 2 \times 7 \times \sin\theta"
+        return "a formula cut out of a longer expression (a function applied to it, or a factor or term not read)"
+    return ""
+
+
+def reread(ob: Obligation, out: Outcome, check: Callable[[Obligation], Outcome]) -> Outcome:
+    """Apply the ambiguity of ``ob`` to a refutation ``out``: keep it only when every reading is refuted.
+
+    ``check`` runs the checker portfolio on an obligation."""
+    if not isinstance(out, Refuted) or not ob.ambiguity:
+        return out
+    readings = getattr(ob, "readings", ())
+    if not readings:
+        return Unknown(out.method, f"not refuted: depends on {ob.ambiguity}", out.counterexample)
+    for alt in readings:
+        other = check(ob.model_copy(update={"claim": alt, "readings": (), "ambiguity": ""}))
+        if not isinstance(other, Refuted):
+            status = "verified" if isinstance(other, Verified) else "undecided"
+            return Unknown(out.method, f"not refuted: {ob.ambiguity}; under the reading '{alt}' it is {status}",
+                           out.counterexample)
+    return Refuted(out.method, out.counterexample, f"false under every reading of {ob.ambiguity}")
+
+
+__all__ = ["guessed_reading", "notation_readings", "reread"]
