@@ -18,12 +18,13 @@ appears in the question, and the cue is recorded as the justification.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal as TLiteral
 
-from faithsieve.rewrite.arith import ArithError, Node, number_value, parse
+from faithsieve.rewrite.arith import ArithError, Node, leaves, number_value, parse
 from faithsieve.rewrite.arith import value as node_value
 
 MAX_QUESTION_CHARS = 4000
@@ -104,6 +105,11 @@ class Annotation:
     expr: str
     node: Node
     result: Fraction
+    prose: bool = False
+    """A prose equation of the solution (``60 - 3 = 57``), not a ``<<...>>``: ``expr`` is its left side as
+    written from ``start`` (``$`` blanked, ``x`` read as ``*``, same length), its result is written at
+    ``[result_start, end)``."""
+    result_start: int = -1
 
 
 @dataclass(frozen=True)
@@ -214,6 +220,11 @@ def parse_item(record: dict[str, object], item_id: str) -> Item:
         anns.append(Annotation(len(anns), m.start(), m.end(), lhs, node, computed))
     if not anns:
         raise ItemRejected("parse", "no_annotations", "the solution has no calculator annotation")
+    steps = prose_steps(a)
+    if len(anns) + len(steps) > MAX_ANNOTATIONS:
+        raise ItemRejected("parse", "too_many_annotations", f"more than {MAX_ANNOTATIONS} with prose equations")
+    merged = sorted([*anns, *steps], key=lambda x: x.start)
+    anns = [dataclasses.replace(x, index=i) for i, x in enumerate(merged)]
     return Item(id=item_id, question=q, answer=a, literals=question_literals(q), annotations=tuple(anns),
                 final=final, final_text=final_text)
 
@@ -244,14 +255,53 @@ def word_value(m: re.Match[str]) -> Fraction:
     return Fraction(WORD_VALUES[m.group(1).lower()] + (WORD_VALUES[m.group(2).lower()] if m.group(2) else 0))
 
 
-def prose_numbers(answer: str) -> list[tuple[int, int, Fraction, bool]]:
-    """Numbers the solution writes outside its annotations and its final ``####`` line:
-    ``(start, end, value, written_as_word)``; the word ``one`` is left out (a pronoun as often as not)."""
-    out: list[tuple[int, int, Fraction, bool]] = []
-    masked = _ANNOTATION.sub(lambda m: " " * len(m.group()), answer)
+_STEP = re.compile(r"(?<![\w.,$])(?=[$(]|\.?\d)([\d $.()+\-*/x×÷]{3,160}?) *= *\$?"
+                   r"(\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d+)?|\.\d+)(?![\w%,.]?\d|[\w%]| *[-+*/x×÷] *[\d$(.])")
+_STEP_OPERATOR = re.compile(r"\d *[-+*/x×÷] *[$(.]?\d")
+
+
+def _masked(answer: str, fill: str) -> str:
+    """``answer`` with its annotations and its final ``####`` line overwritten by ``fill``."""
+    masked = _ANNOTATION.sub(lambda m: fill * len(m.group()), answer)
     fm = _FINAL.search(masked)
     if fm:
-        masked = masked[:fm.start()] + " " * (len(masked) - fm.start())
+        masked = masked[:fm.start()] + fill * (len(masked) - fm.start())
+    return masked
+
+
+def prose_steps(answer: str) -> list[Annotation]:
+    """Equations the solution writes in prose without an annotation (``60 - 3 = 57 seconds``,
+    ``$48 / 2 = $24``): two or more plain numbers joined by ``+ - * / x × ÷``, ``=``, one number.
+    Kept only when the arithmetic is exactly true; a false or unparsable one is no step (its numbers
+    stay prose numbers). Not a step: a left side that continues an expression (an operator or ``=``
+    right before it), a result followed by ``%`` or by more arithmetic."""
+    masked = _masked(answer, "\x00")
+    out: list[Annotation] = []
+    for m in _STEP.finditer(masked):
+        lhs = m.group(1).rstrip()
+        before = masked[:m.start()].rstrip(" $")
+        if before[-1:] in ("+", "-", "*", "/", "x", "×", "÷", "=") or not _STEP_OPERATOR.search(lhs):
+            continue
+        expr = lhs.replace("$", " ").replace("x", "*").replace("×", "*").replace("÷", "/")
+        try:
+            node = parse(expr)
+            computed = node_value(node)
+            written = number_value(m.group(2))
+        except ArithError:
+            continue
+        if computed != written or len(leaves(node)) < 2:
+            continue
+        out.append(Annotation(0, m.start(1), m.end(2), expr, node, computed, prose=True, result_start=m.start(2)))
+    return out
+
+
+def prose_numbers(answer: str) -> list[tuple[int, int, Fraction, bool]]:
+    """Numbers the solution writes outside its annotations, its prose equations and its final ``####``
+    line: ``(start, end, value, written_as_word)``; the word ``one`` is left out (a pronoun as often as not)."""
+    out: list[tuple[int, int, Fraction, bool]] = []
+    masked = _masked(answer, " ")
+    for step in prose_steps(answer):
+        masked = masked[:step.start] + " " * (step.end - step.start) + masked[step.end:]
     for m in _NUM.finditer(masked):
         out.append((m.start(), m.end(), number_value(m.group()), False))
     for m in _WORD.finditer(masked):

@@ -65,6 +65,8 @@ def _positional(plan: Plan, prose: list[tuple[int, int, Fraction, bool]], new: d
     text = plan.item.answer
     placed: dict[int, Fraction] = {}
     for ann, sources, r in zip(plan.item.annotations, plan.readings[0], results):
+        if ann.prose:
+            continue
         after = [p for p in prose if ann.end <= p[0] <= ann.end + 1 and not p[3]]
         if after and after[0][2] == ann.result and text[ann.end:after[0][0]] in ("", "$"):
             placed[after[0][0]] = r
@@ -112,8 +114,15 @@ def _solution(plan: Plan, new: dict[int, Fraction], results: list[Fraction], ans
         result = decimal_text(r)
         if result is None:
             return "writable"
-        spans.append((ann.start, ann.end, f"<<{expr}={result}>>"))
-        graph.append({"annotation": ann.index, "expression": expr, "result": result,
+        if ann.prose:
+            if "," in item.answer[ann.result_start:ann.end] and r.denominator == 1:
+                result = f"{int(r):,}"
+            spans.extend((ann.start + a, ann.start + b, t) for a, b, t in repl)
+            spans.append((ann.result_start, ann.end, result))
+            expr = substitute(item.answer[ann.start:ann.start + len(ann.expr)], repl).strip()
+        else:
+            spans.append((ann.start, ann.end, f"<<{expr}={result}>>"))
+        graph.append({"annotation": ann.index, "prose": ann.prose, "expression": expr, "result": result,
                       "sources": [s.key() for s in sources]})
     head = item.answer[:item.answer.rindex("####")]
     final = decimal_text(answer) or str(answer)
