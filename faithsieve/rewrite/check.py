@@ -8,7 +8,8 @@ For every row, from its texts alone (the stored verification record is ignored):
    equal both its written result and the value its graph sources give (question numbers read in
    step 2, earlier results, constants whose cue word the question contains);
 4. the final ``#### N`` and the row's ``answer`` equal the target annotation's result;
-5. the original item is parsed again, its graph rebuilt, and the feasibility checks re-run at the
+5. the original item is parsed again, its graph rebuilt, only numbers the graph allows to change
+   have changed (none behind an ambiguous source), and the feasibility checks re-run at the
    new numbers: all readings agree, the constraints hold, and z3 finds the rewrite feasible with
    the answer forced.
 
@@ -113,6 +114,10 @@ def check_row(raw: dict[str, Any]) -> list[str]:
     if row.target >= len(results) or decimal_text(results[row.target]) != row.answer \
             or rewritten.final != results[row.target]:
         problems.append("the final answer is not the target annotation's result")
+    frozen = sorted(set(new) - set(plan.resampled))
+    if frozen:
+        problems.append(f"question number(s) {frozen} may not change (fixed, a constant's cue, or behind an "
+                        "ambiguous source)")
     problems += _feasibility(plan, row, new)
     return problems
 

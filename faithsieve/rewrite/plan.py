@@ -65,7 +65,8 @@ class Plan:
     targets: tuple[int, ...]
     """Annotations whose result is the final answer."""
     resampled: tuple[int, ...]
-    """Question literals that may be resampled (every reading uses them and they are not fixed)."""
+    """Question literals that may be resampled: every reading uses them, they are not fixed, and no number
+    with several possible sources depends on them (``_ambiguity_inputs``)."""
 
     def evaluate(self, reading: int, new: dict[int, Fraction]) -> list[Fraction]:
         """Every annotation's result under ``reading`` with question literals set to ``new``
@@ -125,6 +126,30 @@ def _in_every_reading(cands: list[tuple[tuple[Source, ...], ...]]) -> set[int]:
             if c[0].kind in LITERAL_KINDS and all(s.kind in LITERAL_KINDS and s.ref == c[0].ref for s in c)}
 
 
+def _ambiguity_inputs(cands: list[tuple[tuple[Source, ...], ...]]) -> set[int]:
+    """Question literals that any number with more than one candidate source depends on (through
+    earlier results, under any reading). Holding them at their values makes every candidate of such a
+    number equal to the value the solution writes, so all readings agree by construction — never by
+    a draw that happens to make different readings coincide."""
+    deps: list[set[int]] = []
+    frozen: set[int] = set()
+
+    def of(s: Source) -> set[int]:
+        if s.kind == "constant":
+            return set()
+        return deps[s.ref] if s.kind == "node" else {s.ref}
+
+    for row in cands:
+        node_deps: set[int] = set()
+        for c in row:
+            leaf = set().union(*(of(s) for s in c))
+            node_deps |= leaf
+            if len(c) > 1:
+                frozen |= leaf
+        deps.append(node_deps)
+    return frozen
+
+
 def build_plan(item: Item) -> Plan:
     """The plan of ``item``; raises ``ItemRejected`` (stage ``mapping``) when a number has no source,
     the readings are too many, nothing can be resampled, or the solution's prose writes a number
@@ -150,9 +175,11 @@ def build_plan(item: Item) -> Plan:
                            f"the final answer {item.final_text} is no annotation's result")
     per_ann = [list(itertools.product(*row)) for row in cands]
     readings = tuple(tuple(r) for r in itertools.product(*per_ann))
-    resampled = tuple(i for i in sorted(_in_every_reading(cands)) if item.literals[i].kind != "fixed")
+    frozen = _ambiguity_inputs(cands)
+    resampled = tuple(i for i in sorted(_in_every_reading(cands) - frozen) if item.literals[i].kind != "fixed")
     if not resampled:
-        raise ItemRejected("mapping", "nothing_to_resample", "every number the solution uses is fixed or a constant")
+        raise ItemRejected("mapping", "nothing_to_resample",
+                           "every number the solution uses is fixed, a constant or behind an ambiguous source")
     plan = Plan(item, tuple(cands), readings, targets, resampled)
     _check_prose(plan)
     return plan

@@ -69,3 +69,42 @@ def test_without_prose_steps_the_relay_has_no_source() -> None:
     with pytest.raises(ItemRejected) as exc:
         build_plan(parse_item({**RELAY, "answer": RELAY["answer"].replace("60 - 3 = 57", "57")}, "t"))
     assert exc.value.reason == "no_literal_source"
+
+
+OCTAVIA = {"question": "Octavia drinks half the daily recommended cups of coffee. Juan drinks 10 times the amount she "
+                       "drinks. The daily recommendation is 4 cups. By how many cups must Juan reduce his intake?",
+           "answer": "Octavia drinks 4/2 = <<4/2=2>>2 cups\nJuan drinks 10 * 2 = <<10*2=20>>20 cups\n"
+                     "He must reduce by 20 - 4 = <<20-4=16>>16 cups\n#### 16"}
+
+
+def test_numbers_behind_an_ambiguous_source_keep_their_value() -> None:
+    # the 2 of "10 * 2" is 4/2 or the constant of "half": both readings agree only while 4 stays 4
+    plan = build_plan(parse_item(OCTAVIA, "o"))
+    assert len(plan.readings) == 2
+    index = {lit.text: lit.index for lit in plan.item.literals}
+    assert plan.resampled == (index["10"],)
+    rows, outcome = rewrite_item(OCTAVIA, "o", seed=0, variants=3)
+    assert outcome["kept"] == 3
+    for r in rows:
+        assert [x["original"] for x in r["inputs"]] == ["10"]
+        juan = Fraction(r["inputs"][0]["new"])
+        assert Fraction(r["answer"]) == juan * 2 - 4  # the same under both readings
+        assert check_row(r) == []
+
+
+def test_check_refuses_a_changed_number_behind_an_ambiguous_source() -> None:
+    # a row that changes the 4 (so the two readings disagree: 10*6/2 or 10*2) is refused by --check
+    (row,), _ = rewrite_item(OCTAVIA, "o", seed=0, variants=1)
+    bad = copy.deepcopy(row)
+    lit = next(x for x in build_plan(parse_item(OCTAVIA, "o")).item.literals if x.text == "4")
+    shift = len(bad["inputs"][0]["new"]) - 2
+    bad["inputs"].append({"literal": lit.index, "kind": "integer", "original": "4", "new": "6",
+                          "original_span": [lit.start, lit.end], "span": [lit.start + shift, lit.start + shift + 1]})
+    bad["question"] = bad["question"][:lit.start + shift] + "6" + bad["question"][lit.start + shift + 1:]
+    juan = Fraction(row["inputs"][0]["new"])
+    bad["solution"] = (f"Octavia drinks 6/2 = <<6/2=3>>3 cups\nJuan drinks {juan} * 3 = <<{juan}*3={juan * 3}>>"
+                       f"{juan * 3} cups\nHe must reduce by {juan * 3} - 6 = <<{juan * 3}-6={juan * 3 - 6}>>"
+                       f"{juan * 3 - 6} cups\n#### {juan * 3 - 6}")
+    bad["answer"] = str(juan * 3 - 6)
+    problems = check_row(bad)
+    assert any("may not change" in p for p in problems), problems

@@ -70,11 +70,11 @@ def test_an_ambiguous_source_is_never_guessed() -> None:
     rows, outcome = rewrite_item(ROBE, "robe", seed=0, variants=1)
     # the question's 2 is used by some readings only, so it keeps its value, and then nothing is left to change
     assert rows == [] and (outcome["stage"], outcome["reason"]) == ("mapping", "nothing_to_resample")
-    # 21 pears or 7 * 3 = 21 apples: at new bag sizes the readings differ, so no draw is ever accepted
+    # 21 pears or 7 * 3 = 21 apples: every number behind the ambiguous 21 keeps its value, nothing is left
     pears = {"question": "Ann has 7 bags with 3 apples each, and 21 pears. How much fruit does she have?",
              "answer": "7*3=<<7*3=21>>21 apples\n21+21=<<21+21=42>>42\n#### 42"}
     rows, outcome = rewrite_item(pears, "pears", seed=0, variants=1)
-    assert rows == [] and (outcome["stage"], outcome["reason"]) == ("sampling", "readings_disagree")
+    assert rows == [] and (outcome["stage"], outcome["reason"]) == ("mapping", "nothing_to_resample")
 
 
 def test_numbers_only_some_readings_use_keep_their_value() -> None:
