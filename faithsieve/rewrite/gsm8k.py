@@ -110,6 +110,9 @@ class Annotation:
     written from ``start`` (``$`` blanked, ``x`` read as ``*``, same length), its result is written at
     ``[result_start, end)``."""
     result_start: int = -1
+    restates: bool = False
+    """A prose left side written right before an annotation (``60 + 30 = <<90=90>>``): it writes no
+    result of its own; its value must stay the next annotation's result (``identity.held_inputs``)."""
 
 
 @dataclass(frozen=True)
@@ -221,8 +224,8 @@ def parse_item(record: dict[str, object], item_id: str) -> Item:
     if not anns:
         raise ItemRejected("parse", "no_annotations", "the solution has no calculator annotation")
     steps = prose_steps(a)
-    if len(anns) + len(steps) > MAX_ANNOTATIONS:
-        raise ItemRejected("parse", "too_many_annotations", f"more than {MAX_ANNOTATIONS} with prose equations")
+    if len(steps) > MAX_ANNOTATIONS:
+        raise ItemRejected("parse", "too_many_annotations", f"more than {MAX_ANNOTATIONS} prose equations")
     merged = sorted([*anns, *steps], key=lambda x: x.start)
     anns = [dataclasses.replace(x, index=i) for i, x in enumerate(merged)]
     return Item(id=item_id, question=q, answer=a, literals=question_literals(q), annotations=tuple(anns),
@@ -258,6 +261,7 @@ def word_value(m: re.Match[str]) -> Fraction:
 _STEP = re.compile(r"(?<![\w.,$])(?=[$(]|\.?\d)([\d $.()+\-*/x×÷]{3,160}?) *= *\$?"
                    r"(\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d+)?|\.\d+)(?![\w%,.]?\d|[\w%]| *[-+*/x×÷] *[\d$(.])")
 _STEP_OPERATOR = re.compile(r"\d *[-+*/x×÷] *[$(.]?\d")
+_RESTATEMENT = re.compile(r"(?<![\w.,$])(?=[$(]|\.?\d)([\d $.()+\-*/x×÷]{3,160}?) *= *\$? *(?=\x00)")
 
 
 def _masked(answer: str, fill: str) -> str:
@@ -274,25 +278,45 @@ def prose_steps(answer: str) -> list[Annotation]:
     ``$48 / 2 = $24``): two or more plain numbers joined by ``+ - * / x × ÷``, ``=``, one number.
     Kept only when the arithmetic is exactly true; a false or unparsable one is no step (its numbers
     stay prose numbers). Not a step: a left side that continues an expression (an operator or ``=``
-    right before it), a result followed by ``%`` or by more arithmetic."""
+    right before it), a result followed by ``%`` or by more arithmetic. A true left side written right
+    before an annotation (``60 + 30 = <<90=90>>``) is a step that ``restates`` it."""
     masked = _masked(answer, "\x00")
     out: list[Annotation] = []
     for m in _STEP.finditer(masked):
-        lhs = m.group(1).rstrip()
-        before = masked[:m.start()].rstrip(" $")
-        if before[-1:] in ("+", "-", "*", "/", "x", "×", "÷", "=") or not _STEP_OPERATOR.search(lhs):
+        step = _step(masked, m)
+        if step is not None and step[1] == number_value(m.group(2)):
+            out.append(Annotation(0, m.start(1), m.end(2), step[0], parse(step[0]), step[1], prose=True,
+                                  result_start=m.start(2)))
+    for m in _RESTATEMENT.finditer(masked):
+        step = _step(masked, m)
+        ann = _ANNOTATION.match(answer, m.end())
+        if step is None or ann is None:
             continue
-        expr = lhs.replace("$", " ").replace("x", "*").replace("×", "*").replace("÷", "/")
+        lhs, _, rhs = ann.group(1).partition("=")
         try:
-            node = parse(expr)
-            computed = node_value(node)
-            written = number_value(m.group(2))
+            result = number_value(rhs.strip())
         except ArithError:
             continue
-        if computed != written or len(leaves(node)) < 2:
-            continue
-        out.append(Annotation(0, m.start(1), m.end(2), expr, node, computed, prose=True, result_start=m.start(2)))
-    return out
+        if step[1] == result:
+            out.append(Annotation(0, m.start(1), m.start(1) + len(step[0]), step[0], parse(step[0]), step[1],
+                                  prose=True, restates=True))
+    return sorted(out, key=lambda a: a.start)
+
+
+def _step(masked: str, m: re.Match[str]) -> tuple[str, Fraction] | None:
+    """The left side of a prose equation as an annotation expression and its value, or ``None``."""
+    lhs = m.group(1).rstrip()
+    before = masked[:m.start()].rstrip(" $")
+    if before[-1:] in ("+", "-", "*", "/", "x", "×", "÷", "=") or not _STEP_OPERATOR.search(lhs):
+        return None
+    expr = lhs.replace("$", " ").replace("x", "*").replace("×", "*").replace("÷", "/")
+    try:
+        node = parse(expr)
+        if len(leaves(node)) < 2:
+            return None
+        return expr, node_value(node)
+    except ArithError:
+        return None
 
 
 def prose_numbers(answer: str) -> list[tuple[int, int, Fraction, bool]]:
@@ -301,7 +325,8 @@ def prose_numbers(answer: str) -> list[tuple[int, int, Fraction, bool]]:
     out: list[tuple[int, int, Fraction, bool]] = []
     masked = _masked(answer, " ")
     for step in prose_steps(answer):
-        masked = masked[:step.start] + " " * (step.end - step.start) + masked[step.end:]
+        end = step.end if not step.restates else step.start + len(step.expr)
+        masked = masked[:step.start] + " " * (end - step.start) + masked[end:]
     for m in _NUM.finditer(masked):
         out.append((m.start(), m.end(), number_value(m.group()), False))
     for m in _WORD.finditer(masked):

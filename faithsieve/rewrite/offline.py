@@ -114,7 +114,10 @@ def _solution(plan: Plan, new: dict[int, Fraction], results: list[Fraction], ans
         result = decimal_text(r)
         if result is None:
             return "writable"
-        if ann.prose:
+        if ann.restates:
+            spans.extend((ann.start + a, ann.start + b, t) for a, b, t in repl)
+            expr = substitute(item.answer[ann.start:ann.start + len(ann.expr)], repl).strip()
+        elif ann.prose:
             if "," in item.answer[ann.result_start:ann.end] and r.denominator == 1:
                 result = f"{int(r):,}"
             spans.extend((ann.start + a, ann.start + b, t) for a, b, t in repl)
@@ -128,6 +131,16 @@ def _solution(plan: Plan, new: dict[int, Fraction], results: list[Fraction], ans
     final = decimal_text(answer) or str(answer)
     solution = substitute(head, [s for s in spans if s[1] <= len(head)]) + f"#### {final}"
     return solution, graph
+
+
+def _same_structure(plan: Plan, new: dict[int, Fraction], solution: str) -> bool:
+    """The rewritten solution reads back as the same steps (``--check`` rereads it): a number that lost
+    its thousands separator could otherwise turn prose into a prose equation."""
+    try:
+        again = parse_item({"question": _question(plan, new)[0], "answer": solution}, plan.item.id)
+    except ItemRejected:
+        return False
+    return [(a.prose, a.restates) for a in again.annotations] == [(a.prose, a.restates) for a in plan.item.annotations]
 
 
 def _question(plan: Plan, new: dict[int, Fraction]) -> tuple[str, list[dict[str, Any]]]:
@@ -184,6 +197,9 @@ def rewrite_item(record: dict[str, Any], item_id: str, *, seed: int, variants: i
             if isinstance(written, str):
                 failures[written] += 1
                 continue
+            if not _same_structure(plan, new, written[0]):
+                failures["reread_differs"] += 1
+                continue
             checks = z3_verify(plan, 0, new, answer, pairs)
             if not all(c["passed"] for c in checks):
                 failures["z3_" + checks[-1]["check"].removeprefix("z3_")] += 1
@@ -211,7 +227,8 @@ def _row(plan: Plan, k: int, seed: int, new: dict[int, Fraction], results: list[
         {"check": "annotations_recomputed", "passed": True,
          "detail": f"{n} annotation(s) recomputed exactly from the new question numbers"},
         {"check": "readings_agree", "passed": True,
-         "detail": f"all {len(plan.readings)} reading(s) of the solution give the same results"},
+         "detail": f"all {plan.reading_count} reading(s) of the solution give the same results (every candidate "
+                   "source of every number agrees)"},
         {"check": "constraints", "passed": True,
          "detail": "sign, integrality, writable decimals, magnitude and order constraints hold"},
         *z3_checks,
@@ -221,6 +238,6 @@ def _row(plan: Plan, k: int, seed: int, new: dict[int, Fraction], results: list[
         "question": question, "solution": solution, "answer": decimal_text(answer) or str(answer),
         "original": {"question": item.question, "solution": item.answer, "answer": item.final_text},
         "inputs": inputs, "graph": graph, "target": plan.targets[-1],
-        "constants": [{"value": v, "cue": c} for v, c in constants], "readings": len(plan.readings),
+        "constants": [{"value": v, "cue": c} for v, c in constants], "readings": plan.reading_count,
         "verification": {"checks": checks, "well_defined": True, "feasible": True, "answer_correct": True},
     }

@@ -4,22 +4,23 @@ Every number an annotation writes must come from somewhere: a number the questio
 value, or its value / 100 for a percent), the result of an earlier annotation, or a conversion
 constant the question's words justify (``gsm8k.CONSTANTS``). A number with no source rejects the
 item. A number with several possible sources is not guessed: every combination of choices (a
-*reading*) is kept, and a rewrite is accepted only when all readings compute the same value for
+*reading*) is allowed, and a rewrite is accepted only when all readings compute the same value for
 every annotation and for the answer at the new numbers — so the answer is right whichever reading
-the solution's author meant.
+the solution's author meant. Readings are not enumerated: every candidate of every number must give
+the same value, and the numbers that agreement depends on are held (``identity.held_inputs``).
 """
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 from typing import Literal as TLiteral
 
-from faithsieve.rewrite.arith import leaves
+from faithsieve.rewrite.arith import Lit, leaves
 from faithsieve.rewrite.arith import value as node_value
 from faithsieve.rewrite.gsm8k import Item, ItemRejected, cues_for, prose_numbers
+from faithsieve.rewrite.identity import held_inputs
 
 _PREFIX = {"literal": "q", "percent_of": "p", "percent_more": "m", "percent_less": "l", "percent_inverse": "r",
            "percent_complement": "k", "node": "n"}
@@ -27,10 +28,6 @@ PERCENT_KINDS = ("percent_of", "percent_more", "percent_less", "percent_inverse"
 """What a percent ``p`` may turn into: p/100, 1 + p/100, 1 - p/100, 100/p (25 % -> divide by 4), 100 - p."""
 LITERAL_KINDS = ("literal", *PERCENT_KINDS)
 KIND_OF_PREFIX = {v: k for k, v in _PREFIX.items()}
-MAX_READINGS = 256
-"""Most readings kept for one item; more rejects it (``too_many_readings``)."""
-
-
 @dataclass(frozen=True)
 class Source:
     """Where one annotation number comes from."""
@@ -61,12 +58,15 @@ class Plan:
     candidates: tuple[tuple[tuple[Source, ...], ...], ...]
     """Per annotation, per number (writing order): the possible sources."""
     readings: tuple[tuple[tuple[Source, ...], ...], ...]
-    """Every combination of choices: per annotation, per number, one source."""
+    """The first reading (each number's first candidate): per annotation, per number, one source."""
     targets: tuple[int, ...]
     """Annotations whose result is the final answer."""
     resampled: tuple[int, ...]
     """Question literals that may be resampled: every reading uses them, they are not fixed, and no number
-    with several possible sources depends on them (``_ambiguity_inputs``)."""
+    with several possible sources needs them held so that its sources agree (``identity.held_inputs``)."""
+    reading_count: int = 1
+    """How many readings the candidates allow (only the first is stored: ``check_readings_agree``
+    compares candidates number by number, which covers them all)."""
 
     def evaluate(self, reading: int, new: dict[int, Fraction]) -> list[Fraction]:
         """Every annotation's result under ``reading`` with question literals set to ``new``
@@ -111,7 +111,9 @@ def _candidates(item: Item, j: int, v: Fraction) -> tuple[Source, ...]:
             for kind in PERCENT_KINDS:
                 if source_value(Source(kind, lit.index), lit.value) == v:  # type: ignore[arg-type]
                     out.append(Source(kind, lit.index))  # type: ignore[arg-type]
-    out.extend(Source("node", k) for k in range(j) if item.annotations[k].result == v)
+    bare = isinstance(item.annotations[j].node, Lit)  # <<90=90>>: the prose left side before it is its source
+    out.extend(Source("node", k) for k in range(j) if item.annotations[k].result == v
+               and (not item.annotations[k].restates or (bare and k == j - 1)))
     cue = cues_for(v, item.question)
     if cue is not None:
         out.append(Source("constant", value=v, cue=cue))
@@ -126,33 +128,9 @@ def _in_every_reading(cands: list[tuple[tuple[Source, ...], ...]]) -> set[int]:
             if c[0].kind in LITERAL_KINDS and all(s.kind in LITERAL_KINDS and s.ref == c[0].ref for s in c)}
 
 
-def _ambiguity_inputs(cands: list[tuple[tuple[Source, ...], ...]]) -> set[int]:
-    """Question literals that any number with more than one candidate source depends on (through
-    earlier results, under any reading). Holding them at their values makes every candidate of such a
-    number equal to the value the solution writes, so all readings agree by construction — never by
-    a draw that happens to make different readings coincide."""
-    deps: list[set[int]] = []
-    frozen: set[int] = set()
-
-    def of(s: Source) -> set[int]:
-        if s.kind == "constant":
-            return set()
-        return deps[s.ref] if s.kind == "node" else {s.ref}
-
-    for row in cands:
-        node_deps: set[int] = set()
-        for c in row:
-            leaf = set().union(*(of(s) for s in c))
-            node_deps |= leaf
-            if len(c) > 1:
-                frozen |= leaf
-        deps.append(node_deps)
-    return frozen
-
-
 def build_plan(item: Item) -> Plan:
     """The plan of ``item``; raises ``ItemRejected`` (stage ``mapping``) when a number has no source,
-    the readings are too many, nothing can be resampled, or the solution's prose writes a number
+    nothing can be resampled, or the solution's prose writes a number
     this graph cannot explain."""
     cands: list[tuple[tuple[Source, ...], ...]] = []
     count = 1
@@ -166,21 +144,18 @@ def build_plan(item: Item) -> Plan:
                                    "or a justified constant")
             row.append(c)
             count *= len(c)
-            if count > MAX_READINGS:
-                raise ItemRejected("mapping", "too_many_readings", f"more than {MAX_READINGS} ways to read the solution")
         cands.append(tuple(row))
-    targets = tuple(j for j, a in enumerate(item.annotations) if a.result == item.final)
+    targets = tuple(j for j, a in enumerate(item.annotations) if a.result == item.final and not a.restates)
     if not targets:
         raise ItemRejected("mapping", "answer_not_annotated",
                            f"the final answer {item.final_text} is no annotation's result")
-    per_ann = [list(itertools.product(*row)) for row in cands]
-    readings = tuple(tuple(r) for r in itertools.product(*per_ann))
-    frozen = _ambiguity_inputs(cands)
-    resampled = tuple(i for i in sorted(_in_every_reading(cands) - frozen) if item.literals[i].kind != "fixed")
+    first = tuple(tuple(c[0] for c in row) for row in cands)
+    free = {i for i in _in_every_reading(cands) if item.literals[i].kind != "fixed"}
+    resampled = tuple(sorted(free - held_inputs(item, cands, free)))
     if not resampled:
         raise ItemRejected("mapping", "nothing_to_resample",
                            "every number the solution uses is fixed, a constant or behind an ambiguous source")
-    plan = Plan(item, tuple(cands), readings, targets, resampled)
+    plan = Plan(item, tuple(cands), (first,), targets, resampled, count)
     _check_prose(plan)
     return plan
 
@@ -205,11 +180,28 @@ def _check_prose(plan: Plan) -> None:
 
 
 def check_readings_agree(plan: Plan, new: dict[int, Fraction]) -> list[Fraction] | str:
-    """The results under the first reading when every reading agrees at ``new``; else the reason."""
+    """The results when every reading agrees at ``new``; else the reason. Every candidate source of
+    every number must give the same value (earlier results taken from the first reading): then, annotation
+    by annotation, every reading computes the same results, without enumerating the readings."""
     first = plan.evaluate(0, new)
-    for r in range(1, len(plan.readings)):
-        if plan.evaluate(r, new) != first:
-            return "readings_disagree"
+    lits = plan.item.literals
+    for row in plan.candidates:
+        for cands in row:
+            if len(cands) < 2:
+                continue
+            values = set()
+            for s in cands:
+                if s.kind == "constant":
+                    values.add(s.value)
+                elif s.kind == "node":
+                    values.add(first[s.ref])
+                else:
+                    try:
+                        values.add(source_value(s, new.get(s.ref, lits[s.ref].value)))
+                    except ZeroDivisionError:
+                        return "readings_disagree"
+            if len(values) > 1:
+                return "readings_disagree"
     if len({first[t] for t in plan.targets}) != 1:
         return "answer_target_ambiguous"
     return first

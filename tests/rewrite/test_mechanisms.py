@@ -26,7 +26,8 @@ RELAY = {"question": "The first runner runs his leg in 60 seconds and each next 
     ("costs $5 - $2 = $3\nThen", [(" 5 -  2", 3)]),
     ("weighs 30 x .25 = 7.5 pounds", [("30 * .25", Fraction(15, 2))]),
     ("gets (1/2)*12 = 6 of them", [("(1/2)*12", 6)]),
-    ("is 16 - 3 - 4 = <<16-3-4=9>>9", []),  # an annotation follows: not a prose step
+    ("is 16 - 3 - 4 = <<16-3-4=9>>9", [("16 - 3 - 4", 9)]),  # restates the annotation after it
+    ("is 16 - 3 = <<16-3-4=9>>9", []),  # a false restatement is none
     ("so 2 + 2 = 5 apples", []),  # false arithmetic is no step
     ("hours * 3 + 4 = 7", []),  # continues an expression
     ("is 20/100 = 20%", []),  # a percent result
@@ -44,11 +45,13 @@ def test_prose_equations_are_read_only_when_plain_and_true(text: str, found: lis
 
 def test_prose_steps_join_the_graph_and_leave_the_prose_numbers() -> None:
     item = parse_item(RELAY, "t")
-    assert [(a.prose, a.result) for a in item.annotations] == [(True, 57), (False, 117)]
-    step_end = RELAY["answer"].index("57") + 2
-    assert [p for p in prose_numbers(RELAY["answer"]) if p[0] < step_end] == []
+    # 60 - 3 = 57 is a step; 60 + 57 = <<60+57=117>> restates the annotation
+    assert [(a.prose, a.restates, a.result) for a in item.annotations] == [(True, False, 57), (True, True, 117),
+                                                                          (False, False, 117)]
+    assert [p for p in prose_numbers(RELAY["answer"]) if p[0] < RELAY["answer"].index("<<")] == []
     plan = build_plan(item)
-    assert [s.key() for s in plan.readings[0][1]] == ["q0", "n0"]  # 57 is the prose step's result
+    assert [s.key() for s in plan.readings[0][2]] == ["q0", "n0"]  # 57 is the prose step's result
+    assert plan.targets == (2,)  # a restatement is never the answer's annotation
 
 
 def test_prose_steps_are_rewritten_and_rechecked() -> None:
@@ -80,7 +83,7 @@ OCTAVIA = {"question": "Octavia drinks half the daily recommended cups of coffee
 def test_numbers_behind_an_ambiguous_source_keep_their_value() -> None:
     # the 2 of "10 * 2" is 4/2 or the constant of "half": both readings agree only while 4 stays 4
     plan = build_plan(parse_item(OCTAVIA, "o"))
-    assert len(plan.readings) == 2
+    assert plan.reading_count > 1
     index = {lit.text: lit.index for lit in plan.item.literals}
     assert plan.resampled == (index["10"],)
     rows, outcome = rewrite_item(OCTAVIA, "o", seed=0, variants=3)
@@ -108,3 +111,58 @@ def test_check_refuses_a_changed_number_behind_an_ambiguous_source() -> None:
     bad["answer"] = str(juan * 3 - 6)
     problems = check_row(bad)
     assert any("may not change" in p for p in problems), problems
+
+
+PUZZLE = {"question": "Poppy is solving a 1000-piece jigsaw puzzle. She places a quarter of the pieces on the board, "
+                      "then her mom places a third of the remaining pieces. How many pieces are left to be placed?",
+          "answer": "Poppy has placed 1000 pieces / 4 = <<1000/4=250>>250 pieces.\n"
+                    "This means there are 1000 - 250 = <<1000-250=750>>750 pieces remaining.\n"
+                    "Her mom therefore places 750 / 3 = <<750/3=250>>250 pieces.\n"
+                    "This leaves a total of 750 - 250 = <<750-250=500>>500 pieces left to be placed.\n#### 500"}
+
+
+def test_sources_that_are_the_same_function_need_not_be_held() -> None:
+    # the last 250 is 1000/4 or 750/3 = (1000 - 1000/4)/3: the same function of the 1000, so it may change
+    plan = build_plan(parse_item(PUZZLE, "p"))
+    assert plan.reading_count > 1 and len(plan.resampled) == 1
+    rows, _ = rewrite_item(PUZZLE, "p", seed=0, variants=2)
+    for r in rows:
+        n = Fraction(r["inputs"][0]["new"])
+        assert Fraction(r["answer"]) == n / 2 and check_row(r) == []
+
+
+def test_sources_that_only_coincide_at_the_original_values_are_held() -> None:
+    # the 20 on the weekend is 2 x 10 or the 20 miles a day: equal only at these values, so both stay
+    walk = {"question": "Pancho walks 20 miles a day. Except on weekends when he walks 10 miles. "
+                        "How many miles does he walk in a week?",
+            "answer": "5 x 20 = <<5*20=100>>100\n2 x 10 = <<2*10=20>>20\n100 + 20 = <<100+20=120>>120\n#### 120"}
+    with pytest.raises(ItemRejected) as exc:
+        build_plan(parse_item(walk, "w"))
+    assert exc.value.reason == "nothing_to_resample"
+
+
+CHERRIES = {"question": "Richard, Jerry, and Robert are going to share 60 cherries. If Robert has 30 cherries, and has "
+                        "10 more than Richard, how many more cherries does Robert have than Jerry?",
+            "answer": "Since Robert has 30, then 60 - 30 = <<30=30>>30 cherries are left to be shared by Richard and "
+                      "Jerry.\nRichard has 30 - 10 = <<30-10=20>>20 cherries.\nJerry has 30 - 20 = <<30-20=10>>10 "
+                      "cherries.\nSo Robert has 30 - 10 = <<30-10=20>>20 more cherries than Jerry.\n#### 20"}
+
+
+def test_a_restated_left_side_must_stay_equal_to_its_annotation() -> None:
+    # "60 - 30 = <<30=30>>": the 30 left is 60 - 30 only while Robert has 30, so Robert's 30 is held; a rewrite
+    # that changed it (Robert 41: "60 - 41 = <<41=41>>", Jerry -8) was a wrong answer before restatements were read
+    item = parse_item(CHERRIES, "c")
+    assert [(a.restates, a.result) for a in item.annotations][:2] == [(True, 30), (False, 30)]
+    plan = build_plan(item)
+    assert [item.literals[i].text for i in plan.resampled] == ["10"]
+    rows, outcome = rewrite_item(CHERRIES, "c", seed=0, variants=3)
+    assert outcome["kept"] == 3
+    for r in rows:
+        more = Fraction(r["inputs"][0]["new"])
+        assert "60 - 30 = <<30=30>>30" in r["solution"]
+        richard = 30 - more
+        assert Fraction(r["answer"]) == 30 - (60 - 30 - richard)
+        assert check_row(r) == []
+        bad = copy.deepcopy(r)  # a rewritten restatement made false no longer matches the graph
+        bad["solution"] = bad["solution"].replace("60 - 30 =", "60 - 31 =")
+        assert check_row(bad) != []
