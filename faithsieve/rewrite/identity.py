@@ -55,19 +55,26 @@ def _same(terms: list[Any]) -> bool:
     return True
 
 
-def held_inputs(item: Item, cands: list[tuple[tuple[Any, ...], ...]], free: set[int]) -> set[int]:
+def held_inputs(item: Item, cands: list[tuple[tuple[Any, ...], ...]], free: set[int],
+                tie: dict[int, int] | None = None) -> set[int]:
     """The question literals among ``free`` to hold at their values so that every number with several
     candidate sources gets the same function from each (``cands``: per annotation, per number, the
-    ``plan.Source`` candidates)."""
+    ``plan.Source`` candidates). ``tie`` maps a literal to the first of its group of literals that always
+    take one value (``plan.tie_groups``); a group is held or changes as a whole."""
     from faithsieve.rewrite.plan import source_value
 
+    tie = tie or {}
     held: set[int] = set()
     deps: list[set[int]] = []
+
+    def hold(refs: set[int]) -> None:
+        reps = {tie.get(r, r) for r in refs}
+        held.update(i for i in free if tie.get(i, i) in reps)
 
     def literal_term(ref: int) -> Any:
         lit = item.literals[ref]
         if ref in free and ref not in held:
-            return sympy.Symbol(f"q{ref}")
+            return sympy.Symbol(f"q{tie.get(ref, ref)}")
         return sympy.Rational(lit.value.numerator, lit.value.denominator)
 
     def term(s: Any, nodes: list[Any]) -> Any:
@@ -103,7 +110,7 @@ def held_inputs(item: Item, cands: list[tuple[tuple[Any, ...], ...]], free: set[
                 except (ZeroDivisionError, TypeError, ValueError):
                     same = False
                 if not same:
-                    held |= leaf_deps & free
+                    hold(leaf_deps & free)
                     nodes = None
         deps.append(node_deps)
         if j and item.annotations[j - 1].restates and (deps[j - 1] | node_deps) & (free - held):
@@ -113,5 +120,5 @@ def held_inputs(item: Item, cands: list[tuple[tuple[Any, ...], ...]], free: set[
             except (ZeroDivisionError, TypeError, ValueError):
                 same = False
             if not same:
-                held |= (deps[j - 1] | node_deps) & free
+                hold((deps[j - 1] | node_deps) & free)
     return held

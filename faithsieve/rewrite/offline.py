@@ -1,6 +1,7 @@
 """``--mode offline``: numerical reparameterization of one GSM8K item, verified exactly.
 
-For each variant: draw new values for the question numbers the solution uses (``sample``),
+For each variant: draw new values for the question numbers the solution uses (``sample``; in the
+second half of the attempts for a random part of them),
 recompute every annotation under every reading of the solution (``plan``), keep the draw only
 when all readings agree, every constraint holds (``feasible``) and the solution's prose can be
 rewritten without guessing; then write the new question, the new annotated solution and the new
@@ -133,6 +134,24 @@ def _solution(plan: Plan, new: dict[int, Fraction], results: list[Fraction], ans
     return solution, graph
 
 
+def _draw(plan: Plan, rng: random.Random, some: bool = False) -> dict[int, Fraction]:
+    """New values for the resampled numbers; a tied group takes its first member's value. With ``some``
+    (the second half of the attempts) each number or group keeps its value with probability 1/2: when
+    changing all of them together cannot keep every result whole and ordered, changing fewer may.
+    Holding a number never makes readings disagree, so this is as safe as changing all."""
+    first = {i: g[0] for g in plan.ties for i in g}
+    new: dict[int, Fraction] = {}
+    for i in plan.resampled:
+        if first.get(i, i) != i:
+            if first[i] in new:
+                new[i] = new[first[i]]
+        elif some and rng.random() < 0.5:
+            continue
+        elif (v := draw(plan.item.literals[i], rng)) is not None:
+            new[i] = v
+    return new
+
+
 def _same_structure(plan: Plan, new: dict[int, Fraction], solution: str) -> bool:
     """The rewritten solution reads back as the same steps (``--check`` rereads it): a number that lost
     its thousands separator could otherwise turn prose into a prose equation."""
@@ -173,8 +192,8 @@ def rewrite_item(record: dict[str, Any], item_id: str, *, seed: int, variants: i
     rows: list[dict[str, Any]] = []
     for k in range(variants):
         rng = random.Random(f"{seed}:{item_id}:{k}")
-        for _ in range(attempts):
-            new = {i: v for i in plan.resampled if (v := draw(plan.item.literals[i], rng)) is not None}
+        for attempt in range(attempts):
+            new = _draw(plan, rng, some=attempt >= attempts // 2)
             key = tuple(sorted(new.items()))
             if not new or key in seen:
                 failures["no_new_values" if not new else "duplicate"] += 1

@@ -19,7 +19,7 @@ from typing import Literal as TLiteral
 
 from faithsieve.rewrite.arith import Lit, leaves
 from faithsieve.rewrite.arith import value as node_value
-from faithsieve.rewrite.gsm8k import Item, ItemRejected, cues_for, prose_numbers
+from faithsieve.rewrite.gsm8k import Item, ItemRejected, cues_for, prose_numbers, unit_class
 from faithsieve.rewrite.identity import held_inputs
 
 _PREFIX = {"literal": "q", "percent_of": "p", "percent_more": "m", "percent_less": "l", "percent_inverse": "r",
@@ -67,6 +67,8 @@ class Plan:
     reading_count: int = 1
     """How many readings the candidates allow (only the first is stored: ``check_readings_agree``
     compares candidates number by number, which covers them all)."""
+    ties: tuple[tuple[int, ...], ...] = ()
+    """Groups of resampled question numbers that take one new value (``tie_groups``)."""
 
     def evaluate(self, reading: int, new: dict[int, Fraction]) -> list[Fraction]:
         """Every annotation's result under ``reading`` with question literals set to ``new``
@@ -128,6 +130,35 @@ def _in_every_reading(cands: list[tuple[tuple[Source, ...], ...]]) -> set[int]:
             if c[0].kind in LITERAL_KINDS and all(s.kind in LITERAL_KINDS and s.ref == c[0].ref for s in c)}
 
 
+def tie_groups(item: Item, cands: list[tuple[tuple[Source, ...], ...]]) -> tuple[tuple[int, ...], ...]:
+    """Groups of equal question numbers that one solution number may come from (``2 + 2`` where the
+    question says ``2 times`` twice): written alike (same kind, decimals and money/percent class),
+    none fixed. They are drawn as one value, so every candidate stays equal by construction and the new
+    question keeps the equality the original had."""
+    parent: dict[int, int] = {}
+
+    def find(i: int) -> int:
+        while parent.setdefault(i, i) != i:
+            i = parent[i]
+        return i
+
+    lits = item.literals
+    for row in cands:
+        for c in row:
+            if len(c) < 2 or any(s.kind != "literal" for s in c):
+                continue
+            refs = [s.ref for s in c]
+            look = {(lits[r].kind, lits[r].decimals, unit_class(item.question, lits[r])) for r in refs}
+            if len(look) != 1 or lits[refs[0]].kind == "fixed":
+                continue
+            for r in refs[1:]:
+                parent[find(r)] = find(refs[0])
+    groups: dict[int, list[int]] = {}
+    for i in parent:
+        groups.setdefault(find(i), []).append(i)
+    return tuple(tuple(sorted(g)) for g in groups.values() if len(g) > 1)
+
+
 def build_plan(item: Item) -> Plan:
     """The plan of ``item``; raises ``ItemRejected`` (stage ``mapping``) when a number has no source,
     nothing can be resampled, or the solution's prose writes a number
@@ -150,12 +181,15 @@ def build_plan(item: Item) -> Plan:
         raise ItemRejected("mapping", "answer_not_annotated",
                            f"the final answer {item.final_text} is no annotation's result")
     first = tuple(tuple(c[0] for c in row) for row in cands)
-    free = {i for i in _in_every_reading(cands) if item.literals[i].kind != "fixed"}
-    resampled = tuple(sorted(free - held_inputs(item, cands, free)))
+    groups = tie_groups(item, cands)
+    tie = {i: g[0] for g in groups for i in g}
+    free = {i for i in _in_every_reading(cands) | set(tie) if item.literals[i].kind != "fixed"}
+    resampled = tuple(sorted(free - held_inputs(item, cands, free, tie)))
+    groups = tuple(g for g in groups if set(g) <= set(resampled))
     if not resampled:
         raise ItemRejected("mapping", "nothing_to_resample",
                            "every number the solution uses is fixed, a constant or behind an ambiguous source")
-    plan = Plan(item, tuple(cands), (first,), targets, resampled, count)
+    plan = Plan(item, tuple(cands), (first,), targets, resampled, count, groups)
     _check_prose(plan)
     return plan
 

@@ -166,3 +166,64 @@ def test_a_restated_left_side_must_stay_equal_to_its_annotation() -> None:
         bad = copy.deepcopy(r)  # a rewritten restatement made false no longer matches the graph
         bad["solution"] = bad["solution"].replace("60 - 30 =", "60 - 31 =")
         assert check_row(bad) != []
+
+
+RIDES = {"question": "Pam rode the roller coaster 2 times while Fred rode it 3 times. After that, each of them rode "
+                     "the luge 2 times. If each ride cost 7 tickets, how many tickets did they use that day?",
+         "answer": "The roller coaster: 2+3=<<2+3=5>>5 times.\nThe luge: 2+2=<<2+2=4>>4 times.\n"
+                   "In all 5+4=<<5+4=9>>9 times.\nSo they used 9x7=<<9*7=63>>63 tickets.\n#### 63"}
+
+
+def test_equal_numbers_one_solution_number_may_come_from_are_drawn_as_one() -> None:
+    plan = build_plan(parse_item(RIDES, "r"))
+    twos = tuple(lit.index for lit in plan.item.literals if lit.text == "2")
+    assert plan.ties == (twos,) and set(twos) <= set(plan.resampled)
+    rows, outcome = rewrite_item(RIDES, "r", seed=0, variants=3)
+    assert outcome["kept"] == 3
+    for r in rows:
+        new = [x["new"] for x in r["inputs"] if x["original"] == "2"]
+        assert len(new) == 2 and new[0] == new[1]
+        assert check_row(r) == []
+        # only one of the tied numbers changed: the two readings of the luge's "2+2" differ, --check refuses it
+        bad = copy.deepcopy(r)
+        luge = next(x for x in bad["inputs"] if x["original"] == "2" and x["literal"] == twos[1])
+        bad["inputs"].remove(luge)
+        start = luge["span"][0]
+        bad["question"] = bad["question"][:start] + "2" + bad["question"][luge["span"][1]:]
+        shift = 1 - (luge["span"][1] - start)
+        for x in bad["inputs"]:
+            if x["span"][0] > start:
+                x["span"] = [x["span"][0] + shift, x["span"][1] + shift]
+        assert check_row(bad) != []
+
+
+def test_money_and_counts_are_never_tied() -> None:
+    # "$3" and "3 cups": equal, but not written alike; the 3 of 3+3 may be either, so both keep their value
+    item = {"question": "A cup costs $3 and Ann buys 3 cups and 5 plates. How much is 3 more than the cost of one cup?",
+            "answer": "3+3=<<3+3=6>>6\n5*3=<<5*3=15>>15\n#### 6"}
+    plan = build_plan(parse_item(item, "m"))
+    assert plan.ties == ()
+    assert all(plan.item.literals[i].text != "3" for i in plan.resampled)
+
+
+def test_later_attempts_change_a_random_part_of_the_numbers_ties_together() -> None:
+    import random
+
+    from faithsieve.rewrite.offline import _draw
+
+    plan = build_plan(parse_item(RIDES, "r"))
+    (twos,) = plan.ties
+    rng = random.Random(0)
+    full = [_draw(plan, rng) for _ in range(50)]
+    assert all(set(d) == set(plan.resampled) for d in full)
+    some = [_draw(plan, rng, some=True) for _ in range(200)]
+    sizes = {len(d) for d in some}
+    assert min(sizes) < len(plan.resampled) and max(sizes) == len(plan.resampled)
+    for d in some:
+        assert set(d) <= set(plan.resampled)
+        assert (twos[0] in d) == (twos[1] in d) and (twos[0] not in d or d[twos[0]] == d[twos[1]])
+    # a rewrite that keeps some numbers is verified like any other
+    partial = next(d for d in some if 0 < len(d) < len(plan.resampled))
+    from faithsieve.rewrite.plan import check_readings_agree
+
+    assert isinstance(check_readings_agree(plan, partial), list)

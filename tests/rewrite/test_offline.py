@@ -145,7 +145,10 @@ def test_readings_are_counted_and_checked_number_by_number() -> None:
     assert plan_mod.check_readings_agree(plan, {lits["5"]: Fraction(7)}) == [Fraction(224)] * 2
     # a changed "2 dogs" makes one number's candidates differ: rejected, whichever reading comes first
     assert plan_mod.check_readings_agree(plan, {plan.item.literals[1].index: Fraction(3)}) == "readings_disagree"
-    assert plan.resampled == (lits["5"],)  # the three 2s stay
+    # the three 2s are tied: drawn as one value, they always agree
+    twos = tuple(lit.index for lit in plan.item.literals if lit.text == "2")
+    assert plan.ties == (twos,) and plan.resampled == tuple(sorted((*twos, lits["5"])))
+    assert plan_mod.check_readings_agree(plan, {i: Fraction(3) for i in twos}) == [Fraction(1215)] * 2
 
 
 def test_variants_are_distinct_and_bounded_by_attempts() -> None:
