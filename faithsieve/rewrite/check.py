@@ -126,7 +126,8 @@ def _source_value(key: str, lits: Any, new: dict[int, Fraction], results: list[F
     try:
         if key.startswith("c"):
             v = Fraction(key[1:])
-            return v if cues_for(v, question) else None
+            # 1 may be a written unit fraction's numerator (1/2*20); the graph's keys are compared with the plan
+            return v if cues_for(v, question) or v == 1 else None
         ref = int(key[1:])
         kind = KIND_OF_PREFIX.get(key[0])
         if kind == "node":

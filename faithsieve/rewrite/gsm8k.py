@@ -233,12 +233,35 @@ def parse_item(record: dict[str, object], item_id: str) -> Item:
 
 
 def cues_for(value: Fraction, question: str) -> str | None:
-    """The cue in ``question`` that justifies ``value`` as an unwritten constant (``"minute+hour"``), if any."""
+    """The cue in ``question`` that justifies ``value`` as an unwritten constant (``"minute+hour"``), if any:
+    a conversion factor's cue words, or a fraction the question writes (``1/4`` or ``one-fourth`` gives 1/4,
+    so a solution may write ``.25``)."""
     low = question.lower()
     for group in CONSTANTS.get(value, ()):
         if all(w in low if w == "%" else re.search(r"\b" + re.escape(w), low) for w in group):
             return "+".join(group)
+    if value.denominator != 1:
+        return written_fractions(question).get(value)
     return None
+
+
+_DIGIT_FRACTION = re.compile(r"(?<![\d.,/])(\d{1,3}) ?/ ?(\d{1,3})(?![\d/]|\.\d)")
+
+
+def written_fractions(question: str) -> dict[Fraction, str]:
+    """Proper fractions the question writes: ``3/4``, ``two-thirds``, ``a quarter``, ``one fifth`` (value -> text)."""
+    out: dict[Fraction, str] = {}
+    for m in _DIGIT_FRACTION.finditer(question):
+        num, den = int(m.group(1)), int(m.group(2))
+        if 0 < num < den:
+            out.setdefault(Fraction(num, den), m.group())
+    for m in _DENOMINATOR.finditer(question):
+        word = m.group(1).lower()
+        num = 1 if word in ("a", "one") else WORD_VALUES[word]
+        den = _DENOMINATORS[m.group(2).lower().rstrip("s")]
+        if num < den:
+            out.setdefault(Fraction(num, den), m.group())
+    return out
 
 
 def unit_class(question: str, lit: Literal) -> str:

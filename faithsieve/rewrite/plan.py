@@ -17,7 +17,7 @@ from fractions import Fraction
 from typing import Any
 from typing import Literal as TLiteral
 
-from faithsieve.rewrite.arith import Lit, leaves
+from faithsieve.rewrite.arith import Lit, Node, leaves
 from faithsieve.rewrite.arith import value as node_value
 from faithsieve.rewrite.gsm8k import Item, ItemRejected, cues_for, prose_numbers, unit_class
 from faithsieve.rewrite.identity import held_inputs
@@ -159,6 +159,18 @@ def tie_groups(item: Item, cands: list[tuple[tuple[Source, ...], ...]]) -> tuple
     return tuple(tuple(sorted(g)) for g in groups.values() if len(g) > 1)
 
 
+def unit_numerators(expr: str, node: Node) -> dict[int, Fraction]:
+    """Leaves (writing-order index) written as the ``1`` of a unit fraction ``1/d`` -> ``d``: a 1 followed by
+    ``/ d`` and not itself a divisor (``20*1/2`` and ``1/2*20`` are 20 halves; in ``6/1/2`` the 1 is no numerator)."""
+    out: dict[int, Fraction] = {}
+    lvs = leaves(node)
+    for k, (lf, nxt) in enumerate(zip(lvs, lvs[1:])):
+        before = expr[:lf.start].rstrip()
+        if lf.value == 1 and nxt.value > 1 and expr[lf.end:nxt.start].strip() == "/" and not before.endswith("/"):
+            out[k] = nxt.value
+    return out
+
+
 def build_plan(item: Item) -> Plan:
     """The plan of ``item``; raises ``ItemRejected`` (stage ``mapping``) when a number has no source,
     nothing can be resampled, or the solution's prose writes a number
@@ -167,8 +179,12 @@ def build_plan(item: Item) -> Plan:
     count = 1
     for j, ann in enumerate(item.annotations):
         row = []
-        for lit in leaves(ann.node):
+        numerators = unit_numerators(ann.expr, ann.node)
+        for k, lit in enumerate(leaves(ann.node)):
             c = _candidates(item, j, lit.value)
+            if k in numerators and cues_for(1 / numerators[k], item.question):
+                # the 1 of "1/2*20" when the question writes half: the fraction's numerator, not a quantity
+                c = (*c, Source("constant", value=Fraction(1), cue=f"numerator of 1/{numerators[k]}"))
             if not c:
                 raise ItemRejected("mapping", "no_literal_source",
                                    f"{ann.expr}: {lit.value} is not a question number, an earlier result "

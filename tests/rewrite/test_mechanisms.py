@@ -227,3 +227,33 @@ def test_later_attempts_change_a_random_part_of_the_numbers_ties_together() -> N
     from faithsieve.rewrite.plan import check_readings_agree
 
     assert isinstance(check_readings_agree(plan, partial), list)
+
+
+def test_written_fractions_justify_their_value_and_unit_numerators() -> None:
+    from faithsieve.rewrite.gsm8k import cues_for, written_fractions
+
+    q = "He ate 1/4 of the pie, two-thirds of the cake, a quarter of the bread and 3/2 cups; on 12/25 he left."
+    # 3/2 is improper; a date-like 12/25 is read as a fraction too (at worst a spare candidate, never a changed value)
+    assert set(written_fractions(q)) == {Fraction(1, 4), Fraction(2, 3), Fraction(12, 25)}
+    assert cues_for(Fraction(2, 3), q) == "two-thirds" and cues_for(Fraction(3, 4), q) is None
+    jenna = {"question": "Jenna picked half as many apples as her mom. If her mom got 20 apples, how many apples did "
+                         "they both pick?",
+             "answer": "Jenna got 1/2 * 20 apples = <<20*1/2=10>>10 apples\nTogether, they had 10 apples + 20 apples "
+                       "= <<10+20=30>>30 apples\n#### 30"}
+    rows, outcome = rewrite_item(jenna, "j", seed=0, variants=2)
+    assert outcome["kept"] == 2
+    for r in rows:
+        mom = Fraction(r["inputs"][0]["new"])
+        assert Fraction(r["answer"]) == mom * Fraction(3, 2) and check_row(r) == []
+    uriah = {"question": "His comic books weigh 1/4 pound each. If he removes 30 comic books, how many pounds is that?",
+             "answer": "30 comic books weigh 30 x .25 = <<30*.25=7.5>>7.5 pounds\n#### 7.5"}
+    assert [s.key() for s in build_plan(parse_item(uriah, "u")).readings[0][-1]] == ["q2", "c1/4"]
+
+
+def test_a_one_that_is_no_unit_numerator_still_has_no_source() -> None:
+    # "5-1": the 1 is $1 = 100 cents, computed in prose; "half" justifies the 1 of 1/2 only
+    item = {"question": "Marisa gets $5 every day and spends half of 100 cents on candy. How much does she save?",
+            "answer": "100 cents = $1, so she spends 1/2 of it.\nShe saves 5-1=<<5-1=4>>4 dollars.\n#### 4"}
+    with pytest.raises(ItemRejected) as exc:
+        build_plan(parse_item(item, "m"))
+    assert exc.value.reason == "no_literal_source"
