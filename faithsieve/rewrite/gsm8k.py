@@ -281,10 +281,10 @@ def word_value(m: re.Match[str]) -> Fraction:
     return Fraction(WORD_VALUES[m.group(1).lower()] + (WORD_VALUES[m.group(2).lower()] if m.group(2) else 0))
 
 
-_STEP = re.compile(r"(?<![\w.,$])(?=[$(]|\.?\d)([\d $.()+\-*/x×÷]{3,160}?) *= *\$?"
-                   r"(\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d+)?|\.\d+)(?![\w%,.]?\d|[\w%]| *[-+*/x×÷] *[\d$(.])")
-_STEP_OPERATOR = re.compile(r"\d *[-+*/x×÷] *[$(.]?\d")
-_RESTATEMENT = re.compile(r"(?<![\w.,$])(?=[$(]|\.?\d)([\d $.()+\-*/x×÷]{3,160}?) *= *\$? *(?=\x00)")
+_STEP = re.compile(r"(?<![\w.,$])(?=[$(]|\.?\d)([\d $.()+\-*/x×÷−–]{3,160}?) *= *\$?"
+                   r"(\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d+)?|\.\d+)(?![\w%,.]?\d|[\w%]| *[-+*/x×÷−–] *[\d$(.])")
+_STEP_OPERATOR = re.compile(r"\d *[-+*/x×÷−–] *[$(.]?\d")
+_RESTATEMENT = re.compile(r"(?<![\w.,$])(?=[$(]|\.?\d)([\d $.()+\-*/x×÷−–]{3,160}?) *= *\$? *(?=\x00)")
 
 
 def _masked(answer: str, fill: str) -> str:
@@ -298,7 +298,8 @@ def _masked(answer: str, fill: str) -> str:
 
 def prose_steps(answer: str) -> list[Annotation]:
     """Equations the solution writes in prose without an annotation (``60 - 3 = 57 seconds``,
-    ``$48 / 2 = $24``): two or more plain numbers joined by ``+ - * / x × ÷``, ``=``, one number.
+    ``$48 / 2 = $24``): two or more plain numbers joined by ``+ - * / x × ÷`` (or a typographic minus
+    ``−`` ``–``), ``=``, one number.
     Kept only when the arithmetic is exactly true; a false or unparsable one is no step (its numbers
     stay prose numbers). Not a step: a left side that continues an expression (an operator or ``=``
     right before it), a result followed by ``%`` or by more arithmetic. A true left side written right
@@ -330,9 +331,9 @@ def _step(masked: str, m: re.Match[str]) -> tuple[str, Fraction] | None:
     """The left side of a prose equation as an annotation expression and its value, or ``None``."""
     lhs = m.group(1).rstrip()
     before = masked[:m.start()].rstrip(" $")
-    if before[-1:] in ("+", "-", "*", "/", "x", "×", "÷", "=") or not _STEP_OPERATOR.search(lhs):
+    if before[-1:] in ("+", "-", "*", "/", "x", "×", "÷", "−", "–", "=") or not _STEP_OPERATOR.search(lhs):
         return None
-    expr = lhs.replace("$", " ").replace("x", "*").replace("×", "*").replace("÷", "/")
+    expr = lhs.replace("$", " ").replace("x", "*").replace("×", "*").replace("÷", "/").replace("−", "-").replace("–", "-")
     try:
         node = parse(expr)
         if len(leaves(node)) < 2:

@@ -25,6 +25,8 @@ RELAY = {"question": "The first runner runs his leg in 60 seconds and each next 
     ("takes 60 - 3 = 57 seconds", [("60 - 3", 57)]),
     ("costs $5 - $2 = $3\nThen", [(" 5 -  2", 3)]),
     ("weighs 30 x .25 = 7.5 pounds", [("30 * .25", Fraction(15, 2))]),
+    ("has $38 − $17 = $21 left", [(" 38 -  17", 21)]),  # a typographic minus
+    ("took 25 – 20 = 5 more", [("25 - 20", 5)]),
     ("gets (1/2)*12 = 6 of them", [("(1/2)*12", 6)]),
     ("is 16 - 3 - 4 = <<16-3-4=9>>9", [("16 - 3 - 4", 9)]),  # restates the annotation after it
     ("is 16 - 3 = <<16-3-4=9>>9", []),  # a false restatement is none
@@ -39,7 +41,8 @@ def test_prose_equations_are_read_only_when_plain_and_true(text: str, found: lis
     assert [(s.expr, s.result) for s in steps] == [(e, Fraction(r)) for e, r in found]
     for s in steps:
         written = text[s.start:s.start + len(s.expr)]
-        assert s.prose and written.replace("$", " ").replace("x", "*") == s.expr  # same positions as written
+        normal = written.replace("$", " ").replace("x", "*").replace("−", "-").replace("–", "-")
+        assert s.prose and normal == s.expr  # same positions as written
         assert value(parse(s.expr)) == s.result
 
 
