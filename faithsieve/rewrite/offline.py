@@ -33,10 +33,16 @@ def _value_map(plan: Plan, new: dict[int, Fraction], results: list[Fraction]) ->
     lits = plan.item.literals
     for lit in lits:
         for kind in LITERAL_KINDS:
-            if kind != "literal" and lit.kind != "percent":
+            if kind == "converted" or (kind != "literal" and lit.kind != "percent"):
                 continue
             src = Source(kind, lit.index)  # type: ignore[arg-type]
             m.setdefault(source_value(src, lit.value), set()).add(source_value(src, new.get(lit.index, lit.value)))
+    for row in plan.candidates:
+        for cands in row:
+            for s in cands:
+                if s.kind == "converted":
+                    old = lits[s.ref].value
+                    m.setdefault(source_value(s, old), set()).add(source_value(s, new.get(s.ref, old)))
     for ann, r in zip(plan.item.annotations, results):
         m.setdefault(ann.result, set()).add(r)
     for row in plan.candidates:

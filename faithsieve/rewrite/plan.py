@@ -12,6 +12,7 @@ the same value, and the numbers that agreement depends on are held (``identity.h
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -19,34 +20,36 @@ from typing import Literal as TLiteral
 
 from faithsieve.rewrite.arith import Lit, Node, leaves
 from faithsieve.rewrite.arith import value as node_value
-from faithsieve.rewrite.gsm8k import Item, ItemRejected, cues_for, prose_numbers, unit_class
+from faithsieve.rewrite.gsm8k import CONSTANTS, Item, ItemRejected, cues_for, prose_numbers, unit_class
 from faithsieve.rewrite.identity import held_inputs
 
 _PREFIX = {"literal": "q", "percent_of": "p", "percent_more": "m", "percent_less": "l", "percent_inverse": "r",
            "percent_complement": "k", "node": "n"}
 PERCENT_KINDS = ("percent_of", "percent_more", "percent_less", "percent_inverse", "percent_complement")
 """What a percent ``p`` may turn into: p/100, 1 + p/100, 1 - p/100, 100/p (25 % -> divide by 4), 100 - p."""
-LITERAL_KINDS = ("literal", *PERCENT_KINDS)
+LITERAL_KINDS = ("literal", *PERCENT_KINDS, "converted")
 KIND_OF_PREFIX = {v: k for k, v in _PREFIX.items()}
 @dataclass(frozen=True)
 class Source:
     """Where one annotation number comes from."""
 
     kind: TLiteral["literal", "percent_of", "percent_more", "percent_less", "percent_inverse", "percent_complement",
-                   "node", "constant"]
+                   "converted", "node", "constant"]
     ref: int = -1
     """Question literal index (``literal``, ``percent_of``) or annotation index (``node``)."""
     value: Fraction = Fraction(0)
-    """The constant's value (``constant``)."""
+    """The constant's value (``constant``), or the unit factor of a ``converted`` literal."""
     cue: str = ""
     """The question word that justifies a constant."""
 
     def key(self) -> str:
         """Compact stable name: ``q3`` (literal 3), ``p3`` (literal 3 / 100), ``m3`` (1 + literal 3 / 100),
         ``l3`` (1 - literal 3 / 100), ``r3`` (100 / literal 3), ``k3`` (100 - literal 3), ``n1`` (annotation 1),
-        ``c60`` (a constant)."""
+        ``c60`` (a constant), ``v3*12`` (literal 3 converted by a factor 12: ``4 feet`` as 48 inches)."""
         if self.kind == "constant":
             return f"c{self.value}"
+        if self.kind == "converted":
+            return f"v{self.ref}*{self.value}"
         return _PREFIX[self.kind] + str(self.ref)
 
 
@@ -101,7 +104,22 @@ def source_value(s: Source, literal_value: Any) -> Any:
         return 100 / literal_value
     if s.kind == "percent_complement":
         return 100 - literal_value
+    if s.kind == "converted":
+        return literal_value * s.value.numerator / s.value.denominator
     return literal_value
+
+
+def conversion_factors(question: str, after: str | None = None) -> tuple[Fraction, ...]:
+    """Unit factors (and their inverses) whose two unit words the question names (``minute+hour``: 60 and
+    1/60; ``dozen``: 12): a solution may write ``4 feet`` as 48 inches without a step. With ``after`` (the
+    text right after a question number) only the factors whose unit words include the number's unit."""
+    out: list[Fraction] = []
+    for f, groups in CONSTANTS.items():
+        cue = cues_for(f, question)
+        if f > 1 and cue is not None and ("+" in cue or cue == "dozen") and any("+".join(g) == cue for g in groups):
+            if after is None or any(re.match(r"[\s-]{0,2}" + re.escape(w), after.lower()) for w in cue.split("+")):
+                out += [f, 1 / f]
+    return tuple(out)
 
 
 def _candidates(item: Item, j: int, v: Fraction) -> tuple[Source, ...]:
@@ -113,6 +131,10 @@ def _candidates(item: Item, j: int, v: Fraction) -> tuple[Source, ...]:
             for kind in PERCENT_KINDS:
                 if source_value(Source(kind, lit.index), lit.value) == v:  # type: ignore[arg-type]
                     out.append(Source(kind, lit.index))  # type: ignore[arg-type]
+        if lit.kind != "percent":
+            for f in conversion_factors(item.question, item.question[lit.end:lit.end + 16]):
+                if lit.value * f == v:
+                    out.append(Source("converted", lit.index, value=f, cue=cues_for(f, item.question) or ""))
     bare = isinstance(item.annotations[j].node, Lit)  # <<90=90>>: the prose left side before it is its source
     out.extend(Source("node", k) for k in range(j) if item.annotations[k].result == v
                and (not item.annotations[k].restates or (bare and k == j - 1)))
@@ -218,6 +240,8 @@ def known_values(plan: Plan) -> set[Fraction]:
              for k in LITERAL_KINDS}
     vals |= {a.result for a in item.annotations}
     vals |= {s.value for row in plan.candidates for c in row for s in c if s.kind == "constant"}
+    vals |= {source_value(s, item.literals[s.ref].value) for row in plan.candidates for c in row for s in c
+             if s.kind == "converted"}
     return vals
 
 

@@ -260,3 +260,30 @@ def test_a_one_that_is_no_unit_numerator_still_has_no_source() -> None:
     with pytest.raises(ItemRejected) as exc:
         build_plan(parse_item(item, "m"))
     assert exc.value.reason == "no_literal_source"
+
+
+ADAM = {"question": "You have to be 4 feet tall to ride the coaster. Adam's height is 40 inches and he grows 2 inches "
+                    "a year. How many years until he is tall enough to ride it?",
+        "answer": "Adam needs to grow 8 inches because 48 -40= <<48-40=8>>8\nIt will take 4 years because "
+                  "8/2=<<8/2=4>>4\n#### 4"}
+
+
+def test_a_number_with_a_unit_may_be_written_converted() -> None:
+    from faithsieve.rewrite.plan import conversion_factors
+
+    plan = build_plan(parse_item(ADAM, "a"))
+    feet = next(lit.index for lit in plan.item.literals if lit.text == "4")
+    assert [s.key() for s in plan.candidates[0][0]] == [f"v{feet}*12"]  # 48 = 4 feet in inches
+    rows, outcome = rewrite_item(ADAM, "a", seed=0, variants=3)
+    assert outcome["kept"] == 3
+    for r in rows:
+        new = {x["original"]: Fraction(x["new"]) for x in r["inputs"]}
+        height, rate = new.get("4", Fraction(4)), new.get("2", Fraction(2))
+        assert Fraction(r["answer"]) == (12 * height - new.get("40", Fraction(40))) / rate
+        assert check_row(r) == []
+        bad = copy.deepcopy(r)  # a conversion factor the question's units do not justify
+        bad["graph"][0]["sources"][0] = f"v{feet}*7"
+        assert check_row(bad) != []
+    # the unit must be the number's own: "3 dogs" are not 21 days although the question names weeks and days
+    assert conversion_factors("3 dogs eat for a week, 7 days", "dogs eat") == ()
+    assert conversion_factors("3 weeks have 21 days", " weeks have") == (Fraction(7), Fraction(1, 7))
