@@ -316,7 +316,7 @@ def prose_steps(answer: str) -> list[Annotation]:
         ann = _ANNOTATION.match(answer, m.end())
         if step is None or ann is None:
             continue
-        lhs, _, rhs = ann.group(1).partition("=")
+        rhs = ann.group(1).partition("=")[2]
         try:
             result = number_value(rhs.strip())
         except ArithError:

@@ -20,28 +20,11 @@ from typing import Any
 
 import sympy
 
-from faithsieve.rewrite.arith import Bin, Lit, Neg, Node
+from faithsieve.rewrite.arith import term as build
 from faithsieve.rewrite.gsm8k import Item
 
 MAX_OPS = 300
 """Largest expression (sympy ``count_ops``) compared symbolically; larger ones hold their inputs."""
-
-
-def _sym(node: Node, leaf_terms: list[Any]) -> Any:
-    it = iter(leaf_terms)
-
-    def go(n: Node) -> Any:
-        if isinstance(n, Lit):
-            return next(it)
-        if isinstance(n, Neg):
-            return -go(n.operand)
-        assert isinstance(n, Bin)
-        a, b = go(n.left), go(n.right)
-        if n.op == "/":
-            return a / b
-        return a + b if n.op == "+" else (a - b if n.op == "-" else a * b)
-
-    return go(node)
 
 
 def _same(terms: list[Any]) -> bool:
@@ -88,7 +71,7 @@ def held_inputs(item: Item, cands: list[tuple[tuple[Any, ...], ...]], free: set[
     def node_terms(upto: int) -> list[Any]:
         nodes: list[Any] = []
         for k in range(upto):
-            nodes.append(_sym(item.annotations[k].node, [term(c[0], nodes) for c in cands[k]]))
+            nodes.append(build(item.annotations[k].node, [term(c[0], nodes) for c in cands[k]])[0])
         return nodes
 
     def dep(s: Any) -> set[int]:

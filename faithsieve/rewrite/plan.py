@@ -12,6 +12,7 @@ the same value, and the numbers that agreement depends on are held (``identity.h
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -20,7 +21,14 @@ from typing import Literal as TLiteral
 
 from faithsieve.rewrite.arith import Lit, Node, leaves
 from faithsieve.rewrite.arith import value as node_value
-from faithsieve.rewrite.gsm8k import CONSTANTS, Item, ItemRejected, cues_for, prose_numbers, unit_class
+from faithsieve.rewrite.gsm8k import (
+    CONSTANTS,
+    Item,
+    ItemRejected,
+    cues_for,
+    prose_numbers,
+    unit_class,
+)
 from faithsieve.rewrite.identity import held_inputs
 
 _PREFIX = {"literal": "q", "percent_of": "p", "percent_more": "m", "percent_less": "l", "percent_inverse": "r",
@@ -116,9 +124,10 @@ def conversion_factors(question: str, after: str | None = None) -> tuple[Fractio
     out: list[Fraction] = []
     for f, groups in CONSTANTS.items():
         cue = cues_for(f, question)
-        if f > 1 and cue is not None and ("+" in cue or cue == "dozen") and any("+".join(g) == cue for g in groups):
-            if after is None or any(re.match(r"[\s-]{0,2}" + re.escape(w), after.lower()) for w in cue.split("+")):
-                out += [f, 1 / f]
+        if f <= 1 or cue is None or not ("+" in cue or cue == "dozen") or all("+".join(g) != cue for g in groups):
+            continue
+        if after is None or any(re.match(r"[\s-]{0,2}" + re.escape(w), after.lower()) for w in cue.split("+")):
+            out += [f, 1 / f]
     return tuple(out)
 
 
@@ -131,10 +140,9 @@ def _candidates(item: Item, j: int, v: Fraction) -> tuple[Source, ...]:
             for kind in PERCENT_KINDS:
                 if source_value(Source(kind, lit.index), lit.value) == v:  # type: ignore[arg-type]
                     out.append(Source(kind, lit.index))  # type: ignore[arg-type]
-        if lit.kind != "percent":
-            for f in conversion_factors(item.question, item.question[lit.end:lit.end + 16]):
-                if lit.value * f == v:
-                    out.append(Source("converted", lit.index, value=f, cue=cues_for(f, item.question) or ""))
+        factors = conversion_factors(item.question, item.question[lit.end:lit.end + 16]) if lit.kind != "percent" else ()
+        out.extend(Source("converted", lit.index, value=f, cue=cues_for(f, item.question) or "")
+                   for f in factors if lit.value * f == v)
     bare = isinstance(item.annotations[j].node, Lit)  # <<90=90>>: the prose left side before it is its source
     out.extend(Source("node", k) for k in range(j) if item.annotations[k].result == v
                and (not item.annotations[k].restates or (bare and k == j - 1)))
@@ -186,7 +194,7 @@ def unit_numerators(expr: str, node: Node) -> dict[int, Fraction]:
     ``/ d`` and not itself a divisor (``20*1/2`` and ``1/2*20`` are 20 halves; in ``6/1/2`` the 1 is no numerator)."""
     out: dict[int, Fraction] = {}
     lvs = leaves(node)
-    for k, (lf, nxt) in enumerate(zip(lvs, lvs[1:])):
+    for k, (lf, nxt) in enumerate(itertools.pairwise(lvs)):
         before = expr[:lf.start].rstrip()
         if lf.value == 1 and nxt.value > 1 and expr[lf.end:nxt.start].strip() == "/" and not before.endswith("/"):
             out[k] = nxt.value

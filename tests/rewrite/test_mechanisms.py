@@ -11,7 +11,12 @@ import pytest
 
 from faithsieve.rewrite.arith import parse, value
 from faithsieve.rewrite.check import check_row
-from faithsieve.rewrite.gsm8k import ItemRejected, parse_item, prose_numbers, prose_steps
+from faithsieve.rewrite.gsm8k import (
+    ItemRejected,
+    parse_item,
+    prose_numbers,
+    prose_steps,
+)
 from faithsieve.rewrite.offline import rewrite_item
 from faithsieve.rewrite.plan import build_plan
 

@@ -13,7 +13,7 @@ from faithsieve.rewrite import plan as plan_mod
 from faithsieve.rewrite.arith import parse, value
 from faithsieve.rewrite.check import check_row
 from faithsieve.rewrite.feasible import fast_violation, order_pairs
-from faithsieve.rewrite.gsm8k import ItemRejected, parse_item
+from faithsieve.rewrite.gsm8k import parse_item
 from faithsieve.rewrite.offline import rewrite_item
 from faithsieve.rewrite.plan import build_plan
 
