@@ -292,3 +292,13 @@ def test_a_number_with_a_unit_may_be_written_converted() -> None:
     # the unit must be the number's own: "3 dogs" are not 21 days although the question names weeks and days
     assert conversion_factors("3 dogs eat for a week, 7 days", "dogs eat") == ()
     assert conversion_factors("3 weeks have 21 days", " weeks have") == (Fraction(7), Fraction(1, 7))
+
+
+def test_expressions_past_max_ops_are_not_compared_but_held(monkeypatch: pytest.MonkeyPatch) -> None:
+    from faithsieve.rewrite import identity
+
+    assert len(build_plan(parse_item(PUZZLE, "p")).resampled) == 1
+    monkeypatch.setattr(identity, "MAX_OPS", 1)  # (x - x/4)/3 - x/4 has more operations than that
+    with pytest.raises(ItemRejected) as exc:
+        build_plan(parse_item(PUZZLE, "p"))
+    assert exc.value.reason == "nothing_to_resample"
