@@ -118,10 +118,12 @@ def _offline(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
               "established_by": {
                   "well_defined": "inherited: the wording is the original question's, only numbers change (fixed "
                                   "where a new value could change the meaning); every reading of the solution gives "
-                                  "the same answer and z3 finds it forced. Not judged by a model or a person",
+                                  "the same answer by construction (numbers behind sources that are not the same "
+                                  "function are held) and z3 finds it forced. Not judged by a model or a person",
                   "feasible": "sign, wholeness, order, magnitude and writable-decimal constraints, re-checked by z3",
-                  "answer_correct": "every annotation recomputed exactly under every reading of the solution; "
-                                    "answer forced in z3; re-verifiable with --check"}}
+                  "answer_correct": "every annotation and prose equation recomputed exactly; every candidate "
+                                    "source of every number agrees at the new numbers; answer forced in z3; "
+                                    "re-verifiable with --check"}}
 
     def work(rid: str, rec: dict[str, Any]) -> Any:
         return rewrite_item(rec, rid, seed=args.seed, variants=args.variants, attempts=args.attempts)

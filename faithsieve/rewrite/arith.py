@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Callable, Union
+from typing import Any, Callable, Union
 
 MAX_CHARS = 200
 """Longest expression accepted."""
@@ -141,6 +141,26 @@ def leaves(node: Node) -> list[Lit]:
         else:
             stack.extend((n.right, n.left))
     return out
+
+
+def term(node: Node, leaf_terms: list[Any]) -> tuple[Any, list[Any]]:
+    """``node`` built over ``leaf_terms`` (writing order) with their own ``+ - * /`` (z3 or sympy terms),
+    and every divisor in it."""
+    it = iter(leaf_terms)
+    divisors: list[Any] = []
+
+    def go(n: Node) -> Any:
+        if isinstance(n, Lit):
+            return next(it)
+        if isinstance(n, Neg):
+            return -go(n.operand)
+        a, b = go(n.left), go(n.right)
+        if n.op == "/":
+            divisors.append(b)
+            return a / b
+        return a + b if n.op == "+" else (a - b if n.op == "-" else a * b)
+
+    return go(node), divisors
 
 
 def _guard(x: Fraction) -> Fraction:

@@ -8,7 +8,8 @@ For every row, from its texts alone (the stored verification record is ignored):
    equal both its written result and the value its graph sources give (question numbers read in
    step 2, earlier results, constants whose cue word the question contains);
 4. the final ``#### N`` and the row's ``answer`` equal the target annotation's result;
-5. the original item is parsed again, its graph rebuilt, and the feasibility checks re-run at the
+5. the original item is parsed again, its graph rebuilt, only numbers the graph allows to change
+   have changed (none behind an ambiguous source), and the feasibility checks re-run at the
    new numbers: all readings agree, the constraints hold, and z3 finds the rewrite feasible with
    the answer forced.
 
@@ -28,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from faithsieve.rewrite.arith import ArithError, decimal_text, leaves, number_value
 from faithsieve.rewrite.feasible import fast_violation, order_pairs, z3_verify
 from faithsieve.rewrite.gsm8k import ItemRejected, cues_for, parse_item
-from faithsieve.rewrite.plan import KIND_OF_PREFIX, Source, build_plan, check_readings_agree, source_value
+from faithsieve.rewrite.plan import KIND_OF_PREFIX, Source, build_plan, check_readings_agree, conversion_factors, source_value
 from faithsieve.rewrite.sample import substitute
 
 MAX_ROWS = 200_000
@@ -106,22 +107,34 @@ def check_row(raw: dict[str, Any]) -> list[str]:
         if len(lvs) != len(g.sources):
             return problems + [f"annotation {ann.index}: {len(lvs)} numbers but {len(g.sources)} sources"]
         for lit, key in zip(lvs, g.sources):
-            want = _source_value(key, lits, new, results, row.question)
+            want = _source_value(key, lits, new, results, row.question, row.original.question)
             if want is None or want != lit.value:
                 problems.append(f"annotation {ann.index} ({ann.expr}): {lit.value} is not what source {key} gives")
         results.append(ann.result)
     if row.target >= len(results) or decimal_text(results[row.target]) != row.answer \
             or rewritten.final != results[row.target]:
         problems.append("the final answer is not the target annotation's result")
+    frozen = sorted(set(new) - set(plan.resampled))
+    if frozen:
+        problems.append(f"question number(s) {frozen} may not change (fixed, a constant's cue, or behind an "
+                        "ambiguous source)")
     problems += _feasibility(plan, row, new)
     return problems
 
 
-def _source_value(key: str, lits: Any, new: dict[int, Fraction], results: list[Fraction], question: str) -> Fraction | None:
+def _source_value(key: str, lits: Any, new: dict[int, Fraction], results: list[Fraction], question: str,
+                  original: str) -> Fraction | None:
     try:
         if key.startswith("c"):
             v = Fraction(key[1:])
-            return v if cues_for(v, question) else None
+            # 1 may be a written unit fraction's numerator (1/2*20); the graph's keys are compared with the plan
+            return v if cues_for(v, question) or v == 1 else None
+        if key.startswith("v"):
+            ref_text, _, factor_text = key[1:].partition("*")
+            ref, factor = int(ref_text), Fraction(factor_text)
+            if ref >= len(lits) or factor not in conversion_factors(original, original[lits[ref].end:lits[ref].end + 16]):
+                return None
+            return source_value(Source("converted", ref, value=factor), new.get(ref, lits[ref].value))  # type: ignore[no-any-return]
         ref = int(key[1:])
         kind = KIND_OF_PREFIX.get(key[0])
         if kind == "node":

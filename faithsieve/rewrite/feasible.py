@@ -25,7 +25,8 @@ from typing import Any
 
 import z3
 
-from faithsieve.rewrite.arith import Bin, Lit, Neg, Node, decimal_text, leaves
+from faithsieve.rewrite.arith import decimal_text, leaves
+from faithsieve.rewrite.arith import term as build
 from faithsieve.rewrite.gsm8k import unit_class
 from faithsieve.rewrite.plan import Plan, Source, source_value
 
@@ -74,26 +75,6 @@ def _q(x: Fraction) -> Any:
     return z3.Q(x.numerator, x.denominator)
 
 
-def _expr(node: Node, leaf_terms: list[Any]) -> tuple[Any, list[Any]]:
-    """``node`` as a z3 term over ``leaf_terms`` (writing order), and every divisor in it."""
-    it = iter(leaf_terms)
-    divisors: list[Any] = []
-
-    def go(n: Node) -> Any:
-        if isinstance(n, Lit):
-            return next(it)
-        if isinstance(n, Neg):
-            return -go(n.operand)
-        assert isinstance(n, Bin)
-        a, b = go(n.left), go(n.right)
-        if n.op == "/":
-            divisors.append(b)
-            return a / b
-        return a + b if n.op == "+" else (a - b if n.op == "-" else a * b)
-
-    return go(node), divisors
-
-
 def z3_verify(plan: Plan, reading: int, new: dict[int, Fraction], answer: Fraction,
               pairs: list[tuple[int, int]]) -> list[dict[str, Any]]:
     """The two z3 checks as records ``{"check", "passed", "detail"}``."""
@@ -114,7 +95,7 @@ def z3_verify(plan: Plan, reading: int, new: dict[int, Fraction], answer: Fracti
 
     for j, (ann, sources) in enumerate(zip(plan.item.annotations, plan.readings[reading])):
         assert len(sources) == len(leaves(ann.node))
-        expr, divisors = _expr(ann.node, [term(x) for x in sources])
+        expr, divisors = build(ann.node, [term(x) for x in sources])
         s.add(*[d != 0 for d in divisors])
         s.add(n[j] == expr)
         o = ann.result

@@ -18,12 +18,13 @@ appears in the question, and the cue is recorded as the justification.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal as TLiteral
 
-from faithsieve.rewrite.arith import ArithError, Node, number_value, parse
+from faithsieve.rewrite.arith import ArithError, Node, leaves, number_value, parse
 from faithsieve.rewrite.arith import value as node_value
 
 MAX_QUESTION_CHARS = 4000
@@ -104,6 +105,14 @@ class Annotation:
     expr: str
     node: Node
     result: Fraction
+    prose: bool = False
+    """A prose equation of the solution (``60 - 3 = 57``), not a ``<<...>>``: ``expr`` is its left side as
+    written from ``start`` (``$`` blanked, ``x`` read as ``*``, same length), its result is written at
+    ``[result_start, end)``."""
+    result_start: int = -1
+    restates: bool = False
+    """A prose left side written right before an annotation (``60 + 30 = <<90=90>>``): it writes no
+    result of its own; its value must stay the next annotation's result (``identity.held_inputs``)."""
 
 
 @dataclass(frozen=True)
@@ -214,17 +223,45 @@ def parse_item(record: dict[str, object], item_id: str) -> Item:
         anns.append(Annotation(len(anns), m.start(), m.end(), lhs, node, computed))
     if not anns:
         raise ItemRejected("parse", "no_annotations", "the solution has no calculator annotation")
+    steps = prose_steps(a)
+    if len(steps) > MAX_ANNOTATIONS:
+        raise ItemRejected("parse", "too_many_annotations", f"more than {MAX_ANNOTATIONS} prose equations")
+    merged = sorted([*anns, *steps], key=lambda x: x.start)
+    anns = [dataclasses.replace(x, index=i) for i, x in enumerate(merged)]
     return Item(id=item_id, question=q, answer=a, literals=question_literals(q), annotations=tuple(anns),
                 final=final, final_text=final_text)
 
 
 def cues_for(value: Fraction, question: str) -> str | None:
-    """The cue in ``question`` that justifies ``value`` as an unwritten constant (``"minute+hour"``), if any."""
+    """The cue in ``question`` that justifies ``value`` as an unwritten constant (``"minute+hour"``), if any:
+    a conversion factor's cue words, or a fraction the question writes (``1/4`` or ``one-fourth`` gives 1/4,
+    so a solution may write ``.25``)."""
     low = question.lower()
     for group in CONSTANTS.get(value, ()):
         if all(w in low if w == "%" else re.search(r"\b" + re.escape(w), low) for w in group):
             return "+".join(group)
+    if value.denominator != 1:
+        return written_fractions(question).get(value)
     return None
+
+
+_DIGIT_FRACTION = re.compile(r"(?<![\d.,/])(\d{1,3}) ?/ ?(\d{1,3})(?![\d/]|\.\d)")
+
+
+def written_fractions(question: str) -> dict[Fraction, str]:
+    """Proper fractions the question writes: ``3/4``, ``two-thirds``, ``a quarter``, ``one fifth`` (value -> text)."""
+    out: dict[Fraction, str] = {}
+    for m in _DIGIT_FRACTION.finditer(question):
+        num, den = int(m.group(1)), int(m.group(2))
+        if 0 < num < den:
+            out.setdefault(Fraction(num, den), m.group())
+    for m in _DENOMINATOR.finditer(question):
+        word = m.group(1).lower()
+        num = 1 if word in ("a", "one") else WORD_VALUES[word]
+        den = _DENOMINATORS[m.group(2).lower().rstrip("s")]
+        if num < den:
+            out.setdefault(Fraction(num, den), m.group())
+    return out
 
 
 def unit_class(question: str, lit: Literal) -> str:
@@ -244,14 +281,76 @@ def word_value(m: re.Match[str]) -> Fraction:
     return Fraction(WORD_VALUES[m.group(1).lower()] + (WORD_VALUES[m.group(2).lower()] if m.group(2) else 0))
 
 
-def prose_numbers(answer: str) -> list[tuple[int, int, Fraction, bool]]:
-    """Numbers the solution writes outside its annotations and its final ``####`` line:
-    ``(start, end, value, written_as_word)``; the word ``one`` is left out (a pronoun as often as not)."""
-    out: list[tuple[int, int, Fraction, bool]] = []
-    masked = _ANNOTATION.sub(lambda m: " " * len(m.group()), answer)
+_STEP = re.compile(r"(?<![\w.,$])(?=[$(]|\.?\d)([\d $.()+\-*/x×÷−–]{3,160}?) *= *\$?"
+                   r"(\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d+)?|\.\d+)(?![\w%,.]?\d|[\w%]| *[-+*/x×÷−–] *[\d$(.])")
+_STEP_OPERATOR = re.compile(r"\d *[-+*/x×÷−–] *[$(.]?\d")
+_RESTATEMENT = re.compile(r"(?<![\w.,$])(?=[$(]|\.?\d)([\d $.()+\-*/x×÷−–]{3,160}?) *= *\$? *(?=\x00)")
+
+
+def _masked(answer: str, fill: str) -> str:
+    """``answer`` with its annotations and its final ``####`` line overwritten by ``fill``."""
+    masked = _ANNOTATION.sub(lambda m: fill * len(m.group()), answer)
     fm = _FINAL.search(masked)
     if fm:
-        masked = masked[:fm.start()] + " " * (len(masked) - fm.start())
+        masked = masked[:fm.start()] + fill * (len(masked) - fm.start())
+    return masked
+
+
+def prose_steps(answer: str) -> list[Annotation]:
+    """Equations the solution writes in prose without an annotation (``60 - 3 = 57 seconds``,
+    ``$48 / 2 = $24``): two or more plain numbers joined by ``+ - * / x × ÷`` (or a typographic minus
+    ``−`` ``–``), ``=``, one number.
+    Kept only when the arithmetic is exactly true; a false or unparsable one is no step (its numbers
+    stay prose numbers). Not a step: a left side that continues an expression (an operator or ``=``
+    right before it), a result followed by ``%`` or by more arithmetic. A true left side written right
+    before an annotation (``60 + 30 = <<90=90>>``) is a step that ``restates`` it."""
+    masked = _masked(answer, "\x00")
+    out: list[Annotation] = []
+    for m in _STEP.finditer(masked):
+        step = _step(masked, m)
+        if step is not None and step[1] == number_value(m.group(2)):
+            out.append(Annotation(0, m.start(1), m.end(2), step[0], parse(step[0]), step[1], prose=True,
+                                  result_start=m.start(2)))
+    for m in _RESTATEMENT.finditer(masked):
+        step = _step(masked, m)
+        ann = _ANNOTATION.match(answer, m.end())
+        if step is None or ann is None:
+            continue
+        rhs = ann.group(1).partition("=")[2]
+        try:
+            result = number_value(rhs.strip())
+        except ArithError:
+            continue
+        if step[1] == result:
+            out.append(Annotation(0, m.start(1), m.start(1) + len(step[0]), step[0], parse(step[0]), step[1],
+                                  prose=True, restates=True))
+    return sorted(out, key=lambda a: a.start)
+
+
+def _step(masked: str, m: re.Match[str]) -> tuple[str, Fraction] | None:
+    """The left side of a prose equation as an annotation expression and its value, or ``None``."""
+    lhs = m.group(1).rstrip()
+    before = masked[:m.start()].rstrip(" $")
+    if before[-1:] in ("+", "-", "*", "/", "x", "×", "÷", "−", "–", "=") or not _STEP_OPERATOR.search(lhs):
+        return None
+    expr = lhs.replace("$", " ").replace("x", "*").replace("×", "*").replace("÷", "/").replace("−", "-").replace("–", "-")
+    try:
+        node = parse(expr)
+        if len(leaves(node)) < 2:
+            return None
+        return expr, node_value(node)
+    except ArithError:
+        return None
+
+
+def prose_numbers(answer: str) -> list[tuple[int, int, Fraction, bool]]:
+    """Numbers the solution writes outside its annotations, its prose equations and its final ``####``
+    line: ``(start, end, value, written_as_word)``; the word ``one`` is left out (a pronoun as often as not)."""
+    out: list[tuple[int, int, Fraction, bool]] = []
+    masked = _masked(answer, " ")
+    for step in prose_steps(answer):
+        end = step.end if not step.restates else step.start + len(step.expr)
+        masked = masked[:step.start] + " " * (end - step.start) + masked[end:]
     for m in _NUM.finditer(masked):
         out.append((m.start(), m.end(), number_value(m.group()), False))
     for m in _WORD.finditer(masked):

@@ -1,6 +1,7 @@
 """``--mode offline``: numerical reparameterization of one GSM8K item, verified exactly.
 
-For each variant: draw new values for the question numbers the solution uses (``sample``),
+For each variant: draw new values for the question numbers the solution uses (``sample``; in the
+second half of the attempts for a random part of them),
 recompute every annotation under every reading of the solution (``plan``), keep the draw only
 when all readings agree, every constraint holds (``feasible``) and the solution's prose can be
 rewritten without guessing; then write the new question, the new annotated solution and the new
@@ -19,7 +20,14 @@ from typing import Any
 from faithsieve.rewrite.arith import ArithError, decimal_text, leaves
 from faithsieve.rewrite.feasible import fast_violation, order_pairs, z3_verify
 from faithsieve.rewrite.gsm8k import ItemRejected, parse_item, prose_numbers
-from faithsieve.rewrite.plan import LITERAL_KINDS, Plan, Source, build_plan, check_readings_agree, source_value
+from faithsieve.rewrite.plan import (
+    LITERAL_KINDS,
+    Plan,
+    Source,
+    build_plan,
+    check_readings_agree,
+    source_value,
+)
 from faithsieve.rewrite.sample import draw, render, substitute, words
 
 MAX_ATTEMPTS = 400
@@ -32,10 +40,16 @@ def _value_map(plan: Plan, new: dict[int, Fraction], results: list[Fraction]) ->
     lits = plan.item.literals
     for lit in lits:
         for kind in LITERAL_KINDS:
-            if kind != "literal" and lit.kind != "percent":
+            if kind == "converted" or (kind != "literal" and lit.kind != "percent"):
                 continue
             src = Source(kind, lit.index)  # type: ignore[arg-type]
             m.setdefault(source_value(src, lit.value), set()).add(source_value(src, new.get(lit.index, lit.value)))
+    for row in plan.candidates:
+        for cands in row:
+            for s in cands:
+                if s.kind == "converted":
+                    old = lits[s.ref].value
+                    m.setdefault(source_value(s, old), set()).add(source_value(s, new.get(s.ref, old)))
     for ann, r in zip(plan.item.annotations, results):
         m.setdefault(ann.result, set()).add(r)
     for row in plan.candidates:
@@ -65,6 +79,8 @@ def _positional(plan: Plan, prose: list[tuple[int, int, Fraction, bool]], new: d
     text = plan.item.answer
     placed: dict[int, Fraction] = {}
     for ann, sources, r in zip(plan.item.annotations, plan.readings[0], results):
+        if ann.prose:
+            continue
         after = [p for p in prose if ann.end <= p[0] <= ann.end + 1 and not p[3]]
         if after and after[0][2] == ann.result and text[ann.end:after[0][0]] in ("", "$"):
             placed[after[0][0]] = r
@@ -112,13 +128,51 @@ def _solution(plan: Plan, new: dict[int, Fraction], results: list[Fraction], ans
         result = decimal_text(r)
         if result is None:
             return "writable"
-        spans.append((ann.start, ann.end, f"<<{expr}={result}>>"))
-        graph.append({"annotation": ann.index, "expression": expr, "result": result,
+        if ann.restates:
+            spans.extend((ann.start + a, ann.start + b, t) for a, b, t in repl)
+            expr = substitute(item.answer[ann.start:ann.start + len(ann.expr)], repl).strip()
+        elif ann.prose:
+            if "," in item.answer[ann.result_start:ann.end] and r.denominator == 1:
+                result = f"{int(r):,}"
+            spans.extend((ann.start + a, ann.start + b, t) for a, b, t in repl)
+            spans.append((ann.result_start, ann.end, result))
+            expr = substitute(item.answer[ann.start:ann.start + len(ann.expr)], repl).strip()
+        else:
+            spans.append((ann.start, ann.end, f"<<{expr}={result}>>"))
+        graph.append({"annotation": ann.index, "prose": ann.prose, "expression": expr, "result": result,
                       "sources": [s.key() for s in sources]})
     head = item.answer[:item.answer.rindex("####")]
     final = decimal_text(answer) or str(answer)
     solution = substitute(head, [s for s in spans if s[1] <= len(head)]) + f"#### {final}"
     return solution, graph
+
+
+def _draw(plan: Plan, rng: random.Random, some: bool = False) -> dict[int, Fraction]:
+    """New values for the resampled numbers; a tied group takes its first member's value. With ``some``
+    (the second half of the attempts) each number or group keeps its value with probability 1/2: when
+    changing all of them together cannot keep every result whole and ordered, changing fewer may.
+    Holding a number never makes readings disagree, so this is as safe as changing all."""
+    first = {i: g[0] for g in plan.ties for i in g}
+    new: dict[int, Fraction] = {}
+    for i in plan.resampled:
+        if first.get(i, i) != i:
+            if first[i] in new:
+                new[i] = new[first[i]]
+        elif some and rng.random() < 0.5:
+            continue
+        elif (v := draw(plan.item.literals[i], rng)) is not None:
+            new[i] = v
+    return new
+
+
+def _same_structure(plan: Plan, new: dict[int, Fraction], solution: str) -> bool:
+    """The rewritten solution reads back as the same steps (``--check`` rereads it): a number that lost
+    its thousands separator could otherwise turn prose into a prose equation."""
+    try:
+        again = parse_item({"question": _question(plan, new)[0], "answer": solution}, plan.item.id)
+    except ItemRejected:
+        return False
+    return [(a.prose, a.restates) for a in again.annotations] == [(a.prose, a.restates) for a in plan.item.annotations]
 
 
 def _question(plan: Plan, new: dict[int, Fraction]) -> tuple[str, list[dict[str, Any]]]:
@@ -151,8 +205,8 @@ def rewrite_item(record: dict[str, Any], item_id: str, *, seed: int, variants: i
     rows: list[dict[str, Any]] = []
     for k in range(variants):
         rng = random.Random(f"{seed}:{item_id}:{k}")
-        for _ in range(attempts):
-            new = {i: v for i in plan.resampled if (v := draw(plan.item.literals[i], rng)) is not None}
+        for attempt in range(attempts):
+            new = _draw(plan, rng, some=attempt >= attempts // 2)
             key = tuple(sorted(new.items()))
             if not new or key in seen:
                 failures["no_new_values" if not new else "duplicate"] += 1
@@ -174,6 +228,9 @@ def rewrite_item(record: dict[str, Any], item_id: str, *, seed: int, variants: i
             written = _solution(plan, new, results, answer)
             if isinstance(written, str):
                 failures[written] += 1
+                continue
+            if not _same_structure(plan, new, written[0]):
+                failures["reread_differs"] += 1
                 continue
             checks = z3_verify(plan, 0, new, answer, pairs)
             if not all(c["passed"] for c in checks):
@@ -202,7 +259,8 @@ def _row(plan: Plan, k: int, seed: int, new: dict[int, Fraction], results: list[
         {"check": "annotations_recomputed", "passed": True,
          "detail": f"{n} annotation(s) recomputed exactly from the new question numbers"},
         {"check": "readings_agree", "passed": True,
-         "detail": f"all {len(plan.readings)} reading(s) of the solution give the same results"},
+         "detail": f"all {plan.reading_count} reading(s) of the solution give the same results (every candidate "
+                   "source of every number agrees)"},
         {"check": "constraints", "passed": True,
          "detail": "sign, integrality, writable decimals, magnitude and order constraints hold"},
         *z3_checks,
@@ -212,6 +270,6 @@ def _row(plan: Plan, k: int, seed: int, new: dict[int, Fraction], results: list[
         "question": question, "solution": solution, "answer": decimal_text(answer) or str(answer),
         "original": {"question": item.question, "solution": item.answer, "answer": item.final_text},
         "inputs": inputs, "graph": graph, "target": plan.targets[-1],
-        "constants": [{"value": v, "cue": c} for v, c in constants], "readings": len(plan.readings),
+        "constants": [{"value": v, "cue": c} for v, c in constants], "readings": plan.reading_count,
         "verification": {"checks": checks, "well_defined": True, "feasible": True, "answer_correct": True},
     }

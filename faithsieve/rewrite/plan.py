@@ -4,52 +4,60 @@ Every number an annotation writes must come from somewhere: a number the questio
 value, or its value / 100 for a percent), the result of an earlier annotation, or a conversion
 constant the question's words justify (``gsm8k.CONSTANTS``). A number with no source rejects the
 item. A number with several possible sources is not guessed: every combination of choices (a
-*reading*) is kept, and a rewrite is accepted only when all readings compute the same value for
+*reading*) is allowed, and a rewrite is accepted only when all readings compute the same value for
 every annotation and for the answer at the new numbers — so the answer is right whichever reading
-the solution's author meant.
+the solution's author meant. Readings are not enumerated: every candidate of every number must give
+the same value, and the numbers that agreement depends on are held (``identity.held_inputs``).
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 from typing import Literal as TLiteral
 
-from faithsieve.rewrite.arith import leaves
+from faithsieve.rewrite.arith import Lit, Node, leaves
 from faithsieve.rewrite.arith import value as node_value
-from faithsieve.rewrite.gsm8k import Item, ItemRejected, cues_for, prose_numbers
+from faithsieve.rewrite.gsm8k import (
+    CONSTANTS,
+    Item,
+    ItemRejected,
+    cues_for,
+    prose_numbers,
+    unit_class,
+)
+from faithsieve.rewrite.identity import held_inputs
 
 _PREFIX = {"literal": "q", "percent_of": "p", "percent_more": "m", "percent_less": "l", "percent_inverse": "r",
            "percent_complement": "k", "node": "n"}
 PERCENT_KINDS = ("percent_of", "percent_more", "percent_less", "percent_inverse", "percent_complement")
 """What a percent ``p`` may turn into: p/100, 1 + p/100, 1 - p/100, 100/p (25 % -> divide by 4), 100 - p."""
-LITERAL_KINDS = ("literal", *PERCENT_KINDS)
+LITERAL_KINDS = ("literal", *PERCENT_KINDS, "converted")
 KIND_OF_PREFIX = {v: k for k, v in _PREFIX.items()}
-MAX_READINGS = 256
-"""Most readings kept for one item; more rejects it (``too_many_readings``)."""
-
-
 @dataclass(frozen=True)
 class Source:
     """Where one annotation number comes from."""
 
     kind: TLiteral["literal", "percent_of", "percent_more", "percent_less", "percent_inverse", "percent_complement",
-                   "node", "constant"]
+                   "converted", "node", "constant"]
     ref: int = -1
     """Question literal index (``literal``, ``percent_of``) or annotation index (``node``)."""
     value: Fraction = Fraction(0)
-    """The constant's value (``constant``)."""
+    """The constant's value (``constant``), or the unit factor of a ``converted`` literal."""
     cue: str = ""
     """The question word that justifies a constant."""
 
     def key(self) -> str:
         """Compact stable name: ``q3`` (literal 3), ``p3`` (literal 3 / 100), ``m3`` (1 + literal 3 / 100),
         ``l3`` (1 - literal 3 / 100), ``r3`` (100 / literal 3), ``k3`` (100 - literal 3), ``n1`` (annotation 1),
-        ``c60`` (a constant)."""
+        ``c60`` (a constant), ``v3*12`` (literal 3 converted by a factor 12: ``4 feet`` as 48 inches)."""
         if self.kind == "constant":
             return f"c{self.value}"
+        if self.kind == "converted":
+            return f"v{self.ref}*{self.value}"
         return _PREFIX[self.kind] + str(self.ref)
 
 
@@ -61,11 +69,17 @@ class Plan:
     candidates: tuple[tuple[tuple[Source, ...], ...], ...]
     """Per annotation, per number (writing order): the possible sources."""
     readings: tuple[tuple[tuple[Source, ...], ...], ...]
-    """Every combination of choices: per annotation, per number, one source."""
+    """The first reading (each number's first candidate): per annotation, per number, one source."""
     targets: tuple[int, ...]
     """Annotations whose result is the final answer."""
     resampled: tuple[int, ...]
-    """Question literals that may be resampled (every reading uses them and they are not fixed)."""
+    """Question literals that may be resampled: every reading uses them, they are not fixed, and no number
+    with several possible sources needs them held so that its sources agree (``identity.held_inputs``)."""
+    reading_count: int = 1
+    """How many readings the candidates allow (only the first is stored: ``check_readings_agree``
+    compares candidates number by number, which covers them all)."""
+    ties: tuple[tuple[int, ...], ...] = ()
+    """Groups of resampled question numbers that take one new value (``tie_groups``)."""
 
     def evaluate(self, reading: int, new: dict[int, Fraction]) -> list[Fraction]:
         """Every annotation's result under ``reading`` with question literals set to ``new``
@@ -98,7 +112,23 @@ def source_value(s: Source, literal_value: Any) -> Any:
         return 100 / literal_value
     if s.kind == "percent_complement":
         return 100 - literal_value
+    if s.kind == "converted":
+        return literal_value * s.value.numerator / s.value.denominator
     return literal_value
+
+
+def conversion_factors(question: str, after: str | None = None) -> tuple[Fraction, ...]:
+    """Unit factors (and their inverses) whose two unit words the question names (``minute+hour``: 60 and
+    1/60; ``dozen``: 12): a solution may write ``4 feet`` as 48 inches without a step. With ``after`` (the
+    text right after a question number) only the factors whose unit words include the number's unit."""
+    out: list[Fraction] = []
+    for f, groups in CONSTANTS.items():
+        cue = cues_for(f, question)
+        if f <= 1 or cue is None or not ("+" in cue or cue == "dozen") or all("+".join(g) != cue for g in groups):
+            continue
+        if after is None or any(re.match(r"[\s-]{0,2}" + re.escape(w), after.lower()) for w in cue.split("+")):
+            out += [f, 1 / f]
+    return tuple(out)
 
 
 def _candidates(item: Item, j: int, v: Fraction) -> tuple[Source, ...]:
@@ -110,7 +140,12 @@ def _candidates(item: Item, j: int, v: Fraction) -> tuple[Source, ...]:
             for kind in PERCENT_KINDS:
                 if source_value(Source(kind, lit.index), lit.value) == v:  # type: ignore[arg-type]
                     out.append(Source(kind, lit.index))  # type: ignore[arg-type]
-    out.extend(Source("node", k) for k in range(j) if item.annotations[k].result == v)
+        factors = conversion_factors(item.question, item.question[lit.end:lit.end + 16]) if lit.kind != "percent" else ()
+        out.extend(Source("converted", lit.index, value=f, cue=cues_for(f, item.question) or "")
+                   for f in factors if lit.value * f == v)
+    bare = isinstance(item.annotations[j].node, Lit)  # <<90=90>>: the prose left side before it is its source
+    out.extend(Source("node", k) for k in range(j) if item.annotations[k].result == v
+               and (not item.annotations[k].restates or (bare and k == j - 1)))
     cue = cues_for(v, item.question)
     if cue is not None:
         out.append(Source("constant", value=v, cue=cue))
@@ -125,35 +160,82 @@ def _in_every_reading(cands: list[tuple[tuple[Source, ...], ...]]) -> set[int]:
             if c[0].kind in LITERAL_KINDS and all(s.kind in LITERAL_KINDS and s.ref == c[0].ref for s in c)}
 
 
+def tie_groups(item: Item, cands: list[tuple[tuple[Source, ...], ...]]) -> tuple[tuple[int, ...], ...]:
+    """Groups of equal question numbers that one solution number may come from (``2 + 2`` where the
+    question says ``2 times`` twice): written alike (same kind, decimals and money/percent class),
+    none fixed. They are drawn as one value, so every candidate stays equal by construction and the new
+    question keeps the equality the original had."""
+    parent: dict[int, int] = {}
+
+    def find(i: int) -> int:
+        while parent.setdefault(i, i) != i:
+            i = parent[i]
+        return i
+
+    lits = item.literals
+    for row in cands:
+        for c in row:
+            if len(c) < 2 or any(s.kind != "literal" for s in c):
+                continue
+            refs = [s.ref for s in c]
+            look = {(lits[r].kind, lits[r].decimals, unit_class(item.question, lits[r])) for r in refs}
+            if len(look) != 1 or lits[refs[0]].kind == "fixed":
+                continue
+            for r in refs[1:]:
+                parent[find(r)] = find(refs[0])
+    groups: dict[int, list[int]] = {}
+    for i in parent:
+        groups.setdefault(find(i), []).append(i)
+    return tuple(tuple(sorted(g)) for g in groups.values() if len(g) > 1)
+
+
+def unit_numerators(expr: str, node: Node) -> dict[int, Fraction]:
+    """Leaves (writing-order index) written as the ``1`` of a unit fraction ``1/d`` -> ``d``: a 1 followed by
+    ``/ d`` and not itself a divisor (``20*1/2`` and ``1/2*20`` are 20 halves; in ``6/1/2`` the 1 is no numerator)."""
+    out: dict[int, Fraction] = {}
+    lvs = leaves(node)
+    for k, (lf, nxt) in enumerate(itertools.pairwise(lvs)):
+        before = expr[:lf.start].rstrip()
+        if lf.value == 1 and nxt.value > 1 and expr[lf.end:nxt.start].strip() == "/" and not before.endswith("/"):
+            out[k] = nxt.value
+    return out
+
+
 def build_plan(item: Item) -> Plan:
     """The plan of ``item``; raises ``ItemRejected`` (stage ``mapping``) when a number has no source,
-    the readings are too many, nothing can be resampled, or the solution's prose writes a number
+    nothing can be resampled, or the solution's prose writes a number
     this graph cannot explain."""
     cands: list[tuple[tuple[Source, ...], ...]] = []
     count = 1
     for j, ann in enumerate(item.annotations):
         row = []
-        for lit in leaves(ann.node):
+        numerators = unit_numerators(ann.expr, ann.node)
+        for k, lit in enumerate(leaves(ann.node)):
             c = _candidates(item, j, lit.value)
+            if k in numerators and cues_for(1 / numerators[k], item.question):
+                # the 1 of "1/2*20" when the question writes half: the fraction's numerator, not a quantity
+                c = (*c, Source("constant", value=Fraction(1), cue=f"numerator of 1/{numerators[k]}"))
             if not c:
                 raise ItemRejected("mapping", "no_literal_source",
                                    f"{ann.expr}: {lit.value} is not a question number, an earlier result "
                                    "or a justified constant")
             row.append(c)
             count *= len(c)
-            if count > MAX_READINGS:
-                raise ItemRejected("mapping", "too_many_readings", f"more than {MAX_READINGS} ways to read the solution")
         cands.append(tuple(row))
-    targets = tuple(j for j, a in enumerate(item.annotations) if a.result == item.final)
+    targets = tuple(j for j, a in enumerate(item.annotations) if a.result == item.final and not a.restates)
     if not targets:
         raise ItemRejected("mapping", "answer_not_annotated",
                            f"the final answer {item.final_text} is no annotation's result")
-    per_ann = [list(itertools.product(*row)) for row in cands]
-    readings = tuple(tuple(r) for r in itertools.product(*per_ann))
-    resampled = tuple(i for i in sorted(_in_every_reading(cands)) if item.literals[i].kind != "fixed")
+    first = tuple(tuple(c[0] for c in row) for row in cands)
+    groups = tie_groups(item, cands)
+    tie = {i: g[0] for g in groups for i in g}
+    free = {i for i in _in_every_reading(cands) | set(tie) if item.literals[i].kind != "fixed"}
+    resampled = tuple(sorted(free - held_inputs(item, cands, free, tie)))
+    groups = tuple(g for g in groups if set(g) <= set(resampled))
     if not resampled:
-        raise ItemRejected("mapping", "nothing_to_resample", "every number the solution uses is fixed or a constant")
-    plan = Plan(item, tuple(cands), readings, targets, resampled)
+        raise ItemRejected("mapping", "nothing_to_resample",
+                           "every number the solution uses is fixed, a constant or behind an ambiguous source")
+    plan = Plan(item, tuple(cands), (first,), targets, resampled, count, groups)
     _check_prose(plan)
     return plan
 
@@ -166,6 +248,8 @@ def known_values(plan: Plan) -> set[Fraction]:
              for k in LITERAL_KINDS}
     vals |= {a.result for a in item.annotations}
     vals |= {s.value for row in plan.candidates for c in row for s in c if s.kind == "constant"}
+    vals |= {source_value(s, item.literals[s.ref].value) for row in plan.candidates for c in row for s in c
+             if s.kind == "converted"}
     return vals
 
 
@@ -178,11 +262,28 @@ def _check_prose(plan: Plan) -> None:
 
 
 def check_readings_agree(plan: Plan, new: dict[int, Fraction]) -> list[Fraction] | str:
-    """The results under the first reading when every reading agrees at ``new``; else the reason."""
+    """The results when every reading agrees at ``new``; else the reason. Every candidate source of
+    every number must give the same value (earlier results taken from the first reading): then, annotation
+    by annotation, every reading computes the same results, without enumerating the readings."""
     first = plan.evaluate(0, new)
-    for r in range(1, len(plan.readings)):
-        if plan.evaluate(r, new) != first:
-            return "readings_disagree"
+    lits = plan.item.literals
+    for row in plan.candidates:
+        for cands in row:
+            if len(cands) < 2:
+                continue
+            values = set()
+            for s in cands:
+                if s.kind == "constant":
+                    values.add(s.value)
+                elif s.kind == "node":
+                    values.add(first[s.ref])
+                else:
+                    try:
+                        values.add(source_value(s, new.get(s.ref, lits[s.ref].value)))
+                    except ZeroDivisionError:
+                        return "readings_disagree"
+            if len(values) > 1:
+                return "readings_disagree"
     if len({first[t] for t in plan.targets}) != 1:
         return "answer_target_ambiguous"
     return first

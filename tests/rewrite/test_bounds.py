@@ -39,6 +39,10 @@ def test_annotation_count_bound() -> None:
     parse_item({"question": "q 1", "answer": line * gsm8k.MAX_ANNOTATIONS + "#### 2"}, "x")
     with pytest.raises(ItemRejected, match="too_many_annotations"):
         parse_item({"question": "q 1", "answer": line * (gsm8k.MAX_ANNOTATIONS + 1) + "#### 2"}, "x")
+    prose = "so 1+1=2 here\n"  # prose equations are bounded alike
+    parse_item({"question": "q 1", "answer": "<<1+1=2>>2\n" + prose * gsm8k.MAX_ANNOTATIONS + "#### 2"}, "x")
+    with pytest.raises(ItemRejected, match="too_many_annotations"):
+        parse_item({"question": "q 1", "answer": "<<1+1=2>>2\n" + prose * (gsm8k.MAX_ANNOTATIONS + 1) + "#### 2"}, "x")
 
 
 def test_text_length_bounds() -> None:
