@@ -22,6 +22,7 @@ same ``Slot``.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import multiprocessing as mp
 import os
@@ -40,6 +41,9 @@ log = logging.getLogger(__name__)
 
 ORPHAN_CHECK_S = 1.0
 """How often a worker checks that its parent is alive."""
+
+_RESTART_DELAYS = (0.0, 0.5, 1.0, 2.0, 5.0)
+"""Pauses before the attempts to restart a slot (the last one repeats until it starts)."""
 
 
 class JobTimeout(Exception):
@@ -219,6 +223,7 @@ class KillablePool:
             if not force:  # a forked child: the parent's fork server is not its child; start workers afresh
                 self._ctx = mp.get_context("spawn")
             self._pid = os.getpid()
+            self._start_lock = threading.Lock()
             self._slots = [Slot(i, self._ctx, *self._slot_args) for i in range(self.workers)]
             self._idle: queue.SimpleQueue[Slot] = queue.SimpleQueue()
             self._janitor: queue.SimpleQueue[Slot] | None = None
@@ -235,11 +240,14 @@ class KillablePool:
         """Start every worker and wait until each has run ``warm`` (so no job is charged for a start-up).
         Raises ``WorkerUnavailable`` when one does not come up within ``startup_timeout_s``."""
         self._own()
-        self._closed = False
-        try:
-            self._start_slots(self._slots)
-        finally:
-            self._started = True  # a slot that failed is being restarted in the background
+        with self._start_lock:
+            if self.ready:  # another thread started it meanwhile
+                return self
+            self._closed = False
+            try:
+                self._start_slots(self._slots)
+            finally:
+                self._started = True  # a slot that failed is being restarted in the background
         return self
 
     def _start_slots(self, slots: list[Slot]) -> None:
@@ -296,9 +304,10 @@ class KillablePool:
         while True:
             slot = jobs.get()
             slot.kill()
-            for delay in (0.0, 0.5, 1.0, 2.0, 5.0):
+            for attempt in itertools.count():
                 if self._closed or self._pid != os.getpid():
                     break
+                delay = _RESTART_DELAYS[min(attempt, len(_RESTART_DELAYS) - 1)]
                 time.sleep(delay)
                 try:
                     slot.start().result(self._startup_timeout_s)

@@ -170,3 +170,15 @@ def test_clean_main_does_not_import_the_callers_script(tmp_path) -> None:
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["top-level", "3"]
+
+
+def test_first_jobs_from_many_threads_start_the_pool_once() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    p = KillablePool(2)
+    try:
+        with ThreadPoolExecutor(6) as threads:
+            pids = set(threads.map(lambda _: p.run(os.getpid, time_limit=30), range(12)))
+        assert len(p.worker_pids) == 2 and pids <= set(p.worker_pids) and p.idle == 2
+    finally:
+        p.close()
