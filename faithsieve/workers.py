@@ -312,8 +312,10 @@ class KillablePool:
                 try:
                     slot.start().result(self._startup_timeout_s)
                 except Exception as exc:  # noqa: BLE001 - fork failed, out of memory...: try again
-                    log.error("restarting worker %d failed: %r", slot.index, exc)
                     slot.kill()
+                    if isinstance(exc, RuntimeError) and not isinstance(exc, BrokenProcessPool):
+                        return  # a new executor refuses work only while the interpreter exits
+                    log.error("restarting worker %d failed: %r", slot.index, exc)
                     continue
                 if self._closed:
                     slot.kill()
