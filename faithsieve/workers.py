@@ -211,10 +211,12 @@ class KillablePool:
         self._startup_timeout_s = startup_timeout_s
         self._retire_if = retire
         self._lock = threading.Lock()
+        self._generation = 0
         self._own(force=True)
 
     def _own(self, force: bool = False) -> None:
-        """(Re)build the per-process state: at construction, and in a forked child on first use."""
+        """(Re)build the per-process state: at construction, after ``close``, and in a forked child on
+        first use."""
         if not force and self._pid == os.getpid():
             return
         with self._lock:
@@ -223,6 +225,7 @@ class KillablePool:
             if not force:  # a forked child: the parent's fork server is not its child; start workers afresh
                 self._ctx = mp.get_context("spawn")
             self._pid = os.getpid()
+            self._generation += 1  # restarts still pending from before are dropped
             self._start_lock = threading.Lock()
             self._slots = [Slot(i, self._ctx, *self._slot_args) for i in range(self.workers)]
             self._idle: queue.SimpleQueue[Slot] = queue.SimpleQueue()
@@ -239,11 +242,10 @@ class KillablePool:
     def start(self) -> KillablePool:
         """Start every worker and wait until each has run ``warm`` (so no job is charged for a start-up).
         Raises ``WorkerUnavailable`` when one does not come up within ``startup_timeout_s``."""
-        self._own()
+        self._own(force=self._closed and self._pid == os.getpid())
         with self._start_lock:
             if self.ready:  # another thread started it meanwhile
                 return self
-            self._closed = False
             try:
                 self._start_slots(self._slots)
             finally:
@@ -296,16 +298,16 @@ class KillablePool:
             self.restarts += 1
             if self._janitor is None:
                 self._janitor = queue.SimpleQueue()
-                threading.Thread(target=self._restarts, args=(self._janitor,), daemon=True,
+                threading.Thread(target=self._restarts, args=(self._janitor, self._generation), daemon=True,
                                  name="killable-pool-restart").start()
             self._janitor.put(slot)
 
-    def _restarts(self, jobs: queue.SimpleQueue[Slot]) -> None:
+    def _restarts(self, jobs: queue.SimpleQueue[Slot], generation: int) -> None:
         while True:
             slot = jobs.get()
             slot.kill()
             for attempt in itertools.count():
-                if self._closed or self._pid != os.getpid():
+                if self._closed or self._generation != generation:
                     break
                 delay = _RESTART_DELAYS[min(attempt, len(_RESTART_DELAYS) - 1)]
                 time.sleep(delay)
@@ -317,7 +319,7 @@ class KillablePool:
                         return  # a new executor refuses work only while the interpreter exits
                     log.error("restarting worker %d failed: %r", slot.index, exc)
                     continue
-                if self._closed:
+                if self._closed or self._generation != generation:
                     slot.kill()
                 else:
                     self._idle.put(slot)

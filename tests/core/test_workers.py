@@ -182,3 +182,17 @@ def test_first_jobs_from_many_threads_start_the_pool_once() -> None:
         assert len(p.worker_pids) == 2 and pids <= set(p.worker_pids) and p.idle == 2
     finally:
         p.close()
+
+
+def test_start_after_close_gives_fresh_workers_only() -> None:
+    p = KillablePool(2).start()
+    old = set(p.worker_pids)
+    p.close()
+    assert not p.ready
+    with pytest.raises(WorkerUnavailable):
+        p.run(os.getpid, time_limit=30)
+    p.start()
+    try:
+        assert p.idle == 2 and len(set(p.worker_pids)) == 2 and not old & set(p.worker_pids)
+    finally:
+        p.close()
