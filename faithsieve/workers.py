@@ -30,6 +30,7 @@ import queue
 import signal
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -190,6 +191,35 @@ class Slot:
         self.executor, self.pid = None, None
 
 
+class _Idle:
+    """The free slots, first in first out; ``get`` keeps to its timeout under contention (a
+    ``queue.SimpleQueue.get(timeout=...)`` with many waiting threads was measured overrunning its
+    timeout by seconds)."""
+
+    def __init__(self) -> None:
+        self._slots: deque[Slot] = deque()
+        self._cond = threading.Condition()
+
+    def put(self, slot: Slot) -> None:
+        with self._cond:
+            self._slots.append(slot)
+            self._cond.notify()
+
+    def get(self, timeout: float | None = None) -> Slot:
+        """The next free slot; ``queue.Empty`` when none is free within ``timeout`` seconds."""
+        end = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while not self._slots:
+                left = None if end is None else end - time.monotonic()
+                if left is not None and left <= 0:
+                    raise queue.Empty
+                self._cond.wait(left)
+            return self._slots.popleft()
+
+    def qsize(self) -> int:
+        return len(self._slots)
+
+
 class KillablePool:
     """``workers`` slots for synchronous callers (any thread): each job gets a time limit; a job past
     it, or a dead worker, costs that one slot a restart, done in the background (the caller gets its
@@ -228,7 +258,7 @@ class KillablePool:
             self._generation += 1  # restarts still pending from before are dropped
             self._start_lock = threading.Lock()
             self._slots = [Slot(i, self._ctx, *self._slot_args) for i in range(self.workers)]
-            self._idle: queue.SimpleQueue[Slot] = queue.SimpleQueue()
+            self._idle = _Idle()
             self._janitor: queue.SimpleQueue[Slot] | None = None
             self._threads: ThreadPoolExecutor | None = None
             self._started = False

@@ -196,3 +196,31 @@ def test_start_after_close_gives_fresh_workers_only() -> None:
         assert p.idle == 2 and len(set(p.worker_pids)) == 2 and not old & set(p.worker_pids)
     finally:
         p.close()
+
+
+def test_deadline_holds_with_many_threads_waiting() -> None:
+    """12 threads share one worker for 3 s, each call with a 50 ms deadline: every call ends (answer,
+    WorkerUnavailable or JobTimeout) within 150 ms of its deadline, however the waiters interleave."""
+    import threading
+
+    worst = [0.0]
+    lock = threading.Lock()
+    with KillablePool(1) as p:
+        end = time.monotonic() + 3.0
+
+        def caller() -> None:
+            while time.monotonic() < end:
+                deadline = time.monotonic() + 0.05
+                try:
+                    p.run(sum, [1, 2], deadline=deadline)
+                except (WorkerUnavailable, JobTimeout):
+                    pass
+                with lock:
+                    worst[0] = max(worst[0], time.monotonic() - deadline)
+
+        threads = [threading.Thread(target=caller) for _ in range(12)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert worst[0] < 0.15
