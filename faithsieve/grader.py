@@ -28,8 +28,9 @@ one, ``step_reward_error`` for it, ``step_reward_after`` for later steps.
 Time: each call has one hard budget (``time_budget_s``, default 1 s) covering answer extraction,
 answer comparison and the step check, held from any thread (no signals). With the default
 ``isolation="process"`` the step check, and any answer comparison that needs more than exact
-arithmetic, run in a small pool of worker processes that the grader kills and replaces when
-they overrun, so no completion can hold the trainer longer than the budget. When something
+arithmetic, run in a small pool of worker processes (the shared killable pool, ``faithsieve.workers``)
+that the grader kills and replaces when they overrun, so no completion can hold the trainer
+longer than the budget. When something
 does not finish in budget (or the text is too long, or an input cannot be read, or the pipeline
 fails) the score is the outcome term alone and ``budget_exceeded`` / ``flags`` say why; nothing
 raises into the trainer. Nothing in a completion is ever evaluated as code.
@@ -44,8 +45,6 @@ reward on any worker unless it sits on the time boundary (then it is flagged).
 """
 
 from __future__ import annotations
-
-import sys
 
 from faithsieve.grading.adapters import (
     compute_score,
@@ -75,12 +74,3 @@ __all__ = [
     "shutdown",
     "warmup",
 ]
-
-if __name__ == "__main__":
-    if "--worker" in sys.argv[1:]:
-        from faithsieve.grading.pool import _worker_main
-
-        _worker_main()
-    else:
-        print("usage: python -m faithsieve.grader --worker  (started by faithsieve.grader itself)", file=sys.stderr)
-        sys.exit(2)

@@ -13,13 +13,16 @@ breaking the others; the slot is then started again. Every worker process
   for imports (``start`` is awaited, never a caller's time limit).
 
 ``KillablePool`` is the synchronous, thread-safe pool over slots: ``run(fn, *args,
-time_limit=...)`` returns the result or raises ``JobTimeout`` (the worker was killed and is
-being replaced) or ``WorkerCrashed``. ``faithsieve score`` uses it; the HTTP service builds its
-asynchronous pool (admission, lanes: ``faithsieve.api.pool``) on the same ``Slot``.
+time_limit=..., wait_s=..., deadline=...)`` returns the result or raises ``JobTimeout`` (the worker
+was killed; its replacement starts in the background), ``WorkerCrashed`` or ``WorkerUnavailable``
+(no worker free in time). ``faithsieve score`` and the RL grader (``faithsieve.grading.pool``) use it;
+the HTTP service builds its asynchronous pool (admission, lanes: ``faithsieve.api.pool``) on the
+same ``Slot``.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import multiprocessing as mp
 import os
@@ -27,16 +30,21 @@ import queue
 import signal
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import spawn as mp_spawn
 from typing import Any
 
 log = logging.getLogger(__name__)
 
 ORPHAN_CHECK_S = 1.0
 """How often a worker checks that its parent is alive."""
+
+_RESTART_DELAYS = (0.0, 0.5, 1.0, 2.0, 5.0)
+"""Pauses before the attempts to restart a slot (the last one repeats until it starts)."""
 
 
 class JobTimeout(Exception):
@@ -98,17 +106,42 @@ def worker_pid() -> int:
     return os.getpid()
 
 
+class WorkerUnavailable(Exception):
+    """No worker became free (or could be started) within the wait allowed; the job did not run."""
+
+
+_LAUNCH = threading.local()
+_ORIGINAL_PREPARATION = mp_spawn.get_preparation_data
+
+
+def _preparation_data(name: str) -> dict[str, Any]:
+    """``multiprocessing.spawn.get_preparation_data``, less the parent's ``__main__`` while this thread
+    starts a ``clean_main`` slot (every other process start is left as it was)."""
+    data = _ORIGINAL_PREPARATION(name)
+    if getattr(_LAUNCH, "clean_main", False):
+        for key in ("init_main_from_name", "init_main_from_path", "main_path"):
+            data.pop(key, None)
+    return data
+
+
+mp_spawn.get_preparation_data = _preparation_data
+
+
 class Slot:
-    """One worker process in its own single-process executor."""
+    """One worker process in its own single-process executor. ``clean_main``: the worker does not
+    import the parent's ``__main__`` (a trainer script need not be import-safe, and its imports are
+    not paid again in every worker); jobs must then be functions of importable modules."""
 
     def __init__(self, index: int, ctx: Any, memory_mb: int = 0, initializer: Callable[..., None] | None = None,
-                 initargs: tuple[Any, ...] = (), warm: Callable[[], int] = worker_pid) -> None:
+                 initargs: tuple[Any, ...] = (), warm: Callable[[], int] = worker_pid,
+                 clean_main: bool = False) -> None:
         self.index = index
         self._ctx = ctx
         self._memory_mb = memory_mb
         self._initializer = initializer
         self._initargs = initargs
         self._warm = warm
+        self._clean_main = clean_main
         self.executor: ProcessPoolExecutor | None = None
         self.pid: int | None = None
 
@@ -116,7 +149,11 @@ class Slot:
         """Start the process; the future gives its pid once ``warm`` has run there."""
         self.executor = ProcessPoolExecutor(1, mp_context=self._ctx, initializer=init_worker,
                                             initargs=(self._memory_mb, os.getpid(), self._initializer, self._initargs))
-        fut = self.executor.submit(self._warm)
+        _LAUNCH.clean_main = self._clean_main
+        try:
+            fut = self.executor.submit(self._warm)  # the executor starts its process here
+        finally:
+            _LAUNCH.clean_main = False
         fut.add_done_callback(self._started)
         return fut
 
@@ -128,42 +165,146 @@ class Slot:
         assert self.executor is not None, "slot not started"
         return self.executor.submit(fn, *args)
 
-    def kill(self) -> None:
-        """Stop the process now (whatever it is doing) and drop the executor."""
+    def alive(self) -> bool:
+        """The process exists and is not a zombie (started slots only)."""
+        if self.executor is None or self.pid is None or not _alive(self.pid):
+            return False
+        try:
+            with open(f"/proc/{self.pid}/stat", "rb") as fh:
+                return fh.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
+        except OSError:  # no /proc here: os.kill said it exists
+            return True
+
+    def signal_kill(self) -> None:
+        """SIGKILL the process (constant time; ``kill`` also drops the executor)."""
         if self.pid is not None:
             try:
                 os.kill(self.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+    def kill(self) -> None:
+        """Stop the process now (whatever it is doing) and drop the executor."""
+        self.signal_kill()
         if self.executor is not None:
             self.executor.shutdown(wait=False, cancel_futures=True)
         self.executor, self.pid = None, None
 
 
+class _Idle:
+    """The free slots, first in first out; ``get`` keeps to its timeout under contention (a
+    ``queue.SimpleQueue.get(timeout=...)`` with many waiting threads was measured overrunning its
+    timeout by seconds)."""
+
+    def __init__(self) -> None:
+        self._slots: deque[Slot] = deque()
+        self._cond = threading.Condition()
+
+    def put(self, slot: Slot) -> None:
+        with self._cond:
+            self._slots.append(slot)
+            self._cond.notify()
+
+    def get(self, timeout: float | None = None) -> Slot:
+        """The next free slot; ``queue.Empty`` when none is free within ``timeout`` seconds."""
+        end = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while not self._slots:
+                left = None if end is None else end - time.monotonic()
+                if left is not None and left <= 0:
+                    raise queue.Empty
+                self._cond.wait(left)
+            return self._slots.popleft()
+
+    def qsize(self) -> int:
+        return len(self._slots)
+
+
 class KillablePool:
     """``workers`` slots for synchronous callers (any thread): each job gets a time limit; a job past
-    it, or a dead worker, costs that one slot a restart."""
+    it, or a dead worker, costs that one slot a restart, done in the background (the caller gets its
+    answer at once; the other slots keep serving).
+
+    ``retire(result)``: when true, the worker that produced ``result`` is replaced after answering
+    (say, after a ``MemoryError`` that may have left it in a bad state). A pool used in a process
+    forked from the one that built it starts its own workers there (the parent's are not touched)."""
 
     def __init__(self, workers: int, memory_mb: int = 0, initializer: Callable[..., None] | None = None,
                  initargs: tuple[Any, ...] = (), preload: Sequence[str] = (),
-                 warm: Callable[[], int] = worker_pid, startup_timeout_s: float = 120.0) -> None:
+                 warm: Callable[[], int] = worker_pid, startup_timeout_s: float = 120.0,
+                 retire: Callable[[Any], bool] | None = None, clean_main: bool = False) -> None:
         self.workers = workers
         self.restarts = 0
-        """Slots restarted after a timeout or a crash."""
+        """Slots restarted after a timeout, a crash or a retiring result."""
         self._ctx = mp_context(preload)
-        self._slots = [Slot(i, self._ctx, memory_mb, initializer, initargs, warm) for i in range(workers)]
-        self._idle: queue.SimpleQueue[Slot] = queue.SimpleQueue()
+        self._slot_args = (memory_mb, initializer, initargs, warm, clean_main)
         self._startup_timeout_s = startup_timeout_s
-        self._threads: ThreadPoolExecutor | None = None
-        self._closed = False
+        self._retire_if = retire
+        self._lock = threading.Lock()
+        self._generation = 0
+        self._own(force=True)
+
+    def _own(self, force: bool = False) -> None:
+        """(Re)build the per-process state: at construction, after ``close``, and in a forked child on
+        first use."""
+        if not force and self._pid == os.getpid():
+            return
+        with self._lock:
+            if not force and self._pid == os.getpid():
+                return
+            if not force:  # a forked child: the parent's fork server is not its child; start workers afresh
+                self._ctx = mp.get_context("spawn")
+            self._pid = os.getpid()
+            self._generation += 1  # restarts still pending from before are dropped
+            self._start_lock = threading.Lock()
+            self._slots = [Slot(i, self._ctx, *self._slot_args) for i in range(self.workers)]
+            self._idle = _Idle()
+            self._janitor: queue.SimpleQueue[Slot] | None = None
+            self._threads: ThreadPoolExecutor | None = None
+            self._started = False
+            self._closed = False
+
+    @property
+    def ready(self) -> bool:
+        """Started in this process (a forked child's copy is not) and not closed."""
+        return self._pid == os.getpid() and self._started and not self._closed
 
     def start(self) -> KillablePool:
-        """Start every worker and wait until each has run ``warm``."""
-        futures = [s.start() for s in self._slots]
-        for slot, fut in zip(self._slots, futures):
-            fut.result(self._startup_timeout_s)
-            self._idle.put(slot)
+        """Start every worker and wait until each has run ``warm`` (so no job is charged for a start-up).
+        Raises ``WorkerUnavailable`` when one does not come up within ``startup_timeout_s``."""
+        self._own(force=self._closed and self._pid == os.getpid())
+        with self._start_lock:
+            if self.ready:  # another thread started it meanwhile
+                return self
+            try:
+                self._start_slots(self._slots)
+            finally:
+                self._started = True  # a slot that failed is being restarted in the background
         return self
+
+    def _start_slots(self, slots: list[Slot]) -> None:
+        futures = [s.start() for s in slots]
+        failed = None
+        for slot, fut in zip(slots, futures):
+            try:
+                fut.result(self._startup_timeout_s)
+            except Exception as exc:  # noqa: BLE001 - reported below; the slot is retried in the background
+                failed = failed or exc
+                self._retire(slot)
+                continue
+            self._idle.put(slot)
+        if failed is not None:
+            raise WorkerUnavailable(f"a worker did not start: {failed!r}")
+
+    def grow(self, workers: int) -> None:
+        """Add slots up to ``workers`` (started and warm before this returns)."""
+        self._own()
+        with self._lock:
+            new = [Slot(i, self._ctx, *self._slot_args) for i in range(len(self._slots), workers)]
+            self._slots.extend(new)
+            self.workers = len(self._slots)
+        if new and self._started:
+            self._start_slots(new)
 
     def __enter__(self) -> KillablePool:
         return self.start()
@@ -175,51 +316,113 @@ class KillablePool:
     def worker_pids(self) -> list[int]:
         return [s.pid for s in self._slots if s.pid is not None]
 
-    def _replace(self, slot: Slot) -> None:
-        slot.kill()
-        self.restarts += 1
-        if self._closed:
-            return
-        try:
-            slot.start().result(self._startup_timeout_s)
-        except Exception as exc:  # noqa: BLE001 - retried by the next job that gets this slot
-            log.error("restarting worker %d failed: %r", slot.index, exc)
-            slot.kill()
-        self._idle.put(slot)
+    @property
+    def idle(self) -> int:
+        """Workers up and free now."""
+        return self._idle.qsize() if self.ready else 0
 
-    def run(self, fn: Callable[..., Any], *args: Any, time_limit: float | None = None) -> Any:
-        """``fn(*args)`` in a worker, at most ``time_limit`` seconds (None: no limit)."""
-        slot = self._idle.get()
-        if slot.executor is None:  # a restart failed earlier: try again now
-            try:
-                slot.start().result(self._startup_timeout_s)
-            except Exception:
-                slot.kill()
-                self._idle.put(slot)
-                raise WorkerCrashed("the worker could not be started") from None
-        fut = slot.submit(fn, *args)
+    def _retire(self, slot: Slot) -> None:
+        """Kill ``slot``'s process now; its replacement starts in the background."""
+        slot.signal_kill()
+        with self._lock:
+            self.restarts += 1
+            if self._janitor is None:
+                self._janitor = queue.SimpleQueue()
+                threading.Thread(target=self._restarts, args=(self._janitor, self._generation), daemon=True,
+                                 name="killable-pool-restart").start()
+            self._janitor.put(slot)
+
+    def _restarts(self, jobs: queue.SimpleQueue[Slot], generation: int) -> None:
+        while True:
+            slot = jobs.get()
+            slot.kill()
+            for attempt in itertools.count():
+                if self._closed or self._generation != generation:
+                    break
+                delay = _RESTART_DELAYS[min(attempt, len(_RESTART_DELAYS) - 1)]
+                time.sleep(delay)
+                try:
+                    slot.start().result(self._startup_timeout_s)
+                except Exception as exc:  # noqa: BLE001 - fork failed, out of memory...: try again
+                    slot.kill()
+                    if isinstance(exc, RuntimeError) and not isinstance(exc, BrokenProcessPool):
+                        return  # a new executor refuses work only while the interpreter exits
+                    log.error("restarting worker %d failed: %r", slot.index, exc)
+                    continue
+                if self._closed or self._generation != generation:
+                    slot.kill()
+                else:
+                    self._idle.put(slot)
+                break
+
+    def _acquire(self, until: float | None) -> Slot:
         try:
-            result = fut.result(time_limit)
+            if until is None:
+                return self._idle.get()
+            return self._idle.get(timeout=max(0.0, until - time.monotonic()))
+        except queue.Empty:
+            raise WorkerUnavailable("no worker became free in time") from None
+
+    def run(self, fn: Callable[..., Any], *args: Any, time_limit: float | None = None,
+            wait_s: float | None = None, deadline: float | None = None) -> Any:
+        """``fn(*args)`` in a worker. ``time_limit``: seconds for the job once a worker has it (None: no
+        limit); ``wait_s``: how long to wait for a free worker (None: as long as it takes, else
+        ``WorkerUnavailable``); ``deadline``: a ``time.monotonic()`` by which both end. A pool not yet
+        started here is started first, whatever the limits (start-up is never charged to a job)."""
+        if not self.ready:
+            if self._closed and self._pid == os.getpid():
+                raise WorkerUnavailable("the pool is closed")
+            self.start()
+        wait_until = None if wait_s is None else time.monotonic() + wait_s
+        if deadline is not None:
+            wait_until = deadline if wait_until is None else min(wait_until, deadline)
+        while True:
+            slot = self._acquire(wait_until)
+            if not slot.alive():  # died while idle (killed from outside): replace it, take another
+                self._retire(slot)
+                continue
+            if deadline is None or deadline > time.monotonic():
+                try:
+                    fut = slot.submit(fn, *args)
+                    break
+                except (BrokenProcessPool, RuntimeError, AssertionError):  # died while idle: replace, take another
+                    self._retire(slot)
+                    continue
+            self._idle.put(slot)  # the wait took all the time: the job does not run (and nobody is killed)
+            raise JobTimeout("no time left for the job")
+        limit = time_limit
+        if deadline is not None:
+            left = max(0.0, deadline - time.monotonic())
+            limit = left if limit is None else min(limit, left)
+        try:
+            result = fut.result(limit)
         except FutureTimeout:
-            self._replace(slot)
-            raise JobTimeout(f"the job ran past its time limit ({time_limit:g} s)") from None
+            self._retire(slot)
+            raise JobTimeout(f"the job ran past its time limit ({limit:g} s)") from None
         except BrokenProcessPool:
-            self._replace(slot)
+            self._retire(slot)
             raise WorkerCrashed("the worker process died during the job") from None
         except BaseException:
             self._idle.put(slot)  # the job raised: the worker is fine
             raise
-        self._idle.put(slot)
+        if self._retire_if is not None and self._retire_if(result):
+            self._retire(slot)
+        else:
+            self._idle.put(slot)
         return result
 
     def submit(self, fn: Callable[..., Any], *args: Any, time_limit: float | None = None) -> Future[Any]:
         """``run`` in the background; at most ``workers`` jobs run at once, the rest wait their turn."""
+        self._own()
         if self._threads is None:
             self._threads = ThreadPoolExecutor(self.workers, thread_name_prefix="killable-pool")
         return self._threads.submit(self.run, fn, *args, time_limit=time_limit)
 
     def close(self) -> None:
-        """Stop every worker now (jobs in progress fail)."""
+        """Stop every worker now (jobs in progress fail). In a forked child, the parent's workers are
+        left alone."""
+        if self._pid != os.getpid():
+            return
         self._closed = True
         for slot in self._slots:
             slot.kill()

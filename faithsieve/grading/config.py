@@ -73,7 +73,8 @@ class GraderConfig(BaseSettings):
     worker_memory_mb: int = Field(default=4096, ge=0)
     """Address-space limit of a worker (0: none)."""
     startup_timeout_s: float = Field(default=60.0, gt=0)
-    """How long the first call waits for the pool to start (once per process)."""
+    """How long a worker may take to start. The first call (or ``warmup()``) waits for every worker,
+    outside its budget (once per process; a replacement starts in the background)."""
     acquire_timeout_s: float = Field(default=10.0, gt=0)
     """How long a call waits for a free worker when all are busy with other calls."""
     cache_size: int = Field(default=4096, ge=0)
