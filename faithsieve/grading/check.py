@@ -85,5 +85,8 @@ def warm_worker() -> int:
     """A grader worker's start-up: import and warm the checker on a small proof; answers its pid."""
     import os
 
+    from faithsieve.lazy import freeze_after_import
+
     _run_check("Compute.", "Step 1: 2 + 3 = 5.\nStep 2: so 5 * 2 = 10.", (("proof_time_limit_s", 1.0),))
+    freeze_after_import()  # long-lived: full collections need not rescan what is imported and warm
     return os.getpid()
