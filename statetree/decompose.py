@@ -65,6 +65,9 @@ _IMAGINARY = re.compile(r"(?i)\bcomplex\b|\bimaginary\b|(?<![A-Za-z\\])i ?\^ ?\{
 _NAMING = re.compile(r"(?i)\b(where|let|with|denote|call|coefficients?|given|substitut\w*|plug\w*|putting|inserting|setting)\b")
 _ALTERNATIVE = re.compile(r"(?i)\bor\b|\\lor|\\vee")
 _PARALLEL = re.compile(r"(?i)\bor\b|\band\b|,|;|\\quad|\\lor|\\vee|\\text\{ {0,3}(or|and) {0,3}\}")
+# nothing but display delimiters between two formulas: "\\[ 3x - 4 = 11 \\] \\[ 3x = 15 \\]" is a chain of
+# transformations, each line rewriting the one above (as after "so"); a comma or full stop may end the upper line
+_STACKED = re.compile(r"[\s,.;]{0,6}(?:\\\]|\$\$)\s{0,6}(?:\\\[|\$\$)\s{0,6}")
 _CONCLUDE = re.compile(r"(?i)\b(answer|therefore|thus|hence|finally|in total|altogether)\b|\\boxed")
 _INTEGER_WORDS = re.compile(r"(?i)\b(integers?|whole numbers?|natural numbers?|digits?)\b")
 
@@ -201,7 +204,9 @@ class _Builder:
                 hypothetical = f.conditional or bool(_HYPOTHETICAL.search(sentence)) or (
                     bool(f.chain.rels) and _is_assignment(Rel(*f.chain.links()[0])) and bool(_FOR_VALUE.search(f.lead)))
                 # "x = 2, y = 3" lists alternatives or parallel facts; ", so" / ", then" derives
-                parallel = fi > 0 and len(f.lead.strip()) < 40 and bool(_PARALLEL.search(f.lead)) and not f.derived
+                stacked = fi > 0 and _STACKED.fullmatch(f.lead) is not None
+                derived = f.derived or stacked
+                parallel = fi > 0 and len(f.lead.strip()) < 40 and bool(_PARALLEL.search(f.lead)) and not derived
                 supposed = bool(_SUPPOSE.search(sentence)) or (
                     parallel and fi > 0 and supposed_prev and not re.search(r"(?i)\bthen\b|[,;:]", f.lead))
                 supposed_prev = supposed
@@ -211,7 +216,7 @@ class _Builder:
                 hypothetical = hypothetical or supposed
                 if not parallel:
                     self.close_group(group, group_derived, recent_eqs, step.index)
-                    group, group_derived, group_premise = [], f.derived and not hypothetical, last_rel
+                    group, group_derived, group_premise = [], derived and not hypothetical, last_rel
                 sent_start = max(text.rfind(". ", 0, f.start), text.rfind("\n", 0, f.start)) + 1
                 if last_rel is not None and last_rel_hyp and last_rel_sent != (step.index, sent_start):
                     last_rel = None  # a conditional relation is a premise only inside its own sentence
@@ -261,7 +266,7 @@ class _Builder:
                             scope.origin_step[var.name] = step.index
                     else:
                         premises = ()
-                        if prev_for_derivation is not None and f.derived and li == 0:
+                        if prev_for_derivation is not None and derived and li == 0:
                             premises = (prev_for_derivation,)
                         ttype = TransitionType.DERIVATION if premises else TransitionType.CLAIM
                         if li > 0 and not premises:
