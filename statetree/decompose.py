@@ -166,6 +166,7 @@ class _Builder:
         root_scope.node = self.new_state(root_scope, goal=self.proof.problem[:200])
         scope = root_scope
         last_rel: Rel | None = None  # the most recent asserted relation with variables
+        rel_before: Rel | None = None  # the one asserted before it
         last_rel_step, last_rel_hyp, last_rel_sent = 0, False, (0, 0)
         recent_eqs: list[tuple[int, Rel]] = []  # asserted equations in unknowns, for systems
         group: list[tuple[str, str, Fraction]] = []  # a run of parallel assignments: (edge, var, value)
@@ -271,7 +272,11 @@ class _Builder:
                         ttype = TransitionType.DERIVATION if premises else TransitionType.CLAIM
                         if li > 0 and not premises:
                             ttype = TransitionType.COMPUTATION
-                        self.add_edge(scope, ttype, step.index, span, src, EdgeContext(**ctx_common, premises=premises))
+                        # a stacked line may restate one of two alternatives above it ("\\[ x - 2 = 0 \\] \\[ x + 3 = 0 \\]"):
+                        # the line before the premise is a candidate premise too
+                        others = (rel_before,) if premises and stacked and rel_before is not None else ()
+                        self.add_edge(scope, ttype, step.index, span, src,
+                                      EdgeContext(**ctx_common, premises=premises, other_premises=others))
                         if not hypothetical and not negated and op in ("=", "<", ">", "<=", ">="):
                             scope.facts.append(str(r))
                             if op == "=" and not (parallel and _ALTERNATIVE.search(f.lead)):
@@ -280,9 +285,8 @@ class _Builder:
                 # the next formula may derive from this one's last relation with variables
                 asserted = [Rel(a, o, b) for a, o, b in f.chain.links()]
                 with_vars = [r for r in asserted if (variables(r.lhs) | variables(r.rhs)) and not _is_assignment(r)]
-                last_rel = with_vars[-1] if with_vars and not negated and not parallel else None
-                if alternative:
-                    last_rel = None
+                new_last = with_vars[-1] if with_vars and not negated and not parallel and not alternative else None
+                rel_before, last_rel = (last_rel if new_last is not None else None), new_last
                 last_rel_step, last_rel_hyp = step.index, hypothetical or conditional_sentence
                 last_rel_sent = (step.index, sent_start)
             self.close_group(group, group_derived, recent_eqs, step.index)

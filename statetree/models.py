@@ -141,6 +141,9 @@ class EdgeContext:
     """Step where each value in ``env`` was established (very large for the problem statement)."""
     premises: tuple[Rel, ...] = ()
     """Relations this edge derives from (derivations and solution claims)."""
+    other_premises: tuple[Rel, ...] = ()
+    """Other relations the text may derive this one from (the line above the premise, when the premise
+    may be an alternative): a refutation stands only if the claim contradicts each of them too."""
 
     negated: bool = False
     """The sentence denies or questions the relation ("not", "?", "contradiction"): never refuted."""
