@@ -86,7 +86,7 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str) -> Obligation | None:
         sentence = f.lead[max(f.lead.rfind(". "), f.lead.rfind("\n")) + 1 :]
         after = ctx.around[1]
         after = after[: min((i for i in (after.find(". "), after.find("\n"), after.find(";")) if i >= 0), default=len(after))]
-        asserted = _quantified_over(sentence, vs) or _quantified_over(after, vs) or (
+        asserted = ctx.rewrites or _quantified_over(sentence, vs) or _quantified_over(after, vs) or (
             bool(_EXPAND_CONTEXT.search(sentence)) and _expansion_shape(r))
         return IdentityObligation(**base, claim=r, asserted_identity=asserted)
     return None

@@ -23,6 +23,7 @@ from faithsieve.mathtext.evaluate import evaluate
 from faithsieve.mathtext.extract import Formula, extract_formulas
 from faithsieve.models import Proof
 from faithsieve.obligations.models import Rel
+from faithsieve.statetree.continuation import constrains, continues, rewrite_claim
 from faithsieve.statetree.models import CaseSplit, EdgeContext, EdgeUnit, ProofState, StateTree, TransitionType
 
 if TYPE_CHECKING:
@@ -107,6 +108,7 @@ class _Builder:
         self.rounded: set[str] = set()
         self.integer_vars: set[str] = set()
         self.problem_constraints: list[Rel] = []
+        self.stated_eqs: list[Rel] = []  # relations in unknowns stated so far (problem and steps)
         self.case_records: list[tuple[int, tuple[int, int], str, str]] = []  # step, span, header text, edge id
         self.split_scope: _Scope | None = None
         self.splits_mixed = False
@@ -153,6 +155,7 @@ class _Builder:
                         scope.origin_step[var.name] = 10**9  # problem values never expire
                 elif variables(lhs) | variables(rhs):
                     scope.facts.append(str(r))
+                    self.stated_eqs.append(r)
                     if op in ("<", ">", "<=", ">=") and len(variables(lhs) | variables(rhs)) == 1:
                         self.problem_constraints.append(r)
         if _INTEGER_WORDS.search(text):
@@ -167,6 +170,7 @@ class _Builder:
         scope = root_scope
         last_rel: Rel | None = None  # the most recent asserted relation with variables
         rel_before: Rel | None = None  # the one asserted before it
+        prev_tail: tuple[int, Expr] | None = None  # the step and last expression of the latest formula
         last_rel_step, last_rel_hyp, last_rel_sent = 0, False, (0, 0)
         recent_eqs: list[tuple[int, Rel]] = []  # asserted equations in unknowns, for systems
         group: list[tuple[str, str, Fraction]] = []  # a run of parallel assignments: (edge, var, value)
@@ -229,6 +233,8 @@ class _Builder:
                     named[f.name] = f
                 # values in scope: from the problem, this step or the previous one
                 env = {k: v for k, v in scope.env.items() if scope.origin_step.get(k, 0) >= step.index - 1}
+                if prev_tail is not None and prev_tail[0] == step.index - (fi == 0) and continues(f, fi == 0, text[: f.start]):
+                    step_edges += self.continuation_edge(scope, step.index, text, f, prev_tail[1], env)
                 for li, (lhs, op, rhs) in enumerate(f.chain.links()):
                     r = Rel(lhs, op, rhs)
                     span = f.member_spans[li][0], f.member_spans[li + 1][1]
@@ -279,6 +285,7 @@ class _Builder:
                                       EdgeContext(**ctx_common, premises=premises, other_premises=others))
                         if not hypothetical and not negated and op in ("=", "<", ">", "<=", ">="):
                             scope.facts.append(str(r))
+                            self.stated_eqs.append(r)
                             if op == "=" and not (parallel and _ALTERNATIVE.search(f.lead)):
                                 recent_eqs.append((step.index, r))
                     step_edges += 1
@@ -287,6 +294,7 @@ class _Builder:
                 with_vars = [r for r in asserted if (variables(r.lhs) | variables(r.rhs)) and not _is_assignment(r)]
                 new_last = with_vars[-1] if with_vars and not negated and not parallel and not alternative else None
                 rel_before, last_rel = (last_rel if new_last is not None else None), new_last
+                prev_tail = (step.index, f.chain.exprs[-1])
                 last_rel_step, last_rel_hyp = step.index, hypothetical or conditional_sentence
                 last_rel_sent = (step.index, sent_start)
             self.close_group(group, group_derived, recent_eqs, step.index)
@@ -298,6 +306,22 @@ class _Builder:
                 self.add_edge(scope, TransitionType.NARRATION, step.index, (0, len(text)), text[:200],
                               EdgeContext(formula=None))
         return StateTree(graph=self.g, edges=self.edges, contexts=self.ctx)
+
+    def continuation_edge(self, scope: _Scope, step: int, text: str, f: Formula, prev: Expr,
+                          env: dict[str, Fraction]) -> int:
+        """An edge for ``\\[ = E \\]`` continuing ``prev``: closed arithmetic, or a rewrite claimed as an
+        identity when nothing in context could make it hold otherwise (``statetree.continuation``)."""
+        r = rewrite_claim(prev, f)
+        vs = variables(r.lhs) | variables(r.rhs)
+        rewrites = bool(vs) and variables(r.lhs) == variables(r.rhs) and not vs & set(scope.env) and not any(
+            constrains(q, frozenset(vs)) for q in self.stated_eqs)
+        if vs and not rewrites:
+            return 0
+        span = f.member_spans[0]
+        self.add_edge(scope, TransitionType.COMPUTATION, step, span, text[span[0] : span[1]], EdgeContext(
+            formula=f, link=0, rel=r, env=env, word_problem=self.word_problem, rewrites=rewrites,
+            around=(text[max(0, f.start - 12) : f.start], text[f.end : f.end + 60]), rounded=frozenset(self.rounded)))
+        return 1
 
     def fresh_context(self, scope: _Scope, step: int) -> _Scope:
         """A scope holding only what the problem states (for a new sub-problem)."""
