@@ -281,11 +281,8 @@ class _Builder:
                         # a stacked line may restate one of two alternatives above it ("\\[ x - 2 = 0 \\] \\[ x + 3 = 0 \\]"):
                         # the line before the premise is a candidate premise too
                         others = (rel_before,) if premises and stacked and rel_before is not None else ()
-                        # "A = B = C" (or "A = B \\ &= C"): each further member rewrites the expression before it
-                        joined = fi > 0 and f.start < formulas[fi - 1].end
-                        rewrites = (li > 0 or joined) and not premises and not hypothetical and self.rewrite_identity(r, scope)
                         self.add_edge(scope, ttype, step.index, span, src,
-                                      EdgeContext(**ctx_common, premises=premises, other_premises=others, rewrites=rewrites))
+                                      EdgeContext(**ctx_common, premises=premises, other_premises=others))
                         if not hypothetical and not negated and op in ("=", "<", ">", "<=", ">="):
                             scope.facts.append(str(r))
                             self.stated_eqs.append(r)
@@ -316,20 +313,16 @@ class _Builder:
         context could make it hold otherwise (``statetree.continuation``). Closed arithmetic continued this
         way is not paired (measured: it raised false alarms on a validation source)."""
         r = rewrite_claim(prev, f)
-        if not self.rewrite_identity(r, scope):
+        vs = variables(r.lhs) | variables(r.rhs)
+        rewrites = bool(vs) and variables(r.lhs) == variables(r.rhs) and not vs & set(scope.env) and not any(
+            constrains(q, frozenset(vs)) for q in self.stated_eqs)
+        if not rewrites:
             return 0
         span = f.member_spans[0]
         self.add_edge(scope, TransitionType.COMPUTATION, step, span, text[span[0] : span[1]], EdgeContext(
             formula=f, link=0, rel=r, env=env, word_problem=self.word_problem, rewrites=True,
             around=(text[max(0, f.start - 12) : f.start], text[f.end : f.end + 60]), rounded=frozenset(self.rounded)))
         return 1
-
-    def rewrite_identity(self, r: Rel, scope: _Scope) -> bool:
-        """``r`` (a rewrite of one expression into another) claims an identity: both sides in the same
-        letters, none with a known value, and no equation stated in only those letters."""
-        vs = variables(r.lhs) | variables(r.rhs)
-        return bool(vs) and variables(r.lhs) == variables(r.rhs) and not vs & set(scope.env) and not any(
-            constrains(q, frozenset(vs)) for q in self.stated_eqs)
 
     def fresh_context(self, scope: _Scope, step: int) -> _Scope:
         """A scope holding only what the problem states (for a new sub-problem)."""
