@@ -78,13 +78,15 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str) -> Obligation | None:
         prem = ctx.premises
         if (vs == set().union(*(_rel_vars(p) for p in prem)) and all(p != r for p in prem)
                 and all(p.op != "!=" and not _defines_var(p) for p in prem)):
-            return DerivationObligation(**base, premises=prem, claim=r, integer_vars=tuple(sorted(ctx.integer_vars & vs)))
+            return DerivationObligation(**base, premises=prem, claim=r, integer_vars=tuple(sorted(ctx.integer_vars & vs)),
+                                        # a candidate over other unknowns is not what this claim rewrites
+                                        other_premises=tuple(p for p in ctx.other_premises if _rel_vars(p) == vs))
     if r.op == "=" and not ctx.parallel and not ctx.reductio:
         # (inside a supposition being refuted, an equation no value satisfies is the contradiction sought)
         sentence = f.lead[max(f.lead.rfind(". "), f.lead.rfind("\n")) + 1 :]
         after = ctx.around[1]
         after = after[: min((i for i in (after.find(". "), after.find("\n"), after.find(";")) if i >= 0), default=len(after))]
-        asserted = _quantified_over(sentence, vs) or _quantified_over(after, vs) or (
+        asserted = ctx.rewrites or _quantified_over(sentence, vs) or _quantified_over(after, vs) or (
             bool(_EXPAND_CONTEXT.search(sentence)) and _expansion_shape(r))
         return IdentityObligation(**base, claim=r, asserted_identity=asserted)
     return None

@@ -159,6 +159,9 @@ class DerivationObligation(_ObligationBase):
     """The derived relation."""
     integer_vars: tuple[str, ...] = ()
     """Variables known to be integers."""
+    other_premises: RelsField = ()
+    """Other relations the claim may be derived from: a refutation stands only when the claim
+    contradicts each of them as well (``obligations.readings.reread``)."""
 
     def claim_text(self) -> str:
         return f"{'; '.join(str(p) for p in self.premises)} ⊢ {self.claim}"

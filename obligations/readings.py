@@ -151,8 +151,16 @@ def guessed_reading(f: Formula, text_before: str, text_after: str) -> str:
 def reread(ob: Obligation, out: Outcome, check: Callable[[Obligation], Outcome]) -> Outcome:
     """Apply the ambiguity of ``ob`` to a refutation ``out``: keep it only when every reading is refuted.
 
-    ``check`` runs the checker portfolio on an obligation."""
-    if not isinstance(out, Refuted) or not ob.ambiguity:
+    ``check`` runs the checker portfolio on an obligation. A derivation with other candidate premises
+    is refuted only when the claim contradicts every one of them (each tried alone)."""
+    if not isinstance(out, Refuted):
+        return out
+    for prem in getattr(ob, "other_premises", ()):
+        other = check(ob.model_copy(update={"premises": (prem,), "other_premises": ()}))
+        if not isinstance(other, Refuted):
+            return Unknown(out.method, f"not refuted: it may be derived from '{prem}' instead, which it does not contradict",
+                           out.counterexample)
+    if not ob.ambiguity:
         return out
     readings = getattr(ob, "readings", ())
     if not readings:

@@ -23,6 +23,7 @@ from faithsieve.mathtext.evaluate import evaluate
 from faithsieve.mathtext.extract import Formula, extract_formulas
 from faithsieve.models import Proof
 from faithsieve.obligations.models import Rel
+from faithsieve.statetree.continuation import constrains, continues, rewrite_claim
 from faithsieve.statetree.models import CaseSplit, EdgeContext, EdgeUnit, ProofState, StateTree, TransitionType
 
 if TYPE_CHECKING:
@@ -65,6 +66,9 @@ _IMAGINARY = re.compile(r"(?i)\bcomplex\b|\bimaginary\b|(?<![A-Za-z\\])i ?\^ ?\{
 _NAMING = re.compile(r"(?i)\b(where|let|with|denote|call|coefficients?|given|substitut\w*|plug\w*|putting|inserting|setting)\b")
 _ALTERNATIVE = re.compile(r"(?i)\bor\b|\\lor|\\vee")
 _PARALLEL = re.compile(r"(?i)\bor\b|\band\b|,|;|\\quad|\\lor|\\vee|\\text\{ {0,3}(or|and) {0,3}\}")
+# nothing but display delimiters between two formulas: "\\[ 3x - 4 = 11 \\] \\[ 3x = 15 \\]" is a chain of
+# transformations, each line rewriting the one above (as after "so"); a comma or full stop may end the upper line
+_STACKED = re.compile(r"[\s,.;]{0,6}(?:\\\]|\$\$)\s{0,6}(?:\\\[|\$\$)\s{0,6}")
 _CONCLUDE = re.compile(r"(?i)\b(answer|therefore|thus|hence|finally|in total|altogether)\b|\\boxed")
 _INTEGER_WORDS = re.compile(r"(?i)\b(integers?|whole numbers?|natural numbers?|digits?)\b")
 
@@ -104,6 +108,7 @@ class _Builder:
         self.rounded: set[str] = set()
         self.integer_vars: set[str] = set()
         self.problem_constraints: list[Rel] = []
+        self.stated_eqs: list[Rel] = []  # relations in unknowns stated so far (problem and steps)
         self.case_records: list[tuple[int, tuple[int, int], str, str]] = []  # step, span, header text, edge id
         self.split_scope: _Scope | None = None
         self.splits_mixed = False
@@ -150,6 +155,7 @@ class _Builder:
                         scope.origin_step[var.name] = 10**9  # problem values never expire
                 elif variables(lhs) | variables(rhs):
                     scope.facts.append(str(r))
+                    self.stated_eqs.append(r)
                     if op in ("<", ">", "<=", ">=") and len(variables(lhs) | variables(rhs)) == 1:
                         self.problem_constraints.append(r)
         if _INTEGER_WORDS.search(text):
@@ -163,6 +169,8 @@ class _Builder:
         root_scope.node = self.new_state(root_scope, goal=self.proof.problem[:200])
         scope = root_scope
         last_rel: Rel | None = None  # the most recent asserted relation with variables
+        rel_before: Rel | None = None  # the one asserted before it
+        prev_tail: tuple[int, Expr] | None = None  # the step and last expression of the latest formula
         last_rel_step, last_rel_hyp, last_rel_sent = 0, False, (0, 0)
         recent_eqs: list[tuple[int, Rel]] = []  # asserted equations in unknowns, for systems
         group: list[tuple[str, str, Fraction]] = []  # a run of parallel assignments: (edge, var, value)
@@ -201,7 +209,9 @@ class _Builder:
                 hypothetical = f.conditional or bool(_HYPOTHETICAL.search(sentence)) or (
                     bool(f.chain.rels) and _is_assignment(Rel(*f.chain.links()[0])) and bool(_FOR_VALUE.search(f.lead)))
                 # "x = 2, y = 3" lists alternatives or parallel facts; ", so" / ", then" derives
-                parallel = fi > 0 and len(f.lead.strip()) < 40 and bool(_PARALLEL.search(f.lead)) and not f.derived
+                stacked = fi > 0 and _STACKED.fullmatch(f.lead) is not None
+                derived = f.derived or stacked
+                parallel = fi > 0 and len(f.lead.strip()) < 40 and bool(_PARALLEL.search(f.lead)) and not derived
                 supposed = bool(_SUPPOSE.search(sentence)) or (
                     parallel and fi > 0 and supposed_prev and not re.search(r"(?i)\bthen\b|[,;:]", f.lead))
                 supposed_prev = supposed
@@ -211,7 +221,7 @@ class _Builder:
                 hypothetical = hypothetical or supposed
                 if not parallel:
                     self.close_group(group, group_derived, recent_eqs, step.index)
-                    group, group_derived, group_premise = [], f.derived and not hypothetical, last_rel
+                    group, group_derived, group_premise = [], derived and not hypothetical, last_rel
                 sent_start = max(text.rfind(". ", 0, f.start), text.rfind("\n", 0, f.start)) + 1
                 if last_rel is not None and last_rel_hyp and last_rel_sent != (step.index, sent_start):
                     last_rel = None  # a conditional relation is a premise only inside its own sentence
@@ -223,6 +233,8 @@ class _Builder:
                     named[f.name] = f
                 # values in scope: from the problem, this step or the previous one
                 env = {k: v for k, v in scope.env.items() if scope.origin_step.get(k, 0) >= step.index - 1}
+                if prev_tail is not None and prev_tail[0] == step.index - (fi == 0) and continues(f, fi == 0, text[: f.start]):
+                    step_edges += self.continuation_edge(scope, step.index, text, f, prev_tail[1], env)
                 for li, (lhs, op, rhs) in enumerate(f.chain.links()):
                     r = Rel(lhs, op, rhs)
                     span = f.member_spans[li][0], f.member_spans[li + 1][1]
@@ -261,23 +273,28 @@ class _Builder:
                             scope.origin_step[var.name] = step.index
                     else:
                         premises = ()
-                        if prev_for_derivation is not None and f.derived and li == 0:
+                        if prev_for_derivation is not None and derived and li == 0:
                             premises = (prev_for_derivation,)
                         ttype = TransitionType.DERIVATION if premises else TransitionType.CLAIM
                         if li > 0 and not premises:
                             ttype = TransitionType.COMPUTATION
-                        self.add_edge(scope, ttype, step.index, span, src, EdgeContext(**ctx_common, premises=premises))
+                        # a stacked line may restate one of two alternatives above it ("\\[ x - 2 = 0 \\] \\[ x + 3 = 0 \\]"):
+                        # the line before the premise is a candidate premise too
+                        others = (rel_before,) if premises and stacked and rel_before is not None else ()
+                        self.add_edge(scope, ttype, step.index, span, src,
+                                      EdgeContext(**ctx_common, premises=premises, other_premises=others))
                         if not hypothetical and not negated and op in ("=", "<", ">", "<=", ">="):
                             scope.facts.append(str(r))
+                            self.stated_eqs.append(r)
                             if op == "=" and not (parallel and _ALTERNATIVE.search(f.lead)):
                                 recent_eqs.append((step.index, r))
                     step_edges += 1
                 # the next formula may derive from this one's last relation with variables
                 asserted = [Rel(a, o, b) for a, o, b in f.chain.links()]
                 with_vars = [r for r in asserted if (variables(r.lhs) | variables(r.rhs)) and not _is_assignment(r)]
-                last_rel = with_vars[-1] if with_vars and not negated and not parallel else None
-                if alternative:
-                    last_rel = None
+                new_last = with_vars[-1] if with_vars and not negated and not parallel and not alternative else None
+                rel_before, last_rel = (last_rel if new_last is not None else None), new_last
+                prev_tail = (step.index, f.chain.exprs[-1])
                 last_rel_step, last_rel_hyp = step.index, hypothetical or conditional_sentence
                 last_rel_sent = (step.index, sent_start)
             self.close_group(group, group_derived, recent_eqs, step.index)
@@ -289,6 +306,23 @@ class _Builder:
                 self.add_edge(scope, TransitionType.NARRATION, step.index, (0, len(text)), text[:200],
                               EdgeContext(formula=None))
         return StateTree(graph=self.g, edges=self.edges, contexts=self.ctx)
+
+    def continuation_edge(self, scope: _Scope, step: int, text: str, f: Formula, prev: Expr,
+                          env: dict[str, Fraction]) -> int:
+        """An edge for ``\\[ = E \\]`` continuing ``prev``: a rewrite claimed as an identity, when nothing in
+        context could make it hold otherwise (``statetree.continuation``). Closed arithmetic continued this
+        way is not paired (measured: it raised false alarms on a validation source)."""
+        r = rewrite_claim(prev, f)
+        vs = variables(r.lhs) | variables(r.rhs)
+        rewrites = bool(vs) and variables(r.lhs) == variables(r.rhs) and not vs & set(scope.env) and not any(
+            constrains(q, frozenset(vs)) for q in self.stated_eqs)
+        if not rewrites:
+            return 0
+        span = f.member_spans[0]
+        self.add_edge(scope, TransitionType.COMPUTATION, step, span, text[span[0] : span[1]], EdgeContext(
+            formula=f, link=0, rel=r, env=env, word_problem=self.word_problem, rewrites=True,
+            around=(text[max(0, f.start - 12) : f.start], text[f.end : f.end + 60]), rounded=frozenset(self.rounded)))
+        return 1
 
     def fresh_context(self, scope: _Scope, step: int) -> _Scope:
         """A scope holding only what the problem states (for a new sub-problem)."""

@@ -141,6 +141,9 @@ class EdgeContext:
     """Step where each value in ``env`` was established (very large for the problem statement)."""
     premises: tuple[Rel, ...] = ()
     """Relations this edge derives from (derivations and solution claims)."""
+    other_premises: tuple[Rel, ...] = ()
+    """Other relations the text may derive this one from (the line above the premise, when the premise
+    may be an alternative): a refutation stands only if the claim contradicts each of them too."""
 
     negated: bool = False
     """The sentence denies or questions the relation ("not", "?", "contradiction"): never refuted."""
@@ -150,6 +153,9 @@ class EdgeContext:
     """The sentence supposes, tests or checks the relation ("if", "suppose", "check"): not a fact."""
     around: tuple[str, str] = ("", "")
     """A few characters of the step just before and just after the formula (is it cut out of more?)."""
+    rewrites: bool = False
+    """The relation pairs a display opened with "=" and the expression it continues, in the same
+    letters with nothing known about them (``statetree.continuation``): an identity is claimed."""
     supposed: bool = False
     """The relation is the object of a supposition ("Suppose 2 + 2 = 5", "If x = 3, then ...",
     "Try n = 4"): it is what the argument supposes, not a claim, so it is never checked."""

@@ -54,3 +54,34 @@ def test_narration_claims(step: str, expected: int | None) -> None:
 def test_integer_only_contradictions_are_not_refuted() -> None:
     # contradicts its premise only if x is an integer (the problem says "integer" somewhere)
     assert first("Find all integers n and real x with $2x(2x^2 - 9) = 0$.", "$2x(2x^2 - 9) = 0$, so $2x^2 - 9 = 0$.") is None
+
+
+STACK = "We get \\[ x^2 - 2x = 7 \\] \\[ x^2 - 2x - 7 = 0 \\] \\[ {} \\]"
+
+
+@pytest.mark.parametrize(("last", "expected"), [
+    ("(x - 7)(x + 5) = 0", 1),  # x^2 - 2x - 35 = 0 contradicts both lines above it
+    ("(x - 1)^2 = 8", None),  # a correct rewrite
+])
+def test_stacked_displays_are_a_derivation_chain(last: str, expected: int | None) -> None:
+    assert first("Solve $x^2 - 2x = 7$.", STACK.format(last)) == expected
+
+
+def test_inline_formulas_side_by_side_are_not_a_chain() -> None:
+    # ", " between inline formulas lists them (here the two factors' roots); only display delimiters chain
+    assert first("Solve.", "We get $x - 2 = 0$, $x + 3 = 0$.") is None
+    assert first("Solve.", "We get \\[ x - 2 = 0 \\] \\[ x + 3 = 0 \\]") == 1
+
+
+@pytest.mark.parametrize("step", [
+    # the second line may restate the other alternative of the line above the premise: every candidate is tried
+    "We have \\[(x - 2)(x + 3) = 0\\] \\[x - 2 = 0\\] \\[x + 3 = 0\\]",
+    "So \\[|x| > 6\\] This means that x is greater than 6 or less than -6: \\[x > 6\\] \\[x < -6\\]",
+])
+def test_a_stacked_line_is_refuted_only_against_every_candidate_premise(step: str) -> None:
+    assert first("Find x.", step) is None
+
+
+def test_a_candidate_premise_in_other_unknowns_is_not_tried() -> None:
+    # "x + y = s" is not what "x + y = 4" rewrites; "x + y = 3" is, and it contradicts it
+    assert first("Find x.", "\\[ x + y = s \\] \\[ x + y = 3 \\] \\[ x + y = 4 \\]") == 1
