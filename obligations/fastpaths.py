@@ -12,7 +12,7 @@ outcome the solver would give.
   the premise holds: the SMT query "premise and not claim" is unsatisfiable. Two linear
   equations that are not proportional are independent: both SMT queries are satisfiable.
 * ``outside_smt``: whether translating relations to SMT stops on a node outside the fragment
-  (the same walk, in the same order, as ``checkers._z3_expr``), so that no z3 context is made
+  (the same walk, in the same order, as ``smt._z3_expr``), so that no z3 context is made
   only to be thrown away.
 
 Every function is bounded: sizes and depths are capped, and exact values keep to the limits of
@@ -336,7 +336,7 @@ def linear_derivation(premise: Rel, claim: Rel, integer_vars: bool) -> str | Non
 
 
 def outside_smt(rels: list[Rel]) -> bool:
-    """Translating ``rels`` in order (as ``checkers._z3_rel`` does) would stop on a node outside
+    """Translating ``rels`` in order (as ``smt._z3_rel`` does) would stop on a node outside
     the SMT fragment before anything else could go wrong. False when translation would succeed
     or end some other way (that is left to the translation itself)."""
     for r in rels:

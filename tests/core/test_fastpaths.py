@@ -10,8 +10,9 @@ import pytest
 
 from faithsieve.mathtext.ast import BinOp, Num, Pow, Var
 from faithsieve.mathtext.extract import extract_formulas
-from faithsieve.obligations import checkers, fastpaths
-from faithsieve.obligations.checkers import SympyChecker, Z3Checker, _NoZ3, _Syms, _z3_rel
+from faithsieve.obligations import fastpaths, smt, symbolic
+from faithsieve.obligations.checkers import SympyChecker, Z3Checker
+from faithsieve.obligations.smt import _NoZ3, _Syms, _z3_rel
 from faithsieve.obligations.fastpaths import MAX_DEPTH, MAX_TERMS, expand, outside_smt, polynomial_class
 from faithsieve.obligations.models import DerivationObligation, IdentityObligation, Rel, Unknown
 
@@ -57,7 +58,7 @@ IDENTITIES = [
 def test_identity_fast_path_gives_the_sympy_outcome(text: str, asserted: bool, monkeypatch) -> None:
     ob = IdentityObligation(**BASE, claim=rel(text), asserted_identity=asserted)
     fast = SympyChecker().check(ob, LATER)
-    monkeypatch.setattr(checkers, "polynomial_class", lambda *a, **k: None)
+    monkeypatch.setattr(symbolic, "polynomial_class", lambda *a, **k: None)
     slow = SympyChecker().check(ob, LATER)
     assert view(fast) == view(slow)
 
@@ -139,8 +140,8 @@ DERIVATIONS = [
 def test_derivation_fast_paths_give_the_z3_outcome(premise: str, claim: str, ints: tuple[str, ...], monkeypatch) -> None:
     ob = DerivationObligation(**BASE, premises=(rel(premise),), claim=rel(claim), integer_vars=ints)
     fast = outcome(Z3Checker().check, ob)
-    monkeypatch.setattr(checkers, "linear_derivation", lambda *a, **k: None)
-    monkeypatch.setattr(checkers, "outside_smt", lambda *a, **k: False)
+    monkeypatch.setattr(smt, "linear_derivation", lambda *a, **k: None)
+    monkeypatch.setattr(smt, "outside_smt", lambda *a, **k: False)
     slow = outcome(Z3Checker().check, ob)
     assert fast == slow
 

@@ -47,15 +47,15 @@ def test_lazy_module_rebinds_the_name_on_first_use() -> None:
 
 def test_checkers_use_the_real_modules_after_a_check() -> None:
     from faithsieve.mathtext.extract import extract_formulas
-    from faithsieve.obligations import checkers
+    from faithsieve.obligations import symbolic
     from faithsieve.obligations.models import IdentityObligation, Rel, Verified
 
     a, op, b = extract_formulas("(x+1)^2 = x^2 + 2x + 1")[0].chain.links()[0]
     ob = IdentityObligation(id="o0", step=1, span=(0, 1), edge="e0", source="", claim=Rel(a, op, b),
                             asserted_identity=True)
-    out = checkers.SympyChecker().check(ob, float("inf"))
+    out = symbolic.SympyChecker().check(ob, float("inf"))
     assert isinstance(out, Verified)
-    assert checkers.sympy is sys.modules["sympy"]
+    assert symbolic.sympy is sys.modules["sympy"]
 
 
 def test_freeze_after_import_freezes_once() -> None:

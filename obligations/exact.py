@@ -1,0 +1,282 @@
+"""The exact-rational checker and the value comparison every checker shares (rounding to the digits
+shown, running totals, percent of a base): the cheapest check, first in the portfolio."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from fractions import Fraction
+from typing import Protocol
+
+from faithsieve.errors import FaithSieveError, NotRational
+from faithsieve.mathtext.ast import (
+    BinOp, Call, Expr, Neg, Num, Pow, leftmost_operand, walk,
+)
+from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
+from faithsieve.obligations.models import (
+    ArithmeticObligation, Obligation, Outcome, Refuted,
+    Rel, SolutionObligation, SubstitutionObligation, Unknown, Verified,
+)
+
+
+class Checker(Protocol):
+    """One checking backend."""
+
+    name: str
+
+    def check(self, ob: Obligation, deadline: float) -> Outcome | None:
+        """Decide ``ob`` before ``deadline`` (``time.monotonic()`` value), or return None if not applicable."""
+
+
+def _big_int(n: int) -> str:
+    """Integers too long to print (Python refuses str() past 4300 digits): sign, leading digits, size."""
+    digits = int(abs(n).bit_length() * 0.30103)
+    head = abs(n) >> max(0, abs(n).bit_length() - 64)
+    return f"{'-' if n < 0 else ''}{str(head)[:6]}… (about {digits + 1} digits)"
+
+
+def fmt(x: Fraction) -> str:
+    """A readable exact value: integers plainly, short decimals as decimals, else p/q (≈ decimal)."""
+    if max(x.numerator.bit_length(), x.denominator.bit_length()) > 2000:
+        if x.denominator == 1:
+            return _big_int(x.numerator)
+        return f"{_big_int(x.numerator)} / {_big_int(x.denominator)}"
+    if x.denominator == 1:
+        return str(x.numerator)
+    d = x.denominator
+    while d % 2 == 0:
+        d //= 2
+    while d % 5 == 0:
+        d //= 5
+    if d == 1 and x.denominator <= 10**12:
+        places = 0
+        while (x * 10**places).denominator != 1:
+            places += 1
+        return f"{float(x):.{places}f}" if places <= 15 else str(x)
+    if abs(x.numerator).bit_length() > 200:
+        return f"{str(x)[:60]}…"
+    return f"{x} (≈ {float(x):.6g})"
+
+
+# ---------------------------------------------------------------------------
+# Precision shown, intervals for earlier-rounded literals
+# ---------------------------------------------------------------------------
+
+def _shown_tolerance(e: Expr) -> Fraction:
+    """Rounding tolerance implied by how a literal side is written (one unit in the last place)."""
+    if isinstance(e, Neg):
+        return _shown_tolerance(e.operand)
+    if isinstance(e, Num) and e.decimals:
+        return Fraction(1, 10**e.decimals)
+    if isinstance(e, Call) and e.fn == "percent" and isinstance(e.args[0], Num):
+        return _shown_tolerance(e.args[0]) / 100 if e.args[0].decimals else Fraction(1, 100)
+    return Fraction(0)
+
+
+def _interval(e: Expr, rounded: set[str], env: dict[str, Fraction] | None, lim: Limits) -> tuple[Fraction, Fraction]:
+    """Interval of values when each literal in ``rounded`` may be off by one unit in its last place."""
+    if isinstance(e, Num):
+        if e.text in rounded and e.decimals:
+            u = Fraction(1, 10**e.decimals)
+            return e.value - u, e.value + u
+        return e.value, e.value
+    if isinstance(e, Neg):
+        lo, hi = _interval(e.operand, rounded, env, lim)
+        return -hi, -lo
+    if isinstance(e, BinOp):
+        a, b = _interval(e.left, rounded, env, lim), _interval(e.right, rounded, env, lim)
+        if e.op == "+":
+            return a[0] + b[0], a[1] + b[1]
+        if e.op == "-":
+            return a[0] - b[1], a[1] - b[0]
+        if e.op == "/":
+            if b[0] <= 0 <= b[1]:
+                raise FaithSieveError("interval division by zero")
+            b = (1 / b[1], 1 / b[0])
+        ps = [a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1]]
+        return min(ps), max(ps)
+    if isinstance(e, Call) and e.fn == "percent":
+        lo, hi = _interval(e.args[0], rounded, env, lim)
+        return lo / 100, hi / 100
+    v = evaluate(e, env, lim)
+    return v, v
+
+
+def _has_percent(e: Expr) -> bool:
+    return any(isinstance(n, Call) and n.fn == "percent" for n in walk(e))
+
+
+def _strip_percent(e: Expr) -> Expr:
+    """The expression with every ``p%`` read as the number ``p``."""
+    if isinstance(e, Call):
+        if e.fn == "percent":
+            return _strip_percent(e.args[0])
+        return Call(e.fn, tuple(_strip_percent(a) for a in e.args))
+    if isinstance(e, BinOp):
+        return BinOp(e.op, _strip_percent(e.left), _strip_percent(e.right))
+    if isinstance(e, Neg):
+        return Neg(_strip_percent(e.operand))
+    if isinstance(e, Pow):
+        return Pow(_strip_percent(e.base), _strip_percent(e.exponent))
+    return e
+
+
+def _percent_of_base(e: Expr, env: dict[str, Fraction] | None, lim: Limits) -> Fraction | None:
+    """Read ``a ± p%`` as ``a · (1 ± p/100)`` (a common way of writing increases/discounts)."""
+    if isinstance(e, BinOp) and e.op in "+-" and isinstance(e.right, Call) and e.right.fn == "percent":
+        a = evaluate(e.left, env, lim)
+        p = evaluate(e.right, env, lim)
+        return a * (1 + p) if e.op == "+" else a * (1 - p)
+    return None
+
+
+def compare_values(
+    lhs: Expr, op: str, rhs: Expr, *, approx: bool, rounded: Iterable[str] = (),
+    env: dict[str, Fraction] | None = None, lim: Limits = DEFAULT_LIMITS, method: str = "exact",
+) -> Outcome:
+    """Decide a closed relation with exact rationals and the rounding rules."""
+    a = evaluate(lhs, env, lim)
+    b = evaluate(rhs, env, lim)
+    cx = {"lhs": fmt(a), "rhs": fmt(b)}
+    if op in ("<", ">", "<=", ">=", "!="):
+        ok = {"<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b, "!=": a != b}[op]
+        if ok:
+            return Verified(method)
+        if op in ("<=", ">=") or approx:
+            return Unknown(method, "inequality fails only within rounding") if abs(a - b) <= max(
+                _shown_tolerance(lhs), _shown_tolerance(rhs)) else Refuted(method, cx)
+        return Refuted(method, cx)
+    if a == b:
+        return Verified(method)
+    # "2/4 × 100 = 50%", "1/26 × 100 ≈ 3.85%": a percentage written as the number of percent
+    for value, pct, other in ((a, rhs, b), (b, lhs, a)):
+        if isinstance(pct, Neg):
+            pct = pct.operand
+        if isinstance(pct, Call) and pct.fn == "percent":
+            if value == other * 100:
+                return Verified(method, "percent notation")
+            inner = pct.args[0]
+            ptol = _shown_tolerance(inner) or (Fraction(1) if value.denominator != 1 else Fraction(0))
+            if ptol and abs(value - other * 100) < ptol:
+                return Verified(f"{method}-rounding", "percent notation, rounded to the digits shown")
+    diff = a - b
+    tol = max(_shown_tolerance(lhs), _shown_tolerance(rhs))
+    # an integer written for a non-integer value: rounding, floor or ceiling
+    if tol == 0 and (a.denominator != 1 or b.denominator != 1) and (
+        (isinstance(rhs, Num) and b.denominator == 1) or (isinstance(lhs, Num) and a.denominator == 1)
+    ):
+        tol = Fraction(1)
+    if tol and abs(diff) < tol:
+        return Verified(f"{method}-rounding", f"agrees to the precision shown ({fmt(a)} vs {fmt(b)})")
+    rset = set(rounded)
+    if rset:
+        try:
+            lo1, hi1 = _interval(lhs, rset, env, lim)
+            lo2, hi2 = _interval(rhs, rset, env, lim)
+            if lo1 - tol <= hi2 and lo2 - tol <= hi1:
+                return Verified(f"{method}-rounding", "agrees within the rounding of values rounded earlier")
+        except FaithSieveError:
+            pass
+    if op == "~" or approx:
+        scale = max(abs(a), abs(b), Fraction(1))
+        if isinstance(rhs, Num) and rhs.decimals == 0 and b != 0:
+            t = b.numerator
+            z = 0
+            while t % 10 == 0 and z < 12:
+                t //= 10
+                z += 1
+            if abs(diff) <= Fraction(10**z, 2):
+                return Verified(f"{method}-rounding", "agrees to the significant figures shown")
+        if abs(diff) / scale <= Fraction(5, 100):
+            return Unknown(method, "approximation within 5%: too loose to decide", cx)
+        cx["difference"] = fmt(diff)
+        return Refuted(method, cx, "off by more than 5% in an approximation")
+    # running-total chains: "3 × 4 = 12 + 5 = 17" writes the next computation into the chain
+    try:
+        if evaluate(leftmost_operand(rhs), env, lim) == a and isinstance(rhs, BinOp):
+            return Unknown(method, "running-total notation: the chain continues with a new computation", cx)
+    except FaithSieveError:
+        pass
+    try:
+        # "20%/100 = 0.20": a percentage also written as its number of percent
+        if _has_percent(lhs) or _has_percent(rhs):
+            a2, b2 = evaluate(_strip_percent(lhs), env, lim), evaluate(_strip_percent(rhs), env, lim)
+            if a2 == b2 or a2 == b or a == b2:
+                return Unknown(method, "percent sign used for the number of percent", cx)
+    except FaithSieveError:
+        pass
+    try:
+        pb = _percent_of_base(lhs, env, lim)
+        if pb is not None and abs(pb - b) <= max(tol, Fraction(0)):
+            return Unknown(method, "percent-of-base notation (a + p% meaning a·(1 + p/100))", cx)
+    except FaithSieveError:
+        pass
+    cx["difference"] = fmt(diff)
+    return Refuted(method, cx)
+
+
+# ---------------------------------------------------------------------------
+# Exact rational checker
+# ---------------------------------------------------------------------------
+
+class ExactChecker:
+    """Exact rational arithmetic with size guards checked before computing."""
+
+    name = "exact"
+
+    def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
+        self.lim = limits
+
+    def check(self, ob: Obligation, deadline: float) -> Outcome | None:
+        try:
+            if isinstance(ob, ArithmeticObligation):
+                c = ob.claim
+                return compare_values(c.lhs, c.op, c.rhs, approx=ob.approx, rounded=ob.rounded, lim=self.lim)
+            if isinstance(ob, SubstitutionObligation):
+                c = ob.claim
+                out = compare_values(c.lhs, c.op, c.rhs, approx=ob.approx, env=dict(ob.env), lim=self.lim)
+                if isinstance(out, Refuted):
+                    cx = {**{k: fmt(v) for k, v in ob.env.items()}, **out.counterexample}
+                    note = "; ".join(f"{k} established at {o}" for k, o in ob.origins.items() if o)
+                    return Refuted("exact", cx, note)
+                return out
+            if isinstance(ob, SolutionObligation):
+                return self._solution(ob)
+        except NotRational:
+            return None  # irrational or opaque: the symbolic checker reads it
+        except FaithSieveError as exc:
+            return Unknown(self.name, f"{exc.code}: {exc.message}")
+        return None
+
+    def _solution(self, ob: SolutionObligation) -> Outcome:
+        env = dict(ob.values)
+        for eq in ob.equations:
+            a = evaluate(eq.lhs, env, self.lim)
+            b = evaluate(eq.rhs, env, self.lim)
+            if a == b:
+                continue
+            if ob.approx:
+                if self._root_nearby(eq, env, ob):
+                    continue
+                return Unknown("exact", "rounded value: no sign change found nearby", {"lhs": fmt(a), "rhs": fmt(b)})
+            cx = {k: fmt(v) for k, v in ob.values.items()}
+            cx.update({"equation": str(eq), "lhs": fmt(a), "rhs": fmt(b)})
+            return Refuted("exact", cx, "the claimed value does not satisfy the equation")
+        return Verified("exact")
+
+    def _root_nearby(self, eq: Rel, env: dict[str, Fraction], ob: SolutionObligation) -> bool:
+        """For a rounded solution x ≈ v (d decimals): the equation changes sign within one unit of v."""
+        if len(ob.values) != 1:
+            return False
+        (var, v), = ob.values.items()
+        u = Fraction(1, 10 ** max(ob.decimals, 0)) if ob.decimals else Fraction(1)
+        vals = []
+        for x in (v - u, v + u):
+            e2 = dict(env)
+            e2[var] = x
+            vals.append(evaluate(eq.lhs, e2, self.lim) - evaluate(eq.rhs, e2, self.lim))
+        return vals[0] == 0 or vals[1] == 0 or (vals[0] < 0) != (vals[1] < 0)
+
+
+# ---------------------------------------------------------------------------
+# sympy: irrational closed values, polynomial identities, random exact points
+# ---------------------------------------------------------------------------

@@ -1,0 +1,199 @@
+"""The sympy checker: polynomial identities, radicals, numeric evaluation to 50 digits and exact random
+rational points, each bounded in size and degree before any symbolic work."""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+from faithsieve.errors import FaithSieveError
+from faithsieve.lazy import lazy_module
+from faithsieve.mathtext.ast import (
+    BinOp, Expr, Neg, Num, Pow, Var, literals, substitute, variables, walk,
+)
+from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate, to_sympy
+from faithsieve.obligations.exact import _shown_tolerance, fmt
+from faithsieve.obligations.fastpaths import (
+    numerator_has_root, numerator_not_constant, polynomial_class,
+)
+from faithsieve.obligations.models import (
+    ArithmeticObligation, IdentityObligation, Obligation, Outcome, Refuted,
+    Rel, SubstitutionObligation, Unknown, Verified,
+)
+
+if TYPE_CHECKING:
+    import sympy
+else:  # imported on the first symbolic or SMT check, not at start-up
+    sympy = lazy_module("sympy", globals())
+
+
+MAX_SYMPY_NODES = 400
+MAX_DEGREE = 24
+
+
+def _size(e: Expr) -> int:
+    return sum(1 for _ in walk(e))
+
+
+MAX_TERMS = 4000
+
+
+def _term_bound(e: Expr) -> int:
+    """Upper bound on the number of terms after expanding (products multiply, sums add)."""
+    if isinstance(e, BinOp):
+        a, b = _term_bound(e.left), _term_bound(e.right)
+        return min(a + b if e.op in "+-" else a * b, 10**9)
+    if isinstance(e, Neg):
+        return _term_bound(e.operand)
+    if isinstance(e, Pow):
+        try:
+            k = evaluate(e.exponent)
+        except FaithSieveError:
+            return 10**9 if variables(e.exponent) else 1
+        if k.denominator != 1 or k.numerator < 0:
+            return _term_bound(e.base)
+        return min(_term_bound(e.base) ** min(k.numerator, 64), 10**9)
+    return 1
+
+
+def _degree_ok(e: Expr) -> bool:
+    """Reject expressions whose expansion would be large before asking sympy to expand."""
+    if _term_bound(e) > MAX_TERMS:
+        return False
+    for x in walk(e):
+        if isinstance(x, Pow) and variables(x.base):
+            try:
+                k = evaluate(x.exponent)
+            except FaithSieveError:
+                return False
+            if abs(k) > MAX_DEGREE:
+                return False
+    return True
+
+
+def _decimal_literals(c: Rel) -> bool:
+    return any(n.decimals for n in literals(c.lhs) + literals(c.rhs))
+
+
+class SympyChecker:
+    """Symbolic checks: closed values with radicals/pi, polynomial identities, random exact points."""
+
+    name = "sympy"
+
+    def __init__(self, limits: Limits = DEFAULT_LIMITS, seed: int = 0) -> None:
+        self.lim = limits
+        self.seed = seed
+
+    def check(self, ob: Obligation, deadline: float) -> Outcome | None:
+        try:
+            if isinstance(ob, (ArithmeticObligation, SubstitutionObligation)):
+                c = ob.claim
+                if c.op not in ("=", "~"):
+                    return None
+                env = dict(ob.env) if isinstance(ob, SubstitutionObligation) else {}
+                return self._closed(c, env, ob.approx)
+            if isinstance(ob, IdentityObligation):
+                return self._identity(ob)
+        except FaithSieveError as exc:
+            return Unknown(self.name, f"{exc.code}: {exc.message}")
+        except (ValueError, TypeError, ZeroDivisionError, RecursionError, OverflowError) as exc:
+            return Unknown(self.name, f"sympy could not decide: {type(exc).__name__}")
+        return None
+
+    def _closed(self, c: Rel, env: dict[str, Fraction], approx: bool) -> Outcome:
+        if _size(c.lhs) + _size(c.rhs) > MAX_SYMPY_NODES or not (_degree_ok(c.lhs) and _degree_ok(c.rhs)):
+            return Unknown(self.name, "formula too large for symbolic checking")
+        vals = {Var(k): Num(v, str(v), 0) for k, v in env.items()}
+        lhs = substitute(c.lhs, {k: n for k, n in ((v.name, n) for v, n in vals.items())})
+        rhs = substitute(c.rhs, {k: n for k, n in ((v.name, n) for v, n in vals.items())})
+        a, b = to_sympy(lhs, self.lim), to_sympy(rhs, self.lim)
+        d = sympy.expand(a - b)
+        if d == 0:
+            return Verified("sympy")
+        if d.free_symbols:
+            return Unknown(self.name, "symbolic value")
+        dv = d.evalf(50)
+        av = a.evalf(30)
+        if not (dv.is_real and av.is_real):
+            return Unknown(self.name, "non-real value")
+        tol = max(_shown_tolerance(c.lhs), _shown_tolerance(c.rhs))
+        mag = max(abs(av), 1)
+        if abs(dv) < sympy.Float(10) ** -40 * mag:
+            return Verified("sympy-numeric", "equal to 40 significant digits")
+        if tol and abs(dv) < sympy.Rational(tol.numerator, tol.denominator):
+            return Verified("sympy-rounding", "agrees to the precision shown")
+        if isinstance(c.rhs, Num) and c.rhs.decimals == 0 and not c.rhs.value == 0 and abs(dv) < 1 and not tol:
+            return Unknown(self.name, "integer written for an irrational value")
+        if approx or c.op == "~":
+            if abs(dv) / mag <= sympy.Rational(5, 100):
+                return Unknown(self.name, "approximation within 5%")
+        if abs(dv) / mag <= sympy.Rational(1, 500) and _decimal_literals(c):
+            # "pi = 25.12 / 8": pi or a radical stood in for by a rounded decimal
+            return Unknown(self.name, "irrational value against rounded decimals")
+        cx = {"lhs": str(a.evalf(12)), "rhs": str(b.evalf(12)), "difference": str(dv.evalf(6))}
+        return Refuted("sympy-numeric", cx, "sides differ (evaluated to 50 digits)")
+
+    def _identity(self, ob: IdentityObligation) -> Outcome:
+        c = ob.claim
+        if _size(c.lhs) + _size(c.rhs) > MAX_SYMPY_NODES or not (_degree_ok(c.lhs) and _degree_ok(c.rhs)):
+            return Unknown(self.name, "expression too large for symbolic checking")
+        # polynomial sides: an exact expansion puts the difference in the class together + fraction +
+        # expand would (numerator zero, or not a number) without building sympy expressions
+        cls = polynomial_class(c.lhs, c.rhs, self.lim)
+        if cls == "zero":
+            return Verified("sympy-poly", "identity")
+        if cls == "nonconstant" or (cls is None and (numerator_has_root(c.lhs, c.rhs, self.lim)
+                                                     or numerator_not_constant(c.lhs, c.rhs, self.lim))):
+            return self._not_identity(ob)
+        a, b = to_sympy(c.lhs, self.lim), to_sympy(c.rhs, self.lim)
+        num, _den = sympy.fraction(sympy.together(a - b))
+        num = sympy.expand(num)
+        if num == 0:
+            return Verified("sympy-poly", "identity")
+        if num.is_number:
+            if num.is_real and num != 0:
+                return Refuted("sympy-poly", {"difference": str(num)},
+                               "the sides differ by a nonzero constant: no value of the variables satisfies it")
+            return Unknown(self.name, "constant difference of unknown sign")
+        return self._not_identity(ob)
+
+    def _not_identity(self, ob: IdentityObligation) -> Outcome:
+        if ob.asserted_identity:
+            return self._random_points(ob.claim)
+        return Unknown(self.name, "not an identity; may be an equation in its unknowns")
+
+    def _holds_for_positive(self, c: Rel, names: list[str], rng: random.Random) -> bool:
+        """No positive rational point separates the sides (8 tries)."""
+        for _ in range(8):
+            env = {n: Fraction(rng.randint(1, 9), rng.randint(1, 5)) for n in names}
+            try:
+                if evaluate(c.lhs, env, self.lim) != evaluate(c.rhs, env, self.lim):
+                    return False
+            except FaithSieveError:
+                continue
+        return True
+
+    def _random_points(self, c: Rel) -> Outcome:
+        rng = random.Random(self.seed)
+        names = sorted(variables(c.lhs) | variables(c.rhs))
+        for _ in range(8):
+            env = {n: Fraction(rng.randint(-9, 9), rng.randint(1, 5)) for n in names}
+            try:
+                a, b = evaluate(c.lhs, env, self.lim), evaluate(c.rhs, env, self.lim)
+            except FaithSieveError:
+                continue
+            if a != b:
+                if self._holds_for_positive(c, names, rng):
+                    # letters often name lengths, counts or sizes: the domain is guessed ("sqrt(a^2) = a")
+                    return Unknown(self.name, "fails only where some letter is negative or zero: the letters "
+                                              "may denote positive quantities (the domain is guessed)")
+                cx = {n: fmt(v) for n, v in env.items()}
+                cx.update({"lhs": fmt(a), "rhs": fmt(b)})
+                return Refuted("random-points", cx, "claimed identity fails at an exact rational point")
+        return Unknown(self.name, "no exact point separated the sides")
+
+
+# ---------------------------------------------------------------------------
+# z3: implications, inequalities, coverage
+# ---------------------------------------------------------------------------
