@@ -27,14 +27,15 @@ from faithsieve.api.errors import NotReady, RequestTimeout, Saturated, WorkerFai
 from faithsieve.api.metrics import ServiceMetrics
 from faithsieve.api.worker import JobResult, warm
 from faithsieve.config import Settings
+from faithsieve.lazy import OFFLINE_MODULES
 from faithsieve.workers import Slot, mp_context
 
 log = logging.getLogger(__name__)
 
 Job = Callable[[dict[str, Any], Settings], JobResult]
 
-# the solvers are imported lazily by the pipeline: the fork server preloads them so no worker pays for them
-_PRELOAD = ["faithsieve.pipeline", "faithsieve.split", "faithsieve.cli", "faithsieve.api.worker", "sympy", "z3", "networkx"]
+# the solvers are imported lazily by the pipeline: the fork server preloads them (OFFLINE_MODULES) so no worker pays for them
+_PRELOAD = [*OFFLINE_MODULES, "faithsieve.cli", "faithsieve.api.worker"]
 _RESTART_DELAYS = (0.0, 0.5, 2.0, 5.0)
 
 

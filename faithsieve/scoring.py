@@ -38,7 +38,7 @@ from faithsieve.evidence_files import CHECKS_KEY, clear_evidence, step_checks, w
 from faithsieve.runinfo import RunMismatch, check_resume, run_identity  # noqa: F401 (RunMismatch re-exported)
 from faithsieve.sampling import class_gaps, select
 from faithsieve.workers import JobTimeout, KillablePool, WorkerCrashed
-from faithsieve.lazy import freeze_after_import
+from faithsieve.lazy import OFFLINE_MODULES, freeze_after_import
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +64,17 @@ def _label_json(step: int | None) -> str | int:
     return "correct" if step is None else step
 
 
+_FAILED: dict[str, Any] = {"predicted": "correct", "verdict": "correct", "reason": None, "coverage": None}
+"""The fields of an item that got no verdict (refused input, a crash, a lost worker): counted ``correct``."""
+
+
+def _record_head(item: LabelledItem, settings: Settings) -> dict[str, Any]:
+    rec: dict[str, Any] = {"id": item.id, "subset": item.subset, "domain": item.domain, "label": item.label}
+    if settings.mode != "offline":
+        rec["method"] = method_key(settings)
+    return rec
+
+
 def predict(item: LabelledItem, settings: Settings) -> dict[str, Any]:
     """Run the pipeline on one item and return its prediction record (never raises for bad input).
 
@@ -74,17 +85,14 @@ def predict(item: LabelledItem, settings: Settings) -> dict[str, Any]:
     from faithsieve.split import proof_from_steps
 
     t0 = time.perf_counter()
-    rec: dict[str, Any] = {"id": item.id, "subset": item.subset, "domain": item.domain, "label": item.label}
-    if settings.mode != "offline":
-        rec["method"] = method_key(settings)
+    rec = _record_head(item, settings)
     try:
         verdict = localize(proof_from_steps(item.problem, list(item.steps), settings), settings)
     except FaithSieveError as exc:
-        rec.update(predicted="correct", verdict="correct", reason=None, coverage=None, error=f"{exc.code}: {exc.message}")
+        rec.update(_FAILED, error=f"{exc.code}: {exc.message}")
     except Exception as exc:  # a pipeline bug must not end a long run; it is recorded and counted
         log.debug("pipeline crashed on %s", item.id, exc_info=True)
-        rec.update(predicted="correct", verdict="correct", reason=None, coverage=None,
-                   error=f"internal: {type(exc).__name__}: {str(exc)[:300]}")
+        rec.update(_FAILED, error=f"internal: {type(exc).__name__}: {str(exc)[:300]}")
     else:
         k = verdict.first_error_step if verdict.verdict == "error" else None
         evidence: list[Any] = []
@@ -135,7 +143,7 @@ def _predict_chunk(items: list[LabelledItem]) -> list[dict[str, Any]]:
     return [predict(it, _WORKER_SETTINGS) for it in items]
 
 
-_PRELOAD = ["faithsieve.pipeline", "faithsieve.split", "sympy", "z3", "networkx"]  # solvers load lazily
+_PRELOAD = OFFLINE_MODULES  # the solvers load lazily: the fork server imports them once for every worker
 
 
 def item_time_limit(settings: Settings) -> float | None:
@@ -146,11 +154,8 @@ def item_time_limit(settings: Settings) -> float | None:
 
 def _failed(item: LabelledItem, settings: Settings, message: str) -> dict[str, Any]:
     """The record of an item whose worker was killed (time limit) or died: counted as ``correct``."""
-    rec: dict[str, Any] = {"id": item.id, "subset": item.subset, "domain": item.domain, "label": item.label}
-    if settings.mode != "offline":
-        rec["method"] = method_key(settings)
-    rec.update(predicted="correct", verdict="correct", reason=None, coverage=None, error=f"resource_limit: {message}",
-               time_ms=None, item_hash=item.content_hash())
+    rec = _record_head(item, settings)
+    rec.update(_FAILED, error=f"resource_limit: {message}", time_ms=None, item_hash=item.content_hash())
     return rec
 
 
