@@ -451,7 +451,7 @@ def test_proofloc_mini_rebuilds_identically():
 
 
 def test_evaluation_is_mathtexts(monkeypatch):
-    import faithsieve.datasets.inject as inject_mod
+    import faithsieve.datasets.injection.tokens as inject_mod
     from faithsieve.errors import ParseError
 
     assert not hasattr(inject_mod, "_Parser")

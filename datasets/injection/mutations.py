@@ -1,0 +1,369 @@
+"""The mutations: where each one applies, how it edits a solution, its contract, and its explanation.
+
+Each mutation changes exactly one step ``k`` and the variant's label is ``k`` (1-based), the
+step where the error is first visible (the list is in ``faithsieve.datasets.inject``'s docstring).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from faithsieve.datasets.injection.chains import Chain, find_chains, is_eligible
+from faithsieve.datasets.injection.edits import (
+    _build,
+    _propagatable,
+    _Reject,
+    _Site,
+    _sites,
+    _step_numbers,
+    _try_edit,
+)
+from faithsieve.datasets.injection.numbers import _text_numbers, format_number
+from faithsieve.datasets.injection.tokens import ArithError, Tok, _neighbour, evaluate
+
+__all__ = ["MUTATIONS", "Variant", "inject_solution"]
+
+MUTATIONS: tuple[str, ...] = (
+    "result_changed",
+    "result_changed_propagated",
+    "sign_flip",
+    "sign_flip_result",
+    "swapped_operand",
+    "wrong_substitution",
+    "dropped_term",
+)
+"""Every mutation name, in a fixed order."""
+
+# Mutations whose mutated equation is arithmetically false; the others write a
+# true equation with a wrong operation or quantity.
+_FALSE_EQUATION = {"result_changed", "result_changed_propagated", "sign_flip_result"}
+_PROPAGATED = set(MUTATIONS) - {"result_changed"}
+
+
+@dataclass
+class Variant:
+    """One injected error."""
+
+    mutation: str
+    steps: list[str]
+    label: int
+    """1-based step where the error is first visible."""
+    original_equation: str
+    mutated_equation: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def propagated(self) -> bool:
+        return self.mutation in _PROPAGATED
+
+
+
+def _wrong_values(c: Fraction, rng: random.Random) -> list[Fraction]:
+    """Plausible wrong results for ``c``, shuffled deterministically."""
+    cands: set[Fraction] = set()
+    if c.denominator == 1:
+        n = int(c)
+        cands.update(Fraction(x) for x in (n + 1, n - 1, n + 2, n - 2, n + 10, n - 10, n * 10, n * 2))
+        if n % 10 == 0 and n:
+            cands.add(Fraction(n // 10))
+        s = str(abs(n))
+        if len(s) >= 2 and s[-1] != s[-2]:
+            swapped = int(s[:-2] + s[-1] + s[-2]) * (1 if n >= 0 else -1)
+            cands.add(Fraction(swapped))
+    else:
+        cands.update({c + 1, c - 1, c * 10, c / 10, c + Fraction(1, 2), c - Fraction(1, 2)})
+    good = sorted(v for v in cands if v != c and (v >= 0 or c < 0) and v != 0
+                  and format_number(v) is not None)
+    rng.shuffle(good)
+    return good
+
+
+
+def _binary_addops(lhs: Sequence[Tok]) -> list[int]:
+    """Indexes of binary + and - operators in ``lhs``."""
+    out = []
+    for i, t in enumerate(lhs):
+        if t.kind == "OP" and t.op in "+-":
+            prev = _neighbour(lhs, i, -1)
+            if prev is not None and prev.kind in ("NUM", "RP", "PCT"):
+                out.append(i)
+    return out
+
+
+
+def _m_result_changed(problem, steps, rng, propagate):
+    sites = _sites(steps)
+    if propagate:
+        sites = [s for s in sites if _propagatable(steps, problem, s)]
+    rng.shuffle(sites)
+    for site in sites:
+        for wrong in _wrong_values(site.c, rng):
+            try:
+                new_steps = _build(problem, steps, site, [], wrong, propagate)
+            except _Reject:
+                continue
+            return new_steps, site, {"correct_value": _fmt(site.c), "written_value": _fmt(wrong)}
+    return None
+
+
+def _m_sign_flip(problem, steps, rng, result_only):
+    sites = [s for s in _sites(steps) if _binary_addops(s.lhs) and _propagatable(steps, problem, s)]
+    rng.shuffle(sites)
+    for site in sites:
+        ops = _binary_addops(site.lhs)
+        rng.shuffle(ops)
+        for i in ops:
+            t = site.lhs[i]
+            flipped = "-" if t.op == "+" else "+"
+            edit = [(t.start, t.end, flipped)]
+            done = _try_edit(problem, steps, site, edit, [] if result_only else None)
+            if done is None:
+                continue
+            new_steps, value = done
+            return new_steps, site, {
+                "operator_position": i,
+                "operator": t.op,
+                "flipped_to": flipped,
+                "correct_value": _fmt(site.c),
+                "written_value": _fmt(value),
+            }
+    return None
+
+
+def _m_swapped_operand(problem, steps, rng):
+    sites = [s for s in _sites(steps) if _propagatable(steps, problem, s)]
+    rng.shuffle(sites)
+    for site in sites:
+        pool = [(v, "problem") for v, _ in _text_numbers(problem)]
+        pool += [(v, f"step {k + 1}") for v, _, k in _step_numbers(steps, site.k)]
+        operands = [t for t in site.lhs if t.kind == "NUM"]
+        rng.shuffle(operands)
+        for op_tok in operands:
+            assert op_tok.value is not None
+            choices = sorted({(v, src) for v, src in pool if v != op_tok.value and v > 0},
+                             key=lambda p: (p[0], p[1]))
+            rng.shuffle(choices)
+            for v, src in choices:
+                new_txt = format_number(v, "," if "," in op_tok.text else "")
+                if new_txt is None:
+                    continue
+                done = _try_edit(problem, steps, site, [(op_tok.start, op_tok.end, new_txt)])
+                if done is None:
+                    continue
+                new_steps, value = done
+                return new_steps, site, {
+                    "operand": op_tok.text,
+                    "replacement": new_txt,
+                    "replacement_from": src,
+                    "correct_value": _fmt(site.c),
+                    "written_value": _fmt(value),
+                }
+    return None
+
+
+def _m_wrong_substitution(problem, steps, rng):
+    problem_values = {v for v, _ in _text_numbers(problem)}
+    sites = [s for s in _sites(steps) if _propagatable(steps, problem, s)]
+    rng.shuffle(sites)
+    for site in sites:
+        established: dict[Fraction, int] = {}
+        for j in range(site.k):
+            for ch in find_chains(steps[j]):
+                if ch.status == "verified":
+                    established.setdefault(ch.values[-1], j)
+        operands = [t for t in site.lhs if t.kind == "NUM" and t.value in established
+                    and t.value not in problem_values]
+        rng.shuffle(operands)
+        for op_tok in operands:
+            assert op_tok.value is not None
+            for wrong in _wrong_values(op_tok.value, rng):
+                new_txt = format_number(wrong, op_tok.text)
+                if new_txt is None:
+                    continue
+                done = _try_edit(problem, steps, site, [(op_tok.start, op_tok.end, new_txt)])
+                if done is None:
+                    continue
+                new_steps, value = done
+                return new_steps, site, {
+                    "established_step": established[op_tok.value] + 1,
+                    "established_value": op_tok.text,
+                    "substituted_value": new_txt,
+                    "correct_value": _fmt(site.c),
+                    "written_value": _fmt(value),
+                }
+    return None
+
+
+def _top_level_terms(lhs: Sequence[Tok]) -> list[tuple[int, int]]:
+    """(first, last) token index of each depth-0 additive term of ``lhs``."""
+    terms: list[tuple[int, int]] = []
+    depth, start = 0, 0
+    addops = set(_binary_addops(lhs))
+    for i, t in enumerate(lhs):
+        if t.kind == "LP":
+            depth += 1
+        elif t.kind == "RP":
+            depth -= 1
+        elif depth == 0 and i in addops:
+            terms.append((start, i - 1))
+            start = i
+    terms.append((start, len(lhs) - 1))
+    trimmed = []
+    for a, b in terms:
+        while b > a and lhs[b].kind == "SP":
+            b -= 1
+        trimmed.append((a, b))
+    return trimmed
+
+
+def _m_dropped_term(problem, steps, rng):
+    sites = [s for s in _sites(steps) if _propagatable(steps, problem, s)]
+    sites = [s for s in sites if len(_top_level_terms(s.lhs)) >= 3]
+    rng.shuffle(sites)
+    for site in sites:
+        text = steps[site.k]
+        terms = _top_level_terms(site.lhs)
+        idxs = list(range(1, len(terms)))
+        rng.shuffle(idxs)
+        for ti in idxs:
+            first, last = terms[ti]
+            prev_last = terms[ti - 1][1]
+            a, b = site.lhs[prev_last].end, site.lhs[last].end
+            dropped = text[site.lhs[first].end:b].strip()
+            try:
+                term_value = evaluate(text[site.lhs[first].start + 1:b])
+            except ArithError:
+                continue
+            if term_value == 0:
+                continue
+            done = _try_edit(problem, steps, site, [(a, b, "")])
+            if done is None:
+                continue
+            new_steps, value = done
+            return new_steps, site, {
+                "dropped": dropped,
+                "correct_value": _fmt(site.c),
+                "written_value": _fmt(value),
+            }
+    return None
+
+
+def _fmt(v: Fraction) -> str:
+    s = format_number(v)
+    return s if s is not None else str(v)
+
+
+def _mutate(name: str, problem: str, steps: Sequence[str], rng: random.Random):
+    if name == "result_changed":
+        return _m_result_changed(problem, steps, rng, propagate=False)
+    if name == "result_changed_propagated":
+        return _m_result_changed(problem, steps, rng, propagate=True)
+    if name == "sign_flip":
+        return _m_sign_flip(problem, steps, rng, result_only=False)
+    if name == "sign_flip_result":
+        return _m_sign_flip(problem, steps, rng, result_only=True)
+    if name == "swapped_operand":
+        return _m_swapped_operand(problem, steps, rng)
+    if name == "wrong_substitution":
+        return _m_wrong_substitution(problem, steps, rng)
+    if name == "dropped_term":
+        return _m_dropped_term(problem, steps, rng)
+    raise ValueError(f"unknown mutation {name!r}; known: {', '.join(MUTATIONS)}")
+
+
+def _mutated_chain(text: str, near: int) -> Chain | None:
+    chains = find_chains(text)
+    best = [c for c in chains if c.start <= near + 2 and len(c.segments) == 2]
+    return best[-1] if best else (chains[0] if chains else None)
+
+
+def _validate(name: str, original: Sequence[str], new: Sequence[str], site: _Site) -> Chain | None:
+    """Check the variant's contract; the mutated chain, or None when it does not hold."""
+    k = site.k
+    if len(new) != len(original) or list(new[:k]) != list(original[:k]) or new[k] == original[k]:
+        return None
+    chain = _mutated_chain(new[k], site.chain.start)
+    if chain is None:
+        return None
+    if name in _FALSE_EQUATION:
+        if chain.status != "false":
+            return None
+    elif chain.status != "verified" or chain.values[-1] == site.c:
+        return None
+    if name == "result_changed":
+        if list(new[k + 1:]) != list(original[k + 1:]):
+            return None
+    else:
+        # consistent after the error: no false chain from step k+1 on, nor in step k
+        # outside the mutated chain
+        for s in new[k + 1:]:
+            if not is_eligible([s]):
+                return None
+        others = [c for c in find_chains(new[k]) if c.start != chain.start]
+        if any(c.status == "false" for c in others):
+            return None
+    return chain
+
+
+def inject_solution(
+    problem: str,
+    steps: Sequence[str],
+    mutation: str,
+    rng: random.Random,
+) -> Variant | None:
+    """Inject one ``mutation`` into ``steps`` (already split, final answer step last).
+
+    Returns ``None`` when the solution has no place for this mutation (or has a false
+    written equation already).
+    """
+    if mutation not in MUTATIONS:
+        raise ValueError(f"unknown mutation {mutation!r}; known: {', '.join(MUTATIONS)}")
+    if len(steps) < 2 or not is_eligible(steps):
+        return None
+    res = _mutate(mutation, problem, steps, rng)
+    if res is None:
+        return None
+    new_steps, site, details = res
+    chain = _validate(mutation, steps, new_steps, site)
+    if chain is None:
+        return None
+    return Variant(
+        mutation=mutation,
+        steps=list(new_steps),
+        label=site.k + 1,
+        original_equation=site.chain.text(steps[site.k]),
+        mutated_equation=chain.text(new_steps[site.k]),
+        details=details,
+    )
+
+
+_VISIBILITY = {m: ("arithmetic" if m in _FALSE_EQUATION else "formula") for m in MUTATIONS}
+
+
+def _reason(v: Variant) -> str:
+    d = v.details
+    k = v.label
+    eq = v.mutated_equation
+    if v.mutation in ("result_changed", "result_changed_propagated"):
+        return f"Step {k}: {eq} is false (the result is {d['correct_value']})."
+    if v.mutation == "sign_flip_result":
+        return (f"Step {k}: {eq} is false; {d['written_value']} is what the expression gives "
+                f"with {d['operator']} read as {d['flipped_to']} (sign slip, correct {d['correct_value']}).")
+    if v.mutation == "sign_flip":
+        return (f"Step {k}: {eq} uses {d['flipped_to']} where the solution needs {d['operator']} "
+                f"(correct result {d['correct_value']}).")
+    if v.mutation == "swapped_operand":
+        return (f"Step {k}: {eq} uses {d['replacement']} (from the {d['replacement_from']}) "
+                f"where {d['operand']} belongs (correct result {d['correct_value']}).")
+    if v.mutation == "wrong_substitution":
+        return (f"Step {k}: {eq} re-uses the value {d['established_value']} from step "
+                f"{d['established_step']} as {d['substituted_value']} (correct result {d['correct_value']}).")
+    if v.mutation == "dropped_term":
+        return (f"Step {k}: {eq} leaves out the term {d['dropped']} of the sum "
+                f"(correct result {d['correct_value']}).")
+    return f"Step {k}: injected {v.mutation}."
+
