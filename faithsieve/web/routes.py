@@ -17,7 +17,6 @@ from typing import Any
 from fastapi import APIRouter, FastAPI, Request
 from starlette.responses import HTMLResponse, Response
 
-from faithsieve.api.admission import lane_of
 from faithsieve.api.settings import ServiceSettings
 from faithsieve.errors import FaithSieveError
 
@@ -115,9 +114,9 @@ def mount(app: FastAPI, settings: ServiceSettings) -> None:
     """Add the workbench to the service's app (the page at ``/``, ``/web/...``).
 
     (This module does not use postponed annotations: FastAPI reads the route's parameter types,
-    imported here to avoid an import cycle with ``faithsieve.api.app``, when they are defined.)"""
-    from faithsieve.api.app import ServiceDep, until_disconnected
+    imported here, with the service's parts, when they are defined.)"""
     from faithsieve.api.models import LocalizeRequest
+    from faithsieve.api.service import ServiceDep, job_error, run_admitted
     from faithsieve.web.jobs import tree_job
     from faithsieve.web.runs import RunRegistry, runs_router
 
@@ -125,7 +124,7 @@ def mount(app: FastAPI, settings: ServiceSettings) -> None:
     app.state.workbench_runs = registry
 
     async def config() -> dict[str, Any]:
-        from faithsieve.api.app import API_VERSION
+        from faithsieve.api.ops import API_VERSION
 
         return {"api_version": API_VERSION, "modes": mode_choices(settings), "api_key_required": settings.api_key
                 is not None, "runs_root": registry.root is not None,
@@ -135,17 +134,10 @@ def mount(app: FastAPI, settings: ServiceSettings) -> None:
     async def tree(body: LocalizeRequest, request: Request, service: ServiceDep) -> Response:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + service.settings.request_time_limit_s
-        data = body.pipeline_input()
-        lane = lane_of(data, service.settings.heavy_chars)  # the same fair admission as /localize
-        with service.pool.admit(1, heavy=int(lane == "heavy")):
-            result = await until_disconnected(
-                request, service.pool.run(data, service.pipeline, deadline,
-                                          service.settings.request_time_limit_s, lane, job=tree_job), service.metrics)
+        # the same admission as /localize: its lane, time limit and disconnect handling
+        result = await run_admitted(request, service, body.pipeline_input(), service.pipeline, deadline, job=tree_job)
         if result.status != 200:
-            err = result.error or {}
-            exc = FaithSieveError(str(err.get("message", "error")), err.get("detail"))
-            exc.code, exc.status = str(err.get("code", "error")), result.status
-            raise exc
+            raise job_error(result)
         return Response(result.body, media_type="application/json")
 
     router = APIRouter(include_in_schema=False)

@@ -106,8 +106,8 @@ def test_resource_exhaustion_is_422_resource_limit(monkeypatch, exc: type[BaseEx
     assert result.status == 422 and result.error is not None
     assert result.error["code"] == "resource_limit" and message in result.error["message"]
     # and the service answers it as such
-    from faithsieve.api.app import _job_error
+    from faithsieve.api.service import job_error
 
-    response = response_for(_job_error(result))
+    response = response_for(job_error(result))
     assert response.status_code == 422
     assert b'"resource_limit"' in response.body

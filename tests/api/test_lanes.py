@@ -77,6 +77,24 @@ def test_heavy_admission_is_bounded_separately(make_client) -> None:
         assert r.status_code == 200 and [x["status"] for x in r.json()["results"]] == [200] * 3
 
 
+def test_the_workbench_tree_is_admitted_in_the_same_lanes(make_client) -> None:
+    """``POST /web/tree`` goes through the admission of ``POST /localize``: with the heavy lane's one
+    place held by a heavy /localize, a heavy tree is refused (429, lane heavy), a light one runs."""
+    with make_client(sleep_job, workers=2, max_pending=8, heavy_max_pending=1) as c:
+        first: list[int] = []
+        t = threading.Thread(target=lambda: first.append(c.post("/localize", json=_job(1.0, True)).status_code))
+        t.start()
+        time.sleep(0.3)
+        heavy_tree = {"problem": "p", "steps": ["\\(\\exp(1) = 3\\)"]}
+        r = c.post("/web/tree", json=heavy_tree)
+        assert r.status_code == 429 and r.json()["error"]["detail"]["lane"] == "heavy"
+        r = c.post("/web/tree", json={"problem": "p", "steps": ["x = 1"]})
+        assert r.status_code == 200 and r.json()["steps"][0]["text"] == "x = 1"
+        t.join()
+        assert first == [200]
+        assert c.post("/web/tree", json=heavy_tree).status_code == 200  # the lane is free again
+
+
 def test_batch_cut_off_by_its_deadline_keeps_its_worker(make_client) -> None:
     with make_client(sleep_job, workers=1, proof_time_limit_s=0.3, request_time_limit_s=5,
                      batch_time_limit_s=1.0) as c:

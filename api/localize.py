@@ -1,0 +1,161 @@
+"""``POST /localize`` and ``POST /localize/batch``: validate, look in the cache, admit, run in the pool, count, answer."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from fastapi import Request
+from pydantic import ValidationError
+from starlette.responses import Response
+
+from faithsieve.api.admission import Lane
+from faithsieve.api.cache import cache_key
+from faithsieve.api.errors import ServiceError, validation_detail
+from faithsieve.api.metrics import ServiceMetrics
+from faithsieve.api.models import BatchRequest, LocalizeRequest
+from faithsieve.api.service import (
+    ServiceDep,
+    admission,
+    effective_settings,
+    job_error,
+    lane_for,
+    run_admitted,
+    until_disconnected,
+)
+from faithsieve.api.worker import JobResult
+from faithsieve.config import Settings
+from faithsieve.errors import FaithSieveError, InputError, InputTooLarge
+
+__all__ = ["route_localize", "route_localize_batch"]
+
+_JSON = "application/json"
+
+
+def _record(metrics: ServiceMetrics, result: JobResult) -> None:
+    if result.status == 200 and result.verdict:
+        metrics.proofs.inc(result.verdict)
+        for status, n in result.evidence.items():
+            metrics.evidence.inc(status, amount=n)
+    else:
+        metrics.proofs.inc(str((result.error or {}).get("code", "error")))
+    metrics.check_seconds.observe(result.seconds)
+
+
+def _verdict_response(body: bytes, cache: str) -> Response:
+    return Response(content=body, media_type=_JSON, headers={"X-FaithSieve-Cache": cache})
+
+
+async def route_localize(body: LocalizeRequest, request: Request, service: ServiceDep) -> Response:
+    """Localize the first error of one proof.
+
+    Answers the verdict (``correct`` or ``error``), ``first_error_step`` (1-based, null when
+    correct), per-step evidence with source spans, coverage, timings and backend versions."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + service.settings.request_time_limit_s
+    settings = effective_settings(service.pipeline, body.options)
+    data = body.pipeline_input()
+    use_cache = service.cache.enabled and (body.options is None or body.options.use_cache)
+    key = cache_key(data, settings) if use_cache else ""
+    if use_cache:
+        hit = service.cache.get(key)
+        service.metrics.cache.inc("hit" if hit else "miss")
+        if hit is not None:
+            service.metrics.proofs.inc(hit[1])
+            return _verdict_response(hit[0], "hit")
+    result = await run_admitted(request, service, data, settings, deadline)
+    _record(service.metrics, result)
+    if result.status != 200:
+        raise job_error(result)
+    if use_cache and result.verdict:
+        service.cache.put(key, result.body, result.verdict, result.evidence)
+    return _verdict_response(result.body, "miss" if use_cache else "off")
+
+
+def _item_error(index: int, status: int, code: str, message: str, detail: object = None) -> bytes:
+    doc = {"index": index, "status": status, "result": None,
+           "error": {"code": code, "message": message, "detail": detail}}
+    return json.dumps(doc, ensure_ascii=False, default=str).encode("utf-8")
+
+
+def _item_ok(index: int, body: bytes) -> bytes:
+    return b'{"index":%d,"status":200,"result":%s,"error":null}' % (index, body)
+
+
+async def route_localize_batch(body: BatchRequest, request: Request,
+                               service: ServiceDep) -> Response:
+    """Localize many proofs. Results come in request order; an item that is malformed, too
+    large or too slow gets its own error entry (with the status ``POST /localize`` would give)
+    and does not fail the others."""
+    loop = asyncio.get_running_loop()
+    settings_ = service.settings
+    n = len(body.items)
+    if n > settings_.batch_limit:
+        raise InputTooLarge(f"the batch has {n} items; the limit is {settings_.batch_limit}",
+                            {"field": "items", "limit": settings_.batch_limit})
+    if n == 0:
+        raise InputError("'items' is empty", {"field": "items"})
+    deadline = loop.time() + settings_.batch_time_limit_s
+    parts: list[bytes | None] = [None] * n
+    todo: list[tuple[int, dict[str, Any], Settings, str]] = []
+    counts = {"correct": 0, "error": 0, "failed": 0}
+    for i, raw in enumerate(body.items):
+        try:
+            item = LocalizeRequest.model_validate(raw)
+            options = item.options if item.options is not None else body.options
+            settings = effective_settings(service.pipeline, options)
+        except ValidationError as exc:
+            detail = validation_detail(exc.errors(), raw)
+            first = detail[0] if detail else {"field": "", "message": "invalid"}
+            parts[i] = _item_error(i, 422, "invalid_input", f"items.{i}.{first['field']}: {first['message']}", detail)
+            counts["failed"] += 1
+            service.metrics.proofs.inc("invalid_input")
+            continue
+        except FaithSieveError as exc:
+            parts[i] = _item_error(i, exc.status, exc.code, exc.message, exc.detail)
+            counts["failed"] += 1
+            service.metrics.proofs.inc(exc.code)
+            continue
+        data = item.pipeline_input()
+        use_cache = service.cache.enabled and (options is None or options.use_cache)
+        key = cache_key(data, settings) if use_cache else ""
+        hit = service.cache.get(key) if use_cache else None
+        if use_cache:
+            service.metrics.cache.inc("hit" if hit else "miss")
+        if hit is not None:
+            parts[i] = _item_ok(i, hit[0])
+            counts[hit[1]] = counts.get(hit[1], 0) + 1
+            service.metrics.proofs.inc(hit[1])
+            continue
+        todo.append((i, data, settings, key))
+
+    lanes = [lane_for(service, t[1]) for t in todo]
+
+    async def one(i: int, data: dict[str, Any], settings: Settings, key: str, lane: Lane) -> None:
+        try:
+            result = await service.pool.run(data, settings, deadline, settings_.request_time_limit_s, lane,
+                                            keep_on_deadline=True)
+        except ServiceError as exc:
+            parts[i] = _item_error(i, exc.status, exc.code, exc.message, exc.detail)
+            counts["failed"] += 1
+            service.metrics.proofs.inc(exc.code)
+            return
+        _record(service.metrics, result)
+        if result.status != 200:
+            err = result.error or {}
+            parts[i] = _item_error(i, result.status, str(err.get("code")), str(err.get("message")), err.get("detail"))
+            counts["failed"] += 1
+            return
+        parts[i] = _item_ok(i, result.body)
+        if result.verdict:
+            counts[result.verdict] = counts.get(result.verdict, 0) + 1
+            if key:
+                service.cache.put(key, result.body, result.verdict, result.evidence)
+
+    if todo:
+        with admission(service, lanes):
+            await until_disconnected(request, asyncio.gather(*(one(*t, lane) for t, lane in zip(todo, lanes))),
+                                     service.metrics)
+    out = b'{"results":[' + b",".join(p or b"null" for p in parts) + b'],"counts":' + json.dumps(counts).encode() + b"}"
+    return Response(content=out, media_type=_JSON)
