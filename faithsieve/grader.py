@@ -53,7 +53,7 @@ from faithsieve.grading.adapters import (
     openrlhf_reward,
     reward_func,
 )
-from faithsieve.grading.check import _run_check, _settings
+from faithsieve.grading.check import _run_check, _settings  # noqa: F401 - kept under faithsieve.grader for callers (tests clear _settings' cache)
 from faithsieve.grading.config import GraderConfig, default_config
 from faithsieve.grading.pool import shutdown, warmup
 from faithsieve.grading.result import LOG_KEYS, GradeResult
