@@ -105,7 +105,6 @@ def gsm8k_steps(answer: str) -> list[str]:
     return steps
 
 
-
 def _item_rng(seed: int, split: str, index: int) -> random.Random:
     return random.Random(f"faithsieve-inject:{seed}:{split}:{index}")
 

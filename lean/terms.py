@@ -52,7 +52,6 @@ _GREEK_ASCII = {"α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε":
                 "ρ": "rho", "σ": "sigma", "τ": "tau", "φ": "phi", "χ": "chi", "ψ": "psi", "ω": "omega"}
 
 
-
 class _Refuse(Exception):
     pass
 

@@ -145,7 +145,6 @@ def _step_numbers(steps: Sequence[str], upto: int) -> list[tuple[Fraction, str, 
     return out
 
 
-
 def _build(
     problem: str,
     steps: Sequence[str],
@@ -192,7 +191,6 @@ def _propagatable(steps: Sequence[str], problem: str, site: _Site) -> bool:
     so replacing it downstream only touches uses of this result. Values recomputed
     further on must be new in the same sense (checked while propagating)."""
     return site.c not in _known_values(problem, steps, site)
-
 
 
 def _eval_replaced(text: str, lhs: Sequence[Tok], edits: list[tuple[int, int, str]]) -> Fraction:

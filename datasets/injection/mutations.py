@@ -61,7 +61,6 @@ class Variant:
         return self.mutation in _PROPAGATED
 
 
-
 def _wrong_values(c: Fraction, rng: random.Random) -> list[Fraction]:
     """Plausible wrong results for ``c``, shuffled deterministically."""
     cands: set[Fraction] = set()
@@ -82,7 +81,6 @@ def _wrong_values(c: Fraction, rng: random.Random) -> list[Fraction]:
     return good
 
 
-
 def _binary_addops(lhs: Sequence[Tok]) -> list[int]:
     """Indexes of binary + and - operators in ``lhs``."""
     out = []
@@ -92,7 +90,6 @@ def _binary_addops(lhs: Sequence[Tok]) -> list[int]:
             if prev is not None and prev.kind in ("NUM", "RP", "PCT"):
                 out.append(i)
     return out
-
 
 
 def _m_result_changed(problem, steps, rng, propagate):
