@@ -18,30 +18,12 @@ sentence that denies, questions or supposes (the same cues the formula reader us
 from __future__ import annotations
 
 import re
-from fractions import Fraction
 
-from faithsieve.mathtext.ast import BinOp, Expr, Num
+from faithsieve.mathtext.ast import BinOp, Expr
 from faithsieve.models import Proof
 from faithsieve.obligations.models import ArithmeticObligation, Rel
-from faithsieve.statetree.decompose import _HYPOTHETICAL, _NEGATION
-
-MAX_DIGITS = 30  # longer literals are not read (the exact checker bounds the rest)
-MAX_PER_STEP = 20
-
-# between two pieces of a claim: spaces and LaTeX spacing or math delimiters
-_SEP = r"(?:\s|\\[,;:! ]|\\quad|\$|\\\(|\\\)|~){0,8}"
-# an integer written as such: nothing numeric glued to either side
-_INT = r"(?<![\d.])(\d{1,%d})(?![\d]|[.,]\d|\s{0,2}[\^_!])" % MAX_DIGITS
-_INT_FIRST = r"(?<![\d.,])" + _INT
-# what may not come right before the first number of a claim (spaces and delimiters skipped): then the number
-# ends a longer expression (a term or factor, a power, an index, a fraction) and the claim is about that
-_GLUED = re.compile(r"(?:[-+*/×·÷^_{}]|\\(?:cdot|times|div|pm|mp))(?:\s|\\[,;:! ]|\$|\\\(|~)*\Z")
-
-
-def _word(w: str) -> str:
-    """``w`` as plain text or wrapped in ``\\text{}``/``\\mathrm{}``."""
-    return r"(?:\\(?:text|mathrm|textrm|mbox|operatorname)\s{0,2}\{\s{0,3})?(?:%s)(?:\s{0,3}\})?" % w
-
+from faithsieve.obligations.wordclaims import INT as _INT, INT_FIRST as _INT_FIRST, MAX_PER_STEP, SEP as _SEP
+from faithsieve.obligations.wordclaims import Found, closed_claims, glued as _glued, num as _num, word as _word
 
 _DIV = r"(?:÷|\\div|/|%s)" % _word(r"divided\s{1,3}by")
 _EQ = r"(?:=|%s)" % _word(r"is|equals|gives")
@@ -54,23 +36,8 @@ _MOD = r"(?:\(\s{0,3}(?:\\?mod|\\bmod|modulo)|\\pmod|\\mod|\\bmod|\bmod|\bmodulo
 _CONGRUENT = re.compile(_INT_FIRST + _SEP + r"(?:≡|\\equiv)" + _SEP + r"(-?)" + _INT + _SEP + _MOD + _INT)
 
 
-def _num(n: int) -> Num:
-    return Num(Fraction(n), str(n), 0)
-
-
-def _glued(text: str, start: int) -> bool:
-    return _GLUED.search(text, max(0, start - 40), start) is not None
-
-
-def _sentence_of(text: str, start: int, end: int) -> str:
-    """The sentence around ``text[start:end]`` (stops at a full stop, a line break or a colon before it)."""
-    left = max(text.rfind(". ", 0, start), text.rfind("\n", 0, start), text.rfind(": ", 0, start)) + 1
-    right = min((i for i in (text.find(". ", end), text.find("\n", end)) if i >= 0), default=len(text))
-    return text[left:right + 1]
-
-
-def _claims(text: str) -> list[tuple[tuple[int, int], Rel]]:
-    out: list[tuple[tuple[int, int], Rel]] = []
+def _claims(text: str) -> list[Found]:
+    out: list[Found] = []
     for m in _QR.finditer(text):
         a, b, q, r = (int(g) for g in m.groups())
         if b > 0 and not _glued(text, m.start()):
@@ -88,21 +55,9 @@ def _claims(text: str) -> list[tuple[tuple[int, int], Rel]]:
     return out
 
 
-def remainder_obligations(proof: Proof, first_id: int = 0) -> list[ArithmeticObligation]:
+def remainder_obligations(proof: Proof) -> list[ArithmeticObligation]:
     """The division-with-remainder and congruence claims of every step, as closed arithmetic obligations."""
-    out: list[ArithmeticObligation] = []
-    for step in proof.steps:
-        text = step.text
-        if not any(w in text for w in ("emainder", "equiv", "≡", " R", "{R}")):
-            continue  # the cheap test first: most steps name none of these
-        found = sorted(_claims(text), key=lambda c: c[0])[:MAX_PER_STEP]
-        for span, rel in found:
-            sentence = _sentence_of(text, *span)
-            if _NEGATION.search(sentence) or _HYPOTHETICAL.search(sentence):
-                continue  # denied, questioned, supposed or being tested: not asserted
-            out.append(ArithmeticObligation(id=f"q{first_id + len(out)}", step=step.index, span=span, edge="",
-                                            source=text[span[0]:span[1]], claim=rel))
-    return out
+    return closed_claims(proof, "q", ("emainder", "equiv", "≡", " R", "{R}"), _claims)
 
 
-__all__ = ["remainder_obligations"]
+__all__ = ["MAX_PER_STEP", "remainder_obligations"]
