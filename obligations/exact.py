@@ -129,11 +129,19 @@ def _percent_of_base(e: Expr, env: dict[str, Fraction] | None, lim: Limits) -> F
     return None
 
 
+def _rounded_up_only(a: Fraction, b: Fraction) -> bool:
+    """One side is an integer above the other by more than a half: only its ceiling, not its rounding
+    to nearest (halves go up) or its truncation (``2/3 + 11/3 = 5``; ``13/3 = 4`` truncates)."""
+    n, x = (a, b) if a.denominator == 1 else (b, a)
+    return n > x and n - x > Fraction(1, 2)
+
+
 def compare_values(
     lhs: Expr, op: str, rhs: Expr, *, approx: bool, rounded: Iterable[str] = (),
-    env: dict[str, Fraction] | None = None, lim: Limits = DEFAULT_LIMITS, method: str = "exact",
+    env: dict[str, Fraction] | None = None, lim: Limits = DEFAULT_LIMITS, method: str = "exact", ceiling: bool = True,
 ) -> Outcome:
-    """Decide a closed relation with exact rationals and the rounding rules."""
+    """Decide a closed relation with exact rationals and the rounding rules. Without ``ceiling``, an
+    integer written for a non-integer value is read as rounded to nearest or truncated, not rounded up."""
     a = evaluate(lhs, env, lim)
     b = evaluate(rhs, env, lim)
     cx = {"lhs": fmt(a), "rhs": fmt(b)}
@@ -163,7 +171,7 @@ def compare_values(
     # an integer written for a non-integer value: rounding, floor or ceiling
     if tol == 0 and (a.denominator != 1 or b.denominator != 1) and (
         (isinstance(rhs, Num) and b.denominator == 1) or (isinstance(lhs, Num) and a.denominator == 1)
-    ):
+    ) and (ceiling or not _rounded_up_only(a, b)):
         tol = Fraction(1)
     if tol and abs(diff) < tol:
         return Verified(f"{method}-rounding", f"agrees to the precision shown ({fmt(a)} vs {fmt(b)})")
@@ -230,7 +238,8 @@ class ExactChecker:
         try:
             if isinstance(ob, ArithmeticObligation):
                 c = ob.claim
-                return compare_values(c.lhs, c.op, c.rhs, approx=ob.approx, rounded=ob.rounded, lim=self.lim)
+                return compare_values(c.lhs, c.op, c.rhs, approx=ob.approx, rounded=ob.rounded, lim=self.lim,
+                                      ceiling=ob.ceiling)
             if isinstance(ob, SubstitutionObligation):
                 c = ob.claim
                 out = compare_values(c.lhs, c.op, c.rhs, approx=ob.approx, env=dict(ob.env), lim=self.lim)

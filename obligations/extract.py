@@ -60,7 +60,8 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str) -> Obligation | None:
     base.update(readings=readings, ambiguity=ambiguity)
     if not vs:
         lits = {n.text for n in literals(r.lhs) + literals(r.rhs)}
-        return ArithmeticObligation(**base, claim=r, approx=approx, rounded=tuple(sorted(lits & ctx.rounded)))
+        return ArithmeticObligation(**base, claim=r, approx=approx, rounded=tuple(sorted(lits & ctx.rounded)),
+                                    ceiling=ctx.word_problem)
     if len(vs) > MAX_VARS or f.multiletter:
         return None
     if edge.type == TransitionType.DEFINITION:

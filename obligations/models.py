@@ -126,6 +126,9 @@ class ArithmeticObligation(_ObligationBase):
     """Rounding to the precision shown is allowed (``≈``, 'about', decimals, percentages)."""
     rounded: tuple[str, ...] = ()
     """Literals in the claim that are themselves rounded results of earlier steps."""
+    ceiling: bool = True
+    """An integer written for a non-integer value may be its ceiling (whole items needed, in a word
+    problem); when False, only rounding to nearest or truncation is read into it."""
 
 
 class IdentityObligation(_ObligationBase):

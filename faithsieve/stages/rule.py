@@ -13,6 +13,7 @@ from faithsieve.obligations.checkers import Checker, run_portfolio
 from faithsieve.obligations.extract import extract_obligations
 from faithsieve.obligations.models import Evidence, Obligation, Outcome, Unknown
 from faithsieve.obligations.readings import reread
+from faithsieve.obligations.remainders import remainder_obligations
 from faithsieve.stages.base import Decomposition, RunContext
 from faithsieve.statetree.decompose import decompose
 
@@ -44,6 +45,8 @@ def literal_evidence(ctx: RunContext, decomposition: Decomposition,
     """Evidence of the literal-formula obligations of a rule-based tree (only those of ``kinds``,
     when given: the others are not checked at all)."""
     obligations = extract_obligations(decomposition.tree)
+    # division with remainder and congruences, read from the step text (the formula reader sees no such claim)
+    obligations = sorted(obligations + remainder_obligations(ctx.proof), key=lambda ob: ob.step)
     if kinds is not None:
         obligations = [ob for ob in obligations if ob.kind.value in kinds]
     return check_obligations(obligations, ctx.checkers, ctx.deadline)

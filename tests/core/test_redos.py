@@ -21,11 +21,14 @@ import faithsieve.mathtext.lexer
 import faithsieve.split
 import faithsieve.statetree.decompose
 import faithsieve.obligations.extract
+import faithsieve.obligations.remainders
+import faithsieve.obligations.wordclaims
 
 MODULES: list[ModuleType] = [
     faithsieve.split, faithsieve.mathtext.extract, faithsieve.mathtext.lexer, faithsieve.statetree.decompose,
     faithsieve.obligations.extract, faithsieve.answers, faithsieve.grading.extract, faithsieve.grading.normalize,
-    faithsieve.grading.inputs, faithsieve.grading.parse, faithsieve.api.admission,
+    faithsieve.grading.inputs, faithsieve.grading.parse, faithsieve.api.admission, faithsieve.obligations.remainders,
+    faithsieve.obligations.wordclaims,
 ]
 PATTERNS = sorted(
     ((f"{m.__name__}.{k}", v) for m in MODULES for k, v in vars(m).items() if isinstance(v, re.Pattern)),
