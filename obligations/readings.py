@@ -26,7 +26,7 @@ _BRACKETS = re.compile(r"(?<!\\)\[|\\left\s*\[|\\lbrack")  # not "\\[" (display 
 _UNIT_POWER = re.compile(r"(?i)(?:\\(?:text|mathrm|mbox)\s*\{\s*(?:sq\.?\s*)?[a-z]{1,6}\.?\s*\}|(?<![a-z\\])(?:cm|mm|km|m|in|ft|yd|mi|"
                          r"units?|meters?|feet|inch(?:es)?)\b)\s*(?:\^|²|³)")
 MAX_READINGS = 4
-_TRIGGER = re.compile(r"log|sin|cos|tan|\^|\[|\\lbrack|!=")
+_TRIGGER = re.compile(r"log|sin|cos|tan|\^|\[|\\lbrack|!=|mod")
 # glued to what precedes it: a short plain name ("f(", "S"; not a command such as \left or \boxed), "}(" / ")(",
 # a power or index, a factorial, a closing brace ("\frac{1}{2}(4)"), or an operator ("36 \cdot (-1) = ...")
 _GLUED_BEFORE = re.compile(r"(?:(?<![\\A-Za-z])[A-Za-z]{1,3}\(?|[0-9})]\(|[\^_!]|\}|(?:\\times|\\cdot|\\div|[×·*/+])[ \t]{0,2})\Z")
@@ -82,6 +82,35 @@ def _left_tower(e: Expr) -> Expr:
     return e
 
 
+def _trailing_mod(e: Expr) -> tuple[Expr, Expr] | None:
+    """``b mod n`` ending an expression (``a + b mod n`` included): what precedes ``mod n``, and ``n``."""
+    if isinstance(e, BinOp) and e.op == "mod" and isinstance(e.right, Num):
+        return e.left, e.right
+    if isinstance(e, BinOp) and e.op in ("+", "-"):
+        inner = _trailing_mod(e.right)
+        if inner is not None:
+            return BinOp(e.op, e.left, inner[0]), inner[1]
+    return None
+
+
+def _congruence(r: Rel, f: Formula, link: int) -> Rel | None:
+    """``a = b mod n`` read as the congruence ``a ≡ b (mod n)``: ``a mod n = b mod n``.
+
+    A ``mod n`` written after the last member of a chain qualifies the whole chain
+    (``2^5 = 32 = 10 mod 11``), so every link of it is re-read modulo ``n``."""
+    if r.op != "=":
+        return None
+    tail = _trailing_mod(f.chain.exprs[-1])
+    if tail is None:
+        return None
+    n = tail[1]
+    rhs = r.rhs
+    last = _trailing_mod(rhs) if link == len(f.chain.rels) - 1 else None
+    if last is not None:
+        rhs = last[0]
+    return Rel(BinOp("mod", r.lhs, n), "=", BinOp("mod", rhs, n))
+
+
 def _bracket_link(f: Formula, link: int, fn: str) -> Rel | None:
     """The formula re-read with ``[...]`` as floor (or ceiling) brackets; its ``link``-th relation."""
     text = f.text
@@ -115,6 +144,10 @@ def notation_readings(r: Rel, f: Formula, link: int) -> tuple[tuple[Rel, ...], s
             if alt is not None:
                 readings.append(alt)
         why.append("square brackets (grouping, or the floor/ceiling function)")
+    congruence = _congruence(r, f, link) if "mod" in f.text else None
+    if congruence is not None:
+        readings.append(congruence)
+        why.append("'= ... mod n' (an equation whose right side is reduced, or a congruence modulo n)")
     if r.op == "!=" and re.search(r"\d\s?!=", f.text):
         alt = _reparsed_link(f.text.replace("!=", "! ="), f.latex, len(f.chain.rels), link)
         if alt is not None:
