@@ -265,7 +265,7 @@ class _Builder:
                         if (source_rel is not None and not hypothetical and not negated
                                 and var.name in variables(source_rel.lhs) | variables(source_rel.rhs)):
                             premises = (source_rel,)
-                        if premises and reused_letter(var.name, self.chain_value(f.chain), premises[0], scope.env):
+                        if premises and reused_letter(var.name, f.chain.exprs[1], self.chain_value(f.chain), premises[0], scope.env):
                             premises = ()  # the letter takes a new value in place; the premise was about the old one
                         edge = self.add_edge(scope, TransitionType.DEFINITION, step.index, span, src,
                                              EdgeContext(**ctx_common, premises=premises, definition_of=var.name))

@@ -1,10 +1,12 @@
 """A letter given a second value in place: ``x = 4`` … then "each increased by 2: x = 4 + 2 = 6".
 
-Solutions often update a quantity under its old name instead of naming the new one. When the
-letter already holds a value in the context, and the relation a new value would be checked
-against is a fact *about the old value* (it holds there), the new value does not solve that
-relation — it is the letter reused. Checking it against the old relation would refute a
-rebinding, not a mistake, so the relation is not made its premise.
+Solutions often update a quantity under its old name instead of naming the new one, and write
+the update as an operation on the old value (``x = 4 + 2``, like ``n ← n + 1``). When the letter
+already holds a value in the context, the new value is written as an operation on that old value,
+and the relation it would be checked against is a fact *about the old value* (it holds there),
+the new value does not solve that relation — it is the letter reused, and the relation is not
+made its premise. A bare new value (``y = 40`` after ``4y = 260`` gave ``y = 65``) is not an
+update: it is still checked against the relation.
 """
 
 from __future__ import annotations
@@ -12,14 +14,18 @@ from __future__ import annotations
 from fractions import Fraction
 
 from faithsieve.errors import FaithSieveError
+from faithsieve.mathtext.ast import BinOp, Expr, Num, walk
 from faithsieve.mathtext.evaluate import evaluate
 from faithsieve.obligations.models import Rel
 
 
-def reused_letter(var: str, new_value: Fraction | None, premise: Rel, env: dict[str, Fraction]) -> bool:
-    """``var`` already holds a different value in ``env`` and ``premise`` holds at that old value."""
+def reused_letter(var: str, update: Expr, new_value: Fraction | None, premise: Rel, env: dict[str, Fraction]) -> bool:
+    """``var`` already holds a different value in ``env``, ``update`` (the expression the new value is
+    written as) is an operation on that old value, and ``premise`` holds at the old value."""
     old = env.get(var)
     if old is None or new_value is None or old == new_value or premise.op != "=":
+        return False
+    if not isinstance(update, BinOp) or not any(isinstance(n, Num) and n.value == old for n in walk(update)):
         return False
     try:
         return evaluate(premise.lhs, {var: old}) == evaluate(premise.rhs, {var: old})

@@ -86,3 +86,22 @@ def test_a_substituted_value_is_an_input_not_a_solution() -> None:
     assert v.verdict == "correct"
     v = localize(proof_from_steps("Lens.", ["We have $2f = 30$.", "So $f = 10$."]))
     assert v.first_error_step == 2
+
+
+@pytest.mark.parametrize(("holds", "fails"), [
+    ("We have 2^5 = 32 = 10 mod 11.", "We have 2^5 = 32 = 9 mod 11."),
+    ("So 3^4 = 81 = 4 mod 7.", "So 3^4 = 81 = 5 mod 7."),
+    ("Hence 5 + 12 = 1 + 2 mod 7.", "Hence 5 + 12 = 1 + 3 mod 7."),  # 'mod n' after a sum reduces the whole right side
+    ("Then 3^{100} = 3^4 = 4 mod 7.", "Then 3^{100} = 3^4 = 5 mod 7."),  # a trailing 'mod n' qualifies every link
+])
+def test_equals_then_mod_is_also_a_congruence(holds: str, fails: str) -> None:
+    v = verdict(holds)
+    assert v.verdict == "correct"
+    assert "congruence modulo n" in reasons(v)
+    assert verdict(fails).first_error_step == 1
+
+
+def test_mod_as_an_operator_keeps_one_reading() -> None:
+    assert verdict("17 mod 5 = 2.").verdict == "correct"
+    assert verdict("17 mod 5 = 3.").first_error_step == 1  # 'mod' does not end the right side: no congruence reading
+    assert verdict("We have 2^5 = 32 = 10.").first_error_step == 1  # no 'mod' at all: one reading
