@@ -25,7 +25,8 @@ CAUGHT = {
     "np-bad-mod-01", "np-bad-mod-03", "np-bad-floor-01", "np-bad-binom-01", "np-bad-fact-01", "np-bad-fact-02",
     "np-bad-seq-01", "np-bad-fun-01", "np-bad-der-01", "np-bad-int-01", "np-bad-set-01", "np-bad-ang-01",
     "np-bad-pct-01", "np-bad-mix-01", "np-bad-thou-01", "np-bad-mat-01", "np-bad-div-02", "np-bad-set-02",
-    "np-bad-llm-01", "np-bad-given-01", "np-bad-time-01",
+    "np-bad-llm-01", "np-bad-given-01", "np-bad-time-01", "np-bad-oly-01", "np-bad-oly-02", "np-bad-oly-04",
+    "np-bad-oly-08",
 }
 
 
