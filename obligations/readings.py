@@ -25,6 +25,10 @@ _TOWER = re.compile(r"\^\s*(?:\w{1,6}|\([^()]{1,20}\))\s*\^")
 _BRACKETS = re.compile(r"(?<!\\)\[|\\left\s*\[|\\lbrack")  # not "\\[" (display math)
 _UNIT_POWER = re.compile(r"(?i)(?:\\(?:text|mathrm|mbox)\s*\{\s*(?:sq\.?\s*)?[a-z]{1,6}\.?\s*\}|(?<![a-z\\])(?:cm|mm|km|m|in|ft|yd|mi|"
                          r"units?|meters?|feet|inch(?:es)?)\b)\s*(?:\^|²|³)")
+# a list member: "..., (5-2)" before the relation (no relation there) and ", -2, ..." (a bare number, then
+# another separator) after it; "2 + 3 = 5, 5 + 4 = 9, 9 + 1 = 10" is a run of computations, not a list
+_LIST_BEFORE = re.compile(r"[\w)\]}][ \t]{0,2},[ \t]{0,2}\Z")
+_LIST_AFTER = re.compile(r"[ \t]{0,2},[ \t]{0,2}[-−]?[ \t]{0,2}\d{1,12}(?:\.\d{1,12})?[ \t]{0,2}(?:,|\Z|\.(?!\d)|;)")
 MAX_READINGS = 4
 _TRIGGER = re.compile(r"log|sin|cos|tan|\^|\[|\\lbrack|!=|mod")
 # glued to what precedes it: a short plain name ("f(", "S"; not a command such as \left or \boxed), "}(" / ")(",
@@ -173,6 +177,9 @@ def guessed_reading(f: Formula, text_before: str, text_after: str) -> str:
         return "a number cut out of a longer one (thousands separator, time or ratio)"
     if re.search(r"[\d.]$", before) or re.match(r"\d", after):
         return "a number cut out of a longer expression"
+    if _LIST_BEFORE.search(text_before) and "=" not in text_before and _LIST_AFTER.match(text_after):
+        # "(3-2), (0-2), ..., (5-2) = 1, -2, 0, ...": lists on both sides pair up element by element
+        return "a member of a list written on both sides of the relation (its values pair up element by element)"
     unbalanced = f.text.count(")") - f.text.count("(")
     if (_GLUED_BEFORE.search(text_before) or _FUNCTION_BEFORE.search(text_before) or _OPERATOR_AFTER.match(text_after)
             or unbalanced > 0 and re.search(r"\([ \t]{0,2}\Z", text_before) or unbalanced < 0 and re.match(r"\s{0,2}\)", text_after)):

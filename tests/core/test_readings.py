@@ -46,6 +46,8 @@ def test_explicit_notation_has_one_reading() -> None:
     (r"Simplify: 7 = 2 \times 7 \times \sin \theta.", "cut out of a longer expression"),
     (r"so 6_8 = 6 \\cdot 8^0 = 6 and 7_8 = 7.", "cut out of a longer expression"),  # "8^0 = 6" is what is read
     (r"That is -12\cdot 0 + 20\cdot (-1) - 36\cdot (-1) = -20 + 36 = 16.", "cut out of a longer expression"),
+    ("Subtract: (3-2), (0-2), (2-2), (5-2) = 1, -2, 0, 3.", "pair up element by element"),
+    ("Squares: 1^2, (-2)^2, 0^2, 3^2 = 1, 4, 0, 9.", "pair up element by element"),
 ])
 def test_a_guess_without_a_second_reading_is_unknown(step: str, why: str) -> None:
     v = verdict(step)
@@ -105,3 +107,9 @@ def test_mod_as_an_operator_keeps_one_reading() -> None:
     assert verdict("17 mod 5 = 2.").verdict == "correct"
     assert verdict("17 mod 5 = 3.").first_error_step == 1  # 'mod' does not end the right side: no congruence reading
     assert verdict("We have 2^5 = 32 = 10.").first_error_step == 1  # no 'mod' at all: one reading
+
+
+def test_runs_of_computations_are_not_lists() -> None:
+    assert verdict("We add 2 + 3 = 5, 5 + 4 = 10, 10 + 1 = 11.").first_error_step == 1  # a relation before it
+    assert verdict("So 1, 3 + 4 = 8, and 9.").first_error_step == 1  # no list of values after it
+    assert verdict("Then 5 - 2 = 1, so we stop.").first_error_step == 1
