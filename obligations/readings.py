@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from fractions import Fraction
 
-from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, variables, walk
+from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var, variables, walk
 from faithsieve.mathtext.extract import Formula, extract_formulas
 from faithsieve.obligations.models import Obligation, Outcome, Refuted, Rel, Unknown, Verified
 
@@ -29,6 +29,11 @@ _UNIT_POWER = re.compile(r"(?i)(?:\\(?:text|mathrm|mbox)\s*\{\s*(?:sq\.?\s*)?[a-
 # another separator) after it; "2 + 3 = 5, 5 + 4 = 9, 9 + 1 = 10" is a run of computations, not a list
 _LIST_BEFORE = re.compile(r"[\w)\]}][ \t]{0,2},[ \t]{0,2}\Z")
 _LIST_AFTER = re.compile(r"[ \t]{0,2},[ \t]{0,2}[-−]?[ \t]{0,2}\d{1,12}(?:\.\d{1,12})?[ \t]{0,2}(?:,|\Z|\.(?!\d)|;)")
+# "in binary, 1 + 1 = 10", "in base 8: 7 + 1 = 10"; after the formula: "5 + 1 + 1 = 6 in base b"
+_BASE_BEFORE = re.compile(r"(?i)\bin[ \t]{1,3}(?:base[ \t-]{0,3}(?:\$|\\\()?[ \t]{0,3}(\d{1,2}|[a-z])\b|(binary|octal|ternary|hexadecimal|hex)\b)")
+_BASE_WORDS = {"binary": 2, "ternary": 3, "octal": 8, "hexadecimal": 16, "hex": 16}
+_BASE_AFTER = re.compile(r"(?i)[ \t]{0,3}[,(]?[ \t]{0,3}in[ \t]{1,3}(?:base[ \t-]{0,3}(?:\$|\\\()?[ \t]{0,3}(?:\d{1,2}|[a-z])\b|"
+                         r"(?:binary|octal|ternary|hexadecimal|hex)\b)")
 MAX_READINGS = 4
 _TRIGGER = re.compile(r"log|sin|cos|tan|\^|\[|\\lbrack|!=|mod")
 # glued to what precedes it: a short plain name ("f(", "S"; not a command such as \left or \boxed), "}(" / ")(",
@@ -86,6 +91,34 @@ def _left_tower(e: Expr) -> Expr:
     return e
 
 
+def _stated_base(f: Formula) -> int | None:
+    """The base the sentence before the formula says its numerals are written in (2..16, not 10)."""
+    sentence = f.lead[max(f.lead.rfind(". "), f.lead.rfind("\n")) + 1 :]
+    m = _BASE_BEFORE.search(sentence)
+    if m is None:
+        return None
+    word = (m.group(1) or m.group(2) or "").lower()
+    base = _BASE_WORDS.get(word) or (int(word) if word.isdigit() else None)
+    return base if base is not None and 2 <= base <= 16 and base != 10 else None
+
+
+def _in_base(base: int) -> Callable[[Expr], Expr]:
+    def f(e: Expr) -> Expr:
+        if isinstance(e, Num) and e.text.isdigit():
+            try:
+                return Num(Fraction(int(e.text, base)), e.text, 0)
+            except ValueError:  # a digit the base does not have: this reading does not apply
+                raise _NotThisReading from None
+        if isinstance(e, Num):
+            raise _NotThisReading
+        return e
+    return f
+
+
+class _NotThisReading(Exception):
+    """A reading that does not apply to the formula (a digit the stated base lacks)."""
+
+
 def _trailing_mod(e: Expr) -> tuple[Expr, Expr] | None:
     """``b mod n`` ending an expression (``a + b mod n`` included): what precedes ``mod n``, and ``n``."""
     if isinstance(e, BinOp) and e.op == "mod" and isinstance(e.right, Num):
@@ -128,7 +161,7 @@ def _bracket_link(f: Formula, link: int, fn: str) -> Rel | None:
 
 def notation_readings(r: Rel, f: Formula, link: int) -> tuple[tuple[Rel, ...], str]:
     """Other readings of ``r`` (the ``link``-th relation of ``f``) in common use, and what is ambiguous."""
-    if not _TRIGGER.search(f.text):
+    if not _TRIGGER.search(f.text) and not _BASE_BEFORE.search(f.lead):
         return (), ""  # none of the notations below is written: nothing to re-read
     nodes = _nodes(r)
     readings: list[Rel] = []
@@ -148,6 +181,13 @@ def notation_readings(r: Rel, f: Formula, link: int) -> tuple[tuple[Rel, ...], s
             if alt is not None:
                 readings.append(alt)
         why.append("square brackets (grouping, or the floor/ceiling function)")
+    base = _stated_base(f) if _BASE_BEFORE.search(f.lead) else None
+    if base is not None:
+        try:
+            readings.append(_rel_map(r, _in_base(base)))
+            why.append(f"numerals after 'in base {base}' (base ten, or base {base})")
+        except _NotThisReading:
+            pass  # a digit base {base} lacks, or a decimal point: base ten is the only reading
     congruence = _congruence(r, f, link) if "mod" in f.text else None
     if congruence is not None:
         readings.append(congruence)
@@ -168,8 +208,23 @@ def _reparsed_link(text: str, latex: bool, n_rels: int, link: int) -> Rel | None
     return Rel(*links[link]) if 0 <= link < len(links) else None
 
 
+_VALUE_AT = re.compile(r"(?i)\b(?:at|for|when|with)[ \t]{1,3}(?:\$|\\\()?[ \t]{0,3}\Z")
+
+
+def _is_value(link: tuple[Expr, str, Expr]) -> bool:
+    lhs, op, rhs = link
+    return op == "=" and isinstance(lhs, Var) and not variables(rhs)
+
+
 def guessed_reading(f: Formula, text_before: str, text_after: str) -> str:
     """What a refutation of this formula would rest on that the text does not fix ("" if nothing)."""
+    base_before = _BASE_BEFORE.search(f.lead[max(f.lead.rfind(". "), f.lead.rfind("\n")) + 1 :])
+    if _BASE_AFTER.match(text_after) or base_before is not None and _stated_base(f) is None and (
+            base_before.group(1) or "").isalpha():
+        return "numerals in a base the text names but does not fix (a letter base, or a base named after the formula)"
+    if _VALUE_AT.search(f.lead[-16:]) and len(f.chain.rels) > 1 and _is_value(f.chain.links()[0]):
+        # "the derivative is 3x^2, which at x = 2 equals 12": the 12 is the subject's value, not x's
+        return "a value condition ('at x = 2') followed by what something else equals there"
     if _UNIT_POWER.search(f.text) or _UNIT_POWER.match(text_after.lstrip()[:20] + " "):
         return "a unit with an exponent: the power may belong to the unit, not the number"
     before, after = text_before[-4:], text_after[:4]

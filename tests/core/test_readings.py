@@ -21,6 +21,8 @@ def reasons(v) -> str:  # type: ignore[no-untyped-def]
     (r"$\sin 30 = \frac{1}{2}$", r"$\sin 30 = 0.7$", "without a unit"),
     (r"$\cos 60 = 0.5$", r"$\cos 60 = 0.9$", "without a unit"),
     ("2^3^2 = 64", "2^3^2 = 100", "a^b^c"),
+    ("In binary, 1 + 1 = 10.", "In binary, 1 + 1 = 11.", "in base 2"),
+    ("In base 8, 7 + 1 = 10.", "In base 8, 7 + 2 = 10.", "in base 8"),
     ("$[100/3] + [100/9] + [100/27] = 33 + 11 + 3$", "$[100/3] + [100/9] + [100/27] = 30 + 11 + 3$", "square brackets"),
 ])
 def test_refuted_only_under_every_reading(holds: str, fails: str, why: str) -> None:
@@ -48,6 +50,9 @@ def test_explicit_notation_has_one_reading() -> None:
     (r"That is -12\cdot 0 + 20\cdot (-1) - 36\cdot (-1) = -20 + 36 = 16.", "cut out of a longer expression"),
     ("Subtract: (3-2), (0-2), (2-2), (5-2) = 1, -2, 0, 3.", "pair up element by element"),
     ("Squares: 1^2, (-2)^2, 0^2, 3^2 = 1, 4, 0, 9.", "pair up element by element"),
+    ("This means that 5 + 1 + 1 = 6 in base b.", "does not fix"),
+    ("In base b, we need 5 + 1 + 1 = 6.", "does not fix"),
+    ("The derivative is 3x^2, which at x = 2 equals 12.", "value condition"),
 ])
 def test_a_guess_without_a_second_reading_is_unknown(step: str, why: str) -> None:
     v = verdict(step)
@@ -113,3 +118,14 @@ def test_runs_of_computations_are_not_lists() -> None:
     assert verdict("We add 2 + 3 = 5, 5 + 4 = 10, 10 + 1 = 11.").first_error_step == 1  # a relation before it
     assert verdict("So 1, 3 + 4 = 8, and 9.").first_error_step == 1  # no list of values after it
     assert verdict("Then 5 - 2 = 1, so we stop.").first_error_step == 1
+
+
+def test_a_base_reading_needs_the_digits_and_the_words() -> None:
+    assert verdict("In base 8, 7 + 9 = 10.").first_error_step == 1  # 9 is no base-8 digit: base ten only
+    assert verdict("In the base case, 1 + 1 = 3.").first_error_step == 1  # "base case" names no base
+    assert verdict("So 1 + 1 = 3 in the base case.").first_error_step == 1
+    assert verdict("So 1 + 1 = 10.").first_error_step == 1
+
+
+def test_a_value_condition_alone_is_still_checked() -> None:
+    assert verdict("At x = 2, we get 3 + 4 = 8.").first_error_step == 1
