@@ -35,10 +35,12 @@ _BASE_WORDS = {"binary": 2, "ternary": 3, "octal": 8, "hexadecimal": 16, "hex": 
 _BASE_AFTER = re.compile(r"(?i)[ \t]{0,3}[,(]?[ \t]{0,3}in[ \t]{1,3}(?:base[ \t-]{0,3}(?:\$|\\\()?[ \t]{0,3}(?:\d{1,2}|[a-z])\b|"
                          r"(?:binary|octal|ternary|hexadecimal|hex)\b)")
 MAX_READINGS = 4
-_TRIGGER = re.compile(r"log|sin|cos|tan|\^|\[|\\lbrack|!=|mod")
+_TRIGGER = re.compile(r"log|sin|cos|tan|\^|\[|\\lbrack|!=|mod|°|circ")
 # glued to what precedes it: a short plain name ("f(", "S"; not a command such as \left or \boxed), "}(" / ")(",
 # a power or index, a factorial, a closing brace ("\frac{1}{2}(4)"), or an operator ("36 \cdot (-1) = ...")
 _GLUED_BEFORE = re.compile(r"(?:(?<![\\A-Za-z])[A-Za-z]{1,3}\(?|[0-9})]\(|[\^_!]|\}|(?:\\times|\\cdot|\\div|[×·*/+])[ \t]{0,2})\Z")
+# "\binom{4}{2} (1/2)^4 = ...": the formula read starts after a command's argument groups, a factor before it
+_COMMAND_BEFORE = re.compile(r"\\(?:[dt]?binom|[dt]?frac|sqrt|overline|bar|hat|vec)(?:\{[^{}]{0,40}\}){1,2}[ \t]{0,2}\Z")
 _FUNCTION_BEFORE = re.compile(r"(?<![A-Za-z])\\?(?:sin|cos|tan|cot|sec|csc|log|ln|exp|sqrt|arcsin|arccos|arctan)[ \t]{0,2}\Z")
 _OPERATOR_AFTER = re.compile(r"[ \t]{0,3}(?:\\times|\\cdot|\\div|×|·|\*|/|\^|\+)")
 
@@ -82,6 +84,12 @@ def _degrees(e: Expr) -> Expr:
         arg = e.args[0]
         if not any(isinstance(n, Const) and n.name == "pi" or isinstance(n, Call) and n.fn == "deg" for n in walk(arg)):
             return Call(e.fn, (Call("deg", (arg,)),))
+    return e
+
+
+def _radians(e: Expr) -> Expr:
+    if isinstance(e, Call) and e.fn == "deg" and len(e.args) == 1:
+        return BinOp("*", e.args[0], BinOp("/", Const("pi"), _num(180)))
     return e
 
 
@@ -172,6 +180,10 @@ def notation_readings(r: Rel, f: Formula, link: int) -> tuple[tuple[Rel, ...], s
     if any(isinstance(n, Call) and n.fn in _TRIG for n in nodes) and _rel_map(r, _degrees) != r:
         readings.append(_rel_map(r, _degrees))
         why.append("an angle without a unit (radians or degrees)")
+    if (any(isinstance(n, Call) and n.fn == "deg" for n in nodes)
+            and any(isinstance(n, Const) and n.name == "pi" for n in nodes)):
+        readings.append(_rel_map(r, _radians))
+        why.append("degrees beside a multiple of pi (a conversion to radians, or a plain number)")
     if _TOWER.search(f.text) and any(isinstance(n, Pow) and isinstance(n.exponent, Pow) for n in nodes):
         readings.append(_rel_map(r, _left_tower))
         why.append("a^b^c without braces (a^(b^c) or (a^b)^c)")
@@ -236,7 +248,7 @@ def guessed_reading(f: Formula, text_before: str, text_after: str) -> str:
         # "(3-2), (0-2), ..., (5-2) = 1, -2, 0, ...": lists on both sides pair up element by element
         return "a member of a list written on both sides of the relation (its values pair up element by element)"
     unbalanced = f.text.count(")") - f.text.count("(")
-    if (_GLUED_BEFORE.search(text_before) or _FUNCTION_BEFORE.search(text_before) or _OPERATOR_AFTER.match(text_after)
+    if (_GLUED_BEFORE.search(text_before) or _FUNCTION_BEFORE.search(text_before) or _COMMAND_BEFORE.search(f.lead[-60:]) or _OPERATOR_AFTER.match(text_after)
             or unbalanced > 0 and re.search(r"\([ \t]{0,2}\Z", text_before) or unbalanced < 0 and re.match(r"\s{0,2}\)", text_after)):
         # "f^{-1}(0) = 3" read as "0 = 3", "\frac{1}{2}(4)(4) = 8" as "4 * 4 = 8", "7 = 2 \times 7 \times \sin\theta"
         return "a formula cut out of a longer expression (a function applied to it, or a factor or term not read)"

@@ -22,6 +22,7 @@ def reasons(v) -> str:  # type: ignore[no-untyped-def]
     (r"$\cos 60 = 0.5$", r"$\cos 60 = 0.9$", "without a unit"),
     ("2^3^2 = 64", "2^3^2 = 100", "a^b^c"),
     ("In binary, 1 + 1 = 10.", "In binary, 1 + 1 = 11.", "in base 2"),
+    ("45° = π/4 rad.", "90° = π/3.", "degrees beside a multiple of pi"),
     ("In base 8, 7 + 1 = 10.", "In base 8, 7 + 2 = 10.", "in base 8"),
     ("$[100/3] + [100/9] + [100/27] = 33 + 11 + 3$", "$[100/3] + [100/9] + [100/27] = 30 + 11 + 3$", "square brackets"),
 ])
@@ -53,6 +54,7 @@ def test_explicit_notation_has_one_reading() -> None:
     ("This means that 5 + 1 + 1 = 6 in base b.", "does not fix"),
     ("In base b, we need 5 + 1 + 1 = 6.", "does not fix"),
     ("The derivative is 3x^2, which at x = 2 equals 12.", "value condition"),
+    (r"P(X = 2) = \binom{4}{2} (1/2)^4 = 6/16 = 3/8.", "cut out of a longer expression"),
 ])
 def test_a_guess_without_a_second_reading_is_unknown(step: str, why: str) -> None:
     v = verdict(step)
@@ -129,3 +131,8 @@ def test_a_base_reading_needs_the_digits_and_the_words() -> None:
 
 def test_a_value_condition_alone_is_still_checked() -> None:
     assert verdict("At x = 2, we get 3 + 4 = 8.").first_error_step == 1
+
+
+def test_degrees_without_pi_keep_one_reading() -> None:
+    assert verdict("180° − 50° − 60° = 80°.").first_error_step == 1
+    assert verdict(r"We get \(\sqrt{16} + 1 = 6\).").first_error_step == 1  # a command inside the formula cuts nothing
