@@ -11,6 +11,7 @@ update: it is still checked against the relation.
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 
 from faithsieve.errors import FaithSieveError
@@ -33,4 +34,23 @@ def reused_letter(var: str, update: Expr, new_value: Fraction | None, premise: R
         return False
 
 
-__all__ = ["reused_letter"]
+# "3x = 9 gives x = 3", ", so x = 3", "⇒ x = 3": the relation is solved for its letter right after it
+_SOLVED_AFTER = re.compile(r"(?i)[ \t]{0,3}[,;]?[ \t]{0,3}(?:gives|giving|yields|so|hence|thus|then|implies|i\.e\.|that is|"
+                           r"⇒|=>|\\implies|\\Rightarrow)[ \t]{1,3}(?:that[ \t]{1,3})?(?:\$|\\\()?[ \t]{0,3}([a-zA-Z])[ \t]{0,3}=[ \t]{0,3}"
+                           r"(-?[ \t]{0,2}\d{1,12}(?:\.\d{1,12})?(?:[ \t]{0,2}/[ \t]{0,2}\d{1,12})?)(?!\d|\.\d)")
+
+
+def solved_again(after: str, variables: frozenset[str], env: dict[str, Fraction]) -> bool:
+    """The text right after a relation solves it for one of its letters and gets a value other than
+    the one that letter holds: the relation is a new equation in that letter, not a use of the old value."""
+    m = _SOLVED_AFTER.match(after[:80])
+    if m is None or m.group(1) not in variables or m.group(1) not in env:
+        return False
+    try:
+        value = Fraction(m.group(2).replace(" ", "").replace("\t", ""))
+    except (ValueError, ZeroDivisionError):
+        return False
+    return value != env[m.group(1)]
+
+
+__all__ = ["reused_letter", "solved_again"]
