@@ -26,7 +26,7 @@ CAUGHT = {
     "np-bad-seq-01", "np-bad-fun-01", "np-bad-der-01", "np-bad-int-01", "np-bad-set-01", "np-bad-ang-01",
     "np-bad-pct-01", "np-bad-mix-01", "np-bad-thou-01", "np-bad-mat-01", "np-bad-div-02", "np-bad-set-02",
     "np-bad-llm-01", "np-bad-given-01", "np-bad-time-01", "np-bad-oly-01", "np-bad-oly-02", "np-bad-oly-04",
-    "np-bad-oly-08",
+    "np-bad-oly-08", "np-bad-llm-02", "np-bad-poly-01", "np-bad-nt-01", "np-bad-comb-01", "np-bad-stat-01",
 }
 
 
