@@ -32,7 +32,7 @@ _LIST_AFTER = re.compile(r"[ \t]{0,2},[ \t]{0,2}[-−]?[ \t]{0,2}\d{1,12}(?:\.\d
 # "in binary, 1 + 1 = 10", "in base 8: 7 + 1 = 10"; after the formula: "5 + 1 + 1 = 6 in base b"
 _BASE_BEFORE = re.compile(r"(?i)\bin[ \t]{1,3}(?:base[ \t-]{0,3}(?:\$|\\\()?[ \t]{0,3}(\d{1,2}|[a-z])\b|(binary|octal|ternary|hexadecimal|hex)\b)")
 _BASE_WORDS = {"binary": 2, "ternary": 3, "octal": 8, "hexadecimal": 16, "hex": 16}
-_BASE_AFTER = re.compile(r"(?i)[ \t]{0,3}[,(]?[ \t]{0,3}in[ \t]{1,3}(?:base[ \t-]{0,3}(?:\$|\\\()?[ \t]{0,3}(?:\d{1,2}|[a-z])\b|"
+_BASE_AFTER = re.compile(r"(?i)(?:\$|\\\))?[ \t]{0,3}[,(]?[ \t]{0,3}in[ \t]{1,3}(?:base[ \t-]{0,3}(?:\$|\\\()?[ \t]{0,3}(?:\d{1,2}|[a-z])\b|"
                          r"(?:binary|octal|ternary|hexadecimal|hex)\b)")
 MAX_READINGS = 4
 _TRIGGER = re.compile(r"log|sin|cos|tan|\^|\[|\\lbrack|!=|mod|°|circ")
@@ -231,8 +231,9 @@ def _is_value(link: tuple[Expr, str, Expr]) -> bool:
 def guessed_reading(f: Formula, text_before: str, text_after: str) -> str:
     """What a refutation of this formula would rest on that the text does not fix ("" if nothing)."""
     base_before = _BASE_BEFORE.search(f.lead[max(f.lead.rfind(". "), f.lead.rfind("\n")) + 1 :])
-    if _BASE_AFTER.match(text_after) or base_before is not None and _stated_base(f) is None and (
-            base_before.group(1) or "").isalpha():
+    multi_digit = re.search(r"(?<![\d.])\d{2,}", f.text) is not None  # a single digit means the same in every base
+    if multi_digit and (_BASE_AFTER.match(text_after) or base_before is not None and _stated_base(f) is None and (
+            base_before.group(1) or "").isalpha()):
         return "numerals in a base the text names but does not fix (a letter base, or a base named after the formula)"
     if _VALUE_AT.search(f.lead[-16:]) and len(f.chain.rels) > 1 and _is_value(f.chain.links()[0]):
         # "the derivative is 3x^2, which at x = 2 equals 12": the 12 is the subject's value, not x's

@@ -51,8 +51,9 @@ def test_explicit_notation_has_one_reading() -> None:
     (r"That is -12\cdot 0 + 20\cdot (-1) - 36\cdot (-1) = -20 + 36 = 16.", "cut out of a longer expression"),
     ("Subtract: (3-2), (0-2), (2-2), (5-2) = 1, -2, 0, 3.", "pair up element by element"),
     ("Squares: 1^2, (-2)^2, 0^2, 3^2 = 1, 4, 0, 9.", "pair up element by element"),
-    ("This means that 5 + 1 + 1 = 6 in base b.", "does not fix"),
-    ("In base b, we need 5 + 1 + 1 = 6.", "does not fix"),
+    ("This means that 5 + 1 + 1 = 12 in base b.", "does not fix"),
+    ("This means that $5 + 1 + 1 = 12$ in base $b$.", "does not fix"),
+    ("In base b, we need 5 + 1 + 1 = 12.", "does not fix"),
     ("The derivative is 3x^2, which at x = 2 equals 12.", "value condition"),
     (r"P(X = 2) = \binom{4}{2} (1/2)^4 = 6/16 = 3/8.", "cut out of a longer expression"),
 ])
@@ -127,6 +128,9 @@ def test_a_base_reading_needs_the_digits_and_the_words() -> None:
     assert verdict("In the base case, 1 + 1 = 3.").first_error_step == 1  # "base case" names no base
     assert verdict("So 1 + 1 = 3 in the base case.").first_error_step == 1
     assert verdict("So 1 + 1 = 10.").first_error_step == 1
+    # single digits mean the same in every base: no ambiguity to wait on
+    assert verdict("This means that $5 + 1 + 1 = 6$ in base $b$.").first_error_step == 1
+    assert verdict("In base b, we need 5 + 1 + 1 = 6.").first_error_step == 1
 
 
 def test_a_value_condition_alone_is_still_checked() -> None:
