@@ -34,14 +34,27 @@ _BASE_BEFORE = re.compile(r"(?i)\bin[ \t]{1,3}(?:base[ \t-]{0,3}(?:\$|\\\()?[ \t
 _BASE_WORDS = {"binary": 2, "ternary": 3, "octal": 8, "hexadecimal": 16, "hex": 16}
 _BASE_AFTER = re.compile(r"(?i)(?:\$|\\\))?[ \t]{0,3}[,(]?[ \t]{0,3}in[ \t]{1,3}(?:base[ \t-]{0,3}(?:\$|\\\()?[ \t]{0,3}(?:\d{1,2}|[a-z])\b|"
                          r"(?:binary|octal|ternary|hexadecimal|hex)\b)")
+MAX_DOUBLE_FACTORIAL = 400
+MAX_MODULUS = 10**6
+_Z = r"(?:\\mathbb\s{0,2}\{?\s{0,2}Z\s{0,2}\}?|\\Bbb\s{0,2}\{?Z\}?|ℤ|Z)"
+# a computation said to take place modulo n, before the formula: "In Z_5,", "in \mathbb{Z}/7\mathbb{Z}", "Modulo 7,",
+# "working mod 7:", "over GF(2)", "in \mathbb{F}_5", "in mod 12 arithmetic"
+_MODULUS_BEFORE = re.compile(
+    r"(?i)(?:\b(?:in|over)[ \t]{1,3}(?:the[ \t]{1,3}(?:group|ring|field)[ \t]{1,3})?(?:\$|\\\()?[ \t]{0,2}(?:"
+    + _Z + r"[ \t]{0,2}(?:_[ \t]{0,2}\{?[ \t]{0,2}(\d{1,7})[ \t]{0,2}\}?|/[ \t]{0,2}(\d{1,7})[ \t]{0,2}" + _Z + r")"
+    r"|GF[ \t]{0,2}\([ \t]{0,2}(\d{1,7})[ \t]{0,2}\)|\\mathbb[ \t]{0,2}\{?[ \t]{0,2}F[ \t]{0,2}\}?[ \t]{0,2}_[ \t]{0,2}\{?(\d{1,7})\}?"
+    r"|mod(?:ulo)?[ \t]{1,3}(\d{1,7})[ \t]{1,3}arithmetic)"
+    r"|\b(?:working[ \t]{1,3})?(?:modulo|mod)[ \t]{1,3}(\d{1,7})[ \t]{0,2}[,:])[^.;=]{0,60}\Z")
+_MODULUS_HINT = re.compile(r"(?i)mod|GF|Z|ℤ|\\mathbb")
 MAX_READINGS = 4
-_TRIGGER = re.compile(r"log|sin|cos|tan|\^|\[|\\lbrack|!=|mod|°|circ")
+_TRIGGER = re.compile(r"log|sin|cos|tan|\^|\[|\\lbrack|!=|mod|°|circ|!!")
 # glued to what precedes it: a short plain name ("f(", "S"; not a command such as \left or \boxed), "}(" / ")(",
 # a power or index, a factorial, a closing brace ("\frac{1}{2}(4)"), or an operator ("36 \cdot (-1) = ...")
 _GLUED_BEFORE = re.compile(r"(?:(?<![\\A-Za-z])[A-Za-z]{1,3}\(?|[0-9})]\(|[\^_!]|\}|(?:\\times|\\cdot|\\div|[×·*/+])[ \t]{0,2})\Z")
 # "\binom{4}{2} (1/2)^4 = ...": the formula read starts after a command's argument groups, a factor before it
 _COMMAND_BEFORE = re.compile(r"\\(?:[dt]?binom|[dt]?frac|sqrt|overline|bar|hat|vec)(?:\{[^{}]{0,40}\}){1,2}[ \t]{0,2}\Z")
-_FUNCTION_BEFORE = re.compile(r"(?<![A-Za-z])\\?(?:sin|cos|tan|cot|sec|csc|log|ln|exp|sqrt|arcsin|arccos|arctan)[ \t]{0,2}\Z")
+_FUNCTION_BEFORE = re.compile(r"(?<![A-Za-z])\\?(?:sin|cos|tan|cot|sec|csc|log|ln|exp|sqrt|arcsin|arccos|arctan)"
+                              r"(?:_\{?[\w.]{1,6}\}?)?[ \t]{0,2}\Z")  # "log_{10} 0.01 = -2" read as "0.01 = -2"
 _OPERATOR_AFTER = re.compile(r"[ \t]{0,3}(?:\\times|\\cdot|\\div|×|·|\*|/|\^|\+)")
 
 
@@ -127,6 +140,29 @@ class _NotThisReading(Exception):
     """A reading that does not apply to the formula (a digit the stated base lacks)."""
 
 
+def _double_factorial(e: Expr) -> Expr:
+    """``n!!`` read as the double factorial ``n(n-2)(n-4)...`` (a literal n up to MAX_DOUBLE_FACTORIAL)."""
+    if isinstance(e, Call) and e.fn == "factorial" and isinstance(e.args[0], Call) and e.args[0].fn == "factorial":
+        n = e.args[0].args[0]
+        if not isinstance(n, Num) or n.value.denominator != 1 or not 0 <= n.value <= MAX_DOUBLE_FACTORIAL:
+            raise _NotThisReading
+        out: Expr = _num(1)
+        for k in range(int(n.value), 1, -2):
+            out = BinOp("*", out, _num(k))
+        return out
+    return e
+
+
+def _stated_modulus(f: Formula) -> int | None:
+    """The modulus the sentence before the formula says it computes in ("in Z_5", "modulo 7,", "over GF(2)")."""
+    sentence = f.lead[max(f.lead.rfind(". "), f.lead.rfind("\n")) + 1 :][-120:]
+    m = _MODULUS_BEFORE.search(sentence)
+    if m is None:
+        return None
+    n = int(next(g for g in m.groups() if g))
+    return n if 2 <= n <= MAX_MODULUS else None
+
+
 def _trailing_mod(e: Expr) -> tuple[Expr, Expr] | None:
     """``b mod n`` ending an expression (``a + b mod n`` included): what precedes ``mod n``, and ``n``."""
     if isinstance(e, BinOp) and e.op == "mod" and isinstance(e.right, Num):
@@ -169,7 +205,7 @@ def _bracket_link(f: Formula, link: int, fn: str) -> Rel | None:
 
 def notation_readings(r: Rel, f: Formula, link: int) -> tuple[tuple[Rel, ...], str]:
     """Other readings of ``r`` (the ``link``-th relation of ``f``) in common use, and what is ambiguous."""
-    if not _TRIGGER.search(f.text) and not _BASE_BEFORE.search(f.lead):
+    if not _TRIGGER.search(f.text) and not _BASE_BEFORE.search(f.lead) and not _MODULUS_HINT.search(f.lead):
         return (), ""  # none of the notations below is written: nothing to re-read
     nodes = _nodes(r)
     readings: list[Rel] = []
@@ -200,6 +236,18 @@ def notation_readings(r: Rel, f: Formula, link: int) -> tuple[tuple[Rel, ...], s
             why.append(f"numerals after 'in base {base}' (base ten, or base {base})")
         except _NotThisReading:
             pass  # a digit base {base} lacks, or a decimal point: base ten is the only reading
+    if "!!" in f.text and any(isinstance(n, Call) and n.fn == "factorial" and isinstance(n.args[0], Call)
+                              and n.args[0].fn == "factorial" for n in nodes):
+        try:
+            readings.append(_rel_map(r, _double_factorial))
+            why.append("'n!!' (the double factorial, or the factorial of n!)")
+        except _NotThisReading:
+            pass
+    modulus = _stated_modulus(f) if r.op == "=" and _MODULUS_HINT.search(f.lead) else None
+    if modulus is not None:
+        n = _num(modulus)
+        readings.append(Rel(BinOp("mod", r.lhs, n), "=", BinOp("mod", r.rhs, n)))
+        why.append(f"a computation the text places modulo {modulus} (in the integers, or modulo {modulus})")
     congruence = _congruence(r, f, link) if "mod" in f.text else None
     if congruence is not None:
         readings.append(congruence)

@@ -23,6 +23,11 @@ def reasons(v) -> str:  # type: ignore[no-untyped-def]
     ("2^3^2 = 64", "2^3^2 = 100", "a^b^c"),
     ("In binary, 1 + 1 = 10.", "In binary, 1 + 1 = 11.", "in base 2"),
     ("45° = π/4 rad.", "90° = π/3.", "degrees beside a multiple of pi"),
+    ("Then 3! = 6 and 3!! = 3.", "Then 5!! = 16.", "double factorial"),
+    ("In Z_5, 3 · 2 = 1.", "In Z_5, 3 · 2 = 2.", "modulo 5"),
+    ("Modulo 7, 3 + 5 = 1.", "Modulo 7, 3 + 5 = 2.", "modulo 7"),
+    (r"In $\mathbb{Z}/7\mathbb{Z}$, 3 + 5 = 1.", r"In $\mathbb{Z}/7\mathbb{Z}$, 3 + 5 = 4.", "modulo 7"),
+    ("Over GF(2), 1 + 1 = 0.", "Over GF(2), 1 + 1 = 1.", "modulo 2"),
     ("In base 8, 7 + 1 = 10.", "In base 8, 7 + 2 = 10.", "in base 8"),
     ("$[100/3] + [100/9] + [100/27] = 33 + 11 + 3$", "$[100/3] + [100/9] + [100/27] = 30 + 11 + 3$", "square brackets"),
 ])
@@ -56,6 +61,7 @@ def test_explicit_notation_has_one_reading() -> None:
     ("In base b, we need 5 + 1 + 1 = 12.", "does not fix"),
     ("The derivative is 3x^2, which at x = 2 equals 12.", "value condition"),
     (r"P(X = 2) = \binom{4}{2} (1/2)^4 = 6/16 = 3/8.", "cut out of a longer expression"),
+    ("log_{10} 0.01 = −2.", "cut out of a longer expression"),
 ])
 def test_a_guess_without_a_second_reading_is_unknown(step: str, why: str) -> None:
     v = verdict(step)
@@ -140,3 +146,17 @@ def test_a_value_condition_alone_is_still_checked() -> None:
 def test_degrees_without_pi_keep_one_reading() -> None:
     assert verdict("180° − 50° − 60° = 80°.").first_error_step == 1
     assert verdict(r"We get \(\sqrt{16} + 1 = 6\).").first_error_step == 1  # a command inside the formula cuts nothing
+
+
+def test_double_factorial_and_modulus_readings_are_bounded() -> None:
+    from faithsieve.mathtext.ast import Call, Num
+    from fractions import Fraction
+    from faithsieve.obligations import readings as R
+    big = Call("factorial", (Call("factorial", (Num(Fraction(R.MAX_DOUBLE_FACTORIAL + 1), "x", 0),)),))
+    with pytest.raises(R._NotThisReading):
+        R._double_factorial(big)
+    ok = Call("factorial", (Call("factorial", (Num(Fraction(R.MAX_DOUBLE_FACTORIAL), "x", 0),)),))
+    assert R._double_factorial(ok) != ok
+    assert verdict(f"Modulo {R.MAX_MODULUS + 1}, 3 + 5 = {8 - R.MAX_MODULUS - 1}.").first_error_step == 1
+    assert verdict(f"Modulo {R.MAX_MODULUS}, 3 + 5 = {8 - R.MAX_MODULUS}.").verdict == "correct"
+    assert verdict("We have 3 + 5 = 1.").first_error_step == 1  # no modulus named
