@@ -52,6 +52,11 @@ _TRIGGER = re.compile(r"log|sin|cos|tan|\^|\[|\\lbrack|!=|mod|°|circ|!!")
 # a power or index, a factorial, a closing brace ("\frac{1}{2}(4)"), or an operator ("36 \cdot (-1) = ...")
 _GLUED_BEFORE = re.compile(r"(?:(?<![\\A-Za-z])[A-Za-z]{1,3}\(?|[0-9})]\(|[\^_!]|\}|(?:\\times|\\cdot|\\div|[×·*/+])[ \t]{0,2})\Z")
 # "\binom{4}{2} (1/2)^4 = ...": the formula read starts after a command's argument groups, a factor before it
+# "3 : 4 = 6 : 8" read as "4 = 6": a ratio written with spaces (not "Step 3: ...", whose colon follows the number)
+_RATIO_BEFORE = re.compile(r"\d[ \t]{1,2}:[ \t]{0,2}\Z")
+_RATIO_AFTER = re.compile(r"[ \t]{0,2}:[ \t]{0,2}\d")
+# "2^{10} − 1 = 1023" in plain text read as "− 1 = 1023": a power or index group right before the formula
+_GROUP_BEFORE = re.compile(r"[\^_]\{[^{}]{0,12}\}[ \t]{0,2}\Z")
 _COMMAND_BEFORE = re.compile(r"\\(?:[dt]?binom|[dt]?frac|sqrt|overline|bar|hat|vec)(?:\{[^{}]{0,40}\}){1,2}[ \t]{0,2}\Z")
 _FUNCTION_BEFORE = re.compile(r"(?<![A-Za-z])\\?(?:sin|cos|tan|cot|sec|csc|log|ln|exp|sqrt|arcsin|arccos|arctan)"
                               r"(?:_\{?[\w.]{1,6}\}?)?[ \t]{0,2}\Z")  # "log_{10} 0.01 = -2" read as "0.01 = -2"
@@ -293,11 +298,13 @@ def guessed_reading(f: Formula, text_before: str, text_after: str) -> str:
         return "a number cut out of a longer one (thousands separator, time or ratio)"
     if re.search(r"[\d.]$", before) or re.match(r"\d", after):
         return "a number cut out of a longer expression"
+    if _RATIO_BEFORE.search(text_before) or _RATIO_AFTER.match(text_after):
+        return "a number cut out of a longer one (a ratio 'a : b')"
     if _LIST_BEFORE.search(text_before) and "=" not in text_before and _LIST_AFTER.match(text_after):
         # "(3-2), (0-2), ..., (5-2) = 1, -2, 0, ...": lists on both sides pair up element by element
         return "a member of a list written on both sides of the relation (its values pair up element by element)"
     unbalanced = f.text.count(")") - f.text.count("(")
-    if (_GLUED_BEFORE.search(text_before) or _FUNCTION_BEFORE.search(text_before) or _COMMAND_BEFORE.search(f.lead[-60:]) or _OPERATOR_AFTER.match(text_after)
+    if (_GLUED_BEFORE.search(text_before) or _GROUP_BEFORE.search(text_before) or _FUNCTION_BEFORE.search(text_before) or _COMMAND_BEFORE.search(f.lead[-60:]) or _OPERATOR_AFTER.match(text_after)
             or unbalanced > 0 and re.search(r"\([ \t]{0,2}\Z", text_before) or unbalanced < 0 and re.match(r"\s{0,2}\)", text_after)):
         # "f^{-1}(0) = 3" read as "0 = 3", "\frac{1}{2}(4)(4) = 8" as "4 * 4 = 8", "7 = 2 \times 7 \times \sin\theta"
         return "a formula cut out of a longer expression (a function applied to it, or a factor or term not read)"

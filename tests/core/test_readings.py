@@ -62,6 +62,8 @@ def test_explicit_notation_has_one_reading() -> None:
     ("The derivative is 3x^2, which at x = 2 equals 12.", "value condition"),
     (r"P(X = 2) = \binom{4}{2} (1/2)^4 = 6/16 = 3/8.", "cut out of a longer expression"),
     ("log_{10} 0.01 = −2.", "cut out of a longer expression"),
+    ("3 : 4 = 6 : 8.", "a ratio"),
+    ("The answer is 2^{10} − 1 = 1023.", "cut out of a longer expression"),
 ])
 def test_a_guess_without_a_second_reading_is_unknown(step: str, why: str) -> None:
     v = verdict(step)
@@ -160,3 +162,8 @@ def test_double_factorial_and_modulus_readings_are_bounded() -> None:
     assert verdict(f"Modulo {R.MAX_MODULUS + 1}, 3 + 5 = {8 - R.MAX_MODULUS - 1}.").first_error_step == 1
     assert verdict(f"Modulo {R.MAX_MODULUS}, 3 + 5 = {8 - R.MAX_MODULUS}.").verdict == "correct"
     assert verdict("We have 3 + 5 = 1.").first_error_step == 1  # no modulus named
+
+
+def test_a_numbered_step_is_no_ratio() -> None:
+    assert verdict("Step 3: 15 − 7 = 9.").first_error_step == 1  # the colon follows the step number
+    assert verdict("We get 2^10 − 1 = 1024.").first_error_step == 1  # no brace group: read whole, still refuted
