@@ -20,6 +20,7 @@ from faithsieve.obligations.models import (
 )
 from faithsieve.obligations.readings import guessed_reading, notation_readings
 from faithsieve.statetree.models import CaseSplit, EdgeContext, StateTree
+from faithsieve.statetree.rebinding import solved_again
 from faithsieve.statetree.models import EdgeUnit, TransitionType
 
 _EXPAND_CONTEXT = re.compile(r"(?i)\b(expand\w*|multiply\w* out|foil\w*|distribut\w*|factor\w*)\b")
@@ -102,6 +103,8 @@ def _substitution_meant(ctx: EdgeContext, r: Rel, step: int) -> bool:
     the chain shows the substituted numbers (``3x + 1 = 3·5 + 1``)."""
     f = ctx.formula
     assert f is not None
+    if solved_again(ctx.around[1], _rel_vars(r), ctx.env):
+        return False  # "3x = 9 gives x = 3" while x held 4: the letter is reused, the relation is a new equation
     if ctx.word_problem or _SUBST_CUE.search(f.lead[-160:]):
         return True
     closed = r.rhs if not variables(r.rhs) else (r.lhs if not variables(r.lhs) else None)

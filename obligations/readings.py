@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from fractions import Fraction
 
-from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, variables, walk
+from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var, variables, walk
 from faithsieve.mathtext.extract import Formula, extract_formulas
 from faithsieve.obligations.models import Obligation, Outcome, Refuted, Rel, Unknown, Verified
 
@@ -25,12 +25,41 @@ _TOWER = re.compile(r"\^\s*(?:\w{1,6}|\([^()]{1,20}\))\s*\^")
 _BRACKETS = re.compile(r"(?<!\\)\[|\\left\s*\[|\\lbrack")  # not "\\[" (display math)
 _UNIT_POWER = re.compile(r"(?i)(?:\\(?:text|mathrm|mbox)\s*\{\s*(?:sq\.?\s*)?[a-z]{1,6}\.?\s*\}|(?<![a-z\\])(?:cm|mm|km|m|in|ft|yd|mi|"
                          r"units?|meters?|feet|inch(?:es)?)\b)\s*(?:\^|²|³)")
+# a list member: "..., (5-2)" before the relation (no relation there) and ", -2, ..." (a bare number, then
+# another separator) after it; "2 + 3 = 5, 5 + 4 = 9, 9 + 1 = 10" is a run of computations, not a list
+_LIST_BEFORE = re.compile(r"[\w)\]}][ \t]{0,2},[ \t]{0,2}\Z")
+_LIST_AFTER = re.compile(r"[ \t]{0,2},[ \t]{0,2}[-−]?[ \t]{0,2}\d{1,12}(?:\.\d{1,12})?[ \t]{0,2}(?:,|\Z|\.(?!\d)|;)")
+# "in binary, 1 + 1 = 10", "in base 8: 7 + 1 = 10"; after the formula: "5 + 1 + 1 = 6 in base b"
+_BASE_BEFORE = re.compile(r"(?i)\bin[ \t]{1,3}(?:base[ \t-]{0,3}(?:\$|\\\()?[ \t]{0,3}(\d{1,2}|[a-z])\b|(binary|octal|ternary|hexadecimal|hex)\b)")
+_BASE_WORDS = {"binary": 2, "ternary": 3, "octal": 8, "hexadecimal": 16, "hex": 16}
+_BASE_AFTER = re.compile(r"(?i)(?:\$|\\\))?[ \t]{0,3}[,(]?[ \t]{0,3}in[ \t]{1,3}(?:base[ \t-]{0,3}(?:\$|\\\()?[ \t]{0,3}(?:\d{1,2}|[a-z])\b|"
+                         r"(?:binary|octal|ternary|hexadecimal|hex)\b)")
+MAX_DOUBLE_FACTORIAL = 400
+MAX_MODULUS = 10**6
+_Z = r"(?:\\mathbb\s{0,2}\{?\s{0,2}Z\s{0,2}\}?|\\Bbb\s{0,2}\{?Z\}?|ℤ|Z)"
+# a computation said to take place modulo n, before the formula: "In Z_5,", "in \mathbb{Z}/7\mathbb{Z}", "Modulo 7,",
+# "working mod 7:", "over GF(2)", "in \mathbb{F}_5", "in mod 12 arithmetic"
+_MODULUS_BEFORE = re.compile(
+    r"(?i)(?:\b(?:in|over)[ \t]{1,3}(?:the[ \t]{1,3}(?:group|ring|field)[ \t]{1,3})?(?:\$|\\\()?[ \t]{0,2}(?:"
+    + _Z + r"[ \t]{0,2}(?:_[ \t]{0,2}\{?[ \t]{0,2}(\d{1,7})[ \t]{0,2}\}?|/[ \t]{0,2}(\d{1,7})[ \t]{0,2}" + _Z + r")"
+    r"|GF[ \t]{0,2}\([ \t]{0,2}(\d{1,7})[ \t]{0,2}\)|\\mathbb[ \t]{0,2}\{?[ \t]{0,2}F[ \t]{0,2}\}?[ \t]{0,2}_[ \t]{0,2}\{?(\d{1,7})\}?"
+    r"|mod(?:ulo)?[ \t]{1,3}(\d{1,7})[ \t]{1,3}arithmetic)"
+    r"|\b(?:working[ \t]{1,3})?(?:modulo|mod)[ \t]{1,3}(\d{1,7})[ \t]{0,2}[,:])[^.;=]{0,60}\Z")
+_MODULUS_HINT = re.compile(r"(?i)mod|GF|Z|ℤ|\\mathbb")
 MAX_READINGS = 4
-_TRIGGER = re.compile(r"log|sin|cos|tan|\^|\[|\\lbrack|!=")
+_TRIGGER = re.compile(r"log|sin|cos|tan|\^|\[|\\lbrack|!=|mod|°|circ|!!")
 # glued to what precedes it: a short plain name ("f(", "S"; not a command such as \left or \boxed), "}(" / ")(",
 # a power or index, a factorial, a closing brace ("\frac{1}{2}(4)"), or an operator ("36 \cdot (-1) = ...")
 _GLUED_BEFORE = re.compile(r"(?:(?<![\\A-Za-z])[A-Za-z]{1,3}\(?|[0-9})]\(|[\^_!]|\}|(?:\\times|\\cdot|\\div|[×·*/+])[ \t]{0,2})\Z")
-_FUNCTION_BEFORE = re.compile(r"(?<![A-Za-z])\\?(?:sin|cos|tan|cot|sec|csc|log|ln|exp|sqrt|arcsin|arccos|arctan)[ \t]{0,2}\Z")
+# "\binom{4}{2} (1/2)^4 = ...": the formula read starts after a command's argument groups, a factor before it
+# "3 : 4 = 6 : 8" read as "4 = 6": a ratio written with spaces (not "Step 3: ...", whose colon follows the number)
+_RATIO_BEFORE = re.compile(r"\d[ \t]{1,2}:[ \t]{0,2}\Z")
+_RATIO_AFTER = re.compile(r"[ \t]{0,2}:[ \t]{0,2}\d")
+# "2^{10} − 1 = 1023" in plain text read as "− 1 = 1023": a power or index group right before the formula
+_GROUP_BEFORE = re.compile(r"[\^_]\{[^{}]{0,12}\}[ \t]{0,2}\Z")
+_COMMAND_BEFORE = re.compile(r"\\(?:[dt]?binom|[dt]?frac|sqrt|overline|bar|hat|vec)(?:\{[^{}]{0,40}\}){1,2}[ \t]{0,2}\Z")
+_FUNCTION_BEFORE = re.compile(r"(?<![A-Za-z])\\?(?:sin|cos|tan|cot|sec|csc|log|ln|exp|sqrt|arcsin|arccos|arctan)"
+                              r"(?:_\{?[\w.]{1,6}\}?)?[ \t]{0,2}\Z")  # "log_{10} 0.01 = -2" read as "0.01 = -2"
 _OPERATOR_AFTER = re.compile(r"[ \t]{0,3}(?:\\times|\\cdot|\\div|×|·|\*|/|\^|\+)")
 
 
@@ -76,10 +105,96 @@ def _degrees(e: Expr) -> Expr:
     return e
 
 
+def _radians(e: Expr) -> Expr:
+    if isinstance(e, Call) and e.fn == "deg" and len(e.args) == 1:
+        return BinOp("*", e.args[0], BinOp("/", Const("pi"), _num(180)))
+    return e
+
+
 def _left_tower(e: Expr) -> Expr:
     if isinstance(e, Pow) and isinstance(e.exponent, Pow):
         return Pow(Pow(e.base, e.exponent.base), e.exponent.exponent)
     return e
+
+
+def _stated_base(f: Formula) -> int | None:
+    """The base the sentence before the formula says its numerals are written in (2..16, not 10)."""
+    sentence = f.lead[max(f.lead.rfind(". "), f.lead.rfind("\n")) + 1 :]
+    m = _BASE_BEFORE.search(sentence)
+    if m is None:
+        return None
+    word = (m.group(1) or m.group(2) or "").lower()
+    base = _BASE_WORDS.get(word) or (int(word) if word.isdigit() else None)
+    return base if base is not None and 2 <= base <= 16 and base != 10 else None
+
+
+def _in_base(base: int) -> Callable[[Expr], Expr]:
+    def f(e: Expr) -> Expr:
+        if isinstance(e, Num) and e.text.isdigit():
+            try:
+                return Num(Fraction(int(e.text, base)), e.text, 0)
+            except ValueError:  # a digit the base does not have: this reading does not apply
+                raise _NotThisReading from None
+        if isinstance(e, Num):
+            raise _NotThisReading
+        return e
+    return f
+
+
+class _NotThisReading(Exception):
+    """A reading that does not apply to the formula (a digit the stated base lacks)."""
+
+
+def _double_factorial(e: Expr) -> Expr:
+    """``n!!`` read as the double factorial ``n(n-2)(n-4)...`` (a literal n up to MAX_DOUBLE_FACTORIAL)."""
+    if isinstance(e, Call) and e.fn == "factorial" and isinstance(e.args[0], Call) and e.args[0].fn == "factorial":
+        n = e.args[0].args[0]
+        if not isinstance(n, Num) or n.value.denominator != 1 or not 0 <= n.value <= MAX_DOUBLE_FACTORIAL:
+            raise _NotThisReading
+        out: Expr = _num(1)
+        for k in range(int(n.value), 1, -2):
+            out = BinOp("*", out, _num(k))
+        return out
+    return e
+
+
+def _stated_modulus(f: Formula) -> int | None:
+    """The modulus the sentence before the formula says it computes in ("in Z_5", "modulo 7,", "over GF(2)")."""
+    sentence = f.lead[max(f.lead.rfind(". "), f.lead.rfind("\n")) + 1 :][-120:]
+    m = _MODULUS_BEFORE.search(sentence)
+    if m is None:
+        return None
+    n = int(next(g for g in m.groups() if g))
+    return n if 2 <= n <= MAX_MODULUS else None
+
+
+def _trailing_mod(e: Expr) -> tuple[Expr, Expr] | None:
+    """``b mod n`` ending an expression (``a + b mod n`` included): what precedes ``mod n``, and ``n``."""
+    if isinstance(e, BinOp) and e.op == "mod" and isinstance(e.right, Num):
+        return e.left, e.right
+    if isinstance(e, BinOp) and e.op in ("+", "-"):
+        inner = _trailing_mod(e.right)
+        if inner is not None:
+            return BinOp(e.op, e.left, inner[0]), inner[1]
+    return None
+
+
+def _congruence(r: Rel, f: Formula, link: int) -> Rel | None:
+    """``a = b mod n`` read as the congruence ``a ≡ b (mod n)``: ``a mod n = b mod n``.
+
+    A ``mod n`` written after the last member of a chain qualifies the whole chain
+    (``2^5 = 32 = 10 mod 11``), so every link of it is re-read modulo ``n``."""
+    if r.op != "=":
+        return None
+    tail = _trailing_mod(f.chain.exprs[-1])
+    if tail is None:
+        return None
+    n = tail[1]
+    rhs = r.rhs
+    last = _trailing_mod(rhs) if link == len(f.chain.rels) - 1 else None
+    if last is not None:
+        rhs = last[0]
+    return Rel(BinOp("mod", r.lhs, n), "=", BinOp("mod", rhs, n))
 
 
 def _bracket_link(f: Formula, link: int, fn: str) -> Rel | None:
@@ -95,7 +210,7 @@ def _bracket_link(f: Formula, link: int, fn: str) -> Rel | None:
 
 def notation_readings(r: Rel, f: Formula, link: int) -> tuple[tuple[Rel, ...], str]:
     """Other readings of ``r`` (the ``link``-th relation of ``f``) in common use, and what is ambiguous."""
-    if not _TRIGGER.search(f.text):
+    if not _TRIGGER.search(f.text) and not _BASE_BEFORE.search(f.lead) and not _MODULUS_HINT.search(f.lead):
         return (), ""  # none of the notations below is written: nothing to re-read
     nodes = _nodes(r)
     readings: list[Rel] = []
@@ -106,6 +221,10 @@ def notation_readings(r: Rel, f: Formula, link: int) -> tuple[tuple[Rel, ...], s
     if any(isinstance(n, Call) and n.fn in _TRIG for n in nodes) and _rel_map(r, _degrees) != r:
         readings.append(_rel_map(r, _degrees))
         why.append("an angle without a unit (radians or degrees)")
+    if (any(isinstance(n, Call) and n.fn == "deg" for n in nodes)
+            and any(isinstance(n, Const) and n.name == "pi" for n in nodes)):
+        readings.append(_rel_map(r, _radians))
+        why.append("degrees beside a multiple of pi (a conversion to radians, or a plain number)")
     if _TOWER.search(f.text) and any(isinstance(n, Pow) and isinstance(n.exponent, Pow) for n in nodes):
         readings.append(_rel_map(r, _left_tower))
         why.append("a^b^c without braces (a^(b^c) or (a^b)^c)")
@@ -115,6 +234,29 @@ def notation_readings(r: Rel, f: Formula, link: int) -> tuple[tuple[Rel, ...], s
             if alt is not None:
                 readings.append(alt)
         why.append("square brackets (grouping, or the floor/ceiling function)")
+    base = _stated_base(f) if _BASE_BEFORE.search(f.lead) else None
+    if base is not None:
+        try:
+            readings.append(_rel_map(r, _in_base(base)))
+            why.append(f"numerals after 'in base {base}' (base ten, or base {base})")
+        except _NotThisReading:
+            pass  # a digit base {base} lacks, or a decimal point: base ten is the only reading
+    if "!!" in f.text and any(isinstance(n, Call) and n.fn == "factorial" and isinstance(n.args[0], Call)
+                              and n.args[0].fn == "factorial" for n in nodes):
+        try:
+            readings.append(_rel_map(r, _double_factorial))
+            why.append("'n!!' (the double factorial, or the factorial of n!)")
+        except _NotThisReading:
+            pass
+    modulus = _stated_modulus(f) if r.op == "=" and _MODULUS_HINT.search(f.lead) else None
+    if modulus is not None:
+        n = _num(modulus)
+        readings.append(Rel(BinOp("mod", r.lhs, n), "=", BinOp("mod", r.rhs, n)))
+        why.append(f"a computation the text places modulo {modulus} (in the integers, or modulo {modulus})")
+    congruence = _congruence(r, f, link) if "mod" in f.text else None
+    if congruence is not None:
+        readings.append(congruence)
+        why.append("'= ... mod n' (an equation whose right side is reduced, or a congruence modulo n)")
     if r.op == "!=" and re.search(r"\d\s?!=", f.text):
         alt = _reparsed_link(f.text.replace("!=", "! ="), f.latex, len(f.chain.rels), link)
         if alt is not None:
@@ -131,8 +273,24 @@ def _reparsed_link(text: str, latex: bool, n_rels: int, link: int) -> Rel | None
     return Rel(*links[link]) if 0 <= link < len(links) else None
 
 
+_VALUE_AT = re.compile(r"(?i)\b(?:at|for|when|with)[ \t]{1,3}(?:\$|\\\()?[ \t]{0,3}\Z")
+
+
+def _is_value(link: tuple[Expr, str, Expr]) -> bool:
+    lhs, op, rhs = link
+    return op == "=" and isinstance(lhs, Var) and not variables(rhs)
+
+
 def guessed_reading(f: Formula, text_before: str, text_after: str) -> str:
     """What a refutation of this formula would rest on that the text does not fix ("" if nothing)."""
+    base_before = _BASE_BEFORE.search(f.lead[max(f.lead.rfind(". "), f.lead.rfind("\n")) + 1 :])
+    multi_digit = re.search(r"(?<![\d.])\d{2,}", f.text) is not None  # a single digit means the same in every base
+    if multi_digit and (_BASE_AFTER.match(text_after) or base_before is not None and _stated_base(f) is None and (
+            base_before.group(1) or "").isalpha()):
+        return "numerals in a base the text names but does not fix (a letter base, or a base named after the formula)"
+    if _VALUE_AT.search(f.lead[-16:]) and len(f.chain.rels) > 1 and _is_value(f.chain.links()[0]):
+        # "the derivative is 3x^2, which at x = 2 equals 12": the 12 is the subject's value, not x's
+        return "a value condition ('at x = 2') followed by what something else equals there"
     if _UNIT_POWER.search(f.text) or _UNIT_POWER.match(text_after.lstrip()[:20] + " "):
         return "a unit with an exponent: the power may belong to the unit, not the number"
     before, after = text_before[-4:], text_after[:4]
@@ -140,8 +298,13 @@ def guessed_reading(f: Formula, text_before: str, text_after: str) -> str:
         return "a number cut out of a longer one (thousands separator, time or ratio)"
     if re.search(r"[\d.]$", before) or re.match(r"\d", after):
         return "a number cut out of a longer expression"
+    if _RATIO_BEFORE.search(text_before) or _RATIO_AFTER.match(text_after):
+        return "a number cut out of a longer one (a ratio 'a : b')"
+    if _LIST_BEFORE.search(text_before) and "=" not in text_before and _LIST_AFTER.match(text_after):
+        # "(3-2), (0-2), ..., (5-2) = 1, -2, 0, ...": lists on both sides pair up element by element
+        return "a member of a list written on both sides of the relation (its values pair up element by element)"
     unbalanced = f.text.count(")") - f.text.count("(")
-    if (_GLUED_BEFORE.search(text_before) or _FUNCTION_BEFORE.search(text_before) or _OPERATOR_AFTER.match(text_after)
+    if (_GLUED_BEFORE.search(text_before) or _GROUP_BEFORE.search(text_before) or _FUNCTION_BEFORE.search(text_before) or _COMMAND_BEFORE.search(f.lead[-60:]) or _OPERATOR_AFTER.match(text_after)
             or unbalanced > 0 and re.search(r"\([ \t]{0,2}\Z", text_before) or unbalanced < 0 and re.match(r"\s{0,2}\)", text_after)):
         # "f^{-1}(0) = 3" read as "0 = 3", "\frac{1}{2}(4)(4) = 8" as "4 * 4 = 8", "7 = 2 \times 7 \times \sin\theta"
         return "a formula cut out of a longer expression (a function applied to it, or a factor or term not read)"

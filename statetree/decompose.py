@@ -24,6 +24,8 @@ from faithsieve.mathtext.extract import Formula, extract_formulas
 from faithsieve.models import Proof
 from faithsieve.obligations.models import Rel
 from faithsieve.statetree.continuation import constrains, continues, rewrite_claim
+from faithsieve.statetree.rebinding import reused_letter
+from faithsieve.statetree.retraction import retracted
 from faithsieve.statetree.models import CaseSplit, EdgeContext, EdgeUnit, ProofState, StateTree, TransitionType
 
 if TYPE_CHECKING:
@@ -204,7 +206,7 @@ class _Builder:
             supposed_prev = False
             for fi, f in enumerate(formulas):
                 sentence = _sentence(f.lead)
-                negated = (bool(_NEGATION.search(sentence)) or _trailing_negation(text, f.end)
+                negated = (bool(_NEGATION.search(sentence)) or _trailing_negation(text, f.end) or retracted(text, f.end)
                            or (self.custom_ops and any(c in f.text for c in "*#@&")))
                 hypothetical = f.conditional or bool(_HYPOTHETICAL.search(sentence)) or (
                     bool(f.chain.rels) and _is_assignment(Rel(*f.chain.links()[0])) and bool(_FOR_VALUE.search(f.lead)))
@@ -263,6 +265,8 @@ class _Builder:
                         if (source_rel is not None and not hypothetical and not negated
                                 and var.name in variables(source_rel.lhs) | variables(source_rel.rhs)):
                             premises = (source_rel,)
+                        if premises and reused_letter(var.name, f.chain.exprs[1], self.chain_value(f.chain), premises[0], scope.env):
+                            premises = ()  # the letter takes a new value in place; the premise was about the old one
                         edge = self.add_edge(scope, TransitionType.DEFINITION, step.index, span, src,
                                              EdgeContext(**ctx_common, premises=premises, definition_of=var.name))
                         value = self.chain_value(f.chain)
@@ -512,7 +516,7 @@ def _sentence(lead: str) -> str:
     return lead[cut + 1 :][-160:]
 
 
-_TRAIL_STRONG = re.compile(r"(?i)\b(not|no|false|contradiction|impossible|extraneous|invalid|reject\w*|discard\w*|"
+_TRAIL_STRONG = re.compile(r"(?i)\b(not|no|false|contradiction|impossible|absurd|extraneous|invalid|reject\w*|discard\w*|"
                            r"undefined|isn't|aren't|doesn't|don't|cannot)\b")
 
 

@@ -21,6 +21,14 @@ def reasons(v) -> str:  # type: ignore[no-untyped-def]
     (r"$\sin 30 = \frac{1}{2}$", r"$\sin 30 = 0.7$", "without a unit"),
     (r"$\cos 60 = 0.5$", r"$\cos 60 = 0.9$", "without a unit"),
     ("2^3^2 = 64", "2^3^2 = 100", "a^b^c"),
+    ("In binary, 1 + 1 = 10.", "In binary, 1 + 1 = 11.", "in base 2"),
+    ("45° = π/4 rad.", "90° = π/3.", "degrees beside a multiple of pi"),
+    ("Then 3! = 6 and 3!! = 3.", "Then 5!! = 16.", "double factorial"),
+    ("In Z_5, 3 · 2 = 1.", "In Z_5, 3 · 2 = 2.", "modulo 5"),
+    ("Modulo 7, 3 + 5 = 1.", "Modulo 7, 3 + 5 = 2.", "modulo 7"),
+    (r"In $\mathbb{Z}/7\mathbb{Z}$, 3 + 5 = 1.", r"In $\mathbb{Z}/7\mathbb{Z}$, 3 + 5 = 4.", "modulo 7"),
+    ("Over GF(2), 1 + 1 = 0.", "Over GF(2), 1 + 1 = 1.", "modulo 2"),
+    ("In base 8, 7 + 1 = 10.", "In base 8, 7 + 2 = 10.", "in base 8"),
     ("$[100/3] + [100/9] + [100/27] = 33 + 11 + 3$", "$[100/3] + [100/9] + [100/27] = 30 + 11 + 3$", "square brackets"),
 ])
 def test_refuted_only_under_every_reading(holds: str, fails: str, why: str) -> None:
@@ -46,6 +54,16 @@ def test_explicit_notation_has_one_reading() -> None:
     (r"Simplify: 7 = 2 \times 7 \times \sin \theta.", "cut out of a longer expression"),
     (r"so 6_8 = 6 \\cdot 8^0 = 6 and 7_8 = 7.", "cut out of a longer expression"),  # "8^0 = 6" is what is read
     (r"That is -12\cdot 0 + 20\cdot (-1) - 36\cdot (-1) = -20 + 36 = 16.", "cut out of a longer expression"),
+    ("Subtract: (3-2), (0-2), (2-2), (5-2) = 1, -2, 0, 3.", "pair up element by element"),
+    ("Squares: 1^2, (-2)^2, 0^2, 3^2 = 1, 4, 0, 9.", "pair up element by element"),
+    ("This means that 5 + 1 + 1 = 12 in base b.", "does not fix"),
+    ("This means that $5 + 1 + 1 = 12$ in base $b$.", "does not fix"),
+    ("In base b, we need 5 + 1 + 1 = 12.", "does not fix"),
+    ("The derivative is 3x^2, which at x = 2 equals 12.", "value condition"),
+    (r"P(X = 2) = \binom{4}{2} (1/2)^4 = 6/16 = 3/8.", "cut out of a longer expression"),
+    ("log_{10} 0.01 = −2.", "cut out of a longer expression"),
+    ("3 : 4 = 6 : 8.", "a ratio"),
+    ("The answer is 2^{10} − 1 = 1023.", "cut out of a longer expression"),
 ])
 def test_a_guess_without_a_second_reading_is_unknown(step: str, why: str) -> None:
     v = verdict(step)
@@ -86,3 +104,66 @@ def test_a_substituted_value_is_an_input_not_a_solution() -> None:
     assert v.verdict == "correct"
     v = localize(proof_from_steps("Lens.", ["We have $2f = 30$.", "So $f = 10$."]))
     assert v.first_error_step == 2
+
+
+@pytest.mark.parametrize(("holds", "fails"), [
+    ("We have 2^5 = 32 = 10 mod 11.", "We have 2^5 = 32 = 9 mod 11."),
+    ("So 3^4 = 81 = 4 mod 7.", "So 3^4 = 81 = 5 mod 7."),
+    ("Hence 5 + 12 = 1 + 2 mod 7.", "Hence 5 + 12 = 1 + 3 mod 7."),  # 'mod n' after a sum reduces the whole right side
+    ("Then 3^{100} = 3^4 = 4 mod 7.", "Then 3^{100} = 3^4 = 5 mod 7."),  # a trailing 'mod n' qualifies every link
+])
+def test_equals_then_mod_is_also_a_congruence(holds: str, fails: str) -> None:
+    v = verdict(holds)
+    assert v.verdict == "correct"
+    assert "congruence modulo n" in reasons(v)
+    assert verdict(fails).first_error_step == 1
+
+
+def test_mod_as_an_operator_keeps_one_reading() -> None:
+    assert verdict("17 mod 5 = 2.").verdict == "correct"
+    assert verdict("17 mod 5 = 3.").first_error_step == 1  # 'mod' does not end the right side: no congruence reading
+    assert verdict("We have 2^5 = 32 = 10.").first_error_step == 1  # no 'mod' at all: one reading
+
+
+def test_runs_of_computations_are_not_lists() -> None:
+    assert verdict("We add 2 + 3 = 5, 5 + 4 = 10, 10 + 1 = 11.").first_error_step == 1  # a relation before it
+    assert verdict("So 1, 3 + 4 = 8, and 9.").first_error_step == 1  # no list of values after it
+    assert verdict("Then 5 - 2 = 1, so we stop.").first_error_step == 1
+
+
+def test_a_base_reading_needs_the_digits_and_the_words() -> None:
+    assert verdict("In base 8, 7 + 9 = 10.").first_error_step == 1  # 9 is no base-8 digit: base ten only
+    assert verdict("In the base case, 1 + 1 = 3.").first_error_step == 1  # "base case" names no base
+    assert verdict("So 1 + 1 = 3 in the base case.").first_error_step == 1
+    assert verdict("So 1 + 1 = 10.").first_error_step == 1
+    # single digits mean the same in every base: no ambiguity to wait on
+    assert verdict("This means that $5 + 1 + 1 = 6$ in base $b$.").first_error_step == 1
+    assert verdict("In base b, we need 5 + 1 + 1 = 6.").first_error_step == 1
+
+
+def test_a_value_condition_alone_is_still_checked() -> None:
+    assert verdict("At x = 2, we get 3 + 4 = 8.").first_error_step == 1
+
+
+def test_degrees_without_pi_keep_one_reading() -> None:
+    assert verdict("180° − 50° − 60° = 80°.").first_error_step == 1
+    assert verdict(r"We get \(\sqrt{16} + 1 = 6\).").first_error_step == 1  # a command inside the formula cuts nothing
+
+
+def test_double_factorial_and_modulus_readings_are_bounded() -> None:
+    from faithsieve.mathtext.ast import Call, Num
+    from fractions import Fraction
+    from faithsieve.obligations import readings as R
+    big = Call("factorial", (Call("factorial", (Num(Fraction(R.MAX_DOUBLE_FACTORIAL + 1), "x", 0),)),))
+    with pytest.raises(R._NotThisReading):
+        R._double_factorial(big)
+    ok = Call("factorial", (Call("factorial", (Num(Fraction(R.MAX_DOUBLE_FACTORIAL), "x", 0),)),))
+    assert R._double_factorial(ok) != ok
+    assert verdict(f"Modulo {R.MAX_MODULUS + 1}, 3 + 5 = {8 - R.MAX_MODULUS - 1}.").first_error_step == 1
+    assert verdict(f"Modulo {R.MAX_MODULUS}, 3 + 5 = {8 - R.MAX_MODULUS}.").verdict == "correct"
+    assert verdict("We have 3 + 5 = 1.").first_error_step == 1  # no modulus named
+
+
+def test_a_numbered_step_is_no_ratio() -> None:
+    assert verdict("Step 3: 15 − 7 = 9.").first_error_step == 1  # the colon follows the step number
+    assert verdict("We get 2^10 − 1 = 1024.").first_error_step == 1  # no brace group: read whole, still refuted
