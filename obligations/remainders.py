@@ -33,7 +33,7 @@ _QR = re.compile(_INT_FIRST + _SEP + _DIV + _SEP + _INT + _SEP + _EQ + _SEP + _I
 _REMAINDER_OF = re.compile(r"(?i)\bremainder\s{1,3}(?:when|of)" + _SEP + _INT + _SEP + r"(?:is\s{1,3})?" + _word(r"divided\s{1,3}by")
                            + _SEP + _INT + _SEP + r",?\s{0,3}(?:is|=)" + _SEP + _INT)
 _MOD = r"(?:\(\s{0,3}(?:\\?mod|\\bmod|modulo)|\\pmod|\\mod|\\bmod|\bmod|\bmodulo)\s{0,3}\{?\s{0,3}"
-_CONGRUENT = re.compile(_INT_FIRST + _SEP + r"(?:≡|\\equiv)" + _SEP + r"(-?)" + _INT + _SEP + _MOD + _INT)
+_CONGRUENT = re.compile(_INT_FIRST + _SEP + r"(?:≡|\\equiv)" + _SEP + r"([-−]?)" + _INT + _SEP + _MOD + _INT)
 
 
 def _claims(text: str) -> list[Found]:

@@ -30,7 +30,7 @@ INT = r"(?<![\d.])(\d{1,%d})(?![\d]|[.,]\d|\s{0,2}[\^_!])" % MAX_DIGITS
 INT_FIRST = r"(?<![\d.,])" + INT
 # what may not come right before the first number of a claim (spaces and delimiters skipped): then the number
 # ends a longer expression (a term or factor, a power, an index, a fraction) and the claim is about that
-_GLUED = re.compile(r"(?:[-+*/×·÷^_{}]|\\(?:cdot|times|div|pm|mp))(?:\s|\\[,;:! ]|\$|\\\(|~)*\Z")
+_GLUED = re.compile(r"(?:[-−–+*/×·÷^_{}]|\\(?:cdot|times|div|pm|mp))(?:\s|\\[,;:! ]|\$|\\\(|~)*\Z")
 
 Found = tuple[tuple[int, int], Rel]
 

@@ -25,6 +25,7 @@ def first(*steps: str) -> int | None:
     ("The remainder when 100 is divided by 7 is 2.", "100 mod 7 = 2"),
     (r"so \[327 \equiv 4 \pmod{17}.\]", "(327 - 4) mod 17 = 0"),
     (r"We have $100 \equiv -2 \pmod{17}$.", "(100 + 2) mod 17 = 0"),
+    ("so 10 ≡ −1 (mod 11).", "(10 + 1) mod 11 = 0"),  # the typographic minus sign (U+2212)
     ("Hence 38 ≡ 3 (mod 5).", "(38 - 3) mod 5 = 0"),
     (r"\[2^{10} = 1024 \equiv 4 \pmod{17}\]", "(1024 - 4) mod 17 = 0"),  # a link of a chain
 ])
@@ -65,6 +66,8 @@ def test_false_claims_are_refuted(step: str) -> None:
     r"\[R \equiv 4 + 5 \equiv 9 \pmod{7}\]",  # 5 ends a sum
     r"\[ 9 \cdot 51 + 3^6 \equiv 0 + 15 \pmod{17} \]",  # neither side is a single number
     "1,529 ÷ 6 = 255 R 4",  # 529 is cut out of 1,529
+    "(−1)^3 = −1 ≡ 10 (mod 11)",  # 1 is the magnitude of −1 (typographic minus): a signed left side
+    "x – 1 ≡ 10 (mod 11)",  # an en dash written for minus
     "2.5 ÷ 6 = 1 R 4",  # a decimal
     r"$n \equiv 3 \pmod{4}$",  # a letter: not a closed claim
     "The remainder when 100 is divided by 7 is 9.",  # 9 is not a remainder mod 7: another convention
