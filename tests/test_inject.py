@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 from collections import Counter
@@ -18,11 +19,13 @@ from faithsieve.datasets.inject import (
     evaluate,
     find_chains,
     format_number,
+    get_mutation,
     gsm8k_steps,
     inject_items,
     inject_solution,
     is_eligible,
 )
+from faithsieve.datasets.injection import mutations as mutations_module
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_GSM8K = REPO.parent / "shared" / "datasets" / "raw" / "gsm8k"
@@ -278,6 +281,44 @@ def test_item_variants_do_not_depend_on_other_items():
 def test_unknown_mutation_raises():
     with pytest.raises(ValueError):
         inject_items(RECORDS, mutations=["nope"])
+
+
+def test_each_mutation_is_one_registered_object():
+    assert len(MUTATIONS) == len(set(MUTATIONS)) == 7
+    for m in MUTATIONS:
+        spec = get_mutation(m)
+        assert spec.name == m and spec.about
+        assert spec.visibility == ("arithmetic" if m in FALSE_EQUATION else "formula")
+        assert spec.propagated == (m != "result_changed")
+    with pytest.raises(ValueError, match="unknown mutation 'nope'; known: result_changed, "):
+        get_mutation("nope")
+    with pytest.raises(ValueError, match="unknown mutation 'nope'"):
+        inject_solution("q", ["a", "b"], "nope", random.Random(0))
+
+
+def test_registering_a_mutation_twice_or_with_an_unknown_visibility_fails():
+    spec = get_mutation("sign_flip")
+    with pytest.raises(ValueError, match="registered twice"):
+        mutations_module._register(spec)
+    with pytest.raises(ValueError, match="unknown visibility"):
+        mutations_module._register(dataclasses.replace(spec, name="new_one", visibility="verbal"))
+    assert "new_one" not in mutations_module._REGISTRY
+
+
+def test_item_meta_comes_from_its_mutation():
+    """Visibility and reason are the registered mutation's; the reason names the step, the
+    mutated equation and the correct result, with every template field filled."""
+    items = inject_items(RECORDS, seed=3, per_item=len(MUTATIONS))
+    assert {it["meta"]["mutation"] for it in items} == set(MUTATIONS)
+    for it in items:
+        meta = it["meta"]
+        spec = get_mutation(meta["mutation"])
+        assert meta["visibility"] == spec.visibility
+        assert meta["propagated"] is spec.propagated
+        reason = meta["reason"]
+        assert reason.startswith(f"Step {it['label']}: {meta['mutated_equation']} ")
+        assert f"{meta['correct_value']})." in reason
+        assert "{" not in reason and "}" not in reason
 
 
 # --- CLI -------------------------------------------------------------------------
