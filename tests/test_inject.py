@@ -349,6 +349,26 @@ def test_cli_writes_jsonl(tmp_path, capsys):
     assert "wrote" in capsys.readouterr().err
 
 
+def test_cli_split_and_per_item(tmp_path):
+    """datasets/README.md's inject options: --split names the ids (default: the file's stem) and
+    --per-item makes up to N variants per record, each a different mutation."""
+    src = tmp_path / "dev.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in RECORDS), encoding="utf-8")
+    out = tmp_path / "a.jsonl"
+    assert _cli(["inject", str(src), "--out", str(out), "--per-item", "3"]) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert rows and all(r["id"].startswith("gsm8k-dev-") and r["meta"]["split"] == "dev" for r in rows)
+    per_record = Counter(r["meta"]["gsm8k_index"] for r in rows)
+    assert max(per_record.values()) == 3
+    for index in per_record:
+        mutations = [r["meta"]["mutation"] for r in rows if r["meta"]["gsm8k_index"] == index]
+        assert len(mutations) == len(set(mutations))
+    assert _cli(["inject", str(src), "--out", str(out), "--split", "train"]) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert rows and all(r["id"].startswith("gsm8k-train-") and r["meta"]["split"] == "train" for r in rows)
+    assert max(Counter(r["meta"]["gsm8k_index"] for r in rows).values()) == 1
+
+
 def test_cli_errors(tmp_path, capsys):
     src = tmp_path / "g.jsonl"
     src.write_text(json.dumps(DUCKS) + "\n{not json\n" + json.dumps({"q": 1}) + "\n",
