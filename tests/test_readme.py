@@ -212,3 +212,20 @@ def test_grader_flags_list_names_every_flag_the_grader_sets() -> None:
             emitted |= set(table.values())
     assert len(emitted) >= 13
     assert listed == emitted, listed ^ emitted
+
+
+def test_the_grader_example_gives_what_its_comments_say() -> None:
+    import ast
+
+    block = _section("## As a reward in RL training loops (`faithsieve.grader`)").split("```python\n", 1)[1]
+    block = block.split("```", 1)[0]
+    code, comments = block.split("\nr.score", 1)
+    scope: dict[str, Any] = {}
+    exec(compile(code, "README.md", "exec"), scope)  # noqa: S102 - the README's own example
+    r = scope["r"]
+    said = dict(re.findall(r"^r\.(\w+)\s+# (.*)$", "r.score" + comments, re.M))
+    assert set(said) == {"score", "first_error_step", "reason", "step_spans"}
+    assert r.score == float(said["score"].split(":")[0])
+    assert r.first_error_step == int(said["first_error_step"])
+    assert r.reason.startswith(ast.literal_eval(said["reason"]).split("...")[0])
+    assert r.step_spans == ast.literal_eval(said["step_spans"].split(":")[0])
