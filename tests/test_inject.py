@@ -501,6 +501,43 @@ def test_proofloc_mini_injected_part():
         assert (evaluate(lhs) != evaluate(rhs)) == (meta["mutation"] in FALSE_EQUATION)
 
 
+def test_proofloc_mini_readme_figures_are_the_files():
+    """datasets/proofloc-mini/README.md: the domain table, first-error positions, visibility
+    counts, the two parts' sizes, the injected mutations and the seed are those of the file."""
+    import re
+
+    readme = (MINI.parent / "README.md").read_text(encoding="utf-8")
+    flat = " ".join(readme.split())
+    items = _mini_items()
+    errors = [it for it in items if it["label"] != "correct"]
+    assert f"{len(items)} items in ProofLoc JSONL" in flat
+    rows = re.findall(r"^\| \**(\w+)\**[^|]*\| \**(\d+)[^|]*\| \**(\d+)\** \| \**(\d+)\** \|$", readme, re.M)
+    assert len(rows) == 6
+    for name, correct, error, total in rows:
+        group = items if name == "all" else [it for it in items if it["domain"] == name]
+        n_correct = sum(it["label"] == "correct" for it in group)
+        assert (n_correct, len(group) - n_correct, len(group)) == (int(correct), int(error), int(total)), name
+    positions = Counter(min(it["label"], 6) for it in errors)
+    written = re.search(r"First-error positions: (.*?)\.", flat).group(1)
+    assert written == ", ".join(f"step {k}: {positions[k]}" for k in range(1, 6)) + f", steps 6–7: {positions[6]}"
+    assert max(it["label"] for it in errors) == 7
+    vis = Counter(it["meta"]["visibility"] for it in errors)
+    assert f"Visibility of the {len(errors)} errors: {vis['arithmetic']} arithmetic, {vis['formula']} formula, " \
+           f"{vis['verbal']} verbal." in flat
+    hand = [it for it in items if it["meta"]["subset"] == "handwritten"]
+    assert f"`source/handwritten.jsonl.txt`, {len(hand)} items" in flat
+    injected = [it for it in items if it["meta"]["subset"] == "injected"]
+    kept = sum(it["label"] == "correct" for it in injected)
+    assert f"({len(injected)} items from GSM8K `train`" in flat
+    assert f"{kept} reference solutions kept as they are and {len(injected) - kept} with one injected error" in flat
+    assert {it["meta"]["seed"] for it in injected} == {int(re.search(r"seed `(\d+)`", flat).group(1))}
+    muts = Counter(it["meta"]["mutation"] for it in injected if it["label"] != "correct")
+    assert f"(`result_changed` {muts['result_changed']}, and 7 each of " in flat
+    assert {m for m in muts if m != "result_changed"} == set(MUTATIONS) - {"result_changed"}
+    assert {muts[m] for m in muts if m != "result_changed"} == {7}
+    assert all(3 <= len(it["steps"]) <= 8 for it in injected)  # "with 3 to 8 steps"
+
+
 @pytest.mark.skipif(not (SHARED_GSM8K / "train.jsonl").is_file(),
                     reason="../shared/datasets/raw/gsm8k is absent")
 def test_proofloc_mini_rebuilds_identically():
