@@ -545,6 +545,20 @@ def test_proofloc_mini_rebuilds_identically():
     assert build.render(build.build(SHARED_GSM8K)) == MINI.read_text(encoding="utf-8")
 
 
+@pytest.mark.skipif(not (SHARED_GSM8K / "train.jsonl").is_file(),
+                    reason="../shared/datasets/raw/gsm8k is absent")
+def test_build_check_exits_1_when_the_file_is_stale(tmp_path, monkeypatch, capsys):
+    build = _build_module()
+    copy = tmp_path / "proofloc-mini.jsonl"
+    copy.write_text(MINI.read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setattr(build, "OUTPUT", copy)
+    assert build.main(["--check", "--gsm8k", str(SHARED_GSM8K)]) == 0
+    copy.write_text(MINI.read_text(encoding="utf-8").replace('"label": 2', '"label": 3', 1), encoding="utf-8")
+    assert build.main(["--check", "--gsm8k", str(SHARED_GSM8K)]) == 1
+    assert "is stale" in capsys.readouterr().err
+    assert build.main(["--check", "--gsm8k", str(tmp_path / "nowhere")]) == 2
+
+
 # --- the arithmetic is faithsieve.mathtext's (no parser of its own) -------------------
 
 
