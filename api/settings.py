@@ -73,8 +73,8 @@ class ServiceSettings(Settings):
     """Start the ``/get_reward`` grader's worker processes with the service (so a reward call is never
     charged for their start-up); false saves those processes where ``/get_reward`` is not used."""
     api_key: SecretStr | None = None
-    """When set, ``/localize``, ``/localize/batch`` and ``/metrics`` require it in ``X-API-Key`` or
-    ``Authorization: Bearer``; compared in constant time."""
+    """When set, ``/localize``, ``/localize/batch``, ``/get_reward``, ``/metrics`` and ``POST /web/tree``
+    require it in ``X-API-Key`` or ``Authorization: Bearer``; compared in constant time."""
     cors_origins: tuple[str, ...] = ()
     """Origins allowed by CORS; empty (the default) adds no CORS headers at all."""
 

@@ -16,30 +16,12 @@ evaluation), ``chains`` (written chains), ``numbers``, ``edits`` (a changed valu
 through the later steps) and ``mutations``. This module reads GSM8K records and makes the
 labelled items; it re-exports the parts' public names.
 
-Mutations (see :data:`MUTATIONS`); each one changes exactly one step ``k`` and the
-item's label is ``k`` (1-based), the step where the error is first visible:
-
-``result_changed``
-    ``a op b = c`` becomes ``a op b = c'`` (a plausible wrong ``c'``); later steps are
-    left exactly as they were (they keep using the right ``c``).
-``result_changed_propagated``
-    same wrong ``c'``, but every later use of ``c`` is replaced by ``c'`` and every
-    later equation that depends on it is recomputed, so the rest is consistent with
-    the wrong value.
-``sign_flip``
-    one ``+`` becomes ``-`` (or the reverse) and the result is recomputed, so the
-    written equation is true and the error is the choice of operation; propagated.
-``sign_flip_result``
-    the expression is kept but the result is the value the expression would have
-    with one sign flipped (a sign slip in the computation); propagated.
-``swapped_operand``
-    one operand is replaced by a different number taken from the problem or an
-    earlier step; the result is recomputed and propagated.
-``wrong_substitution``
-    an operand that is a value established by an earlier step (the result of an
-    earlier equation) is re-used with a different value; recomputed, propagated.
-``dropped_term``
-    one term of a sum of three or more terms is left out; recomputed, propagated.
+Mutations (:data:`MUTATIONS`; :func:`get_mutation` gives one by name): each is one
+:class:`Mutation` registered in ``injection.mutations`` with its edit, what it does (``about``), its ``visibility`` (``arithmetic``: the mutated equation is false;
+``formula``: it is true with a wrong operation or quantity) and its reason text. Each one
+changes exactly one step ``k`` and the item's label is ``k`` (1-based), the step where the
+error is first visible; all but ``result_changed`` carry the changed value through the later
+steps, recomputing every equation that depends on it.
 
 Everything is pure and deterministic: each source item gets its own
 ``random.Random`` seeded from ``(seed, split, index)``, so the variants of an item
@@ -54,7 +36,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from faithsieve.datasets.injection.chains import Chain, chain_status_of_step, find_chains, is_eligible
-from faithsieve.datasets.injection.mutations import _VISIBILITY, MUTATIONS, Variant, _reason, inject_solution
+from faithsieve.datasets.injection.mutations import MUTATIONS, Mutation, Variant, get_mutation, inject_solution
 from faithsieve.datasets.injection.numbers import format_number
 from faithsieve.datasets.injection.tokens import ArithError, Tok, evaluate, evaluate_tokens, tokenize
 
@@ -62,6 +44,7 @@ __all__ = [
     "ArithError",
     "Chain",
     "MUTATIONS",
+    "Mutation",
     "Tok",
     "Variant",
     "chain_status_of_step",
@@ -69,6 +52,7 @@ __all__ = [
     "evaluate_tokens",
     "find_chains",
     "format_number",
+    "get_mutation",
     "gsm8k_steps",
     "inject_items",
     "inject_solution",
@@ -129,9 +113,7 @@ def inject_items(
     ``"correct"``. Records with a false written equation are skipped.
     """
     names = list(MUTATIONS if mutations is None else mutations)
-    for m in names:
-        if m not in MUTATIONS:
-            raise ValueError(f"unknown mutation {m!r}; known: {', '.join(MUTATIONS)}")
+    specs = {m: get_mutation(m) for m in names}
     if per_item < 0:
         raise ValueError("per_item must be >= 0")
     out: list[dict[str, Any]] = []
@@ -182,13 +164,13 @@ def inject_items(
                 "original_equation": v.original_equation,
                 "mutated_equation": v.mutated_equation,
                 "propagated": v.propagated,
-                "visibility": _VISIBILITY[m],
+                "visibility": specs[m].visibility,
                 "gsm8k_index": index,
                 "split": sp,
                 "seed": seed,
                 **v.details,
             }
-            meta["reason"] = _reason(v)
+            meta["reason"] = specs[m].explain(v)
             out.append({
                 "id": src,
                 "problem": problem,

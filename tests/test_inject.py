@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 from collections import Counter
@@ -18,11 +19,13 @@ from faithsieve.datasets.inject import (
     evaluate,
     find_chains,
     format_number,
+    get_mutation,
     gsm8k_steps,
     inject_items,
     inject_solution,
     is_eligible,
 )
+from faithsieve.datasets.injection import mutations as mutations_module
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_GSM8K = REPO.parent / "shared" / "datasets" / "raw" / "gsm8k"
@@ -280,6 +283,44 @@ def test_unknown_mutation_raises():
         inject_items(RECORDS, mutations=["nope"])
 
 
+def test_each_mutation_is_one_registered_object():
+    assert len(MUTATIONS) == len(set(MUTATIONS)) == 7
+    for m in MUTATIONS:
+        spec = get_mutation(m)
+        assert spec.name == m and spec.about
+        assert spec.visibility == ("arithmetic" if m in FALSE_EQUATION else "formula")
+        assert spec.propagated == (m != "result_changed")
+    with pytest.raises(ValueError, match="unknown mutation 'nope'; known: result_changed, "):
+        get_mutation("nope")
+    with pytest.raises(ValueError, match="unknown mutation 'nope'"):
+        inject_solution("q", ["a", "b"], "nope", random.Random(0))
+
+
+def test_registering_a_mutation_twice_or_with_an_unknown_visibility_fails():
+    spec = get_mutation("sign_flip")
+    with pytest.raises(ValueError, match="registered twice"):
+        mutations_module._register(spec)
+    with pytest.raises(ValueError, match="unknown visibility"):
+        mutations_module._register(dataclasses.replace(spec, name="new_one", visibility="verbal"))
+    assert "new_one" not in mutations_module._REGISTRY
+
+
+def test_item_meta_comes_from_its_mutation():
+    """Visibility and reason are the registered mutation's; the reason names the step, the
+    mutated equation and the correct result, with every template field filled."""
+    items = inject_items(RECORDS, seed=3, per_item=len(MUTATIONS))
+    assert {it["meta"]["mutation"] for it in items} == set(MUTATIONS)
+    for it in items:
+        meta = it["meta"]
+        spec = get_mutation(meta["mutation"])
+        assert meta["visibility"] == spec.visibility
+        assert meta["propagated"] is spec.propagated
+        reason = meta["reason"]
+        assert reason.startswith(f"Step {it['label']}: {meta['mutated_equation']} ")
+        assert f"{meta['correct_value']})." in reason
+        assert "{" not in reason and "}" not in reason
+
+
 # --- CLI -------------------------------------------------------------------------
 
 
@@ -306,6 +347,26 @@ def test_cli_writes_jsonl(tmp_path, capsys):
     assert _cli(argv) == 0
     assert out.read_bytes() == first
     assert "wrote" in capsys.readouterr().err
+
+
+def test_cli_split_and_per_item(tmp_path):
+    """datasets/README.md's inject options: --split names the ids (default: the file's stem) and
+    --per-item makes up to N variants per record, each a different mutation."""
+    src = tmp_path / "dev.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in RECORDS), encoding="utf-8")
+    out = tmp_path / "a.jsonl"
+    assert _cli(["inject", str(src), "--out", str(out), "--per-item", "3"]) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert rows and all(r["id"].startswith("gsm8k-dev-") and r["meta"]["split"] == "dev" for r in rows)
+    per_record = Counter(r["meta"]["gsm8k_index"] for r in rows)
+    assert max(per_record.values()) == 3
+    for index in per_record:
+        mutations = [r["meta"]["mutation"] for r in rows if r["meta"]["gsm8k_index"] == index]
+        assert len(mutations) == len(set(mutations))
+    assert _cli(["inject", str(src), "--out", str(out), "--split", "train"]) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert rows and all(r["id"].startswith("gsm8k-train-") and r["meta"]["split"] == "train" for r in rows)
+    assert max(Counter(r["meta"]["gsm8k_index"] for r in rows).values()) == 1
 
 
 def test_cli_errors(tmp_path, capsys):
@@ -440,11 +501,62 @@ def test_proofloc_mini_injected_part():
         assert (evaluate(lhs) != evaluate(rhs)) == (meta["mutation"] in FALSE_EQUATION)
 
 
+def test_proofloc_mini_readme_figures_are_the_files():
+    """datasets/proofloc-mini/README.md: the domain table, first-error positions, visibility
+    counts, the two parts' sizes, the injected mutations and the seed are those of the file."""
+    import re
+
+    readme = (MINI.parent / "README.md").read_text(encoding="utf-8")
+    flat = " ".join(readme.split())
+    items = _mini_items()
+    errors = [it for it in items if it["label"] != "correct"]
+    assert f"{len(items)} items in ProofLoc JSONL" in flat
+    rows = re.findall(r"^\| \**(\w+)\**[^|]*\| \**(\d+)[^|]*\| \**(\d+)\** \| \**(\d+)\** \|$", readme, re.M)
+    assert len(rows) == 6
+    for name, correct, error, total in rows:
+        group = items if name == "all" else [it for it in items if it["domain"] == name]
+        n_correct = sum(it["label"] == "correct" for it in group)
+        assert (n_correct, len(group) - n_correct, len(group)) == (int(correct), int(error), int(total)), name
+    positions = Counter(min(it["label"], 6) for it in errors)
+    written = re.search(r"First-error positions: (.*?)\.", flat).group(1)
+    assert written == ", ".join(f"step {k}: {positions[k]}" for k in range(1, 6)) + f", steps 6–7: {positions[6]}"
+    assert max(it["label"] for it in errors) == 7
+    vis = Counter(it["meta"]["visibility"] for it in errors)
+    assert f"Visibility of the {len(errors)} errors: {vis['arithmetic']} arithmetic, {vis['formula']} formula, " \
+           f"{vis['verbal']} verbal." in flat
+    hand = [it for it in items if it["meta"]["subset"] == "handwritten"]
+    assert f"`source/handwritten.jsonl.txt`, {len(hand)} items" in flat
+    injected = [it for it in items if it["meta"]["subset"] == "injected"]
+    kept = sum(it["label"] == "correct" for it in injected)
+    assert f"({len(injected)} items from GSM8K `train`" in flat
+    assert f"{kept} reference solutions kept as they are and {len(injected) - kept} with one injected error" in flat
+    assert {it["meta"]["seed"] for it in injected} == {int(re.search(r"seed `(\d+)`", flat).group(1))}
+    muts = Counter(it["meta"]["mutation"] for it in injected if it["label"] != "correct")
+    assert f"(`result_changed` {muts['result_changed']}, and 7 each of " in flat
+    assert {m for m in muts if m != "result_changed"} == set(MUTATIONS) - {"result_changed"}
+    assert {muts[m] for m in muts if m != "result_changed"} == {7}
+    assert all(3 <= len(it["steps"]) <= 8 for it in injected)  # "with 3 to 8 steps"
+
+
 @pytest.mark.skipif(not (SHARED_GSM8K / "train.jsonl").is_file(),
                     reason="../shared/datasets/raw/gsm8k is absent")
 def test_proofloc_mini_rebuilds_identically():
     build = _build_module()
     assert build.render(build.build(SHARED_GSM8K)) == MINI.read_text(encoding="utf-8")
+
+
+@pytest.mark.skipif(not (SHARED_GSM8K / "train.jsonl").is_file(),
+                    reason="../shared/datasets/raw/gsm8k is absent")
+def test_build_check_exits_1_when_the_file_is_stale(tmp_path, monkeypatch, capsys):
+    build = _build_module()
+    copy = tmp_path / "proofloc-mini.jsonl"
+    copy.write_text(MINI.read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setattr(build, "OUTPUT", copy)
+    assert build.main(["--check", "--gsm8k", str(SHARED_GSM8K)]) == 0
+    copy.write_text(MINI.read_text(encoding="utf-8").replace('"label": 2', '"label": 3', 1), encoding="utf-8")
+    assert build.main(["--check", "--gsm8k", str(SHARED_GSM8K)]) == 1
+    assert "is stale" in capsys.readouterr().err
+    assert build.main(["--check", "--gsm8k", str(tmp_path / "nowhere")]) == 2
 
 
 # --- the arithmetic is faithsieve.mathtext's (no parser of its own) -------------------

@@ -1,16 +1,20 @@
-"""The mutations: where each one applies, how it edits a solution, its contract, and its explanation.
+"""The mutations: one registered :class:`Mutation` each (how it edits a solution, what the
+variant's mutated equation must be, how the item's reason reads), their contract, and
+:func:`inject_solution`.
 
-Each mutation changes exactly one step ``k`` and the variant's label is ``k`` (1-based), the
-step where the error is first visible (the list is in ``faithsieve.datasets.inject``'s docstring).
+Each mutation changes exactly one step ``k`` and the variant's label is ``k`` (1-based),
+the step where the error is first visible. Adding a mutation is one :func:`_register` call
+next to its edit function; :data:`MUTATIONS` lists the registered names in registration order.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from functools import partial
+from typing import Any, Literal
 
 from faithsieve.datasets.injection.chains import Chain, find_chains, is_eligible
 from faithsieve.datasets.injection.edits import (
@@ -25,23 +29,52 @@ from faithsieve.datasets.injection.edits import (
 from faithsieve.datasets.injection.numbers import _text_numbers, format_number
 from faithsieve.datasets.injection.tokens import ArithError, Tok, _neighbour, evaluate
 
-__all__ = ["MUTATIONS", "Variant", "inject_solution"]
+__all__ = ["MUTATIONS", "Mutation", "Variant", "get_mutation", "inject_solution"]
 
-MUTATIONS: tuple[str, ...] = (
-    "result_changed",
-    "result_changed_propagated",
-    "sign_flip",
-    "sign_flip_result",
-    "swapped_operand",
-    "wrong_substitution",
-    "dropped_term",
-)
-"""Every mutation name, in a fixed order."""
+_Edit = tuple[list[str], _Site, dict[str, Any]]
+"""What an edit function returns: the new steps, the edited site, the variant's details."""
 
-# Mutations whose mutated equation is arithmetically false; the others write a
-# true equation with a wrong operation or quantity.
-_FALSE_EQUATION = {"result_changed", "result_changed_propagated", "sign_flip_result"}
-_PROPAGATED = set(MUTATIONS) - {"result_changed"}
+
+@dataclass(frozen=True)
+class Mutation:
+    """One kind of injected error."""
+
+    name: str
+    about: str
+    """What it does to the solution, in one sentence."""
+    edit: Callable[[str, Sequence[str], random.Random], _Edit | None]
+    """``(problem, steps, rng)`` -> the edit, or None when the solution has no place for it."""
+    visibility: Literal["arithmetic", "formula"]
+    """``arithmetic``: the mutated equation is itself false; ``formula``: it is true, with a
+    wrong operation or quantity (so the error shows only against the problem or earlier steps)."""
+    reason: str
+    """The item's ``meta.reason``: a template over ``step``, ``equation`` (the mutated
+    equation) and the variant's ``details``."""
+    propagated: bool = True
+    """Whether the changed value is carried through the later steps (else they stay as written)."""
+
+    def explain(self, variant: Variant) -> str:
+        return self.reason.format(step=variant.label, equation=variant.mutated_equation,
+                                  **variant.details)
+
+
+_REGISTRY: dict[str, Mutation] = {}
+
+
+def _register(mutation: Mutation) -> None:
+    if mutation.name in _REGISTRY:
+        raise ValueError(f"mutation {mutation.name!r} is registered twice")
+    if mutation.visibility not in ("arithmetic", "formula"):
+        raise ValueError(f"mutation {mutation.name!r}: unknown visibility {mutation.visibility!r}")
+    _REGISTRY[mutation.name] = mutation
+
+
+def get_mutation(name: str) -> Mutation:
+    """The registered mutation called ``name`` (ValueError naming the known ones otherwise)."""
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown mutation {name!r}; known: {', '.join(_REGISTRY)}") from None
 
 
 @dataclass
@@ -58,7 +91,12 @@ class Variant:
 
     @property
     def propagated(self) -> bool:
-        return self.mutation in _PROPAGATED
+        return get_mutation(self.mutation).propagated
+
+
+def _fmt(v: Fraction) -> str:
+    s = format_number(v)
+    return s if s is not None else str(v)
 
 
 def _wrong_values(c: Fraction, rng: random.Random) -> list[Fraction]:
@@ -107,6 +145,25 @@ def _m_result_changed(problem, steps, rng, propagate):
     return None
 
 
+_register(Mutation(
+    "result_changed",
+    about="a op b = c becomes a op b = c' (a plausible wrong c'); the later steps stay as "
+          "written and keep using the right c",
+    edit=partial(_m_result_changed, propagate=False),
+    visibility="arithmetic",
+    reason="Step {step}: {equation} is false (the result is {correct_value}).",
+    propagated=False,
+))
+_register(Mutation(
+    "result_changed_propagated",
+    about="the same wrong c', and every later use of c becomes c' with every equation that "
+          "depends on it recomputed, so the rest is consistent with the wrong value",
+    edit=partial(_m_result_changed, propagate=True),
+    visibility="arithmetic",
+    reason="Step {step}: {equation} is false (the result is {correct_value}).",
+))
+
+
 def _m_sign_flip(problem, steps, rng, result_only):
     sites = [s for s in _sites(steps) if _binary_addops(s.lhs) and _propagatable(steps, problem, s)]
     rng.shuffle(sites)
@@ -129,6 +186,26 @@ def _m_sign_flip(problem, steps, rng, result_only):
                 "written_value": _fmt(value),
             }
     return None
+
+
+_register(Mutation(
+    "sign_flip",
+    about="one + becomes - (or the reverse) and the result is recomputed: a true equation "
+          "with the wrong operation",
+    edit=partial(_m_sign_flip, result_only=False),
+    visibility="formula",
+    reason="Step {step}: {equation} uses {flipped_to} where the solution needs {operator} "
+           "(correct result {correct_value}).",
+))
+_register(Mutation(
+    "sign_flip_result",
+    about="the expression is kept but the result is what it gives with one sign flipped "
+          "(a sign slip in the computation)",
+    edit=partial(_m_sign_flip, result_only=True),
+    visibility="arithmetic",
+    reason="Step {step}: {equation} is false; {written_value} is what the expression gives "
+           "with {operator} read as {flipped_to} (sign slip, correct {correct_value}).",
+))
 
 
 def _m_swapped_operand(problem, steps, rng):
@@ -162,6 +239,17 @@ def _m_swapped_operand(problem, steps, rng):
     return None
 
 
+_register(Mutation(
+    "swapped_operand",
+    about="one operand is replaced by a different number from the problem or an earlier "
+          "step, and the result recomputed",
+    edit=_m_swapped_operand,
+    visibility="formula",
+    reason="Step {step}: {equation} uses {replacement} (from the {replacement_from}) "
+           "where {operand} belongs (correct result {correct_value}).",
+))
+
+
 def _m_wrong_substitution(problem, steps, rng):
     problem_values = {v for v, _ in _text_numbers(problem)}
     sites = [s for s in _sites(steps) if _propagatable(steps, problem, s)]
@@ -193,6 +281,17 @@ def _m_wrong_substitution(problem, steps, rng):
                     "written_value": _fmt(value),
                 }
     return None
+
+
+_register(Mutation(
+    "wrong_substitution",
+    about="an operand that an earlier step established (not a number of the problem) is "
+          "re-used with a different value, and the result recomputed",
+    edit=_m_wrong_substitution,
+    visibility="formula",
+    reason="Step {step}: {equation} re-uses the value {established_value} from step "
+           "{established_step} as {substituted_value} (correct result {correct_value}).",
+))
 
 
 def _top_level_terms(lhs: Sequence[Tok]) -> list[tuple[int, int]]:
@@ -249,27 +348,17 @@ def _m_dropped_term(problem, steps, rng):
     return None
 
 
-def _fmt(v: Fraction) -> str:
-    s = format_number(v)
-    return s if s is not None else str(v)
+_register(Mutation(
+    "dropped_term",
+    about="one term of a sum of three or more terms is left out, and the result recomputed",
+    edit=_m_dropped_term,
+    visibility="formula",
+    reason="Step {step}: {equation} leaves out the term {dropped} of the sum "
+           "(correct result {correct_value}).",
+))
 
-
-def _mutate(name: str, problem: str, steps: Sequence[str], rng: random.Random):
-    if name == "result_changed":
-        return _m_result_changed(problem, steps, rng, propagate=False)
-    if name == "result_changed_propagated":
-        return _m_result_changed(problem, steps, rng, propagate=True)
-    if name == "sign_flip":
-        return _m_sign_flip(problem, steps, rng, result_only=False)
-    if name == "sign_flip_result":
-        return _m_sign_flip(problem, steps, rng, result_only=True)
-    if name == "swapped_operand":
-        return _m_swapped_operand(problem, steps, rng)
-    if name == "wrong_substitution":
-        return _m_wrong_substitution(problem, steps, rng)
-    if name == "dropped_term":
-        return _m_dropped_term(problem, steps, rng)
-    raise ValueError(f"unknown mutation {name!r}; known: {', '.join(MUTATIONS)}")
+MUTATIONS: tuple[str, ...] = tuple(_REGISTRY)
+"""Every mutation name, in registration order."""
 
 
 def _mutated_chain(text: str, near: int) -> Chain | None:
@@ -278,7 +367,7 @@ def _mutated_chain(text: str, near: int) -> Chain | None:
     return best[-1] if best else (chains[0] if chains else None)
 
 
-def _validate(name: str, original: Sequence[str], new: Sequence[str], site: _Site) -> Chain | None:
+def _validate(mutation: Mutation, original: Sequence[str], new: Sequence[str], site: _Site) -> Chain | None:
     """Check the variant's contract; the mutated chain, or None when it does not hold."""
     k = site.k
     if len(new) != len(original) or list(new[:k]) != list(original[:k]) or new[k] == original[k]:
@@ -286,12 +375,12 @@ def _validate(name: str, original: Sequence[str], new: Sequence[str], site: _Sit
     chain = _mutated_chain(new[k], site.chain.start)
     if chain is None:
         return None
-    if name in _FALSE_EQUATION:
+    if mutation.visibility == "arithmetic":
         if chain.status != "false":
             return None
     elif chain.status != "verified" or chain.values[-1] == site.c:
         return None
-    if name == "result_changed":
+    if not mutation.propagated:
         if list(new[k + 1:]) != list(original[k + 1:]):
             return None
     else:
@@ -317,15 +406,14 @@ def inject_solution(
     Returns ``None`` when the solution has no place for this mutation (or has a false
     written equation already).
     """
-    if mutation not in MUTATIONS:
-        raise ValueError(f"unknown mutation {mutation!r}; known: {', '.join(MUTATIONS)}")
+    spec = get_mutation(mutation)
     if len(steps) < 2 or not is_eligible(steps):
         return None
-    res = _mutate(mutation, problem, steps, rng)
+    res = spec.edit(problem, steps, rng)
     if res is None:
         return None
     new_steps, site, details = res
-    chain = _validate(mutation, steps, new_steps, site)
+    chain = _validate(spec, steps, new_steps, site)
     if chain is None:
         return None
     return Variant(
@@ -336,31 +424,3 @@ def inject_solution(
         mutated_equation=chain.text(new_steps[site.k]),
         details=details,
     )
-
-
-_VISIBILITY = {m: ("arithmetic" if m in _FALSE_EQUATION else "formula") for m in MUTATIONS}
-
-
-def _reason(v: Variant) -> str:
-    d = v.details
-    k = v.label
-    eq = v.mutated_equation
-    if v.mutation in ("result_changed", "result_changed_propagated"):
-        return f"Step {k}: {eq} is false (the result is {d['correct_value']})."
-    if v.mutation == "sign_flip_result":
-        return (f"Step {k}: {eq} is false; {d['written_value']} is what the expression gives "
-                f"with {d['operator']} read as {d['flipped_to']} (sign slip, correct {d['correct_value']}).")
-    if v.mutation == "sign_flip":
-        return (f"Step {k}: {eq} uses {d['flipped_to']} where the solution needs {d['operator']} "
-                f"(correct result {d['correct_value']}).")
-    if v.mutation == "swapped_operand":
-        return (f"Step {k}: {eq} uses {d['replacement']} (from the {d['replacement_from']}) "
-                f"where {d['operand']} belongs (correct result {d['correct_value']}).")
-    if v.mutation == "wrong_substitution":
-        return (f"Step {k}: {eq} re-uses the value {d['established_value']} from step "
-                f"{d['established_step']} as {d['substituted_value']} (correct result {d['correct_value']}).")
-    if v.mutation == "dropped_term":
-        return (f"Step {k}: {eq} leaves out the term {d['dropped']} of the sum "
-                f"(correct result {d['correct_value']}).")
-    return f"Step {k}: injected {v.mutation}."
-

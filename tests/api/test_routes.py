@@ -300,6 +300,7 @@ def test_api_key(make_client, proof):
         assert c.post("/localize", json=proof, headers={"X-API-Key": "s3cret-key"}).status_code == 200
         assert c.post("/localize", json=proof, headers={"Authorization": "Bearer s3cret-key"}).status_code == 200
         assert c.post("/localize/batch", json={"items": [proof]}).status_code == 401
+        assert c.post("/get_reward", json={"query": ["1 + 1 = 2. #### 2"]}).status_code == 401
         assert c.get("/metrics").status_code == 401
         assert c.get("/metrics", headers={"X-API-Key": "s3cret-key"}).status_code == 200
         assert c.get("/healthz").status_code == 200 and c.get("/readyz").status_code == 200

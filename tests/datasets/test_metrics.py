@@ -147,3 +147,31 @@ def test_flag_scope_precision_splits_the_flags_by_how_far_they_can_be_trusted() 
     assert got["at_or_before"]["flags"] == 3 and got["at_or_before"]["flag_precision"] == pytest.approx(1 / 3)
     assert got["at_or_before"]["flag_soundness"] == pytest.approx(1 / 3)
     assert M.flag_scope_precision([])["first"]["flag_precision"] is None
+
+
+def test_every_metric_the_readme_defines_is_in_the_metrics_document() -> None:
+    """datasets/README.md's metrics table: each key is in ``metrics.json``; the per-group tables
+    hold what the README says they hold; ``ci95`` covers six headline ratios."""
+    import re
+    from pathlib import Path
+
+    from faithsieve.datasets.formats import LabelledItem
+
+    text = (Path(__file__).resolve().parents[2] / "datasets" / "README.md").read_text(encoding="utf-8")
+    table = text.split("### Metrics", 1)[1].split("\n\n", 2)[1]
+    rows = {row.split("|")[1]: row.split("|")[2] for row in table.splitlines()[2:]}
+    keys = {k for first in rows for k in re.findall(r"`([a-z_0-9]+)`", first)}
+    assert len(keys) >= 20
+    items = [LabelledItem(id=f"i{n}", problem="p", steps=("a", "b", "c"), label=label, meta={"subset": s})
+             for n, (label, s) in enumerate([(2, "x"), ("correct", "x"), (3, "y"), ("correct", "y")])]
+    preds = [{"predicted": 2, "flag_scope": "first"}, {"predicted": 1}, {"predicted": "correct"},
+             {"predicted": "correct"}]
+    doc = M.score_document(list(zip(items, preds)), {"sessions": [{"items": 4, "wall_s": 2.0}]}, resamples=20)
+    assert keys <= set(doc), keys - set(doc)
+    assert len(doc["ci95"]) == 6
+    per_group = next(v for k, v in rows.items() if "`per_subset`" in k)
+    left_out = set(re.findall(r"`([a-z_0-9]+)`", per_group.split("except", 1)[1].split("with", 1)[0]))
+    expected = keys - left_out - {"per_subset", "per_domain", "confusion"}
+    for table_name in ("per_subset", "per_domain"):
+        for group in doc[table_name].values():
+            assert expected <= set(group), expected - set(group)

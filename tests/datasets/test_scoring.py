@@ -236,6 +236,9 @@ def test_cli_convert_score_compare(fixtures: Path, tmp_path: Path, capsys: pytes
     assert _cli("compare", str(a), str(b)) == 0
     text = capsys.readouterr().out
     assert "binary_accuracy" in text and "gsm8k-1" in text
+    assert _cli("compare", str(a), str(b), "--max-items", "0") == 0  # the count stays, the list is cut
+    text = capsys.readouterr().out
+    assert "1 items changed prediction" in text and "gsm8k-1 " not in text and "... 1 more" in text
     assert _cli("compare", str(a), str(b), "--json") == 0
     cmp = json.loads(capsys.readouterr().out)
     changed = {c["id"]: c for c in cmp["changed"]}
