@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import threading
+import traceback
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -50,6 +51,13 @@ def completion_body(text: str | None, *, model: str = FAKE_MODEL, prompt_tokens:
         body["usage"] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                          "total_tokens": prompt_tokens + completion_tokens}
     return body
+
+
+class _QuietServer(ThreadingHTTPServer):
+    errors: list[str]
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        self.errors.append(traceback.format_exc())
 
 
 @dataclass(frozen=True)
@@ -89,6 +97,9 @@ class FakeOpenAI:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
+        # connection errors on the server side (a client that hangs up mid-reply), kept here rather than
+        # printed to the test's stderr, where tests assert on what the CLI under test prints
+        self.server_errors: list[str] = []
         self._thread: threading.Thread | None = None
 
     # ---- scripting ----
@@ -146,7 +157,8 @@ class FakeOpenAI:
         if self._httpd is not None:
             return self
         self._stopping.clear()
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        httpd = _QuietServer(("127.0.0.1", 0), _make_handler(self))
+        httpd.errors = self.server_errors
         httpd.daemon_threads = True
         self._httpd = httpd
         self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
