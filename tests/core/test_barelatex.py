@@ -88,3 +88,20 @@ def test_open_brace_groups_are_not_rescanned() -> None:
         bare.brace_group_end = real
     # one scan per MAX_BRACE_SCAN characters at most, not one per open group
     assert len(calls) <= len(text) // bare.MAX_BRACE_SCAN + 2
+
+
+@pytest.mark.parametrize(("step", "reading"), [
+    # read as plain text these were pieces cut out of a longer expression (unknown); read as
+    # LaTeX the whole formula is there
+    (r"So the area is \frac{1}{2}(4)(4) = 8.", "1 / 2 * 4 * 4 = 8"),
+    (r"Simplify: 7 = 2 \times 7 \times \sin \theta.", "7 = 2 * 7 * sin(theta)"),
+    ("Therefore, f^{-1}(0)=3.", "fn:f^{-1}(0) = 3"),  # an unknown function applied to 0
+])
+def test_formulas_once_cut_are_read_whole(step: str, reading: str) -> None:
+    assert reading in chains(step)
+    assert first("Q", step) is None
+
+
+def test_a_whole_bare_latex_formula_is_refuted_when_false() -> None:
+    assert first("Q", r"So the area is \frac{1}{2}(4)(4) = 9.") == 1
+    assert first("Q", r"That is -12\cdot 0 + 20\cdot (-1) - 36\cdot (-1) = -20 + 36 = 17.") == 1
