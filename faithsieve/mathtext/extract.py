@@ -135,6 +135,9 @@ def find_segments(text: str) -> list[Segment]:
     return _split_bare_latex(text, segs)
 
 
+_BARE_CUE = re.compile(r"\\[A-Za-z]|[\^_]\{")
+
+
 def _split_bare_latex(text: str, segs: list[Segment]) -> list[Segment]:
     """Plain segments that hold LaTeX written without delimiters (``S = 50 \\cdot 101``) are cut
     around it, and that stretch is read as LaTeX (``faithsieve.mathtext.barelatex``)."""
@@ -142,7 +145,10 @@ def _split_bare_latex(text: str, segs: list[Segment]) -> list[Segment]:
         return segs
     out: list[Segment] = []
     for seg in segs:
-        spans = [] if seg.latex else [sp for sp in bare_latex_spans(text, seg.start, seg.end) if _latex_relates(text, *sp)]
+        if seg.latex or not _BARE_CUE.search(text, seg.start, seg.end):
+            out.append(seg)  # no command and no ^{ } / _{ } group: nothing to read as LaTeX here
+            continue
+        spans = [sp for sp in bare_latex_spans(text, seg.start, seg.end) if _latex_relates(text, *sp)]
         if not spans:
             out.append(seg)
             continue
