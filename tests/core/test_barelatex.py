@@ -105,3 +105,10 @@ def test_formulas_once_cut_are_read_whole(step: str, reading: str) -> None:
 def test_a_whole_bare_latex_formula_is_refuted_when_false() -> None:
     assert first("Q", r"So the area is \frac{1}{2}(4)(4) = 9.") == 1
     assert first("Q", r"That is -12\cdot 0 + 20\cdot (-1) - 36\cdot (-1) = -20 + 36 = 17.") == 1
+
+
+@pytest.mark.parametrize("formula", [r"S = 50 \cdot 101 = 5050", r"a_{10} = 2^{10} - 1 = 1023",
+                                     r"\binom{9}{4} = \frac{9 \cdot 8 \cdot 7 \cdot 6}{24} = 126"])
+def test_read_as_between_dollars(formula: str) -> None:
+    # the README's promise: the same chain as the delimited formula
+    assert chains(f"Hence {formula}.") == chains(f"Hence ${formula}$.") != []
