@@ -179,6 +179,7 @@ class _Builder:
         group_derived = False
         group_premise: Rel | None = None
         reductio = False  # inside a supposition the argument means to refute
+        case_from: int | None = None  # the step where the latest case began
         for step in self.proof.steps:
             text = step.text
             reductio = reductio or any(_REDUCTIO_OPEN.search(sn) and _REDUCTIO_CUE.search(sn) for sn in _sentences(text))
@@ -186,6 +187,10 @@ class _Builder:
             if_par = list(_IF_PARITY.finditer(text))
             formulas = extract_formulas(text, self.imaginary)
             if heads or len(if_par) >= 2:
+                if case_from is not None:
+                    # a new case: the equations stated in the previous case are not premises here
+                    recent_eqs[:] = [(st, r) for st, r in recent_eqs if st < case_from]
+                case_from = step.index
                 scope, last_rel = self.enter_cases(scope, step.index, text, heads, if_par)
             if last_rel is not None and step.index - last_rel_step > 1:
                 last_rel = None
@@ -193,6 +198,7 @@ class _Builder:
                 # a new sub-problem: the facts of the previous one are not premises here
                 scope, last_rel = self.fresh_context(scope, step.index), None
                 recent_eqs.clear()
+                case_from = None
                 reductio = False
             renamed = {m.group(1) for m in _RENAMING.finditer(text[:5000])}
             if renamed:
@@ -526,7 +532,7 @@ def _trailing_negation(text: str, end: int) -> bool:
     if _TRAIL_STRONG.search(rest[: stop if stop >= 0 else len(rest)]):
         return True
     tail = text[end : end + 60].lower()
-    return bool(re.match(r"\s*(\?|,?\s*(which|that)?\s*(is|are)?\s*(not|false|wrong|incorrect|impossible|a contradiction))", tail)) or \
+    return bool(re.match(r"\s*(\?|,?\s*(but\s+(?:that|this|it)|which|that)?\s*(is|are|'s)?\s*(not|false|wrong|incorrect|impossible|a contradiction))", tail)) or \
         "contradiction" in tail
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from faithsieve.errors import ParseError
 from faithsieve.mathtext.ast import Chain
+from faithsieve.mathtext.barelatex import bare_latex_spans
 from faithsieve.mathtext.lexer import (
     BAR, BREAK, CONST, FUNC, LB, LP, NUM, OP, RB, REL, RP, UNIT, VAR, Token,
     plain_may_relate, tokenize_latex, tokenize_plain,
@@ -131,7 +132,42 @@ def find_segments(text: str) -> list[Segment]:
         i += 1
     if n > plain_start:
         segs.append(Segment(plain_start, n, False))
-    return segs
+    return _split_bare_latex(text, segs)
+
+
+_BARE_CUE = re.compile(r"\\[A-Za-z]|[\^_]\{")
+
+
+def _split_bare_latex(text: str, segs: list[Segment]) -> list[Segment]:
+    """Plain segments that hold LaTeX written without delimiters (``S = 50 \\cdot 101``) are cut
+    around it, and that stretch is read as LaTeX (``faithsieve.mathtext.barelatex``)."""
+    if "\\" not in text and "^{" not in text and "_{" not in text:
+        return segs
+    out: list[Segment] = []
+    for seg in segs:
+        if seg.latex or not _BARE_CUE.search(text, seg.start, seg.end):
+            out.append(seg)  # no command and no ^{ } / _{ } group: nothing to read as LaTeX here
+            continue
+        spans = [sp for sp in bare_latex_spans(text, seg.start, seg.end) if _latex_relates(text, *sp)]
+        if not spans:
+            out.append(seg)
+            continue
+        at = seg.start
+        for a, b in spans:
+            if a > at:
+                out.append(Segment(at, a, False))
+            out.append(Segment(a, b, True))
+            at = b
+        if seg.end > at:
+            out.append(Segment(at, seg.end, False))
+    return out
+
+
+def _latex_relates(text: str, a: int, b: int) -> bool:
+    """Whether reading ``text[a:b]`` as LaTeX yields a relation chain; when it does not (a member
+    in notation the reader lacks), the plain reading of the stretch is kept."""
+    return any(_parse_run(run.toks, run.before, run.after, True, text) is not None
+               for run in _runs(tokenize_latex(text[a:b], a)))
 
 
 def _inline_math_end(text: str, i: int) -> int:

@@ -49,11 +49,7 @@ def test_explicit_notation_has_one_reading() -> None:
     (r"The area is $6 \times 6 = 36 \, \text{m}^2$.", "unit with an exponent"),
     (r"$2,\!500 \times 2 = 5,\!000$.", "cut out of a longer one"),
     ("$12:00 + 3 = 15:00$", "cut out of a longer one"),
-    ("Therefore, f^{-1}(0)=3.", "cut out of a longer expression"),
-    (r"So the area is \frac{1}{2}(4)(4) = 8.", "cut out of a longer expression"),
-    (r"Simplify: 7 = 2 \times 7 \times \sin \theta.", "cut out of a longer expression"),
     (r"so 6_8 = 6 \\cdot 8^0 = 6 and 7_8 = 7.", "cut out of a longer expression"),  # "8^0 = 6" is what is read
-    (r"That is -12\cdot 0 + 20\cdot (-1) - 36\cdot (-1) = -20 + 36 = 16.", "cut out of a longer expression"),
     ("Subtract: (3-2), (0-2), (2-2), (5-2) = 1, -2, 0, 3.", "pair up element by element"),
     ("Squares: 1^2, (-2)^2, 0^2, 3^2 = 1, 4, 0, 9.", "pair up element by element"),
     ("This means that 5 + 1 + 1 = 12 in base b.", "does not fix"),
@@ -63,7 +59,6 @@ def test_explicit_notation_has_one_reading() -> None:
     (r"P(X = 2) = \binom{4}{2} (1/2)^4 = 6/16 = 3/8.", "cut out of a longer expression"),
     ("log_{10} 0.01 = −2.", "cut out of a longer expression"),
     ("3 : 4 = 6 : 8.", "a ratio"),
-    ("The answer is 2^{10} − 1 = 1023.", "cut out of a longer expression"),
 ])
 def test_a_guess_without_a_second_reading_is_unknown(step: str, why: str) -> None:
     v = verdict(step)
