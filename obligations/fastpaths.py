@@ -349,6 +349,12 @@ def outside_smt(rels: list[Rel]) -> bool:
     return False
 
 
+def translates(r: Rel) -> bool:
+    """Every node of ``r`` is in the SMT fragment and its relation is one SMT states: translating
+    it succeeds, and it means there what exact evaluation computes where every divisor is nonzero."""
+    return r.op in ("=", "!=", "<", ">", "<=", ">=") and _walk(r.lhs) is None and _walk(r.rhs) is None
+
+
 def _walk(e: Expr) -> bool | None:
     """None: translates; True: stops outside the fragment; False: stops some other way."""
     if isinstance(e, (Num, Var)):

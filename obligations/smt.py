@@ -20,6 +20,7 @@ from faithsieve.obligations.fastpaths import (
     linear_derivation, outside_smt,
 )
 from faithsieve.obligations.symbolic import _degree_ok
+from faithsieve.obligations.witness import separating_points
 from faithsieve.obligations.models import (
     CoverageObligation, DerivationObligation, Obligation, Outcome, Refuted,
     Rel, Unknown, Verified,
@@ -185,6 +186,8 @@ class Z3Checker:
     """SMT over the reals (integers where known): Γ ∧ ¬G unsat = verified; sat = counterexample."""
 
     name = "z3"
+    witness_points = True
+    """Look for exact points showing "does not follow" before building solver state (``witness``)."""
 
     def __init__(self, timeout_ms: int = 300, rlimit: int = 2_000_000) -> None:
         self.timeout_ms = timeout_ms
@@ -219,6 +222,9 @@ class Z3Checker:
         if linear == "follows":
             return Verified("z3", "follows from the previous relation")
         if linear == "independent":
+            return Unknown(self.name, "does not follow from the previous relation alone")
+        if self.witness_points and separating_points(list(ob.premises), ob.claim, ob.integer_vars) is not None:
+            # both SMT queries below have these exact points as models: both answer "sat"
             return Unknown(self.name, "does not follow from the previous relation alone")
         syms = _Syms(z3.Context())
         prem = [_z3_rel(p, syms) for p in ob.premises]
