@@ -22,6 +22,7 @@ from collections.abc import Callable
 from faithsieve.mathtext.cost import budget
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS
 from faithsieve.obligations.exact import Checker, ExactChecker, compare_values, fmt
+from faithsieve.obligations.memo import MEMO
 from faithsieve.obligations.models import Obligation, Outcome, Unknown
 from faithsieve.obligations.smt import MAX_GAP_CANDIDATES, Z3Checker
 from faithsieve.obligations.symbolic import MAX_SYMPY_NODES, SympyChecker
@@ -52,6 +53,11 @@ register_checker("sympy", lambda limits=DEFAULT_LIMITS, **_: SympyChecker(limits
 register_checker("z3", lambda timeout_ms=300, **_: Z3Checker(timeout_ms))
 
 
+MEMO_CHECKERS: tuple[type, ...] = (SympyChecker, Z3Checker)
+"""Checkers whose outcome is a function of the obligation and their settings alone: their
+decided outcomes are kept in the process's memo (``obligations.memo``)."""
+
+
 ESCALATED_KINDS = frozenset({"identity", "derivation"})
 """Symbolic obligations (no rounding rule applies to them) that a checker marked
 ``escalates_unknown`` (Lean) may still decide after a cheaper checker said ``unknown``."""
@@ -72,7 +78,10 @@ def run_portfolio(ob: Obligation, checkers: list[Checker], deadline: float) -> O
         if time.monotonic() > deadline:
             return first or Unknown("budget", "time budget exhausted")
         with budget(deadline):  # evaluation inside the checker stops at the deadline
-            out = ch.check(ob, deadline)
+            if type(ch) in MEMO_CHECKERS:
+                out = MEMO.check(ch, ob, deadline, lambda: ch.check(ob, deadline))  # noqa: B023 (called at once)
+            else:
+                out = ch.check(ob, deadline)
         if out is None:
             continue
         if first is not None and isinstance(out, Unknown):

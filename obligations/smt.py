@@ -193,6 +193,11 @@ class Z3Checker:
         self.timeout_ms = timeout_ms
         self.rlimit = rlimit
 
+    @property
+    def min_time_limit_s(self) -> float:
+        """The shortest wall-clock limit a solver call may get (besides the deadline)."""
+        return self.timeout_ms * 4 / 1000
+
     def _solver(self, deadline: float, ctx: z3.Context) -> z3.Solver:
         s = z3.Solver(ctx=ctx)
         left_ms = int((deadline - time.monotonic()) * 1000)

@@ -1,0 +1,118 @@
+"""A bounded per-process memo of decided checker outcomes, keyed by the obligation as checked.
+
+A grader sees many rollouts of one problem, and they repeat the same symbolic steps; the sympy
+and z3 checkers are deterministic functions of the obligation's mathematical content and the
+checker's settings (a fresh z3 context per check, a fixed seed for random points), so an outcome
+found once is the outcome every later check of the same obligation would find. The memo keeps
+it, and a hit returns it without the symbolic work.
+
+* Key: the checker's class and settings, the obligation's class, and every field of the
+  obligation except where it sits in the proof (id, step, span, edge, source text); dicts
+  become sorted tuples. A field added to an obligation later is part of the key by default.
+* Only classes listed in ``MEMO_CHECKERS`` are memoized (an LLM or Lean checker is not).
+* Never kept: an outcome that may have ended by the clock, since another run with more time may
+  decide it: the check took ``CLOCK_SAFE_S`` or more (or half the checker's shortest internal
+  time limit, ``min_time_limit_s``), ended less than ``CLOCK_SAFE_S`` before its deadline, or
+  says a budget ran out or the solver gave up; and an obligation whose key cannot be hashed.
+* Bounded: at most ``MAX_ENTRIES`` outcomes, least recently used dropped first.
+
+A hit gives exactly what a fresh check gives, so the verdicts do not depend on what the process
+checked before, on the order of items, or on the worker count.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from faithsieve.obligations.models import Obligation, Outcome, Unknown
+
+MAX_ENTRIES = 4096
+"""Most outcomes one process keeps."""
+
+CLOCK_SAFE_S = 0.25
+"""A check this quick, ending this far before its deadline, met no time limit (the solvers'
+own limits are longer; see ``min_time_limit_s``)."""
+
+_PLACE = frozenset({"id", "step", "span", "edge", "source"})
+"""Fields saying where an obligation sits in a proof: no checker reads them."""
+_CLOCK_WORDS = ("budget", "timeout", "gave up", "time limit", "z3 error")
+"""An ``unknown`` whose reason names one of these may have ended by the clock."""
+
+
+def _frozen(v: Any) -> Hashable:
+    if isinstance(v, dict):
+        return tuple(sorted((k, _frozen(x)) for k, x in v.items()))
+    if isinstance(v, (list, tuple)):
+        return tuple(_frozen(x) for x in v)
+    return v
+
+
+def _settings(checker: Any) -> Hashable:
+    return _frozen(dict(vars(checker))) if hasattr(checker, "__dict__") else ()
+
+
+def memo_key(checker: Any, ob: Obligation) -> Hashable | None:
+    """The key of ``ob`` checked by ``checker``; None when some field cannot be hashed."""
+    fields = tuple((k, _frozen(getattr(ob, k))) for k in type(ob).model_fields if k not in _PLACE)
+    key = (type(checker).__name__, _settings(checker), getattr(checker, "witness_points", None),
+           type(ob).__name__, fields)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _by_the_clock(checker: Any, out: Outcome, elapsed: float, deadline: float) -> bool:
+    limit = min(CLOCK_SAFE_S, getattr(checker, "min_time_limit_s", CLOCK_SAFE_S) / 2)
+    if elapsed >= limit or deadline - time.monotonic() < CLOCK_SAFE_S:
+        return True
+    return isinstance(out, Unknown) and any(w in out.reason.lower() for w in _CLOCK_WORDS)
+
+
+class OutcomeMemo:
+    """Least-recently-used map from ``memo_key`` to a decided outcome, with hit counts."""
+
+    def __init__(self, max_entries: int = MAX_ENTRIES) -> None:
+        self.max_entries = max_entries
+        self._map: OrderedDict[Hashable, Outcome | None] = OrderedDict()
+        self._lock = threading.Lock()  # a server may check in threads
+        self.hits = 0
+        self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._map)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._map.clear()
+            self.hits = self.misses = 0
+
+    def check(self, checker: Any, ob: Obligation, deadline: float,
+              run: Callable[[], Outcome | None]) -> Outcome | None:
+        """``run()`` (the checker on ``ob``), or the outcome it gave before for the same key."""
+        key = memo_key(checker, ob)
+        if key is None:
+            return run()
+        with self._lock:
+            if key in self._map:
+                self.hits += 1
+                self._map.move_to_end(key)
+                return self._map[key]
+            self.misses += 1
+        start = time.monotonic()
+        out = run()
+        if out is None or not _by_the_clock(checker, out, time.monotonic() - start, deadline):
+            with self._lock:
+                self._map[key] = out
+                while len(self._map) > self.max_entries:
+                    self._map.popitem(last=False)
+        return out
+
+
+MEMO = OutcomeMemo()
+"""The process's memo (``run_portfolio`` uses it for the checkers in ``MEMO_CHECKERS``)."""
