@@ -197,7 +197,7 @@ def ablate(proofs, repeat: int) -> dict[str, dict[str, float]]:
     memo_checkers = checkers.MEMO_CHECKERS
     for name in ("witness", "memo", "both"):
         Z3Checker.witness_points = name == "memo"
-        checkers.MEMO_CHECKERS = memo_checkers if name == "witness" else ()
+        checkers.MEMO_CHECKERS = memo_checkers if name == "witness" else {}
         try:
             out[f"without {name}"] = corpus(proofs, repeat)
         finally:
@@ -218,7 +218,7 @@ def rollouts(data: Path, limit: int) -> dict[str, object]:
     for p in proofs[:20]:
         pipeline.localize(p)
     memo_checkers, res = checkers.MEMO_CHECKERS, {}
-    for name, on in (("memo off", ()), ("memo on", memo_checkers)):
+    for name, on in (("memo off", {}), ("memo on", memo_checkers)):
         checkers.MEMO_CHECKERS = on
         MEMO.clear()
         t = time.process_time()

@@ -55,16 +55,30 @@ def _settings(checker: Any) -> Hashable:
     return _frozen(dict(vars(checker))) if hasattr(checker, "__dict__") else ()
 
 
+class _Key:
+    """A key tuple with its hash computed once (hashing an expression tree walks all of it)."""
+
+    __slots__ = ("parts", "hash")
+
+    def __init__(self, parts: tuple[Any, ...]) -> None:
+        self.parts = parts
+        self.hash = hash(parts)
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Key) and self.hash == other.hash and self.parts == other.parts
+
+
 def memo_key(checker: Any, ob: Obligation) -> Hashable | None:
     """The key of ``ob`` checked by ``checker``; None when some field cannot be hashed."""
     fields = tuple((k, _frozen(getattr(ob, k))) for k in type(ob).model_fields if k not in _PLACE)
-    key = (type(checker).__name__, _settings(checker), getattr(checker, "witness_points", None),
-           type(ob).__name__, fields)
     try:
-        hash(key)
+        return _Key((type(checker).__name__, _settings(checker), getattr(checker, "witness_points", None),
+                     type(ob).__name__, fields))
     except TypeError:
         return None
-    return key
 
 
 def _by_the_clock(checker: Any, out: Outcome, elapsed: float, deadline: float) -> bool:
