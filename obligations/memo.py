@@ -14,7 +14,10 @@ it, and a hit returns it without the symbolic work.
   decide it: the check took ``CLOCK_SAFE_S`` or more (or half the checker's shortest internal
   time limit, ``min_time_limit_s``), ended less than ``CLOCK_SAFE_S`` before its deadline, or
   says a budget ran out or the solver gave up; and an obligation whose key cannot be hashed.
-* Bounded: at most ``MAX_ENTRIES`` outcomes, least recently used dropped first.
+* Bounded: at most ``MAX_ENTRIES`` outcomes, least recently used dropped first, each of an
+  obligation of at most ``MAX_KEY_NODES`` expression nodes (larger ones are checked every time,
+  as before): a hostile stream of huge formulas cannot make the memo hold more than
+  ``MAX_ENTRIES × MAX_KEY_NODES`` nodes.
 
 A hit gives exactly what a fresh check gives, so the verdicts do not depend on what the process
 checked before, on the order of items, or on the worker count.
@@ -28,10 +31,13 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from faithsieve.obligations.models import Obligation, Outcome, Unknown
+from faithsieve.mathtext.ast import BinOp, Call, Const, Neg, Num, Pow, Var, children
+from faithsieve.obligations.models import Obligation, Outcome, Rel, Unknown
 
 MAX_ENTRIES = 4096
 """Most outcomes one process keeps."""
+MAX_KEY_NODES = 256
+"""Most expression nodes (over all its relations) an obligation may have to be memoized."""
 
 CLOCK_SAFE_S = 0.25
 """A check this quick, ending this far before its deadline, met no time limit (the solvers'
@@ -71,8 +77,37 @@ class _Key:
         return isinstance(other, _Key) and self.hash == other.hash and self.parts == other.parts
 
 
+def _is_expr(v: Any) -> bool:
+    return isinstance(v, (BinOp, Call, Const, Neg, Num, Pow, Var))
+
+
+def _nodes_within(values: Any, limit: int) -> bool:
+    """The expression trees in ``values`` (relations, nested in tuples or dicts) have at most
+    ``limit`` nodes in all; stops counting past it."""
+    stack: list[Any] = [values]
+    count = 0
+    while stack:
+        v = stack.pop()
+        if isinstance(v, Rel):
+            stack.append(v.lhs)
+            stack.append(v.rhs)
+        elif isinstance(v, (tuple, list)):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif _is_expr(v):
+            count += 1
+            if count > limit:
+                return False
+            stack.extend(children(v))
+    return True
+
+
 def memo_key(checker: Any, ob: Obligation) -> Hashable | None:
-    """The key of ``ob`` checked by ``checker``; None when some field cannot be hashed."""
+    """The key of ``ob`` checked by ``checker``; None when some field cannot be hashed or the
+    obligation is past ``MAX_KEY_NODES``."""
+    if not _nodes_within([getattr(ob, k) for k in type(ob).model_fields if k not in _PLACE], MAX_KEY_NODES):
+        return None
     fields = tuple((k, _frozen(getattr(ob, k))) for k in type(ob).model_fields if k not in _PLACE)
     try:
         return _Key((type(checker).__name__, _settings(checker), getattr(checker, "witness_points", None),

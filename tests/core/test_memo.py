@@ -105,6 +105,20 @@ def test_size_bound() -> None:
     assert MEMO.max_entries == memo.MAX_ENTRIES == 4096
 
 
+def test_bound_on_obligation_size() -> None:
+    ch = SympyChecker()
+    terms = " + ".join(["x"] * (memo.MAX_KEY_NODES // 2))  # n terms: 2n - 1 nodes
+    small = IdentityObligation(**BASE, claim=rel(f"{terms} = 0"))  # 2n - 1 + 1 = MAX_KEY_NODES nodes
+    assert memo_key(ch, small) is not None
+    big = IdentityObligation(**BASE, claim=rel(f"{terms} = 0 + 0"))  # two more
+    assert memo_key(ch, big) is None
+    runs: list[int] = []
+    for _ in range(2):
+        MEMO.check(ch, big, LATER, lambda: runs.append(1) or Verified("sympy-poly"))
+    assert runs == [1, 1] and len(MEMO) == 0
+    assert memo.MAX_KEY_NODES == 256
+
+
 def test_outcomes_the_clock_may_have_cut_are_not_kept() -> None:
     m = OutcomeMemo()
     ch = Z3Checker()
