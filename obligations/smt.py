@@ -17,7 +17,7 @@ from faithsieve.mathtext.ast import (
 from faithsieve.mathtext.evaluate import evaluate, to_sympy
 from faithsieve.obligations.exact import fmt
 from faithsieve.obligations.fastpaths import (
-    linear_derivation, outside_smt,
+    linear_derivation, outside_smt, quotient_derivation,
 )
 from faithsieve.obligations.symbolic import _degree_ok
 from faithsieve.obligations.witness import separating_points
@@ -224,6 +224,8 @@ class Z3Checker:
         if outside_smt([*ob.premises, ob.claim]):
             raise _NoZ3
         linear = linear_derivation(ob.premises[0], ob.claim, bool(ob.integer_vars)) if len(ob.premises) == 1 else None
+        if linear is None and len(ob.premises) == 1:
+            linear = quotient_derivation(ob.premises[0], ob.claim, bool(ob.integer_vars))
         if linear == "follows":
             return Verified("z3", "follows from the previous relation")
         if linear == "independent":
