@@ -14,8 +14,10 @@ Prints, for the 1,400 ProcessBench items in one warm process (CPU time, median o
 * cold start: ``faithsieve --help`` and ``faithsieve localize`` of one example, each in a
   fresh process (wall and CPU time, median of ``--cold`` runs), and which heavy modules
   ``--help`` imports;
-* ``--ablate``: the ProcessBench figures again with each speed change turned off in turn
-  (``witness``: exact points for "does not follow"; ``memo``: the outcome memo);
+* ``--ablate``: the ProcessBench figures again with each speed change of issue 16's third round
+  turned off in turn, then all four (``witness``: exact points for "does not follow";
+  ``quotients``: quotients read as opaque quantities; ``memo``: the outcome memo; ``gc``: the
+  raised collector thresholds);
 * ``--rollouts DATA``: a many-rollouts-of-one-problem workload (default: the first 800 items
   of PRMBench-preview, up to 16 variants of each problem) with the outcome memo on and off, and
   its hit rate.
@@ -101,7 +103,7 @@ def corpus(proofs, repeat: int) -> dict[str, float]:
     except ImportError:
         pass
     else:
-        freeze_after_import()
+        freeze_after_import()  # once per process: an ablation's collector settings stay
     full_passes, read_passes, per_proof = [], [], [[] for _ in proofs]
     for _ in range(repeat):
         tot = 0.0
@@ -189,20 +191,29 @@ def cold(runs: int) -> dict[str, object]:
 
 
 def ablate(proofs, repeat: int) -> dict[str, dict[str, float]]:
-    """The corpus figures with each speed change of this round turned off in turn."""
-    from faithsieve.obligations import checkers
-    from faithsieve.obligations.smt import Z3Checker
+    """The corpus figures with each speed change of issue 16's third round turned off in turn, then
+    all of them: ``witness`` (exact points for "does not follow"), ``quotients`` (quotients read as
+    opaque quantities), ``memo`` (the outcome memo), ``gc`` (the raised collector thresholds)."""
+    import gc
+
+    from faithsieve.obligations import checkers, smt
+
+    memo_checkers, quotients, thresholds = checkers.MEMO_CHECKERS, smt.quotient_derivation, gc.get_threshold()
+
+    def setting(off: set[str]) -> None:
+        smt.Z3Checker.witness_points = "witness" not in off
+        smt.quotient_derivation = (lambda *a, **k: None) if "quotients" in off else quotients
+        checkers.MEMO_CHECKERS = {} if "memo" in off else memo_checkers
+        gc.set_threshold(*((700, 10, 10) if "gc" in off else thresholds))
 
     out = {}
-    memo_checkers = checkers.MEMO_CHECKERS
-    for name in ("witness", "memo", "both"):
-        Z3Checker.witness_points = name == "memo"
-        checkers.MEMO_CHECKERS = memo_checkers if name == "witness" else {}
-        try:
+    changes = ("witness", "quotients", "memo", "gc")
+    try:
+        for name in (*changes, "all four"):
+            setting(set(changes) if name == "all four" else {name})
             out[f"without {name}"] = corpus(proofs, repeat)
-        finally:
-            Z3Checker.witness_points = True
-            checkers.MEMO_CHECKERS = memo_checkers
+    finally:
+        setting(set())
     return out
 
 
