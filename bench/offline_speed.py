@@ -14,8 +14,8 @@ Prints, for the 1,400 ProcessBench items in one warm process (CPU time, median o
 * cold start: ``faithsieve --help`` and ``faithsieve localize`` of one example, each in a
   fresh process (wall and CPU time, median of ``--cold`` runs), and which heavy modules
   ``--help`` imports;
-* ``--ablate``: the ProcessBench figures again with each speed change of issue 16's third round
-  turned off in turn, then all four (``witness``: exact points for "does not follow";
+* ``--ablate``: ProcessBench localize CPU with each speed change of issue 16's third round
+  turned off in turn, then all four, in interleaved passes (and the ratio to all on) (``witness``: exact points for "does not follow";
   ``quotients``: quotients read as opaque quantities; ``memo``: the outcome memo; ``gc``: the
   raised collector thresholds);
 * ``--rollouts DATA``: a many-rollouts-of-one-problem workload (default: the first 800 items
@@ -191,12 +191,15 @@ def cold(runs: int) -> dict[str, object]:
 
 
 def ablate(proofs, repeat: int) -> dict[str, dict[str, float]]:
-    """The corpus figures with each speed change of issue 16's third round turned off in turn, then
-    all of them: ``witness`` (exact points for "does not follow"), ``quotients`` (quotients read as
-    opaque quantities), ``memo`` (the outcome memo), ``gc`` (the raised collector thresholds)."""
+    """Localize CPU (median of ``repeat`` interleaved passes) with each speed change of issue 16's
+    third round turned off in turn, then all of them: ``witness`` (exact points for "does not
+    follow"), ``quotients`` (quotients read as opaque quantities), ``memo`` (the outcome memo),
+    ``gc`` (the raised collector thresholds)."""
     import gc
 
+    from faithsieve.config import Settings
     from faithsieve.obligations import checkers, smt
+    from faithsieve.pipeline import Pipeline
 
     memo_checkers, quotients, thresholds = checkers.MEMO_CHECKERS, smt.quotient_derivation, gc.get_threshold()
 
@@ -206,15 +209,24 @@ def ablate(proofs, repeat: int) -> dict[str, dict[str, float]]:
         checkers.MEMO_CHECKERS = {} if "memo" in off else memo_checkers
         gc.set_threshold(*((700, 10, 10) if "gc" in off else thresholds))
 
-    out = {}
+    pipeline = Pipeline(Settings())
     changes = ("witness", "quotients", "memo", "gc")
+    variants = {"all on": set(), **{f"without {c}": {c} for c in changes}, "without all four": set(changes)}
+    passes: dict[str, list[float]] = {name: [] for name in variants}
     try:
-        for name in (*changes, "all four"):
-            setting(set(changes) if name == "all four" else {name})
-            out[f"without {name}"] = corpus(proofs, repeat)
+        for _ in range(repeat):  # round-robin: a drift in load or warm caches touches every variant alike
+            for name, off in variants.items():
+                setting(off)
+                _clear_memo()
+                t = time.process_time()
+                for p in proofs:
+                    pipeline.localize(p)
+                passes[name].append(time.process_time() - t)
     finally:
         setting(set())
-    return out
+    base = statistics.median(passes["all on"])
+    return {name: {"localize_cpu_s": round(statistics.median(xs), 3),
+                   "vs_all_on": round(statistics.median(xs) / base, 3)} for name, xs in passes.items()}
 
 
 def rollouts(data: Path, limit: int) -> dict[str, object]:
@@ -268,8 +280,7 @@ def main() -> int:
     print("processbench:", json.dumps(out["corpus"]), flush=True)
     if args.ablate:
         out["ablation"] = ablate(proofs, args.repeat)
-        for k, v in out["ablation"].items():
-            print(f"processbench {k}:", json.dumps(v), flush=True)
+        print("ablation:", json.dumps(out["ablation"]), flush=True)
     if args.rollouts:
         out["rollouts"] = rollouts(args.rollouts, args.rollouts_limit)
         print("rollouts:", json.dumps(out["rollouts"]), flush=True)
