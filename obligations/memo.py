@@ -9,6 +9,10 @@ it, and a hit returns it without the symbolic work.
 * Key: the checker's class and settings, the obligation's class, and every field of the
   obligation except where it sits in the proof (id, step, span, edge, source text); dicts
   become sorted tuples. A field added to an obligation later is part of the key by default.
+* Slot: where an outcome is kept, by checker class, obligation class and source text (one
+  outcome per slot, the latest). Rollouts of one problem repeat the same text; most
+  obligations are seen once, and for them the slot is all the memo computes. A hit needs the
+  same slot and equal keys (the full key is computed only when a slot is met again).
 * Only classes listed in ``MEMO_CHECKERS`` are memoized (an LLM or Lean checker is not).
 * Never kept: an outcome that may have ended by the clock, since another run with more time may
   decide it: the check took ``CLOCK_SAFE_S`` or more (or half the checker's shortest internal
@@ -31,7 +35,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from faithsieve.mathtext.ast import BinOp, Call, Const, Neg, Num, Pow, Var, children
+from faithsieve.mathtext.ast import BinOp, Call, Neg, Pow
 from faithsieve.obligations.models import Obligation, Outcome, Rel, Unknown
 
 MAX_ENTRIES = 4096
@@ -77,29 +81,32 @@ class _Key:
         return isinstance(other, _Key) and self.hash == other.hash and self.parts == other.parts
 
 
-def _is_expr(v: Any) -> bool:
-    return isinstance(v, (BinOp, Call, Const, Neg, Num, Pow, Var))
-
-
 def _nodes_within(values: Any, limit: int) -> bool:
-    """The expression trees in ``values`` (relations, nested in tuples or dicts) have at most
-    ``limit`` nodes in all; stops counting past it."""
-    stack: list[Any] = [values]
+    """The expression trees in ``values`` (relations, alone or in tuples) have at most ``limit``
+    nodes in all; stops counting past it."""
+    stack: list[Any] = []
+    for v in values:
+        if isinstance(v, Rel):
+            stack += (v.lhs, v.rhs)
+        elif isinstance(v, tuple):
+            stack += [x for r in v if isinstance(r, Rel) for x in (r.lhs, r.rhs)]
     count = 0
     while stack:
-        v = stack.pop()
-        if isinstance(v, Rel):
-            stack.append(v.lhs)
-            stack.append(v.rhs)
-        elif isinstance(v, (tuple, list)):
-            stack.extend(v)
-        elif isinstance(v, dict):
-            stack.extend(v.values())
-        elif _is_expr(v):
-            count += 1
-            if count > limit:
-                return False
-            stack.extend(children(v))
+        n = stack.pop()
+        count += 1
+        if count > limit:
+            return False
+        t = type(n)
+        if t is BinOp:
+            stack.append(n.left)
+            stack.append(n.right)
+        elif t is Neg:
+            stack.append(n.operand)
+        elif t is Pow:
+            stack.append(n.base)
+            stack.append(n.exponent)
+        elif t is Call:
+            stack.extend(n.args)
     return True
 
 
@@ -123,12 +130,24 @@ def _by_the_clock(checker: Any, out: Outcome, elapsed: float, deadline: float) -
     return isinstance(out, Unknown) and any(w in out.reason.lower() for w in _CLOCK_WORDS)
 
 
+class _Entry:
+    """One remembered check: the checker and obligation (whose key is computed at the first
+    repeat, not before) and the outcome."""
+
+    __slots__ = ("checker", "ob", "outcome", "key")
+
+    def __init__(self, checker: Any, ob: Obligation, outcome: Outcome | None) -> None:
+        self.checker, self.ob, self.outcome = checker, ob, outcome
+        self.key: Hashable | None = None
+
+
 class OutcomeMemo:
-    """Least-recently-used map from ``memo_key`` to a decided outcome, with hit counts."""
+    """Least-recently-used map from a slot (checker class, obligation class, source text) to the
+    last decided check there; a hit needs the full ``memo_key`` of both obligations to agree."""
 
     def __init__(self, max_entries: int = MAX_ENTRIES) -> None:
         self.max_entries = max_entries
-        self._map: OrderedDict[Hashable, Outcome | None] = OrderedDict()
+        self._map: OrderedDict[tuple[str, str, str], _Entry] = OrderedDict()
         self._lock = threading.Lock()  # a server may check in threads
         self.hits = 0
         self.misses = 0
@@ -143,23 +162,33 @@ class OutcomeMemo:
 
     def check(self, checker: Any, ob: Obligation, deadline: float,
               run: Callable[[], Outcome | None]) -> Outcome | None:
-        """``run()`` (the checker on ``ob``), or the outcome it gave before for the same key."""
-        key = memo_key(checker, ob)
-        if key is None:
-            return run()
+        """``run()`` (the checker on ``ob``), or the outcome it gave before for the same key.
+
+        Most obligations are seen once: the slot, a hash of a short text, is all they cost. The
+        full keys (a walk over every expression) are computed only when a slot is met again."""
+        slot = (type(checker).__name__, type(ob).__name__, ob.source)
         with self._lock:
-            if key in self._map:
-                self.hits += 1
-                self._map.move_to_end(key)
-                return self._map[key]
+            entry = self._map.get(slot)
+        if entry is not None:
+            if entry.key is None:
+                entry.key = memo_key(entry.checker, entry.ob)
+            if entry.key is not None and entry.key == memo_key(checker, ob):
+                with self._lock:
+                    self.hits += 1
+                    if slot in self._map:
+                        self._map.move_to_end(slot)
+                return entry.outcome
+        with self._lock:
             self.misses += 1
         start = time.monotonic()
         out = run()
         if out is None or not _by_the_clock(checker, out, time.monotonic() - start, deadline):
-            with self._lock:
-                self._map[key] = out
-                while len(self._map) > self.max_entries:
-                    self._map.popitem(last=False)
+            if _nodes_within([getattr(ob, k) for k in type(ob).model_fields if k not in _PLACE], MAX_KEY_NODES):
+                with self._lock:
+                    self._map[slot] = _Entry(checker, ob, out)
+                    self._map.move_to_end(slot)
+                    while len(self._map) > self.max_entries:
+                        self._map.popitem(last=False)
         return out
 
 

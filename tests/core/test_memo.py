@@ -1,5 +1,6 @@
-"""The outcome memo returns exactly what a fresh check returns, keeps only what no clock cut
-short, stays within its size, and leaves verdicts independent of the order of items."""
+"""The outcome memo returns exactly what a fresh check returns (the same text with other content
+is checked again), keeps only what no clock cut short, stays within its size, and leaves
+verdicts independent of the order of items."""
 
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ def test_a_hit_is_the_fresh_outcome(ob: Any) -> None:
     first = run_portfolio(ob, checkers, soon())
     lookups = MEMO.misses
     assert lookups >= 1 and MEMO.hits == 0
-    again = run_portfolio(_at(ob, id="o9", step=4, span=(3, 9), edge="e7", source="elsewhere"), checkers, soon())
+    again = run_portfolio(_at(ob, id="o9", step=4, span=(3, 9), edge="e7"), checkers, soon())  # same text elsewhere
     assert MEMO.hits == lookups and MEMO.misses == lookups  # each checker's outcome came from the memo
     fresh = next(o for o in (ch.check(ob, soon()) for ch in checkers) if o is not None)
     assert again == first == fresh
@@ -71,6 +72,18 @@ def test_the_key_ignores_only_where_an_obligation_sits() -> None:
         assert memo_key(ch, ob) != memo_key(ch, _at(ob, **change)), change
     assert memo_key(ch, ob) != memo_key(SympyChecker(seed=1), ob)  # the checker's settings are part of it
     assert memo_key(Z3Checker(timeout_ms=300), ob) != memo_key(Z3Checker(timeout_ms=301), ob)
+
+
+def test_the_same_text_with_other_content_is_checked_again() -> None:
+    ch = SympyChecker()
+    first = SubstitutionObligation(**{**BASE, "source": "x + 1 = 3"}, claim=rel("x + 1 = 3"), env={"x": 2})
+    other = _at(first, env={"x": 3})  # the same words, another established value
+    runs: list[str] = []
+    assert MEMO.check(ch, first, LATER, lambda: runs.append("first") or Verified("exact")) == Verified("exact")
+    out = MEMO.check(ch, other, LATER, lambda: runs.append("other") or Unknown("sympy", "differs"))
+    assert out == Unknown("sympy", "differs") and runs == ["first", "other"]
+    again = MEMO.check(ch, _at(other, id="o7"), LATER, lambda: runs.append("again") or Verified("exact"))
+    assert again == Unknown("sympy", "differs") and runs == ["first", "other"]  # the slot now holds the latest
 
 
 def test_only_deterministic_checkers_are_memoized() -> None:
@@ -93,7 +106,7 @@ def test_only_deterministic_checkers_are_memoized() -> None:
 def test_size_bound() -> None:
     m = OutcomeMemo(max_entries=3)
     ch = SympyChecker()
-    obs = [IdentityObligation(**BASE, claim=rel(f"x + {i} = {i} + x")) for i in range(5)]
+    obs = [_at(IdentityObligation(**BASE, claim=rel(f"x + {i} = {i} + x")), source=f"x + {i} = {i} + x") for i in range(5)]
     for ob in obs:
         m.check(ch, ob, LATER, lambda: Verified("sympy-poly"))
     assert len(m) == 3
