@@ -13,7 +13,17 @@ Prints, for the 1,400 ProcessBench items in one warm process (CPU time, median o
   budget large enough that nothing is cut short;
 * cold start: ``faithsieve --help`` and ``faithsieve localize`` of one example, each in a
   fresh process (wall and CPU time, median of ``--cold`` runs), and which heavy modules
-  ``--help`` imports.
+  ``--help`` imports;
+* ``--ablate``: ProcessBench localize CPU with each speed change of issue 16's third round
+  turned off in turn, then all four, in interleaved passes (and the ratio to all on) (``witness``: exact points for "does not follow";
+  ``quotients``: quotients read as opaque quantities; ``memo``: the outcome memo; ``gc``: the
+  raised collector thresholds);
+* ``--rollouts DATA``: a many-rollouts-of-one-problem workload (default: the first 800 items
+  of PRMBench-preview, up to 16 variants of each problem) with the outcome memo on and off, and
+  its hit rate.
+
+The outcome memo is emptied before every timed pass (and every growth batch), so no pass reuses
+the outcomes of an earlier one: each pass costs what one fresh process pays.
 
     python bench/offline_speed.py [--data ../shared/datasets/raw/processbench] [--repeat 3]
     python bench/offline_speed.py --skip-growth --skip-cold --limit 200   # a quick look
@@ -61,6 +71,14 @@ def load_proofs(data: Path, limit: int | None):
     return proofs
 
 
+def _clear_memo() -> None:
+    try:  # absent before the outcome memo existed
+        from faithsieve.obligations.memo import MEMO
+    except ImportError:
+        return
+    MEMO.clear()
+
+
 def _reading(proof) -> None:
     from faithsieve.mathtext.extract import extract_formulas
     from faithsieve.statetree.decompose import _IMAGINARY
@@ -85,10 +103,11 @@ def corpus(proofs, repeat: int) -> dict[str, float]:
     except ImportError:
         pass
     else:
-        freeze_after_import()
+        freeze_after_import()  # once per process: an ablation's collector settings stay
     full_passes, read_passes, per_proof = [], [], [[] for _ in proofs]
     for _ in range(repeat):
         tot = 0.0
+        _clear_memo()
         for i, p in enumerate(proofs):
             t = time.process_time()
             pipeline.localize(p)
@@ -129,6 +148,7 @@ def growth(proofs, max_steps: int) -> dict[str, object]:
     runs: dict[int, list[float]] = {n: [] for n in batches}
     for _ in range(5):  # rounds over every size, the least per size: a load change hits all sizes alike
         for n, batch in batches.items():
+            _clear_memo()
             t = time.process_time()
             for proof in batch:
                 pipeline.localize(proof)
@@ -170,6 +190,71 @@ def cold(runs: int) -> dict[str, object]:
             "heavy_modules_at_help": heavy.stdout.strip().splitlines()[-1].removeprefix("heavy:")}
 
 
+def ablate(proofs, repeat: int) -> dict[str, dict[str, float]]:
+    """Localize CPU (median of ``repeat`` interleaved passes) with each speed change of issue 16's
+    third round turned off in turn, then all of them: ``witness`` (exact points for "does not
+    follow"), ``quotients`` (quotients read as opaque quantities), ``memo`` (the outcome memo),
+    ``gc`` (the raised collector thresholds)."""
+    import gc
+
+    from faithsieve.config import Settings
+    from faithsieve.obligations import checkers, smt
+    from faithsieve.pipeline import Pipeline
+
+    memo_checkers, quotients, thresholds = checkers.MEMO_CHECKERS, smt.quotient_derivation, gc.get_threshold()
+
+    def setting(off: set[str]) -> None:
+        smt.Z3Checker.witness_points = "witness" not in off
+        smt.quotient_derivation = (lambda *a, **k: None) if "quotients" in off else quotients
+        checkers.MEMO_CHECKERS = {} if "memo" in off else memo_checkers
+        gc.set_threshold(*((700, 10, 10) if "gc" in off else thresholds))
+
+    pipeline = Pipeline(Settings())
+    changes = ("witness", "quotients", "memo", "gc")
+    variants = {"all on": set(), **{f"without {c}": {c} for c in changes}, "without all four": set(changes)}
+    passes: dict[str, list[float]] = {name: [] for name in variants}
+    try:
+        for _ in range(repeat):  # round-robin: a drift in load or warm caches touches every variant alike
+            for name, off in variants.items():
+                setting(off)
+                _clear_memo()
+                t = time.process_time()
+                for p in proofs:
+                    pipeline.localize(p)
+                passes[name].append(time.process_time() - t)
+    finally:
+        setting(set())
+    base = statistics.median(passes["all on"])
+    return {name: {"localize_cpu_s": round(statistics.median(xs), 3),
+                   "vs_all_on": round(statistics.median(xs) / base, 3)} for name, xs in passes.items()}
+
+
+def rollouts(data: Path, limit: int) -> dict[str, object]:
+    """Localize CPU over a many-rollouts workload, memo off and on (one pass each, off first)."""
+    from faithsieve.config import Settings
+    from faithsieve.obligations import checkers
+    from faithsieve.obligations.memo import MEMO
+    from faithsieve.pipeline import Pipeline
+
+    proofs = load_proofs(data, limit)
+    pipeline = Pipeline(Settings())
+    for p in proofs[:20]:
+        pipeline.localize(p)
+    memo_checkers, res = checkers.MEMO_CHECKERS, {}
+    for name, on in (("memo off", {}), ("memo on", memo_checkers)):
+        checkers.MEMO_CHECKERS = on
+        MEMO.clear()
+        t = time.process_time()
+        for p in proofs:
+            pipeline.localize(p)
+        res[name] = round(time.process_time() - t, 3)
+    checkers.MEMO_CHECKERS = memo_checkers
+    looked = MEMO.hits + MEMO.misses
+    return {"data": data.name, "proofs": len(proofs), "problems": len({p.problem for p in proofs}), **res,
+            "speedup": round(res["memo off"] / res["memo on"], 3), "hit_rate": round(MEMO.hits / max(1, looked), 3),
+            "lookups": looked}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=_default_data())
@@ -179,6 +264,10 @@ def main() -> int:
     ap.add_argument("--cold", type=int, default=5, help="fresh processes per cold-start figure (median)")
     ap.add_argument("--skip-growth", action="store_true")
     ap.add_argument("--skip-cold", action="store_true")
+    ap.add_argument("--ablate", action="store_true", help="also time ProcessBench with each speed change off")
+    ap.add_argument("--rollouts", type=Path, nargs="?", const=ROOT.parent / "shared" / "datasets" / "raw" /
+                    "prmbench-preview", default=None, help="also time a many-rollouts workload, memo off and on")
+    ap.add_argument("--rollouts-limit", type=int, default=800)
     ap.add_argument("--json", type=Path, help="also write the figures here")
     args = ap.parse_args()
 
@@ -189,6 +278,12 @@ def main() -> int:
     proofs = load_proofs(args.data, args.limit)
     out["corpus"] = corpus(proofs, args.repeat)
     print("processbench:", json.dumps(out["corpus"]), flush=True)
+    if args.ablate:
+        out["ablation"] = ablate(proofs, args.repeat)
+        print("ablation:", json.dumps(out["ablation"]), flush=True)
+    if args.rollouts:
+        out["rollouts"] = rollouts(args.rollouts, args.rollouts_limit)
+        print("rollouts:", json.dumps(out["rollouts"]), flush=True)
     if not args.skip_growth:
         out["growth"] = growth(proofs, args.max_steps)
         print("growth:", json.dumps(out["growth"]), flush=True)

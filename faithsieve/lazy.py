@@ -7,7 +7,11 @@ real import under ``TYPE_CHECKING``.
 
 ``freeze_after_import()`` is for long-lived processes (score workers, the service): it imports
 what the offline path needs, then moves every object alive at that point out of the garbage
-collector's reach (``gc.freeze``), so the full collections no longer rescan them.
+collector's reach (``gc.freeze``), so the full collections no longer rescan them, and raises the
+collector's thresholds to ``LONG_LIVED_GC_THRESHOLDS``: checking a proof allocates many
+short-lived objects that reference counting frees, and with the default thresholds (700, 10,
+10) about 400 collections ran over the 1,400 ProcessBench items (0.11 s of CPU) against 2
+(0.02 s) with these. The cyclic garbage left waiting is bounded by the first threshold.
 """
 
 from __future__ import annotations
@@ -54,6 +58,9 @@ def lazy_module(name: str, namespace: dict[str, Any], alias: str | None = None) 
 
 _frozen = False
 
+LONG_LIVED_GC_THRESHOLDS = (50_000, 20, 10)
+"""Generation-0 allocations, and collections of the generation below, between collections."""
+
 
 def freeze_after_import(modules: tuple[str, ...] = OFFLINE_MODULES) -> None:
     """Import ``modules`` and freeze the heap as it stands (once per process)."""
@@ -63,4 +70,5 @@ def freeze_after_import(modules: tuple[str, ...] = OFFLINE_MODULES) -> None:
     if not _frozen:
         gc.collect()
         gc.freeze()
+        gc.set_threshold(*LONG_LIVED_GC_THRESHOLDS)
         _frozen = True

@@ -22,7 +22,11 @@ from collections.abc import Callable
 from faithsieve.mathtext.cost import budget
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS
 from faithsieve.obligations.exact import Checker, ExactChecker, compare_values, fmt
-from faithsieve.obligations.models import Obligation, Outcome, Unknown
+from faithsieve.obligations.memo import MEMO
+from faithsieve.obligations.models import (
+    ArithmeticObligation, CoverageObligation, DerivationObligation, IdentityObligation, Obligation, Outcome,
+    SubstitutionObligation, Unknown,
+)
 from faithsieve.obligations.smt import MAX_GAP_CANDIDATES, Z3Checker
 from faithsieve.obligations.symbolic import MAX_SYMPY_NODES, SympyChecker
 
@@ -52,6 +56,14 @@ register_checker("sympy", lambda limits=DEFAULT_LIMITS, **_: SympyChecker(limits
 register_checker("z3", lambda timeout_ms=300, **_: Z3Checker(timeout_ms))
 
 
+MEMO_CHECKERS: dict[type, tuple[type, ...]] = {
+    SympyChecker: (ArithmeticObligation, SubstitutionObligation, IdentityObligation),
+    Z3Checker: (DerivationObligation, CoverageObligation),
+}
+"""Checkers whose outcome is a function of the obligation and their settings alone, with the
+obligations they decide: those outcomes are kept in the process's memo (``obligations.memo``)."""
+
+
 ESCALATED_KINDS = frozenset({"identity", "derivation"})
 """Symbolic obligations (no rounding rule applies to them) that a checker marked
 ``escalates_unknown`` (Lean) may still decide after a cheaper checker said ``unknown``."""
@@ -72,7 +84,10 @@ def run_portfolio(ob: Obligation, checkers: list[Checker], deadline: float) -> O
         if time.monotonic() > deadline:
             return first or Unknown("budget", "time budget exhausted")
         with budget(deadline):  # evaluation inside the checker stops at the deadline
-            out = ch.check(ob, deadline)
+            if isinstance(ob, MEMO_CHECKERS.get(type(ch), ())):
+                out = MEMO.check(ch, ob, deadline, lambda: ch.check(ob, deadline))  # noqa: B023 (called at once)
+            else:
+                out = ch.check(ob, deadline)
         if out is None:
             continue
         if first is not None and isinstance(out, Unknown):

@@ -71,11 +71,14 @@ def _const(p: Poly) -> Fraction | None:
     return p.get((), Fraction(0)) if all(not m for m in p) else None
 
 
-def expand(e: Expr, lim: Limits = DEFAULT_LIMITS, depth: int = 0) -> Poly | None:
+def expand(e: Expr, lim: Limits = DEFAULT_LIMITS, depth: int = 0, quotients: bool = False) -> Poly | None:
     """The expanded polynomial of ``e`` (numbers, variables, ``+ - *``, ``p%``, division by a
     variable-free divisor, powers with a small non-negative integer exponent), exactly; None for
     any other node and past the term, size or depth bounds. A power of a number is evaluated as
-    the symbolic conversion evaluates it, so it meets the same limits."""
+    the symbolic conversion evaluates it, so it meets the same limits.
+
+    With ``quotients``, a quotient by a divisor with a variable is one opaque quantity (an atom:
+    a name no variable has, made of the expanded dividend and divisor), instead of None."""
     if depth > MAX_DEPTH:
         return None
     out: Poly | None
@@ -84,26 +87,29 @@ def expand(e: Expr, lim: Limits = DEFAULT_LIMITS, depth: int = 0) -> Poly | None
     elif isinstance(e, Var):
         out = {((e.name, 1),): Fraction(1)}
     elif isinstance(e, Neg):
-        a = expand(e.operand, lim, depth + 1)
+        a = expand(e.operand, lim, depth + 1, quotients)
         out = None if a is None else {m: -c for m, c in a.items()}
     elif isinstance(e, Call) and e.fn == "percent" and len(e.args) == 1:
-        a = expand(e.args[0], lim, depth + 1)
+        a = expand(e.args[0], lim, depth + 1, quotients)
         out = None if a is None else {m: c / 100 for m, c in a.items()}
     elif isinstance(e, BinOp) and e.op in ("+", "-", "*", "/"):
-        a, b = expand(e.left, lim, depth + 1), expand(e.right, lim, depth + 1)
+        a, b = expand(e.left, lim, depth + 1, quotients), expand(e.right, lim, depth + 1, quotients)
         if a is None or b is None:
             return None
         if e.op == "*":
             out = _pmul(a, b)
         elif e.op == "/":
             d = _const(b)
-            if not d:
+            if d is None and quotients:
+                out = {((_quotient_name(a, b), 1),): Fraction(1)}
+            elif not d:
                 return None  # a variable or a zero divisor
-            out = {m: c / d for m, c in a.items()}
+            else:
+                out = {m: c / d for m, c in a.items()}
         else:
             out = _sub(a, b) if e.op == "-" else _sub(a, {m: -c for m, c in b.items()})
     elif isinstance(e, Pow) and _small_int(e.exponent) is not None:
-        base = expand(e.base, lim, depth + 1)
+        base = expand(e.base, lim, depth + 1, quotients)
         if base is None:
             return None
         if _const(base) is not None:
@@ -122,6 +128,17 @@ def expand(e: Expr, lim: Limits = DEFAULT_LIMITS, depth: int = 0) -> Poly | None
                           for c in out.values()):
         return None
     return out
+
+
+QUOTIENT = "\0"
+"""First character of a quotient atom's name (no variable name has it)."""
+
+
+def _quotient_name(a: Poly, b: Poly) -> str:
+    def canon(p: Poly) -> str:
+        return " ".join(f"{'*'.join(f'{v}^{k}' for v, k in m)}:{c}" for m, c in sorted(p.items()))
+
+    return f"{QUOTIENT}({canon(a)})/({canon(b)})"
 
 
 def polynomial_class(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -> str | None:
@@ -266,9 +283,9 @@ def _sub(a: Poly, b: Poly) -> Poly:
     return {m: c for m, c in d.items() if c}
 
 
-def _normal(r: Rel) -> tuple[Poly, str] | None:
+def _normal(r: Rel, quotients: bool = False) -> tuple[Poly, str] | None:
     """``r`` as ``f R 0`` with R one of ``= > >=`` (sides moved left, ``<`` and ``<=`` flipped)."""
-    a, b = expand(r.lhs), expand(r.rhs)
+    a, b = expand(r.lhs, quotients=quotients), expand(r.rhs, quotients=quotients)
     if a is None or b is None:
         return None
     if r.op in ("=", ">", ">="):
@@ -309,6 +326,27 @@ def linear_derivation(premise: Rel, claim: Rel, integer_vars: bool) -> str | Non
     p, c = _normal(premise), _normal(claim)
     if p is None or c is None:
         return None
+    return _decide(p, c, integer_vars)
+
+
+def quotient_derivation(premise: Rel, claim: Rel, integer_vars: bool) -> str | None:
+    """``"follows"`` where ``linear_derivation`` would say so with every quotient by a divisor
+    with a variable read as one opaque quantity (``x - 1/x = 3`` then ``x = 1/x + 3``); None
+    otherwise, and always with integer variables (the solver's arithmetic is then non-linear).
+
+    Sound whatever the solver makes of a quotient: SMT division is a function of the values of
+    dividend and divisor (total: ``a/0`` is some value fixed by ``a``), so two quotients whose
+    dividends and divisors expand alike are equal in every model, and a claim that follows for
+    every value of the opaque quantities follows for the ones a model gives them."""
+    if integer_vars:
+        return None
+    p, c = _normal(premise, quotients=True), _normal(claim, quotients=True)
+    if p is None or c is None or not any(v.startswith(QUOTIENT) for f, _ in (p, c) for m in f for v, _k in m):
+        return None
+    return "follows" if _decide(p, c, False) == "follows" else None
+
+
+def _decide(p: tuple[Poly, str], c: tuple[Poly, str], integer_vars: bool) -> str | None:
     (f, rp), (g, rc) = p, c
     if not any(f):
         fc = f.get((), Fraction(0))
@@ -347,6 +385,12 @@ def outside_smt(rels: list[Rel]) -> bool:
         if r.op not in ("=", "!=", "<", ">", "<=", ">="):
             return True
     return False
+
+
+def translates(r: Rel) -> bool:
+    """Every node of ``r`` is in the SMT fragment and its relation is one SMT states: translating
+    it succeeds, and it means there what exact evaluation computes where every divisor is nonzero."""
+    return r.op in ("=", "!=", "<", ">", "<=", ">=") and _walk(r.lhs) is None and _walk(r.rhs) is None
 
 
 def _walk(e: Expr) -> bool | None:

@@ -17,9 +17,10 @@ from faithsieve.mathtext.ast import (
 from faithsieve.mathtext.evaluate import evaluate, to_sympy
 from faithsieve.obligations.exact import fmt
 from faithsieve.obligations.fastpaths import (
-    linear_derivation, outside_smt,
+    linear_derivation, outside_smt, quotient_derivation,
 )
 from faithsieve.obligations.symbolic import _degree_ok
+from faithsieve.obligations.witness import separating_points
 from faithsieve.obligations.models import (
     CoverageObligation, DerivationObligation, Obligation, Outcome, Refuted,
     Rel, Unknown, Verified,
@@ -185,10 +186,17 @@ class Z3Checker:
     """SMT over the reals (integers where known): Γ ∧ ¬G unsat = verified; sat = counterexample."""
 
     name = "z3"
+    witness_points = True
+    """Look for exact points showing "does not follow" before building solver state (``witness``)."""
 
     def __init__(self, timeout_ms: int = 300, rlimit: int = 2_000_000) -> None:
         self.timeout_ms = timeout_ms
         self.rlimit = rlimit
+
+    @property
+    def min_time_limit_s(self) -> float:
+        """The shortest wall-clock limit a solver call may get (besides the deadline)."""
+        return self.timeout_ms * 4 / 1000
 
     def _solver(self, deadline: float, ctx: z3.Context) -> z3.Solver:
         s = z3.Solver(ctx=ctx)
@@ -216,9 +224,14 @@ class Z3Checker:
         if outside_smt([*ob.premises, ob.claim]):
             raise _NoZ3
         linear = linear_derivation(ob.premises[0], ob.claim, bool(ob.integer_vars)) if len(ob.premises) == 1 else None
+        if linear is None and len(ob.premises) == 1:
+            linear = quotient_derivation(ob.premises[0], ob.claim, bool(ob.integer_vars))
         if linear == "follows":
             return Verified("z3", "follows from the previous relation")
         if linear == "independent":
+            return Unknown(self.name, "does not follow from the previous relation alone")
+        if self.witness_points and separating_points(list(ob.premises), ob.claim, ob.integer_vars) is not None:
+            # both SMT queries below have these exact points as models: both answer "sat"
             return Unknown(self.name, "does not follow from the previous relation alone")
         syms = _Syms(z3.Context())
         prem = [_z3_rel(p, syms) for p in ob.premises]

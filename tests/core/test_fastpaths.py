@@ -133,6 +133,14 @@ DERIVATIONS = [
     ("4 * 2^n > 20", "2^n > 5", ()), ("x = 2", "x = 2 + 0 * y", ()), ("25% * x = 5", "x = 20", ()),
     ("x/2 = 3", "x = 6", ()), ("x/y = 3", "x = 3y", ()), ("3/6 = x/x", "1/2 = 1/x", ()), ("x = 5 mod 3", "x = 2", ()),
     ("x^13 = 1", "x = 1", ()), ("c + d = 7", "2c - 2d = -2", ()), ("c + d = 7", "2c + 2d = 14", ("c", "d")),
+    # quotients read as opaque quantities
+    ("x - 1/x = 3", "x = 1/x + 3", ()), ("-(1/x^2) + 1/(5-x)^2 = 0", "1/x^2 = 1/(5-x)^2", ()),
+    ("2^2/a^2 - 12^2/b^2 = 1", "4/a^2 - 144/b^2 = 1", ()), ("(x + 1)/x >= 1/2", "(x + 1)/x - 1/2 >= 0", ()),
+    ("(x^2 - 3)/(x + 2) = 2*x/(x^2 - 4)", "(x^2 - 3)/(x + 2) = 2*x/((x + 2)*(x - 2))", ()),
+    ("(2*(x + 1) - x)/(2*x) >= 0", "(x + 2)/(2*x) >= 0", ()), ("(x+x)/y = 1", "2*x/y = 1", ()),
+    ("x - 1/x = 3", "x = 1/x + 3", ("x",)), ("9*c*k = 8", "c = 8/(9*k)", ()), ("1/x > 2", "1/x + 1 > 2", ()),
+    ("1/x > 2", "1/x > 3", ()), ("x/y + x/y = 4", "x/y = 2", ()), ("x/(y - y) = 1", "x/(y - y) = 1", ()),
+    ("(1/x)^2 = 4", "2(1/x)^2 = 8", ()), ("x/0 = 1", "x/0 = 1", ()),
 ]
 
 
@@ -141,8 +149,11 @@ def test_derivation_fast_paths_give_the_z3_outcome(premise: str, claim: str, int
     ob = DerivationObligation(**BASE, premises=(rel(premise),), claim=rel(claim), integer_vars=ints)
     fast = outcome(Z3Checker().check, ob)
     monkeypatch.setattr(smt, "linear_derivation", lambda *a, **k: None)
+    monkeypatch.setattr(smt, "quotient_derivation", lambda *a, **k: None)
     monkeypatch.setattr(smt, "outside_smt", lambda *a, **k: False)
-    slow = outcome(Z3Checker().check, ob)
+    solver_only = Z3Checker()
+    solver_only.witness_points = False
+    slow = outcome(solver_only.check, ob)
     assert fast == slow
 
 
@@ -172,9 +183,24 @@ def test_no_context_is_made_for_a_derivation_outside_the_fragment(monkeypatch) -
     out = Z3Checker().check(ob, soon())
     assert isinstance(out, Unknown) and "outside the fragment" in out.reason
     assert made == []
-    ob = DerivationObligation(**BASE, premises=(rel("x/y = 3"),), claim=rel("x = 3y"))
+    ob = DerivationObligation(**BASE, premises=(rel("x^2 = 2"),), claim=rel("x > 0"))  # irrational: no exact witness
     Z3Checker().check(ob, soon())
     assert made == [1]
+
+
+def test_quotients_are_opaque_only_where_that_is_sound() -> None:
+    q = fastpaths.quotient_derivation
+    assert q(rel("x - 1/x = 3"), rel("x = 1/x + 3"), False) == "follows"
+    assert q(rel("x - 1/x = 3"), rel("x = 1/x + 3"), True) is None  # integer variables: left to the solver
+    assert q(rel("x = 3"), rel("2x = 6"), False) is None  # no quotient: linear_derivation's case
+    assert q(rel("x/y = 3"), rel("x = 3y"), False) is None  # needs the divisor to be nonzero: not shown
+    assert q(rel("1/x > 2"), rel("1/x > 3"), False) is None
+    assert q(rel("1/x = 2"), rel("2/x = 4"), False) is None  # 2/0 and 1/0 need not be related
+    a = expand(rel("2x/(x + 1) = 0").lhs, quotients=True)
+    b = expand(rel("(x + x)/(1 + x) = 0").lhs, quotients=True)
+    assert a == b and a is not None and all(v.startswith(fastpaths.QUOTIENT) for m in a for v, _ in m)
+    assert expand(rel("x/(2 - 2) = 0").lhs, quotients=True) is None  # a zero divisor is not a quotient atom
+    assert expand(rel("x/y = 0").lhs) is None  # only when asked for
 
 
 def test_linear_derivation_is_undecided_for_what_it_cannot_show() -> None:

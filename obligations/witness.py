@@ -1,0 +1,365 @@
+"""Exact witness points for a derivation "premises ⇒ claim", found without a solver.
+
+The SMT check of a derivation asks two questions: can the premises hold while the claim fails
+(no: the claim follows), and can they hold together with it (no: a contradiction)? When both
+answers are yes the outcome is "does not follow from the previous relation alone", and each
+yes has a certificate: a point, in exact rationals, where every premise holds and the claim
+fails, and one where every premise and the claim hold. ``separating_points`` looks for the two
+points among a fixed, small set of candidates; when it finds both, the solver would answer
+"satisfiable" to both queries, so no solver state is built. Each point is a model of the query
+as translated to SMT: every node is in the translated fragment and is evaluated as the
+translation means it (``_value``), and where a divisor is zero the point also gives the value
+of that division. SMT division is total: ``a / 0`` is an unspecified value that depends on the
+dividend alone, so a point fixes one value per dividend (``Point.div0``) and every division by
+zero of that dividend reads it ("x/(x + 6) = 1/2" holds at x = -6 when -6/0 is 1/2, which is
+how the solver shows that "2x = x + 6" does not follow).
+
+Candidates, in a fixed order (the search is deterministic and depends on nothing but the
+relations): base points that give each variable a value from a fixed list (integers for the
+integer variables); the same points with one variable moved to make an equation hold (a secant
+step along that variable, exact when the equation is linear in it); and, for a premise equation
+and a claim equation, a secant step along a second variable on the first solve. Every
+candidate is checked exactly by evaluation; a candidate never counts unless every relation
+involved is defined at it and the integer variables are integers there.
+
+Bounded: at most ``MAX_NAMES`` variables, ``MAX_RELATIONS`` relations, ``MAX_EVALUATIONS``
+relation evaluations per obligation, ``MAX_HOLES`` dividends divided by zero per point,
+``MAX_ROOT_BITS`` bits in a solved value, ``MAX_DEPTH`` levels of nesting, and the bit limit of
+``evaluate`` on every intermediate value. When the points are not found (an irrational
+root, an empty premise, a bound reached) the answer is None and the solver decides as before.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from fractions import Fraction
+
+from faithsieve.errors import FaithSieveError
+from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var, variables, walk
+from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
+from faithsieve.obligations.fastpaths import MAX_DEPTH, translates
+from faithsieve.obligations.models import Rel
+
+MAX_NAMES = 6
+"""Most variables a derivation may have for the search (more go to the solver)."""
+MAX_RELATIONS = 4
+"""Most relations (premises and claim together)."""
+MAX_EVALUATIONS = 160
+"""Most relation evaluations one search may spend before giving up."""
+MAX_ROOT_BITS = 128
+"""Largest numerator or denominator, in bits, of a value a secant step may produce."""
+
+_VALUES = tuple(Fraction(v) for v in ("3/7", "2", "-1", "5/2", "7", "-5/3", "1/4", "11", "0", "-9", "100", "-1/2"))
+_INTEGERS = tuple(Fraction(v) for v in (2, -1, 7, 3, 11, 0, -9, 100, 1, -4, 5, 13))
+_SOLVED_BASES = 4
+"""Base points the later stages start from."""
+_STEP = Fraction(1, 64)
+"""How far either side of an inequality's boundary a candidate lies."""
+_STRIDE = 5
+"""Offset between the value lists of neighbouring variables (so two variables differ at a base point)."""
+
+Env = dict[str, Fraction]
+Holes = dict[Fraction, Fraction]
+"""Values of division by zero, by dividend: SMT division is total, ``a / 0`` an unspecified value
+that depends on ``a`` alone (the same for every division by zero of the same dividend)."""
+
+_OPS = {"=": lambda d: d == 0, "!=": lambda d: d != 0, "<": lambda d: d < 0, ">": lambda d: d > 0,
+        "<=": lambda d: d <= 0, ">=": lambda d: d >= 0}
+_HOLE_VALUES = tuple(Fraction(v) for v in ("0", "1", "-1", "2", "1/2", "-7", "100"))
+"""Values tried for a division by zero that an inequality, or the claim, reads."""
+MAX_HOLES = 2
+"""Most dividends whose division by zero one point may give a value."""
+MAX_DIVISORS = 4
+"""Most divisors a search makes vanish (one at a time)."""
+
+
+class _Spent(Exception):
+    """The evaluation budget of one search is used up."""
+
+
+class _Undefined(Exception):
+    """A value past the size limits."""
+
+
+class _Missing(Exception):
+    """A division by zero of a dividend that has no value yet."""
+
+    def __init__(self, dividend: Fraction) -> None:
+        super().__init__()
+        self.dividend = dividend
+
+
+def _value(e: Expr, env: Env, holes: Holes, lim: Limits, depth: int = 0) -> Fraction:
+    """``e`` at ``env`` as its SMT translation means it (``smt._z3_expr``): the same nodes, integer
+    powers as repeated products, a division by zero the value ``holes`` gives its dividend."""
+    if depth > MAX_DEPTH:
+        raise _Undefined
+    if isinstance(e, Num):
+        return e.value
+    if isinstance(e, Var):
+        return env[e.name]
+    if isinstance(e, Neg):
+        return -_value(e.operand, env, holes, lim, depth + 1)
+    if isinstance(e, Call):  # percent or abs (``translates`` let nothing else through)
+        v = _value(e.args[0], env, holes, lim, depth + 1)
+        return v / 100 if e.fn == "percent" else abs(v)
+    if isinstance(e, Pow):
+        base = _value(e.base, env, holes, lim, depth + 1)
+        out = Fraction(1)
+        for _ in range(evaluate(e.exponent).numerator):  # 0..12, as ``translates`` checked
+            out = _sized(out * base, lim)
+        return out
+    assert isinstance(e, BinOp)
+    a = _value(e.left, env, holes, lim, depth + 1)
+    b = _value(e.right, env, holes, lim, depth + 1)
+    if e.op == "+":
+        return _sized(a + b, lim)
+    if e.op == "-":
+        return _sized(a - b, lim)
+    if e.op == "*":
+        return _sized(a * b, lim)
+    if b == 0:
+        if a in holes:
+            return holes[a]
+        raise _Missing(a)
+    return _sized(a / b, lim)
+
+
+def _sized(x: Fraction, lim: Limits) -> Fraction:
+    if max(x.numerator.bit_length(), x.denominator.bit_length()) > lim.max_bits:
+        raise _Undefined
+    return x
+
+
+class _Search:
+    def __init__(self, premises: list[Rel], claim: Rel, integers: frozenset[str], lim: Limits) -> None:
+        self.premises, self.claim, self.integers, self.lim = premises, claim, integers, lim
+        self.left = MAX_EVALUATIONS
+
+    def residual(self, r: Rel, env: Env, holes: Holes | None = None) -> Fraction | None:
+        """``lhs - rhs`` at ``env``; None where a value grows past the limits; ``_Missing`` where
+        a division by zero has no value in ``holes``."""
+        if self.left <= 0:
+            raise _Spent
+        self.left -= 1
+        try:
+            return _value(r.lhs, env, holes or {}, self.lim) - _value(r.rhs, env, holes or {}, self.lim)
+        except (_Undefined, RecursionError, FaithSieveError):
+            return None
+
+    def holds(self, r: Rel, env: Env, holes: Holes | None = None) -> bool | None:
+        d = self.residual(r, env, holes)
+        return None if d is None else _OPS[r.op](d)
+
+    def settle(self, env: Env, want: bool) -> Holes | None:
+        """Values for the divisions by zero at ``env`` under which every premise holds and the
+        claim's truth is ``want``; None when none is found (at most ``MAX_HOLES`` dividends)."""
+        holes: Holes = {}
+        while True:
+            current, target = self.claim, want
+            try:
+                for p in self.premises:
+                    current, target = p, True
+                    if not self.holds(p, env, holes):
+                        return None
+                current, target = self.claim, want
+                return holes if self.holds(self.claim, env, holes) is want else None
+            except _Missing as gap:
+                more = self._hole_values(current, target, env, holes, gap.dividend)
+                if more is None:
+                    return None
+                holes.update(more)
+
+    def _hole_values(self, r: Rel, target: bool, env: Env, holes: Holes, a: Fraction) -> Holes | None:
+        """Values of ``a / 0`` (and of any other division by zero ``r`` reads, set to 0) under which
+        ``r`` has the truth ``target``: the secant root for an equation that must hold, else the
+        first of ``_HOLE_VALUES`` that does it. None past ``MAX_HOLES`` dividends."""
+        others: Holes = {}
+
+        def residual(h: Fraction) -> Fraction | None:
+            while True:
+                if len(holes) + len(others) + 1 > MAX_HOLES:
+                    raise _Missing(a)
+                try:
+                    return self.residual(r, env, {**holes, **others, a: h})
+                except _Missing as gap:
+                    others[gap.dividend] = Fraction(0)
+
+        try:
+            if r.op == "=" and target:
+                f0, f1 = residual(Fraction(0)), residual(Fraction(1))
+                if f0 is None or f1 is None or f0 == f1:
+                    return None
+                candidates: tuple[Fraction, ...] = (-f0 / (f1 - f0),)
+            else:
+                candidates = _HOLE_VALUES
+            for h in candidates:
+                d = residual(h)
+                if d is not None and _OPS[r.op](d) is target:
+                    return {**others, a: h}
+        except _Missing:
+            return None
+        return None
+
+    def classify(self, env: Env) -> bool | None | str:
+        """The claim's truth at ``env`` where every premise holds with no division by zero; None
+        where some premise fails or is undefined; ``"holes"`` where a division by zero is read."""
+        try:
+            if not all(self.holds(p, env) for p in self.premises):
+                return None
+            return self.holds(self.claim, env)
+        except _Missing:
+            return "holes"
+
+    def solve(self, r: Rel, env: Env, v: str, exact: bool = True) -> Env | None:
+        """``env`` with ``v`` moved by one secant step towards a zero of ``r``'s residual (exact
+        when the residual is linear in ``v``; the caller checks the point anyway)."""
+        t0 = env[v]
+        t1 = t0 + 1
+        try:
+            f0, f1 = self.residual(r, env), self.residual(r, {**env, v: t1})
+        except _Missing:
+            return None
+        if f0 is None or f1 is None or f0 == f1:
+            return None
+        root = t0 - f0 * (t1 - t0) / (f1 - f0)
+        if max(abs(root.numerator).bit_length(), root.denominator.bit_length()) > MAX_ROOT_BITS:
+            return None
+        if exact and v in self.integers and root.denominator != 1:
+            return None
+        return {**env, v: root}
+
+    def nested(self, first: Rel, v: str, second: Rel, w: str, env: Env) -> Env | None:
+        """Solve ``first`` for ``v``, then a secant step along ``w`` on the residual of ``second``
+        at that solution (exact when it is linear in ``w``)."""
+        def g(t: Fraction) -> tuple[Fraction | None, Env | None]:
+            point = self.solve(first, {**env, w: t}, v)
+            if point is None:
+                return None, None
+            try:
+                return self.residual(second, point), point
+            except _Missing:
+                return None, None
+
+        t0 = env[w]
+        t1 = t0 + 1
+        (g0, _), (g1, _) = g(t0), g(t1)
+        if g0 is None or g1 is None or g0 == g1:
+            return None
+        root = t0 - g0 * (t1 - t0) / (g1 - g0)
+        if max(abs(root.numerator).bit_length(), root.denominator.bit_length()) > MAX_ROOT_BITS:
+            return None
+        if w in self.integers and root.denominator != 1:
+            return None
+        return g(root)[1]
+
+
+def _bases(names: list[str], integers: frozenset[str]) -> Iterator[Env]:
+    for j in range(len(_VALUES)):
+        yield {n: (_INTEGERS if n in integers else _VALUES)[(j + _STRIDE * i) % len(_VALUES)]
+               for i, n in enumerate(names)}
+
+
+def _shifted(s: _Search, r: Rel, env: Env, v: str) -> Iterator[Env | None]:
+    """Points just either side of where ``r``'s two sides meet along ``v`` (an inequality's
+    boundary): a step of ``_STEP``, or the integers either side for an integer variable."""
+    point = s.solve(r, env, v, exact=False)
+    if point is None:
+        return
+    t = point[v]
+    if v in s.integers:
+        yield {**env, v: Fraction(math.floor(t))}
+        yield {**env, v: Fraction(math.floor(t) + 1)}
+    else:
+        yield {**env, v: t - _STEP}
+        yield {**env, v: t + _STEP}
+
+
+def _divisors(rels: list[Rel]) -> list[Expr]:
+    """The first ``MAX_DIVISORS`` distinct divisors with a variable in them (where one vanishes,
+    the solver may give the division any value)."""
+    out: list[Expr] = []
+    for r in rels:
+        for side in (r.lhs, r.rhs):
+            for n in walk(side):
+                if isinstance(n, BinOp) and n.op == "/" and variables(n.right) and n.right not in out:
+                    out.append(n.right)
+                    if len(out) == MAX_DIVISORS:
+                        return out
+    return out
+
+
+def _candidates(s: _Search, names: list[str], stage: int) -> Iterator[Env | None]:
+    """Stage 0: the base points; stage 1: one variable moved onto an equation or either side of
+    an inequality's boundary; stage 2: a premise equation and a claim equation solved along two
+    variables (points where the claim holds)."""
+    equations = [p for p in s.premises if p.op == "="]
+    claim_eq = [s.claim] if s.claim.op == "=" else []
+    bases = list(_bases(names, s.integers))
+    if stage == 0:
+        yield from bases
+    elif stage == 1:
+        vanish = [Rel(d, "=", Num(Fraction(0), "0", 0)) for d in _divisors([*s.premises, s.claim])]
+        for base in bases[:_SOLVED_BASES]:
+            for r in (*s.premises, s.claim, *vanish):
+                for v in names:
+                    if r.op == "=":
+                        yield s.solve(r, base, v)
+                    elif r.op != "!=":
+                        yield from _shifted(s, r, base, v)
+    else:
+        for base in bases[:_SOLVED_BASES]:
+            for p in equations:
+                for c in claim_eq:
+                    for v in names:
+                        for w in names:
+                            if w != v:
+                                yield s.nested(p, v, c, w, base)
+
+
+@dataclass(frozen=True)
+class Point:
+    """Values of the variables, and of the divisions by zero the relations read there."""
+
+    values: Env
+    div0: Holes
+
+
+def separating_points(premises: list[Rel], claim: Rel, integer_vars: tuple[str, ...] = (),
+                      lim: Limits = DEFAULT_LIMITS) -> tuple[Point, Point] | None:
+    """A point where every premise holds and the claim fails, and one where every premise and
+    the claim hold (integer variables at integers), both checked exactly; None when the bounded
+    search does not find both (the solver decides)."""
+    rels = [*premises, claim]
+    if not premises or len(rels) > MAX_RELATIONS or not all(translates(r) for r in rels):
+        return None
+    names = sorted(set().union(*(variables(r.lhs) | variables(r.rhs) for r in rels)))
+    if not names or len(names) > MAX_NAMES:
+        return None
+    s = _Search(list(premises), claim, frozenset(integer_vars), lim)
+    fails: Point | None = None
+    holds: Point | None = None
+    try:
+        for stage in range(3):
+            if stage == 2 and fails is None:
+                return None  # the last stage only finds points where the claim holds
+            for env in _candidates(s, names, stage):
+                if env is None or any(v in s.integers and x.denominator != 1 for v, x in env.items()):
+                    continue
+                verdict = s.classify(env)
+                if verdict == "holes":
+                    if fails is None and (h := s.settle(env, False)) is not None:
+                        fails = Point(env, h)
+                    if holds is None and (h := s.settle(env, True)) is not None:
+                        holds = Point(env, h)
+                elif verdict is False and fails is None:
+                    fails = Point(env, {})
+                elif verdict is True and holds is None:
+                    holds = Point(env, {})
+                if fails is not None and holds is not None:
+                    return fails, holds
+    except _Spent:
+        return None
+    return None
