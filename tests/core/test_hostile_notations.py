@@ -17,6 +17,7 @@ from faithsieve.config import Settings
 from faithsieve.mathtext.ast import Call, Num
 from faithsieve.obligations import readings as R
 from faithsieve.obligations.remainders import remainder_obligations
+from faithsieve.obligations.wordclaims import glued
 from faithsieve.pipeline import localize
 from faithsieve.split import proof_from_steps
 from faithsieve.statetree.rebinding import solved_again
@@ -89,6 +90,38 @@ def test_a_retraction_marker_must_follow_within_a_few_characters() -> None:
     assert retracted(text + " " * 6 + "wait", len(text))
     assert not retracted(text + " " * 7 + "wait", len(text))  # spaces count against both [ \t]{0,3}
     assert not retracted(text + " ------- wait", len(text))
+
+
+class _Spy(str):
+    """A text that records the slices taken of it (the windows a reader looks at)."""
+
+    def __new__(cls, text: str) -> "_Spy":
+        out = super().__new__(cls, text)
+        out.slices = []  # type: ignore[attr-defined]
+        return out
+
+    def __getitem__(self, key):  # type: ignore[no-untyped-def]
+        if isinstance(key, slice):
+            self.slices.append(len(range(*key.indices(len(self)))))  # type: ignore[attr-defined]
+        return super().__getitem__(key)
+
+
+def test_a_retraction_is_looked_for_in_60_characters() -> None:
+    # the marker pattern is bounded itself; the window keeps each formula's look at the text constant
+    text = _Spy("1 + 1 = 3 — wait" + " filler" * 3000)
+    assert retracted(text, 9)
+    assert text.slices and max(text.slices) == 60  # type: ignore[attr-defined]
+
+
+def test_a_solved_value_is_looked_for_in_80_characters() -> None:
+    after = _Spy(" gives x = 3" + " filler" * 3000)
+    assert solved_again(after, frozenset({"x"}), {"x": Fraction(4)})
+    assert after.slices and max(after.slices) == 80  # type: ignore[attr-defined]
+
+
+def test_an_operator_glues_a_number_within_40_characters() -> None:
+    assert glued("7 -" + " " * 39 + "1529", 42)
+    assert not glued("7 -" + " " * 40 + "1529", 43)  # the operator is 41 characters back
 
 
 # -- hostile proofs through the pipeline ------------------------------------------------------------------

@@ -105,7 +105,8 @@ MODULES, FAILED = _modules()
 PATTERNS = module_patterns(MODULES)
 
 _BASE = [" ", "\n", ". ", "*", "\t \n", "** ", "$", "\\(", "- ", "1,", "a", "1", "#", ", ", "= ", "1 ", "(", "{", "−",
-         "\\,", "~", "x = 1 ", "1 = ", "mod ", "no, ", "wait ", "Z_", "in ", "12 ≡ ", "1 ÷ ", "7 "]
+         "\\,", "~", "x = 1 ", "1 = ", "mod ", "no, ", "wait ", "Z_", "in ", "12 ≡ ", "1 ÷ ", "7 ",
+         "mod 7, ", "in Z_5, ", "in base 8 "]
 _WORDS = ["case", "if", "let", "for", "step", "Step 1", "so", "is", "x", "i", "the answer is", "\\text{", "\\boxed{",
           # the notations read since 2916f76: bases, moduli, congruences, remainders, retractions, rebinding
           "in base", "in base 7", "in binary", "modulo", "mod 7", "\\pmod{", "≡", "\\equiv", "remainder", "remainder when",
@@ -115,7 +116,9 @@ _WORDS = ["case", "if", "let", "for", "step", "Step 1", "so", "is", "x", "i", "t
 def hostile_inputs(k: int) -> list[str]:
     """Repetitions of each shape, ``k`` units long: runs of one piece, a word then a long gap, a word repeated."""
     return ([b * k for b in _BASE] + [w + " " * k + "x" for w in _WORDS] + [(w + " ") * (k // 5) for w in _WORDS]
-            + ["1" * k + " mod", "7 " * k + "≡ 1 (mod"])
+            + ["1" * k + " mod", "7 " * k + "≡ 1 (mod"]
+            # runs a tail such as [^.;=]{0,60}\Z would cross before failing at the full stop
+            + [b * k + "." for b in ("mod 7, ", "in Z_5, ", "wait ", "x ")])
 
 
 BIG, SMALL = 20_000, 2_500
