@@ -11,7 +11,7 @@ from faithsieve.datasets.registry import Exclude
 __all__ = ["MarkedSteps", "group_marked_steps", "strip_number_prefix", "strip_step_marker"]
 
 _STEP_MARK = re.compile(
-    r"^[ \t>#_]*(?:\*\*)?[ \t]*s?tep[ \t]*(\d{1,3})[ \t]*(?:\*\*)?[ \t]*[:.)](?!\d)[ \t]*(?:\*\*)?[ \t]*",
+    r"^[ \t>#_]*(?:\*\*[ \t]*)?s?tep[ \t]*(\d{1,3})[ \t]*(?:\*\*[ \t]*)?[:.)](?!\d)[ \t]*(?:\*\*)?[ \t]*",
     re.IGNORECASE,
 )
 _NUM_PREFIX = re.compile(r"^[ \t]*(\d{1,3})\.[ \t]+")

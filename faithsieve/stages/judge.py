@@ -28,7 +28,7 @@ from faithsieve.statetree.models import StateTree
 
 MAX_STEP_CHARS = 8000
 MAX_GRAPH_CHARS = 40000
-_LINE = re.compile(r"^(?:(?:final\s+)?answer\s*[:=\-]?\s*)?(?:(correct)|step\s*#?\s*(\d{1,6}))$")
+_LINE = re.compile(r"^(?:(?:final\s+)?answer\s*(?:[:=\-]\s*)?)?(?:(correct)|step\s*(?:#\s*)?(\d{1,6}))$")
 _STRIP = " \t*_`\"'.:;!()[]<>"
 UNPARSED_NOTE = "judge answer unparsed"
 

@@ -2,47 +2,231 @@
 
 A hang guard, not a speed measurement: the bound is two orders of magnitude above a linear
 pattern's time here, and a quadratic pattern on these inputs takes seconds to minutes.
+
+The patterns are not listed by hand: every module of the installed ``faithsieve`` package is
+imported (``pkgutil.walk_packages``) and every compiled pattern it holds at module level is tested,
+including patterns kept in module-level tuples, lists, sets and dicts (keys and values, nested
+three deep), so a module added later is covered without editing this file.
 """
 
+from __future__ import annotations
+
+import importlib
+import pkgutil
 import re
 import time
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-import faithsieve.answers
-import faithsieve.grading.extract
-import faithsieve.grading.inputs
-import faithsieve.grading.normalize
-import faithsieve.grading.parse
-import faithsieve.api.admission
-import faithsieve.mathtext.extract
-import faithsieve.mathtext.lexer
-import faithsieve.split
-import faithsieve.statetree.decompose
-import faithsieve.obligations.extract
-import faithsieve.obligations.remainders
-import faithsieve.obligations.wordclaims
 
-MODULES: list[ModuleType] = [
-    faithsieve.split, faithsieve.mathtext.extract, faithsieve.mathtext.lexer, faithsieve.statetree.decompose,
-    faithsieve.obligations.extract, faithsieve.answers, faithsieve.grading.extract, faithsieve.grading.normalize,
-    faithsieve.grading.inputs, faithsieve.grading.parse, faithsieve.api.admission, faithsieve.obligations.remainders,
-    faithsieve.obligations.wordclaims,
-]
-PATTERNS = sorted(
-    ((f"{m.__name__}.{k}", v) for m in MODULES for k, v in vars(m).items() if isinstance(v, re.Pattern)),
-    key=lambda kv: kv[0],
-)
-_BASE = [" ", "\n", ". ", "*", "\t \n", "** ", "$", "\\(", "- ", "1,", "a", "1", "#"]
-_WORDS = ["case", "if", "let", "for", "step", "Step 1", "so", "is", "x", "i", "the answer is", "\\text{", "\\boxed{"]
-INPUTS = [b * 20_000 for b in _BASE] + [w + " " * 20_000 + "x" for w in _WORDS] + [(w + " ") * 4_000 for w in _WORDS]
+# Modules not imported here, each with the reason. Nothing else may be left out.
+EXCLUDED: dict[str, str] = {
+    # the ``python -m faithsieve`` entry point: importing it parses sys.argv and exits; it defines no pattern
+    # (its whole body is a call into faithsieve.cli, which is imported and tested)
+    "faithsieve.__main__": "runs the command line on import; defines nothing",
+    # needs the production extra (gunicorn), which .ci/run installs only after the default suite; it
+    # defines no pattern (a worker class that sets uvicorn's options)
+    "faithsieve.api.gunicorn_worker": "imports gunicorn (the production extra); defines no pattern",
+}
+# Patterns known not to be linear on these inputs, each with the reason it is harmless where it is
+# used. They run as strict expected failures: once one is made linear, its entry must go.
+KNOWN_SUPERLINEAR: dict[str, str] = {
+    "faithsieve.lean.snippets._COMMENT": "used only as .match at a position that moves past each comment "
+                                         "(lean/snippets.py binder loop): every call scans forward once",
+    "faithsieve.lean.snippets._IMPORT": "strip_imports runs it (re.sub) over model-written Lean snippets: a run of "
+                                        "n blank lines costs n^2/2 steps; no Lean backend here to test a fix against",
+}
 
 
-@pytest.mark.parametrize(("name", "pattern"), PATTERNS, ids=[n for n, _ in PATTERNS])
+def _package_names() -> list[str]:
+    """``faithsieve`` and every package pyproject.toml installs under it. Some live outside the
+    ``faithsieve/`` folder (``statetree/`` is installed as ``faithsieve.statetree``), and an editable
+    install does not show them inside ``faithsieve.__path__``, so each is walked from its own path."""
+    with open(Path(__file__).resolve().parents[2] / "pyproject.toml", "rb") as fh:
+        listed = tomllib.load(fh)["tool"]["setuptools"]["packages"]
+    return sorted({"faithsieve", *listed})
+
+
+def _modules() -> tuple[list[ModuleType], dict[str, str]]:
+    found: dict[str, ModuleType] = {}
+    failed: dict[str, str] = {}
+
+    def onerror(name: str) -> None:
+        failed[name] = "package could not be walked"
+
+    def load(name: str) -> ModuleType | None:
+        if name in EXCLUDED or name in found:
+            return found.get(name)
+        try:
+            found[name] = importlib.import_module(name)
+        except Exception as e:  # reported by test_every_module_is_imported, not hidden
+            failed[name] = repr(e)[:200]
+        return found.get(name)
+
+    for package in _package_names():
+        pkg = load(package)
+        if pkg is None:
+            continue
+        for info in pkgutil.walk_packages(pkg.__path__, package + ".", onerror=onerror):
+            load(info.name)
+    return list(found.values()), failed
+
+
+def _patterns_in(value: object, depth: int = 0) -> Iterator[re.Pattern[str]]:
+    if isinstance(value, re.Pattern):
+        if isinstance(value.pattern, str):
+            yield value
+    elif depth < 3 and isinstance(value, (tuple, list, set, frozenset)):
+        for item in value:
+            yield from _patterns_in(item, depth + 1)
+    elif depth < 3 and isinstance(value, dict):
+        for k, v in value.items():
+            yield from _patterns_in(k, depth + 1)
+            yield from _patterns_in(v, depth + 1)
+
+
+def module_patterns(modules: list[ModuleType]) -> list[tuple[str, re.Pattern[str]]]:
+    """``(module.name, pattern)`` for every distinct pattern held at module level; a pattern imported
+    into several modules (the same source and flags) is tested once, under the first name found."""
+    seen: dict[tuple[str, int], tuple[str, re.Pattern[str]]] = {}
+    for m in sorted(modules, key=lambda m: m.__name__):
+        for k, v in vars(m).items():
+            for p in _patterns_in(v):
+                seen.setdefault((p.pattern, p.flags), (f"{m.__name__}.{k}", p))
+    return sorted(seen.values(), key=lambda kv: kv[0])
+
+
+MODULES, FAILED = _modules()
+PATTERNS = module_patterns(MODULES)
+
+_BASE = [" ", "\n", ". ", "*", "\t \n", "** ", "$", "\\(", "- ", "1,", "a", "1", "#", ", ", "= ", "1 ", "(", "{", "−",
+         "\\,", "~", "x = 1 ", "1 = ", "mod ", "no, ", "wait ", "Z_", "in ", "12 ≡ ", "1 ÷ ", "7 ",
+         "mod 7, ", "in Z_5, ", "in base 8 "]
+_WORDS = ["case", "if", "let", "for", "step", "Step 1", "so", "is", "x", "i", "the answer is", "\\text{", "\\boxed{",
+          # the notations read since 2916f76: bases, moduli, congruences, remainders, retractions, rebinding
+          "in base", "in base 7", "in binary", "modulo", "mod 7", "\\pmod{", "≡", "\\equiv", "remainder", "remainder when",
+          "divided by", "÷", "R", "wait", "no", "let me", "that's", "gives", "x = 3", "in \\mathbb{Z}", "GF(", "at"]
+
+
+def hostile_inputs(k: int) -> list[str]:
+    """Repetitions of each shape, ``k`` units long: runs of one piece, a word then a long gap, a word repeated."""
+    return ([b * k for b in _BASE] + [w + " " * k + "x" for w in _WORDS] + [(w + " ") * (k // 5) for w in _WORDS]
+            + ["1" * k + " mod", "7 " * k + "≡ 1 (mod"]
+            # runs a tail such as [^.;=]{0,60}\Z would cross before failing at the full stop
+            + [b * k + "." for b in ("mod 7, ", "in Z_5, ", "wait ", "x ")])
+
+
+BIG, SMALL = 20_000, 2_500
+INPUTS = hostile_inputs(BIG)
+SMALL_INPUTS = hostile_inputs(SMALL)
+LIMIT_S = 2.0  # a hang, whatever the growth
+# superlinear growth: from SMALL to BIG (8x the text) a linear scan takes ~8x the time, a quadratic one ~64x;
+# measured only where the big run is long enough to time (under it, even a quadratic pattern is harmless here)
+GROWTH, TIMED_S = 24.0, 0.05
+
+
+def _time(pattern: re.Pattern[str], text: str) -> float:
+    t0 = time.perf_counter()
+    for _ in pattern.finditer(text):
+        pass
+    return time.perf_counter() - t0
+
+
+def superlinear(pattern: re.Pattern[str]) -> str:
+    """Why ``pattern`` is not linear on the hostile inputs ("" when it is). A flagged input is timed
+    again before it counts, so one slow moment of a loaded machine is not a finding."""
+    for big, small in zip(INPUTS, SMALL_INPUTS):
+        for attempt in range(2):
+            t_big = _time(pattern, big)
+            if t_big > LIMIT_S:
+                why = f"{t_big:.2f} s on {big[:20]!r}…"
+            elif t_big > TIMED_S and t_big / max(_time(pattern, small), 1e-6) > GROWTH:
+                why = f"time grows {t_big / max(_time(pattern, small), 1e-6):.0f}x for 8x the text on {big[:20]!r}…"
+            else:
+                break
+            if attempt == 1:
+                return why
+    return ""
+
+
+def test_every_module_is_imported():
+    assert not FAILED, FAILED
+    names = {m.__name__ for m in MODULES}
+    # this session's rule modules, and the old ones: discovery reaches the mapped packages (statetree, obligations)
+    assert {"faithsieve.statetree.retraction", "faithsieve.statetree.rebinding", "faithsieve.statetree.continuation",
+            "faithsieve.obligations.readings", "faithsieve.obligations.remainders", "faithsieve.obligations.wordclaims",
+            "faithsieve.statetree.decompose", "faithsieve.split", "faithsieve.api.admission"} <= names
+
+
+def test_patterns_in_containers_are_found():
+    holder = ModuleType("holder")
+    a, b, c = re.compile("a"), re.compile("b"), re.compile("c")
+    holder.__dict__.update(single=a, pairs=((b, "why"),), table={"k": [c]}, text="not a pattern")
+    assert sorted(p.pattern for _, p in module_patterns([holder])) == ["a", "b", "c"]
+
+
+def test_new_modules_patterns_are_tested():
+    names = {n.rsplit(".", 1)[0] for n, _ in PATTERNS}
+    assert {"faithsieve.statetree.retraction", "faithsieve.statetree.rebinding", "faithsieve.obligations.readings",
+            "faithsieve.obligations.remainders", "faithsieve.obligations.wordclaims"} <= names
+
+
+def test_the_guard_catches_a_quadratic_pattern():
+    """The inputs and the growth bound flag a pattern that backtracks quadratically (each start scans
+    the rest of a run of spaces), and pass its bounded form."""
+    assert superlinear(re.compile(r"\s*x"))
+    assert superlinear(re.compile(r"[ \t]*,"))
+    assert not superlinear(re.compile(r"\s{0,8}x"))
+
+
+def _param(name: str, pattern: re.Pattern[str]) -> object:
+    reason = KNOWN_SUPERLINEAR.get(name)
+    marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+    return pytest.param(name, pattern, id=name, marks=marks)
+
+
+def test_known_superlinear_patterns_still_exist():
+    assert set(KNOWN_SUPERLINEAR) <= {n for n, _ in PATTERNS}
+
+
+@pytest.mark.parametrize(("name", "pattern"), [_param(n, p) for n, p in PATTERNS])
 def test_pattern_is_linear_on_hostile_text(name: str, pattern: re.Pattern[str]) -> None:
-    for text in INPUTS:
-        t0 = time.perf_counter()
-        for _ in pattern.finditer(text):
-            pass
-        assert time.perf_counter() - t0 < 2.0, f"{name} is slow on {text[:20]!r}…"
+    why = superlinear(pattern)
+    assert not why, f"{name}: {why}"
+
+
+# Patterns rewritten to be linear, with the form they had: the rewrite matches the same strings (same
+# span, same groups) on every string built from the pieces each pattern looks at.
+REWRITTEN = {
+    "step marker": (
+        r"^[ \t>#_]*(?:\*\*)?[ \t]*s?tep[ \t]*(\d{1,3})[ \t]*(?:\*\*)?[ \t]*[:.)](?!\d)[ \t]*(?:\*\*)?[ \t]*",
+        "faithsieve.datasets.steptext._STEP_MARK", re.IGNORECASE,
+        ["", " ", "\t", "  ", "**", "*", ">", "#", "_", "Step", "step", "tep", "STEP", "s", "1", "12", "1234", ":", ".",
+         ")", "x", "9"]),
+    "judge line": (
+        r"^(?:(?:final\s+)?answer\s*[:=\-]?\s*)?(?:(correct)|step\s*#?\s*(\d{1,6}))$",
+        "faithsieve.stages.judge._LINE", 0,
+        ["", " ", "\n", "  ", "final", "answer", ":", "=", "-", "#", "##", "correct", "step", "3", "1234567", "x"]),
+}
+
+
+@pytest.mark.parametrize("key", sorted(REWRITTEN))
+def test_rewritten_pattern_matches_the_same_strings(key: str) -> None:
+    import random
+
+    old_source, name, flags, pieces = REWRITTEN[key]
+    old = re.compile(old_source, flags)
+    new = dict(PATTERNS)[name]
+    assert new.pattern != old.pattern and new.flags == old.flags
+    rng = random.Random(0)
+    matched = 0
+    for _ in range(40_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 7)))
+        a, b = old.match(text), new.match(text)
+        assert (a and (a.span(), a.groups())) == (b and (b.span(), b.groups())), text
+        matched += a is not None
+    assert matched > 100  # the pieces do build matching strings, not only misses
