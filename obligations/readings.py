@@ -44,7 +44,7 @@ _MODULUS_BEFORE = re.compile(
     + _Z + r"[ \t]{0,2}(?:_[ \t]{0,2}\{?[ \t]{0,2}(\d{1,7})[ \t]{0,2}\}?|/[ \t]{0,2}(\d{1,7})[ \t]{0,2}" + _Z + r")"
     r"|GF[ \t]{0,2}\([ \t]{0,2}(\d{1,7})[ \t]{0,2}\)|\\mathbb[ \t]{0,2}\{?[ \t]{0,2}F[ \t]{0,2}\}?[ \t]{0,2}_[ \t]{0,2}\{?(\d{1,7})\}?"
     r"|mod(?:ulo)?[ \t]{1,3}(\d{1,7})[ \t]{1,3}arithmetic)"
-    r"|\b(?:working[ \t]{1,3})?(?:modulo|mod)[ \t]{1,3}(\d{1,7})[ \t]{0,2}[,:])[^.;=]{0,60}\Z")
+    r"|\b(?:working[ \t]{1,3})?(?:modulo|mod)[ \t]{1,3}(\d{1,7})[ \t]{0,2}[,:])[^.;]{0,160}\Z")
 _MODULUS_HINT = re.compile(r"(?i)mod|GF|Z|ℤ|\\mathbb")
 MAX_READINGS = 4
 _TRIGGER = re.compile(r"log|sin|cos|tan|\^|\[|\\lbrack|!=|mod|°|circ|!!")
@@ -159,8 +159,11 @@ def _double_factorial(e: Expr) -> Expr:
 
 
 def _stated_modulus(f: Formula) -> int | None:
-    """The modulus the sentence before the formula says it computes in ("in Z_5", "modulo 7,", "over GF(2)")."""
-    sentence = f.lead[max(f.lead.rfind(". "), f.lead.rfind("\n")) + 1 :][-120:]
+    """The modulus the sentence before the formula says it computes in ("in Z_5", "modulo 7,", "over GF(2)").
+
+    The phrase scopes over the rest of its sentence, earlier formulas included ("In Z_5, 3 + 4 = 2 and
+    2 + 4 = 1"): a second reading can only keep a claim from being refuted, never refute one."""
+    sentence = f.sentence_before[-200:]
     m = _MODULUS_BEFORE.search(sentence)
     if m is None:
         return None
@@ -210,7 +213,7 @@ def _bracket_link(f: Formula, link: int, fn: str) -> Rel | None:
 
 def notation_readings(r: Rel, f: Formula, link: int) -> tuple[tuple[Rel, ...], str]:
     """Other readings of ``r`` (the ``link``-th relation of ``f``) in common use, and what is ambiguous."""
-    if not _TRIGGER.search(f.text) and not _BASE_BEFORE.search(f.lead) and not _MODULUS_HINT.search(f.lead):
+    if not _TRIGGER.search(f.text) and not _BASE_BEFORE.search(f.lead) and not _MODULUS_HINT.search(f.sentence_before):
         return (), ""  # none of the notations below is written: nothing to re-read
     nodes = _nodes(r)
     readings: list[Rel] = []
@@ -248,7 +251,7 @@ def notation_readings(r: Rel, f: Formula, link: int) -> tuple[tuple[Rel, ...], s
             why.append("'n!!' (the double factorial, or the factorial of n!)")
         except _NotThisReading:
             pass
-    modulus = _stated_modulus(f) if r.op == "=" and _MODULUS_HINT.search(f.lead) else None
+    modulus = _stated_modulus(f) if r.op == "=" and _MODULUS_HINT.search(f.sentence_before) else None
     if modulus is not None:
         n = _num(modulus)
         readings.append(Rel(BinOp("mod", r.lhs, n), "=", BinOp("mod", r.rhs, n)))

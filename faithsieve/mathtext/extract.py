@@ -61,6 +61,9 @@ class Formula:
     approx_context: bool = False
     """The sentence speaks of approximation or rounding."""
     lead: str = field(default="", compare=False)
+    sentence_before: str = field(default="", compare=False)
+    """The sentence before the formula, across earlier formulas in it (at most 240 characters):
+    what a phrase such as "In Z_5," at the start of the sentence scopes over."""
     name: str | None = None
     """For ``Total cost = 3 × 4``: the quantity named in words before the '=' (normalised)."""
 
@@ -464,6 +467,8 @@ def extract_formulas(text: str, imaginary: bool = False) -> list[Formula]:
                     name = quantity_name(text, eq.start)
                 sentence = lead[max(lead.rfind(". "), lead.rfind("\n")) + 1 :]
                 low = sentence.lower()
+                before = text[max(0, start - 240) : start]
+                before = before[max(before.rfind(". "), before.rfind("\n")) + 1 :]
                 out.append(
                     Formula(
                         chain=chain,
@@ -477,6 +482,7 @@ def extract_formulas(text: str, imaginary: bool = False) -> list[Formula]:
                         conditional=bool(_COND_WORDS.search(low)),
                         approx_context=bool(_APPROX_CONTEXT.search(low)) or "~" in chain.rels,
                         lead=lead,
+                        sentence_before=before,
                         name=name,
                     )
                 )

@@ -26,6 +26,9 @@ def reasons(v) -> str:  # type: ignore[no-untyped-def]
     ("Then 3! = 6 and 3!! = 3.", "Then 5!! = 16.", "double factorial"),
     ("In Z_5, 3 · 2 = 1.", "In Z_5, 3 · 2 = 2.", "modulo 5"),
     ("Modulo 7, 3 + 5 = 1.", "Modulo 7, 3 + 5 = 2.", "modulo 7"),
+    # the stated modulus scopes over the rest of its sentence, past earlier formulas in it
+    ("In Z_5, 3 + 4 = 2 and 2 + 4 = 1.", "In Z_5, 3 + 4 = 2 and 2 + 4 = 3.", "modulo 5"),
+    ("Working mod 7: 3 + 5 = 1, and 4 + 4 = 1.", "Working mod 7: 3 + 5 = 1, and 4 + 4 = 2.", "modulo 7"),
     (r"In $\mathbb{Z}/7\mathbb{Z}$, 3 + 5 = 1.", r"In $\mathbb{Z}/7\mathbb{Z}$, 3 + 5 = 4.", "modulo 7"),
     ("Over GF(2), 1 + 1 = 0.", "Over GF(2), 1 + 1 = 1.", "modulo 2"),
     ("In base 8, 7 + 1 = 10.", "In base 8, 7 + 2 = 10.", "in base 8"),
@@ -162,3 +165,8 @@ def test_double_factorial_and_modulus_readings_are_bounded() -> None:
 def test_a_numbered_step_is_no_ratio() -> None:
     assert verdict("Step 3: 15 − 7 = 9.").first_error_step == 1  # the colon follows the step number
     assert verdict("We get 2^10 − 1 = 1024.").first_error_step == 1  # no brace group: read whole, still refuted
+
+
+def test_a_stated_modulus_ends_with_its_sentence() -> None:
+    # "Modulo 7," scopes over its own sentence only: the next sentence computes in the integers again
+    assert verdict("Modulo 7, 3 + 5 = 1. Also 4 + 4 = 1.").first_error_step == 1

@@ -69,8 +69,8 @@ def _modules() -> tuple[list[ModuleType], dict[str, str]]:
 
     for package in _package_names():
         pkg = load(package)
-        if pkg is None:
-            continue
+        if pkg is None or not hasattr(pkg, "__path__"):
+            continue  # a data folder listed in pyproject whose name a module takes (llm/prompts.py): loaded, not walked
         for info in pkgutil.walk_packages(pkg.__path__, package + ".", onerror=onerror):
             load(info.name)
     return list(found.values()), failed
