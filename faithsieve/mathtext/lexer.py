@@ -41,8 +41,14 @@ _UNI_OPS = {
     "⩽": ("REL", "<="), "⩾": ("REL", ">="), "°": ("DEG", "deg"),
 }
 
+# Unicode superscript digits (and the superscript minus), as written in "5² + 12²" or "10⁻²"
+SUPERSCRIPT_DIGITS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+SUPERSCRIPTS = str.maketrans(SUPERSCRIPT_DIGITS + "⁻", "0123456789-")
+SUP = "SUP"  # a superscript run, resolved by _superscripts into ^N or a break
+
 _PLAIN = re.compile(
     r"(?P<num>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
+    rf"|(?P<sup>⁻?[{SUPERSCRIPT_DIGITS}]+)"
     r"|(?P<word>[A-Za-z]+)"
     r"|(?P<ws>[ \t\u00a0]+)"
     r"|(?P<rel2><=|>=|!=|==|=>)"
@@ -164,6 +170,8 @@ def tokenize_plain(text: str, offset: int = 0, line_start: bool = True) -> list[
                 pending_currency = False
         elif kind == "word":
             toks.append(Token("WORD", v, s, e, space))
+        elif kind == "sup":
+            toks.append(Token(SUP, v, s, e, space))
         elif kind == "rel2":
             val = {"==": "=", "=>": "=>"}.get(v, v)
             toks.append(Token(REL if val != "=>" else BREAK, val, s, e, space))
@@ -178,7 +186,7 @@ def tokenize_plain(text: str, offset: int = 0, line_start: bool = True) -> list[
             else:
                 toks.append(Token(BREAK, v, s, e, space))
         space = False
-    toks = _plain_units(_mixed_numbers(_plain_words(_dashes(_bullets(text, offset, toks, line_start)))))
+    toks = _plain_units(_mixed_numbers(_superscripts(_plain_words(_dashes(_bullets(text, offset, toks, line_start))))))
     if not currency:
         return toks
     out: list[Token] = []
@@ -237,6 +245,28 @@ def _plain_units(toks: list[Token]) -> list[Token]:
                     out[j : end] = [Token(UNIT, "".join(words), out[j].start, out[end - 1].end, True)]
                     n = len(out)
         i += 1
+    return out
+
+
+def _superscripts(toks: list[Token]) -> list[Token]:
+    """'5²', 'x²', '(r + s)²', '10⁻²': a superscript run glued to an operand is its exponent, read
+    exactly as '^N' (or '^-N'); anywhere else ('cm²' after a word that is not a letter, a superscript
+    after a space) it stays a break. Its size is bounded where every exponent is (``max_exponent``)."""
+    out: list[Token] = []
+    for t in toks:
+        if t.kind != SUP:
+            out.append(t)
+            continue
+        prev = out[-1] if out else None
+        if prev is None or t.space_before or prev.kind not in (NUM, VAR, CONST, RP, BANG):
+            out.append(Token(BREAK, t.value, t.start, t.end, t.space_before))
+            continue
+        out.append(Token(POW, "^", t.start, t.start, False))
+        digits = t.value.translate(SUPERSCRIPTS)
+        if digits.startswith("-"):
+            out.append(Token(OP, "-", t.start, t.start + 1, False))
+            digits = digits[1:]
+        out.append(Token(NUM, digits, t.end - len(digits), t.end, False))
     return out
 
 

@@ -27,6 +27,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
 
 from faithsieve.llm.structured import Unparsed
+from faithsieve.mathtext.lexer import SUPERSCRIPTS
 from faithsieve.stages.base import Decomposition, RunContext
 from faithsieve.stages.tree_build import (
     SubStep,
@@ -133,7 +134,6 @@ def issue_label(raw: str) -> str | None:
 # ---------------------------------------------------------------------------------------
 # Deterministic repair screen
 
-_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
 _NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d+)?")
 _RELATION = re.compile(
     r"\\(?:leqslant|geqslant|leq|geq|le|ge|neq|ne|lt|gt|equiv|approx|iff|implies|rightarrow|leftrightarrow|"
@@ -176,7 +176,7 @@ _DECISIVE_RE = tuple((word, re.compile(p)) for word, p in _DECISIVE)
 
 def _numbers(text: str) -> set[str]:
     out = set()
-    for m in _NUMBER.finditer(text.translate(_SUPERSCRIPTS)):
+    for m in _NUMBER.finditer(text.translate(SUPERSCRIPTS)):
         whole, _, frac = m.group().replace(",", "").partition(".")
         frac = frac.rstrip("0")
         out.add((whole.lstrip("0") or "0") + (f".{frac}" if frac else ""))
