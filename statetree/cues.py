@@ -1,0 +1,110 @@
+"""Sentence cues of the decomposition: the patterns that read how a step speaks of its formulas.
+
+Case headers, parity and residue cases, negation and hypothetical wording, supposition and
+reductio, sub-problems, renamings, conditions, verbal definitions and conclusions, alternatives,
+trailing negations, and the integer domain a problem states. ``decompose`` builds the tree; this
+module only reads the text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from faithsieve.mathtext.ast import Var
+from faithsieve.mathtext.extract import Formula
+from faithsieve.models import Proof
+
+
+# Quantifiers are bounded ({0,8}) so that long runs of spaces cannot make matching quadratic.
+_CASE_HEAD = re.compile(r"(?im)(?:^|\.\s)[ \t*#_>-]{0,8}(?:sub)?case[ \t]{0,4}(\d{1,2}|[ivx]{1,4}|[a-d])\b[ \t*]{0,4}[:.)\-–]?")
+_IF_PARITY = re.compile(r"(?i)\bif[ \t]{1,4}(?:\$|\\\()?[ \t]{0,4}([a-z])[ \t]{0,4}(?:\$|\\\))?[ \t]{1,4}is[ \t]{1,4}(even|odd)\b")
+_PARITY = re.compile(r"(?i)\b([a-z])[ \t]{0,4}(?:\$|\\\))?[ \t]{0,4}(?:is[ \t]{1,4})?(?:an?[ \t]{1,4})?(even|odd)\b")
+_NEGATION = re.compile(
+    r"(?i)\b(not|isn't|aren't|doesn't|don't|cannot|can't|false|incorrect\w*|wrong|mistake\w*|contradict\w*|"
+    r"impossible|absurd|invalid|fails?|instead|would|should be|error|whether|no\s+solution)\b|\\neq|≠|\?"
+)
+_HYPOTHETICAL = re.compile(r"(?i)\b(check(?:ing)?|verify\w*|verif\w+|suppose|assum\w+|test(?:ing)?|try|trying|plug\w*|if)\b")
+# the supposition verb governs the formula: nothing between them closes the clause (a comma, "then")
+_SUPPOSE = re.compile(r"(?i)\b(suppose[sd]?|supposing|assume[sd]?|assuming|try|trying|if|presume|presuming|"
+                      r"let'?s say|say)\b(?:(?!\bthen\b)[^,.;:!?\n]){0,80}$")
+_REDUCTIO_CUE = re.compile(r"(?i)\b(for (?:the sake of )?(?:a )?contradiction|on the contrary|to the contrary|otherwise|"
+                           r"towards? a contradiction)\b")
+_REDUCTIO_OPEN = re.compile(r"(?i)\b(suppose[sd]?|supposing|assume[sd]?|assuming)\b")
+_REDUCTIO_CLOSE = re.compile(r"(?i)\b(contradict\w*|absurd\w*|impossible)\b|⊥|\\bot\b|\\Rightarrow\\!\\Leftarrow")
+# "(b)", "Part 2", "**Problem (ii)**" at the start of a step or line: a new sub-problem
+_SUBPROBLEM = re.compile(r"(?im)^[ \t*#_>-]{0,8}(?:(?:part|question|sub-?problem|problem)[ \t]{0,4}\(?(?:[a-d]|[ivx]{1,4}|\d{1,2})\b\)?"
+                         r"|\((?:[a-d]|i{1,3}|iv|v)\)[ \t])")
+# "let x be", "let $n$ denote", "where x is", "define x as": a letter receives its meaning here
+_RENAMING = re.compile(r"(?i)\b(?:let|define|denote|call|where|now)[ \t]{1,4}(?:\$|\\\()?[ \t]{0,4}([a-zA-Z])(?![A-Za-z(])[ \t]{0,4}"
+                       r"(?:\$|\\\))?[ \t]{0,4}(?:be|denote|denotes|represent|represents|is|as|stand|now)\b")
+# the sentence states its relations under a condition ("if x < 0, then ... so x <= -2")
+_CONDITION_CUE = re.compile(r"(?i)\b(if|suppose|supposing|assume|assuming|when|whenever|in case|try|test|check)\b")
+_FOR_VALUE = re.compile(r"(?i)\b(for|with|at|when|taking|using)[ \t\n]{0,4}(\\\(|\$|\\\[)?[ \t\n]{0,4}$")
+_VERBAL_DEF = re.compile(r"(?i)\blet[ \t]{1,4}(?:\$|\\\()?[ \t]{0,4}[a-zA-Z](?:_\w{1,8})?[ \t]{0,4}(?:\$|\\\))?[ \t]{1,4}(?:be|denote|represent)\b")
+_VERBAL_CONCLUSION = re.compile(r"(?i)\b(?:the (?:final )?answer is|therefore,? the answer|we conclude|this proves|which proves|"
+                                r"\\boxed\{|q\.?e\.?d)")
+_CUSTOM_OP = re.compile(r"(?i)\boperations?\b|\bdefined? (?:by|as)\b|\\(?:star|diamond|oplus|otimes|odot|circ|"
+                        r"bigstar|clubsuit|spadesuit|heartsuit|triangle|nabla|dagger|boxplus)\b")
+_IMAGINARY = re.compile(r"(?i)\bcomplex\b|\bimaginary\b|(?<![A-Za-z\\])i ?\^ ?\{? ?2|\\mathrm\{i\}|\bi ?= ?\\sqrt\{-1\}")
+# naming or substituting an input value, not solving for it ("substitute f = 10 cm into the formula")
+_NAMING = re.compile(r"(?i)\b(where|let|with|denote|call|coefficients?|given|substitut\w*|plug\w*|putting|inserting|setting)\b")
+_ALTERNATIVE = re.compile(r"(?i)\bor\b|\\lor|\\vee")
+_PARALLEL = re.compile(r"(?i)\bor\b|\band\b|,|;|\\quad|\\lor|\\vee|\\text\{ {0,3}(or|and) {0,3}\}")
+# nothing but display delimiters between two formulas: "\\[ 3x - 4 = 11 \\] \\[ 3x = 15 \\]" is a chain of
+# transformations, each line rewriting the one above (as after "so"); a comma or full stop may end the upper line
+_STACKED = re.compile(r"[\s,.;]{0,6}(?:\\\]|\$\$)\s{0,6}(?:\\\[|\$\$)\s{0,6}")
+_CONCLUDE = re.compile(r"(?i)\b(answer|therefore|thus|hence|finally|in total|altogether)\b|\\boxed")
+_INTEGER_WORDS = re.compile(r"(?i)\b(integers?|whole numbers?|natural numbers?|digits?)\b")
+
+
+_OR_NEXT = re.compile(r"(?:\s|\$|\\\)|\\\]|\\\[|\\\(|\\q?quad|\\,|,){0,12}(?:or\b|\\lor\b|\\vee\b|\\text\{\s*or\b)")
+
+
+def _first_alternative(f: Formula, text: str) -> bool:
+    """The formula is the first of alternatives: "x - 8 = 12 or x - 8 = -12", or the first of a
+    list of values for one letter ("x = 0, x = 9 and x = -8": the solutions, each of something)."""
+    after = text[f.end : f.end + 60]
+    if _OR_NEXT.match(after):
+        return True
+    first = f.chain.exprs[0]
+    if isinstance(first, Var) and len(f.chain.rels) == 1:
+        name = re.escape(first.name)
+        return bool(re.match(r"(?:\s|\$|\\\)|\\\]|\\\[|\\\(|\\q?quad|\\,){0,12}(?:,|;|and\b)(?:\s|\$|\\\(|\\\[|and\b){0,12}" + name + r"\s*=",
+                             after))
+    return False
+
+
+def _sentences(text: str) -> list[str]:
+    """The sentences of a step (bounded: the first 5,000 characters)."""
+    return re.split(r"(?<=[.!?])\s+|\n", text[:5000])
+
+
+def _sentence(lead: str) -> str:
+    cut = max(lead.rfind(". "), lead.rfind("\n"), lead.rfind("; "))
+    return lead[cut + 1 :][-160:]
+
+
+_TRAIL_STRONG = re.compile(r"(?i)\b(not|no|false|contradiction|impossible|absurd|extraneous|invalid|reject\w*|discard\w*|"
+                           r"undefined|isn't|aren't|doesn't|don't|cannot)\b")
+
+
+def _trailing_negation(text: str, end: int) -> bool:
+    rest = text[end : end + 200]
+    stop = rest.find(". ")
+    if _TRAIL_STRONG.search(rest[: stop if stop >= 0 else len(rest)]):
+        return True
+    tail = text[end : end + 60].lower()
+    return bool(re.match(r"\s*(\?|,?\s*(but\s+(?:that|this|it)|which|that)?\s*(is|are|'s)?\s*(not|false|wrong|incorrect|impossible|a contradiction))", tail)) or \
+        "contradiction" in tail
+
+
+def _domain_stated(var: str, proof: Proof) -> bool:
+    """The problem quantifies the split variable over all integers ("for every integer n",
+    "n ∈ ℤ"), or the proof says its cases cover all of them."""
+    v = re.escape(var)
+    problem = proof.problem[:4000]
+    if re.search(r"(?i)\bfor\s{1,3}(?:every|all|any|each)\s{1,3}integers?\s{0,3}(?:\$|\\\()?\s{0,3}" + v + r"(?![A-Za-z])", problem) \
+            or re.search(v + r"\s{0,3}\\in\s{0,3}\\mathbb\s{0,3}\{?Z", problem):
+        return True
+    return any(re.search(r"(?i)\bcover\w{0,3}\s{1,3}(?:all|every)\s{1,3}(?:the\s{1,3})?(?:integers?|residues?|remainders?)", s.text[:4000])
+               for s in proof.steps)
