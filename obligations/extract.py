@@ -85,7 +85,7 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str) -> Obligation | None:
                                         other_premises=tuple(p for p in ctx.other_premises if _rel_vars(p) == vs))
     if r.op == "=" and not ctx.parallel and not ctx.reductio:
         # (inside a supposition being refuted, an equation no value satisfies is the contradiction sought)
-        sentence = f.lead[max(f.lead.rfind(". "), f.lead.rfind("\n")) + 1 :]
+        sentence = f.lead_sentence
         after = ctx.around[1]
         after = after[: min((i for i in (after.find(". "), after.find("\n"), after.find(";")) if i >= 0), default=len(after))]
         asserted = ctx.rewrites or _quantified_over(sentence, vs) or _quantified_over(after, vs) or (

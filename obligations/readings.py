@@ -119,7 +119,7 @@ def _left_tower(e: Expr) -> Expr:
 
 def _stated_base(f: Formula) -> int | None:
     """The base the sentence before the formula says its numerals are written in (2..16, not 10)."""
-    sentence = f.lead[max(f.lead.rfind(". "), f.lead.rfind("\n")) + 1 :]
+    sentence = f.lead_sentence
     m = _BASE_BEFORE.search(sentence)
     if m is None:
         return None
@@ -286,7 +286,7 @@ def _is_value(link: tuple[Expr, str, Expr]) -> bool:
 
 def guessed_reading(f: Formula, text_before: str, text_after: str) -> str:
     """What a refutation of this formula would rest on that the text does not fix ("" if nothing)."""
-    base_before = _BASE_BEFORE.search(f.lead[max(f.lead.rfind(". "), f.lead.rfind("\n")) + 1 :])
+    base_before = _BASE_BEFORE.search(f.lead_sentence)
     multi_digit = re.search(r"(?<![\d.])\d{2,}", f.text) is not None  # a single digit means the same in every base
     if multi_digit and (_BASE_AFTER.match(text_after) or base_before is not None and _stated_base(f) is None and (
             base_before.group(1) or "").isalpha()):

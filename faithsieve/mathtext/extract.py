@@ -67,6 +67,16 @@ class Formula:
     name: str | None = None
     """For ``Total cost = 3 × 4``: the quantity named in words before the '=' (normalised)."""
 
+    @property
+    def lead_sentence(self) -> str:
+        """The part of ``lead`` (text since the previous formula) in the formula's own sentence."""
+        return sentence_tail(self.lead)
+
+
+def sentence_tail(text: str) -> str:
+    """What follows the last sentence break (". " or a line break) in ``text``."""
+    return text[max(text.rfind(". "), text.rfind("\n")) + 1 :]
+
 
 def _next_unescaped(text: str, needle: str, i: int, limit: int) -> int:
     while True:
@@ -465,10 +475,9 @@ def extract_formulas(text: str, imaginary: bool = False) -> list[Formula]:
                     out.append(prev)
                 elif opens_with_rel and eq is not None and eq.value == "=":
                     name = quantity_name(text, eq.start)
-                sentence = lead[max(lead.rfind(". "), lead.rfind("\n")) + 1 :]
+                sentence = sentence_tail(lead)
                 low = sentence.lower()
-                before = text[max(0, start - 240) : start]
-                before = before[max(before.rfind(". "), before.rfind("\n")) + 1 :]
+                before = sentence_tail(text[max(0, start - 240) : start])
                 out.append(
                     Formula(
                         chain=chain,
