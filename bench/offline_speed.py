@@ -18,6 +18,9 @@ Prints, for the 1,400 ProcessBench items in one warm process (CPU time, median o
   turned off in turn, then all four, in interleaved passes (and the ratio to all on) (``witness``: exact points for "does not follow";
   ``quotients``: quotients read as opaque quantities; ``memo``: the outcome memo; ``gc``: the
   raised collector thresholds);
+* ``--phases``: where one ProcessBench pass spends its CPU: the reading inside the tree builder, the
+  rest of tree building, obligation extraction, each kind of check by the method that decided it,
+  synthesis, and the rest (each measured around the call, so the parts add up to the pass);
 * ``--rollouts DATA``: a many-rollouts-of-one-problem workload (default: the first 800 items
   of PRMBench-preview, up to 16 variants of each problem) with the outcome memo on and off, and
   its hit rate.
@@ -229,6 +232,67 @@ def ablate(proofs, repeat: int) -> dict[str, dict[str, float]]:
                    "vs_all_on": round(statistics.median(xs) / base, 3)} for name, xs in passes.items()}
 
 
+def phases(proofs) -> dict[str, object]:
+    """CPU of one ProcessBench pass split by phase (one pass, after a warm-up; each phase timed
+    around its call, the checks per obligation kind and the method that decided it)."""
+    from collections import Counter
+
+    import faithsieve.pipeline as pipeline_mod
+    import faithsieve.stages.rule as rule
+    import faithsieve.statetree.decompose as tree
+    from faithsieve.config import Settings
+    from faithsieve.pipeline import Pipeline
+
+    cpu: Counter[str] = Counter()
+    calls: Counter[str] = Counter()
+    patched: list[tuple[object, str, object]] = []
+
+    def timed(module: object, name: str, label) -> None:
+        fn = getattr(module, name)
+
+        def wrapper(*a, **k):
+            t = time.process_time()
+            out = fn(*a, **k)
+            key = label(a, out) if callable(label) else label
+            cpu[key] += time.process_time() - t
+            calls[key] += 1
+            return out
+
+        patched.append((module, name, fn))
+        setattr(module, name, wrapper)
+
+    def check_label(args, out) -> str:
+        method = getattr(out, "method", None) or "none"
+        return f"check {args[0].kind.value} ({type(out).__name__.lower()}, {method})"
+
+    pipeline = Pipeline(Settings())
+    for p in proofs[:20]:
+        pipeline.localize(p)
+    timed(tree, "extract_formulas", "reading (inside the tree builder)")
+    timed(rule, "decompose", "tree building, reading included")
+    timed(rule, "extract_obligations", "obligation extraction")
+    timed(rule, "remainder_obligations", "obligation extraction")
+    timed(rule, "run_portfolio", check_label)
+    timed(pipeline_mod, "synthesize", "synthesis")
+    try:
+        _clear_memo()
+        t = time.process_time()
+        for p in proofs:
+            pipeline.localize(p)
+        total = time.process_time() - t
+    finally:
+        for module, name, fn in reversed(patched):
+            setattr(module, name, fn)
+    reading = cpu.pop("reading (inside the tree builder)")
+    cpu["tree building (beyond the reading)"] = cpu.pop("tree building, reading included") - reading
+    cpu["reading (inside the tree builder)"] = reading
+    calls["tree building (beyond the reading)"] = calls.pop("tree building, reading included")
+    cpu["the rest (pipeline, evidence records)"] = total - sum(cpu.values())
+    return {"localize_cpu_s": round(total, 3),
+            "phases": {k: {"cpu_s": round(v, 3), "share": round(v / total, 3), "calls": calls.get(k, 0)}
+                       for k, v in cpu.most_common()}}
+
+
 def rollouts(data: Path, limit: int) -> dict[str, object]:
     """Localize CPU over a many-rollouts workload, memo off and on (one pass each, off first)."""
     from faithsieve.config import Settings
@@ -265,6 +329,7 @@ def main() -> int:
     ap.add_argument("--skip-growth", action="store_true")
     ap.add_argument("--skip-cold", action="store_true")
     ap.add_argument("--ablate", action="store_true", help="also time ProcessBench with each speed change off")
+    ap.add_argument("--phases", action="store_true", help="also split one ProcessBench pass by phase")
     ap.add_argument("--rollouts", type=Path, nargs="?", const=ROOT.parent / "shared" / "datasets" / "raw" /
                     "prmbench-preview", default=None, help="also time a many-rollouts workload, memo off and on")
     ap.add_argument("--rollouts-limit", type=int, default=800)
@@ -281,6 +346,11 @@ def main() -> int:
     if args.ablate:
         out["ablation"] = ablate(proofs, args.repeat)
         print("ablation:", json.dumps(out["ablation"]), flush=True)
+    if args.phases:
+        out["phases"] = phases(proofs)
+        print("phases:", flush=True)
+        for name, row in out["phases"]["phases"].items():  # type: ignore[index]
+            print(f"  {row['cpu_s']:7.3f} s {row['share']:6.1%} {row['calls']:6d}  {name}", flush=True)
     if args.rollouts:
         out["rollouts"] = rollouts(args.rollouts, args.rollouts_limit)
         print("rollouts:", json.dumps(out["rollouts"]), flush=True)
