@@ -19,6 +19,7 @@ from faithsieve.obligations.exact import fmt
 from faithsieve.obligations.fastpaths import (
     linear_derivation, outside_smt, quotient_derivation,
 )
+from faithsieve.obligations.sections import univariate_derivation
 from faithsieve.obligations.symbolic import _degree_ok
 from faithsieve.obligations.witness import separating_points
 from faithsieve.obligations.models import (
@@ -188,6 +189,8 @@ class Z3Checker:
     name = "z3"
     witness_points = True
     """Look for exact points showing "does not follow" before building solver state (``witness``)."""
+    real_sections = True
+    """Decide polynomial derivations exactly along lines before building solver state (``sections``)."""
 
     def __init__(self, timeout_ms: int = 300, rlimit: int = 2_000_000) -> None:
         self.timeout_ms = timeout_ms
@@ -232,6 +235,11 @@ class Z3Checker:
             return Unknown(self.name, "does not follow from the previous relation alone")
         if self.witness_points and separating_points(list(ob.premises), ob.claim, ob.integer_vars) is not None:
             # both SMT queries below have these exact points as models: both answer "sat"
+            return Unknown(self.name, "does not follow from the previous relation alone")
+        exact = univariate_derivation(list(ob.premises), ob.claim, ob.integer_vars) if self.real_sections else None
+        if exact == "follows":  # "premises and not claim" has no real point: z3 answers unsat
+            return Verified("z3", "follows from the previous relation")
+        if exact == "independent":  # both queries have real points: z3 answers sat to both
             return Unknown(self.name, "does not follow from the previous relation alone")
         syms = _Syms(z3.Context())
         prem = [_z3_rel(p, syms) for p in ob.premises]
