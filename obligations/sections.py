@@ -41,8 +41,12 @@ MAX_RELATIONS = 4
 _OPS = realroots.OPS
 
 
-def univariate_derivation(premises: list[Rel], claim: Rel, integer_vars: tuple[str, ...] = ()) -> str | None:
-    """``"follows"``, ``"independent"`` or None (undecided), as the module docstring states."""
+def univariate_derivation(premises: list[Rel], claim: Rel, integer_vars: tuple[str, ...] = (),
+                          shown: tuple[bool, bool] = (False, False)) -> str | None:
+    """``"follows"``, ``"independent"`` or None (undecided), as the module docstring states.
+    ``shown``: whether points of "premises ∧ ¬claim" and of "premises ∧ claim" are already known
+    (``witness`` points, which may lie where a divisor vanishes): a query shown satisfiable
+    either way is satisfiable."""
     rels = [*premises, claim]
     if not premises or len(rels) > MAX_RELATIONS:
         return None
@@ -64,8 +68,8 @@ def univariate_derivation(premises: list[Rel], claim: Rel, integer_vars: tuple[s
         return all(_OPS[op](sign) for op, sign in zip(ops[:n], row))
 
     away = [row for row in table if all(row[len(conds):])]  # cells where no divisor vanishes
-    fails = any(premises_hold(row) and not _OPS[claim.op](row[n]) for row in away)
-    holds = any(premises_hold(row) and _OPS[claim.op](row[n]) for row in away)
+    fails = shown[0] or any(premises_hold(row) and not _OPS[claim.op](row[n]) for row in away)
+    holds = shown[1] or any(premises_hold(row) and _OPS[claim.op](row[n]) for row in away)
     if fails:
         return "independent" if holds else None
     at_roots = [row for row in table if not all(row[len(conds):])]

@@ -21,7 +21,7 @@ from faithsieve.obligations.fastpaths import (
 )
 from faithsieve.obligations.sections import univariate_derivation
 from faithsieve.obligations.symbolic import _degree_ok
-from faithsieve.obligations.witness import separating_points
+from faithsieve.obligations.witness import witness_points
 from faithsieve.obligations.models import (
     CoverageObligation, DerivationObligation, Obligation, Outcome, Refuted,
     Rel, Unknown, Verified,
@@ -233,10 +233,12 @@ class Z3Checker:
             return Verified("z3", "follows from the previous relation")
         if linear == "independent":
             return Unknown(self.name, "does not follow from the previous relation alone")
-        if self.witness_points and separating_points(list(ob.premises), ob.claim, ob.integer_vars) is not None:
+        fails, holds = witness_points(list(ob.premises), ob.claim, ob.integer_vars) if self.witness_points else (None, None)
+        if fails is not None and holds is not None:
             # both SMT queries below have these exact points as models: both answer "sat"
             return Unknown(self.name, "does not follow from the previous relation alone")
-        exact = univariate_derivation(list(ob.premises), ob.claim, ob.integer_vars) if self.real_sections else None
+        shown = (fails is not None, holds is not None)
+        exact = univariate_derivation(list(ob.premises), ob.claim, ob.integer_vars, shown) if self.real_sections else None
         if exact == "follows":  # "premises and not claim" has no real point: z3 answers unsat
             return Verified("z3", "follows from the previous relation")
         if exact == "independent":  # both queries have real points: z3 answers sat to both

@@ -383,19 +383,27 @@ def separating_points(premises: list[Rel], claim: Rel, integer_vars: tuple[str, 
     """A point where every premise holds and the claim fails, and one where every premise and
     the claim hold (integer variables at integers), both checked exactly; None when the bounded
     search does not find both (the solver decides)."""
+    fails, holds = witness_points(premises, claim, integer_vars, lim)
+    return (fails, holds) if fails is not None and holds is not None else None
+
+
+def witness_points(premises: list[Rel], claim: Rel, integer_vars: tuple[str, ...] = (),
+                   lim: Limits = DEFAULT_LIMITS) -> tuple[Point | None, Point | None]:
+    """The two points of ``separating_points``, each None where the search did not find it (it
+    stops looking once it knows both cannot be found, or past a bound)."""
     rels = [*premises, claim]
     if not premises or len(rels) > MAX_RELATIONS or not all(translates(r) for r in rels):
-        return None
+        return None, None
     names = sorted(set().union(*(variables(r.lhs) | variables(r.rhs) for r in rels)))
     if not names or len(names) > MAX_NAMES:
-        return None
+        return None, None
     s = _Search(list(premises), claim, frozenset(integer_vars), lim)
     fails: Point | None = None
     holds: Point | None = None
     try:
         for stage in range(3):
             if stage == 2 and fails is None:
-                return None  # the last stage only finds points where the claim holds
+                return None, holds  # the last stage only finds points where the claim holds
             for env in _candidates(s, names, stage):
                 if env is None or any(v in s.integers and x.denominator != 1 for v, x in env.items()):
                     continue
@@ -412,5 +420,5 @@ def separating_points(premises: list[Rel], claim: Rel, integer_vars: tuple[str, 
                 if fails is not None and holds is not None:
                     return fails, holds
     except _Spent:
-        return None
-    return None
+        pass
+    return fails, holds
