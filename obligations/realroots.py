@@ -28,6 +28,7 @@ when none does; ``None`` only when a bound is reached (degree ``MAX_DEGREE`` of 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 
 Poly1 = list[Fraction]
@@ -215,13 +216,29 @@ def satisfiable(conditions: list[tuple[Poly1, str]]) -> bool | None:
 def sign_table(polys: list[Poly1]) -> list[tuple[int, ...]] | None:
     """The signs (-1, 0, 1) of ``polys`` in every cell of the line (one row per cell, in no
     particular order; a row may repeat); None past a bound."""
+    found = cells(polys)
+    return None if found is None else [c.signs for c in found]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A cell of the line: its signs, and for a root its isolating interval of the square-free
+    product ``s`` (None for an open interval, which holds rational points)."""
+
+    signs: tuple[int, ...]
+    root: tuple[Fraction, Fraction] | None
+    s: Poly1
+
+
+def cells(polys: list[Poly1]) -> list[Cell] | None:
+    """Every cell of the line for ``polys`` (as ``sign_table``); None past a bound."""
     try:
-        return _sign_table([trim(p) for p in polys])
+        return _cells([trim(p) for p in polys])
     except (_TooHard, ZeroDivisionError):
         return None
 
 
-def _sign_table(polys: list[Poly1]) -> list[tuple[int, ...]]:
+def _cells(polys: list[Poly1]) -> list[Cell]:
     if any(len(p) - 1 > MAX_DEGREE for p in polys):
         raise _TooHard
     distinct: list[Poly1] = []
@@ -234,7 +251,7 @@ def _sign_table(polys: list[Poly1]) -> list[tuple[int, ...]]:
         return tuple(_sign_at(p, x) for p in scaled)
 
     if not distinct:
-        return [signs_at(Fraction(0))]
+        return [Cell(signs_at(Fraction(0)), None, [])]
     product: Poly1 = [Fraction(1)]
     for p in distinct:
         product = _mul(product, p)
@@ -243,13 +260,40 @@ def _sign_table(polys: list[Poly1]) -> list[tuple[int, ...]]:
     s = _square_free(product)
     intervals = isolate(s, _Steps())
     if not intervals:
-        return [signs_at(Fraction(0))]
+        return [Cell(signs_at(Fraction(0)), None, s)]
     # one rational point per open cell: left of the first root, between roots, right of the last
-    rows = [signs_at(intervals[0][0])] + [signs_at(b) for _, b in intervals]
+    out = [Cell(signs_at(intervals[0][0]), None, s)] + [Cell(signs_at(b), None, s) for _, b in intervals]
     # at a root: a polynomial vanishes there exactly when its common factor with s has a root in
     # the isolating interval; otherwise it keeps the sign it has at the interval's left end
     common = [_sturm(g) if len(g) > 1 else None for g in (_gcd(s, p) if len(p) > 1 else [] for p in polys)]
     for a, b in intervals:
-        rows.append(tuple(0 if seq is not None and _roots_between(seq, a, b) > 0 else _sign_at(pi, a)
-                          for seq, pi in zip(common, scaled)))
-    return rows
+        out.append(Cell(tuple(0 if seq is not None and _roots_between(seq, a, b) > 0 else _sign_at(pi, a)
+                              for seq, pi in zip(common, scaled)), (a, b), s))
+    return out
+
+
+def rational_root(cell: Cell) -> bool | None:
+    """Whether the root of a root cell is a rational number; None past a bound.
+
+    ``s`` is primitive with integer coefficients, so a rational root ``u/t`` in lowest terms has
+    ``t`` dividing its leading coefficient ``L`` (Gauss): ``t <= |L|``. Two distinct fractions with
+    denominators at most ``|L|`` lie at least ``1/L^2`` apart, so once the isolating interval is
+    narrower than ``1/(2 L^2)``, the fraction nearest its midpoint with denominator at most ``|L|``
+    is the root when the root is rational; it is checked exactly."""
+    assert cell.root is not None
+    try:
+        a, b = cell.root
+        lead = abs(int(cell.s[-1]))
+        width = Fraction(1, 2 * lead * lead)
+        seq, steps = _sturm(cell.s), _Steps()
+        while b - a >= width:
+            steps.spend()
+            m = _split(cell.s, a, b)
+            if _roots_between(seq, a, m) == 1:
+                b = m
+            else:
+                a = m
+        guess = ((a + b) / 2).limit_denominator(lead)
+        return a < guess < b and _sign_at(_integral(cell.s), guess) == 0
+    except (_TooHard, ZeroDivisionError):
+        return None

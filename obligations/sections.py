@@ -19,9 +19,15 @@ conditions that hold exactly where the query holds, at every point where no divi
   decidable and z3's procedure for it is complete (these queries are a few low-degree
   polynomials in one variable), so it answers "unsat": the outcome "follows from the previous
   relation" — the standard ``fastpaths.linear_derivation`` holds its non-linear "follows" to.
+* ``"irrational"``: no division anywhere, "premises ∧ claim" has no real solution, and every
+  real solution of "premises ∧ ¬claim" is an irrational root (``realroots.rational_root``; there
+  is one at least). z3 then answers "sat" to the first query with a model whose value is an
+  algebraic number, not a rational one (it has no other), and "unsat" to the second: the checker
+  has no rational counterexample to show and goes on as it does after those two answers
+  (``smt._gap_refutation``).
 * None otherwise (another node, ``abs``, two or more variables, an integer variable, a bound
-  reached, a claim that contradicts its premises — a refutation shows the solver's own model,
-  so it is never decided here): the solver decides as before.
+  reached, a claim that contradicts its premises at a rational point — a refutation shows the
+  solver's own model, so it is never decided here): the solver decides as before.
 
 Tried and left out (measured on ProcessBench): the same question along lines through fixed
 points, for two to six variables, decided a few more derivations but cost more than z3 did on
@@ -43,7 +49,8 @@ _OPS = realroots.OPS
 
 def univariate_derivation(premises: list[Rel], claim: Rel, integer_vars: tuple[str, ...] = (),
                           shown: tuple[bool, bool] = (False, False)) -> str | None:
-    """``"follows"``, ``"independent"`` or None (undecided), as the module docstring states.
+    """``"follows"``, ``"independent"``, ``"irrational"`` or None (undecided), as the module
+    docstring states.
     ``shown``: whether points of "premises ∧ ¬claim" and of "premises ∧ claim" are already known
     (``witness`` points, which may lie where a divisor vanishes): a query shown satisfiable
     either way is satisfiable."""
@@ -58,8 +65,8 @@ def univariate_derivation(premises: list[Rel], claim: Rel, integer_vars: tuple[s
     if found is None:
         return None
     conds, divisors = found
-    table = realroots.sign_table([p for p, _ in conds] + divisors)
-    if table is None:
+    found_cells = realroots.cells([p for p, _ in conds] + divisors)
+    if found_cells is None:
         return None
     n = len(premises)
     ops = [op for _, op in conds]
@@ -67,12 +74,19 @@ def univariate_derivation(premises: list[Rel], claim: Rel, integer_vars: tuple[s
     def premises_hold(row: tuple[int, ...]) -> bool:
         return all(_OPS[op](sign) for op, sign in zip(ops[:n], row))
 
-    away = [row for row in table if all(row[len(conds):])]  # cells where no divisor vanishes
-    fails = shown[0] or any(premises_hold(row) and not _OPS[claim.op](row[n]) for row in away)
-    holds = shown[1] or any(premises_hold(row) and _OPS[claim.op](row[n]) for row in away)
-    if fails:
-        return "independent" if holds else None
-    at_roots = [row for row in table if not all(row[len(conds):])]
+    def claim_holds(row: tuple[int, ...]) -> bool:
+        return _OPS[claim.op](row[n])
+
+    away = [c for c in found_cells if all(c.signs[len(conds):])]  # cells where no divisor vanishes
+    failing = [c for c in away if premises_hold(c.signs) and not claim_holds(c.signs)]
+    holds = shown[1] or any(premises_hold(c.signs) and claim_holds(c.signs) for c in away)
+    if shown[0] or failing:
+        if holds:
+            return "independent"
+        irrational = not divisors and not shown[0] and \
+            all(c.root is not None and realroots.rational_root(c) is False for c in failing)
+        return "irrational" if irrational else None
+    at_roots = [c.signs for c in found_cells if not all(c.signs[len(conds):])]
     if not at_roots:
         return "follows"  # no divisor has a real root
     alone = lines.conditions(list(premises), name, {})

@@ -124,6 +124,17 @@ def _constant_gap(p: Rel, c: Rel) -> str | None:
     return None
 
 
+def _gap_refutation(ob: DerivationObligation) -> Outcome | None:
+    """For a claim that contradicts its one premise where the premise has no rational solution to
+    show: an exact certificate when the two equations differ by a constant ("x^2 - 4x - 2 = 0"
+    then "x^2 - 4x + 2 = 0"); None otherwise."""
+    c = _constant_gap(ob.premises[0], ob.claim) if len(ob.premises) == 1 else None
+    if c is None:
+        return None
+    return Refuted("sympy-poly", {"premise": str(ob.premises[0]), "premise − claim": c},
+                   "the equations differ by a nonzero constant: no value satisfies both")
+
+
 def _residue(par: str) -> tuple[int, int]:
     """'even' -> (2, 0), 'odd' -> (2, 1), 'mod 3 1' -> (3, 1)."""
     if par == "even":
@@ -243,6 +254,8 @@ class Z3Checker:
             return Verified("z3", "follows from the previous relation")
         if exact == "independent":  # both queries have real points: z3 answers sat to both
             return Unknown(self.name, "does not follow from the previous relation alone")
+        if exact == "irrational":  # z3: "sat" with no rational model to show, then "unsat"
+            return _gap_refutation(ob) or Unknown(self.name, "does not follow from the previous relation alone")
         syms = _Syms(z3.Context())
         prem = [_z3_rel(p, syms) for p in ob.premises]
         goal = _z3_rel(ob.claim, syms)
@@ -265,13 +278,8 @@ class Z3Checker:
                 cx = {k: fmt(v) for k, v in witness.items()}
                 cx["premise"] = "; ".join(str(p) for p in ob.premises)
                 return Refuted("z3", cx, "contradicts the relation it is derived from (no value satisfies both)")
-        if r2 == z3.unsat and witness is None and len(ob.premises) == 1:
-            # the premise has no rational solution to show; an exact certificate still exists when
-            # the two equations differ by a constant ("x^2 - 4x - 2 = 0" then "x^2 - 4x + 2 = 0")
-            c = _constant_gap(ob.premises[0], ob.claim)
-            if c is not None:
-                return Refuted("sympy-poly", {"premise": str(ob.premises[0]), "premise − claim": c},
-                               "the equations differ by a nonzero constant: no value satisfies both")
+        if r2 == z3.unsat and witness is None and (gap := _gap_refutation(ob)) is not None:
+            return gap
         if r1 == z3.unknown or r2 == z3.unknown:
             return Unknown(self.name, "solver gave up (timeout or nonlinear)")
         return Unknown(self.name, "does not follow from the previous relation alone")

@@ -115,3 +115,22 @@ def test_bound_on_bits(monkeypatch) -> None:
     assert satisfiable([(p, "="), ([Fraction(0), Fraction(1)], ">")]) is True
     monkeypatch.setattr(realroots, "MAX_BITS", 100)
     assert satisfiable([(p, "="), ([Fraction(0), Fraction(1)], ">")]) is None
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_rational_roots_are_told_from_irrational_ones(seed: int) -> None:
+    rng = random.Random(200 + seed)
+    for _ in range(60):
+        rational = [Fraction(rng.randint(-9, 9), rng.randint(1, 12)) for _ in range(rng.randint(0, 2))]
+        k = rng.choice((2, 3, 5, 6, 7, 10))  # x^2 = k/m^2 has the irrational roots ±sqrt(k)/m
+        m = rng.randint(1, 9)
+        p = _from_roots(rational, Fraction(rng.choice((1, 3, -4)))) if rational else [Fraction(1)]
+        quad = [Fraction(-k, m * m), Fraction(0), Fraction(1)]
+        p = [sum((p[i] * quad[j] for i in range(len(p)) for j in range(len(quad)) if i + j == d), Fraction(0))
+             for d in range(len(p) + 2)]
+        found = realroots.cells([p])
+        assert found is not None
+        roots = [c for c in found if c.root is not None]
+        assert len(roots) == len(set(rational)) + 2
+        told = sorted(realroots.rational_root(c) for c in roots)
+        assert told == sorted([True] * len(set(rational)) + [False, False]), (rational, k, m)

@@ -126,7 +126,8 @@ def test_irrational_points_show_does_not_follow_without_a_solver(monkeypatch) ->
     ("(y - 2)^2 = 0", "y - 2 = 0", "follows"),
     ("2/(x^2 + 4) = 1", "2 = x^2 + 4", "follows"),  # the divisor has no real root
     ("x - 5 > 0", "1/(x - 5) > 0", "follows"),  # the premise fails where the divisor vanishes
-    ("x^2 = 2", "x = 1", None),  # contradicts the premise: the solver shows the refutation
+    ("x^2 = 4", "x = 1", None),  # contradicts the premise at x = ±2: the solver shows the refutation
+    ("x^2 = 2", "x = 1", "irrational"),  # contradicts it where the premise has no rational point
     ("1/x = 2", "x = 1/2", None),  # the premise divides by x, which vanishes: SMT's x/0 is left open
     ("x + y = 2", "x = 1", None),  # two variables
 ])
@@ -173,3 +174,29 @@ def test_line_conditions_fix_the_other_variables() -> None:
     found = lines.conditions([rel("x*y = 6")], "x", {"y": Fraction(2)})
     assert found is not None and found[0] == [([Fraction(-6), Fraction(2)], "=")]
     assert lines.conditions([rel("x = y^13")], "x", {"y": Fraction(1)}) is None
+
+
+@pytest.mark.parametrize("premise,claim,expected", [
+    ("x^2 - 3x = 1", "(x - 1)(x - 3) = 0", "Unknown"),  # contradicts the premise at irrational points only
+    ("x^2 - 2x - 7 = 0", "(x - 7)(x + 5) = 0", "Refuted"),  # ... and differs from it by a constant
+])
+def test_a_contradiction_with_no_rational_point_needs_no_solver(premise: str, claim: str, expected: str,
+                                                                monkeypatch) -> None:
+    import z3
+
+    ob = DerivationObligation(**BASE, premises=(rel(premise),), claim=rel(claim))
+    assert univariate_derivation([rel(premise)], rel(claim)) == "irrational"
+    fast, slow = _checkers(witness=True)
+    want = outcome(slow.check, ob)
+    assert want["type"] == expected
+    made: list[int] = []
+    real = z3.Context
+    monkeypatch.setattr(z3, "Context", lambda *a, **k: made.append(1) or real(*a, **k))
+    assert outcome(fast.check, ob) == want and made == []
+
+
+def test_a_contradiction_at_a_rational_point_is_left_to_the_solver() -> None:
+    # the premise holds at r = 0 and r = 2, where the claim fails: z3 shows one of them
+    assert univariate_derivation([rel("6r^2 = 12r")], rel("3r = 12")) is None
+    # irrational roots, but a division: the solver may read a division by zero there
+    assert univariate_derivation([rel("x^2 - 3x = 1/x - 1/x")], rel("(x - 1)(x - 3) = 0")) is None
