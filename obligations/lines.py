@@ -20,11 +20,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from faithsieve.errors import FaithSieveError
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
-from faithsieve.mathtext.evaluate import evaluate
 from faithsieve.obligations import realroots
-from faithsieve.obligations.fastpaths import MAX_DEPTH
+from faithsieve.obligations.fastpaths import MAX_DEPTH, smt_power
 from faithsieve.obligations.models import Rel
 from faithsieve.obligations.realroots import Poly1, trim
 
@@ -78,15 +76,12 @@ class _Line:
             n, d = self.quotient(e.args[0], depth + 1)
             return n, [c * 100 for c in d]
         if isinstance(e, Pow):
-            try:
-                k = evaluate(e.exponent)
-            except FaithSieveError:
-                raise _Outside from None
-            if k.denominator != 1 or not 0 <= k.numerator <= 12:
+            times = smt_power(e.exponent)
+            if times is None:
                 raise _Outside
             n, d = self.quotient(e.base, depth + 1)
             on, od = _ONE, _ONE
-            for _ in range(k.numerator):
+            for _ in range(times):
                 on, od = _mul(on, n), _mul(od, d)
             return on, od
         if isinstance(e, BinOp) and e.op in ("+", "-", "*", "/"):

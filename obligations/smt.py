@@ -17,7 +17,7 @@ from faithsieve.mathtext.ast import (
 from faithsieve.mathtext.evaluate import evaluate, to_sympy
 from faithsieve.obligations.exact import fmt
 from faithsieve.obligations.fastpaths import (
-    linear_derivation, outside_smt, quotient_derivation,
+    linear_derivation, outside_smt, quotient_derivation, smt_power,
 )
 from faithsieve.obligations.sections import univariate_derivation
 from faithsieve.obligations.symbolic import _degree_ok
@@ -61,15 +61,12 @@ def _z3_expr(e: Expr, syms: _Syms) -> z3.ArithRef:
         a, b = _z3_expr(e.left, syms), _z3_expr(e.right, syms)
         return {"+": a + b, "-": a - b, "*": a * b, "/": a / b}[e.op]
     if isinstance(e, Pow):
-        try:
-            k = evaluate(e.exponent)
-        except FaithSieveError:
-            raise _NoZ3 from None
-        if k.denominator != 1 or not 0 <= k.numerator <= 12:
+        times = smt_power(e.exponent)
+        if times is None:
             raise _NoZ3
         base = _z3_expr(e.base, syms)
         out: z3.ArithRef = z3.RealVal(1, syms.ctx)
-        for _ in range(k.numerator):
+        for _ in range(times):
             out = out * base
         return out
     if isinstance(e, Call) and e.fn == "percent":
