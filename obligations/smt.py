@@ -15,6 +15,7 @@ from faithsieve.mathtext.ast import (
     BinOp, Call, Expr, Neg, Num, Pow, Var, literals,
 )
 from faithsieve.mathtext.evaluate import evaluate, to_sympy
+from faithsieve.obligations.cleared import cleared_derivation
 from faithsieve.obligations.exact import fmt
 from faithsieve.obligations.fastpaths import (
     linear_derivation, outside_smt, quotient_derivation, smt_power,
@@ -237,6 +238,8 @@ class Z3Checker:
         linear = linear_derivation(ob.premises[0], ob.claim, bool(ob.integer_vars)) if len(ob.premises) == 1 else None
         if linear is None and len(ob.premises) == 1:
             linear = quotient_derivation(ob.premises[0], ob.claim, bool(ob.integer_vars))
+        if linear is None and len(ob.premises) == 1 and cleared_derivation(ob.premises[0], ob.claim, bool(ob.integer_vars)):
+            linear = "follows"
         if linear == "follows":
             return Verified("z3", "follows from the previous relation")
         if linear == "independent":
