@@ -387,6 +387,20 @@ def outside_smt(rels: list[Rel]) -> bool:
     return False
 
 
+MAX_SMT_POWER = 12
+"""Largest exponent the SMT translation writes out as a product."""
+
+
+def smt_power(exponent: Expr) -> int | None:
+    """How many times the SMT translation multiplies a base for this exponent: an integer from 0
+    to ``MAX_SMT_POWER``; None where the translation stops (outside the fragment)."""
+    try:
+        k = evaluate(exponent)
+    except FaithSieveError:
+        return None
+    return k.numerator if k.denominator == 1 and 0 <= k.numerator <= MAX_SMT_POWER else None
+
+
 def translates(r: Rel) -> bool:
     """Every node of ``r`` is in the SMT fragment and its relation is one SMT states: translating
     it succeeds, and it means there what exact evaluation computes where every divisor is nonzero."""

@@ -15,12 +15,14 @@ from faithsieve.mathtext.ast import (
     BinOp, Call, Expr, Neg, Num, Pow, Var, literals,
 )
 from faithsieve.mathtext.evaluate import evaluate, to_sympy
+from faithsieve.obligations.cleared import cleared_derivation
 from faithsieve.obligations.exact import fmt
 from faithsieve.obligations.fastpaths import (
-    linear_derivation, outside_smt, quotient_derivation,
+    linear_derivation, outside_smt, quotient_derivation, smt_power,
 )
+from faithsieve.obligations.sections import univariate_derivation
 from faithsieve.obligations.symbolic import _degree_ok
-from faithsieve.obligations.witness import separating_points
+from faithsieve.obligations.witness import witness_points
 from faithsieve.obligations.models import (
     CoverageObligation, DerivationObligation, Obligation, Outcome, Refuted,
     Rel, Unknown, Verified,
@@ -60,15 +62,12 @@ def _z3_expr(e: Expr, syms: _Syms) -> z3.ArithRef:
         a, b = _z3_expr(e.left, syms), _z3_expr(e.right, syms)
         return {"+": a + b, "-": a - b, "*": a * b, "/": a / b}[e.op]
     if isinstance(e, Pow):
-        try:
-            k = evaluate(e.exponent)
-        except FaithSieveError:
-            raise _NoZ3 from None
-        if k.denominator != 1 or not 0 <= k.numerator <= 12:
+        times = smt_power(e.exponent)
+        if times is None:
             raise _NoZ3
         base = _z3_expr(e.base, syms)
         out: z3.ArithRef = z3.RealVal(1, syms.ctx)
-        for _ in range(k.numerator):
+        for _ in range(times):
             out = out * base
         return out
     if isinstance(e, Call) and e.fn == "percent":
@@ -121,6 +120,17 @@ def _constant_gap(p: Rel, c: Rel) -> str | None:
         if gap.is_number and gap.is_real and gap != 0:
             return str(gap)
     return None
+
+
+def _gap_refutation(ob: DerivationObligation) -> Outcome | None:
+    """For a claim that contradicts its one premise where the premise has no rational solution to
+    show: an exact certificate when the two equations differ by a constant ("x^2 - 4x - 2 = 0"
+    then "x^2 - 4x + 2 = 0"); None otherwise."""
+    c = _constant_gap(ob.premises[0], ob.claim) if len(ob.premises) == 1 else None
+    if c is None:
+        return None
+    return Refuted("sympy-poly", {"premise": str(ob.premises[0]), "premise − claim": c},
+                   "the equations differ by a nonzero constant: no value satisfies both")
 
 
 def _residue(par: str) -> tuple[int, int]:
@@ -188,6 +198,8 @@ class Z3Checker:
     name = "z3"
     witness_points = True
     """Look for exact points showing "does not follow" before building solver state (``witness``)."""
+    real_sections = True
+    """Decide polynomial derivations exactly along lines before building solver state (``sections``)."""
 
     def __init__(self, timeout_ms: int = 300, rlimit: int = 2_000_000) -> None:
         self.timeout_ms = timeout_ms
@@ -226,13 +238,24 @@ class Z3Checker:
         linear = linear_derivation(ob.premises[0], ob.claim, bool(ob.integer_vars)) if len(ob.premises) == 1 else None
         if linear is None and len(ob.premises) == 1:
             linear = quotient_derivation(ob.premises[0], ob.claim, bool(ob.integer_vars))
+        if linear is None and len(ob.premises) == 1 and cleared_derivation(ob.premises[0], ob.claim, bool(ob.integer_vars)):
+            linear = "follows"
         if linear == "follows":
             return Verified("z3", "follows from the previous relation")
         if linear == "independent":
             return Unknown(self.name, "does not follow from the previous relation alone")
-        if self.witness_points and separating_points(list(ob.premises), ob.claim, ob.integer_vars) is not None:
+        fails, holds = witness_points(list(ob.premises), ob.claim, ob.integer_vars) if self.witness_points else (None, None)
+        if fails is not None and holds is not None:
             # both SMT queries below have these exact points as models: both answer "sat"
             return Unknown(self.name, "does not follow from the previous relation alone")
+        shown = (fails is not None, holds is not None)
+        exact = univariate_derivation(list(ob.premises), ob.claim, ob.integer_vars, shown) if self.real_sections else None
+        if exact == "follows":  # "premises and not claim" has no real point: z3 answers unsat
+            return Verified("z3", "follows from the previous relation")
+        if exact == "independent":  # both queries have real points: z3 answers sat to both
+            return Unknown(self.name, "does not follow from the previous relation alone")
+        if exact == "irrational":  # z3: "sat" with no rational model to show, then "unsat"
+            return _gap_refutation(ob) or Unknown(self.name, "does not follow from the previous relation alone")
         syms = _Syms(z3.Context())
         prem = [_z3_rel(p, syms) for p in ob.premises]
         goal = _z3_rel(ob.claim, syms)
@@ -255,13 +278,8 @@ class Z3Checker:
                 cx = {k: fmt(v) for k, v in witness.items()}
                 cx["premise"] = "; ".join(str(p) for p in ob.premises)
                 return Refuted("z3", cx, "contradicts the relation it is derived from (no value satisfies both)")
-        if r2 == z3.unsat and witness is None and len(ob.premises) == 1:
-            # the premise has no rational solution to show; an exact certificate still exists when
-            # the two equations differ by a constant ("x^2 - 4x - 2 = 0" then "x^2 - 4x + 2 = 0")
-            c = _constant_gap(ob.premises[0], ob.claim)
-            if c is not None:
-                return Refuted("sympy-poly", {"premise": str(ob.premises[0]), "premise − claim": c},
-                               "the equations differ by a nonzero constant: no value satisfies both")
+        if r2 == z3.unsat and witness is None and (gap := _gap_refutation(ob)) is not None:
+            return gap
         if r1 == z3.unknown or r2 == z3.unknown:
             return Unknown(self.name, "solver gave up (timeout or nonlinear)")
         return Unknown(self.name, "does not follow from the previous relation alone")

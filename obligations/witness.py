@@ -8,7 +8,7 @@ fails, and one where every premise and the claim hold. ``separating_points`` loo
 points among a fixed, small set of candidates; when it finds both, the solver would answer
 "satisfiable" to both queries, so no solver state is built. Each point is a model of the query
 as translated to SMT: every node is in the translated fragment and is evaluated as the
-translation means it (``_value``), and where a divisor is zero the point also gives the value
+translation means it (``_compile``), and where a divisor is zero the point also gives the value
 of that division. SMT division is total: ``a / 0`` is an unspecified value that depends on the
 dividend alone, so a point fixes one value per dividend (``Point.div0``) and every division by
 zero of that dividend reads it ("x/(x + 6) = 1/2" holds at x = -6 when -6/0 is 1/2, which is
@@ -32,7 +32,7 @@ root, an empty premise, a bound reached) the answer is None and the solver decid
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -91,52 +91,102 @@ class _Missing(Exception):
         self.dividend = dividend
 
 
-def _value(e: Expr, env: Env, holes: Holes, lim: Limits, depth: int = 0) -> Fraction:
-    """``e`` at ``env`` as its SMT translation means it (``smt._z3_expr``): the same nodes, integer
-    powers as repeated products, a division by zero the value ``holes`` gives its dividend."""
-    if depth > MAX_DEPTH:
-        raise _Undefined
-    if isinstance(e, Num):
-        return e.value
-    if isinstance(e, Var):
-        return env[e.name]
-    if isinstance(e, Neg):
-        return -_value(e.operand, env, holes, lim, depth + 1)
-    if isinstance(e, Call):  # percent or abs (``translates`` let nothing else through)
-        v = _value(e.args[0], env, holes, lim, depth + 1)
-        return v / 100 if e.fn == "percent" else abs(v)
-    if isinstance(e, Pow):
-        base = _value(e.base, env, holes, lim, depth + 1)
-        out = Fraction(1)
-        for _ in range(evaluate(e.exponent).numerator):  # 0..12, as ``translates`` checked
-            out = _sized(out * base, lim)
-        return out
-    assert isinstance(e, BinOp)
-    a = _value(e.left, env, holes, lim, depth + 1)
-    b = _value(e.right, env, holes, lim, depth + 1)
-    if e.op == "+":
-        return _sized(a + b, lim)
-    if e.op == "-":
-        return _sized(a - b, lim)
-    if e.op == "*":
-        return _sized(a * b, lim)
-    if b == 0:
-        if a in holes:
-            return holes[a]
-        raise _Missing(a)
-    return _sized(a / b, lim)
-
-
 def _sized(x: Fraction, lim: Limits) -> Fraction:
     if max(x.numerator.bit_length(), x.denominator.bit_length()) > lim.max_bits:
         raise _Undefined
     return x
 
 
+Compiled = Callable[[Env, Holes], Fraction]
+
+
+def _compile(e: Expr, lim: Limits, depth: int = 0) -> Compiled:
+    """``e`` as its SMT translation means it (``smt._z3_expr``), as a function of the point and the
+    values of division by zero: the same nodes, integer powers as repeated products, a division by
+    zero the value ``holes`` gives its dividend (``_Missing`` where it has none), ``_Undefined``
+    past the size limits or ``MAX_DEPTH``. The tree is read once per search, not at every point;
+    an exponent is a constant, evaluated here once (far below the step count at which an
+    evaluation looks at the clock, so no different from evaluating it at every point)."""
+    if depth > MAX_DEPTH:
+        def deeper(env: Env, holes: Holes) -> Fraction:
+            raise _Undefined
+        return deeper
+    if isinstance(e, Num):
+        v = e.value
+        return lambda env, holes: v
+    if isinstance(e, Var):
+        name = e.name
+        return lambda env, holes: env[name]
+    if isinstance(e, Neg):
+        inner = _compile(e.operand, lim, depth + 1)
+        return lambda env, holes: -inner(env, holes)
+    if isinstance(e, Call):  # percent or abs (``translates`` let nothing else through)
+        arg = _compile(e.args[0], lim, depth + 1)
+        if e.fn == "percent":
+            return lambda env, holes: arg(env, holes) / 100
+        return lambda env, holes: abs(arg(env, holes))
+    if isinstance(e, Pow):
+        return _compile_power(e, lim, depth)
+    assert isinstance(e, BinOp)
+    left, right, bits = _compile(e.left, lim, depth + 1), _compile(e.right, lim, depth + 1), lim.max_bits
+
+    def sized(x: Fraction) -> Fraction:
+        if x.numerator.bit_length() > bits or x.denominator.bit_length() > bits:
+            raise _Undefined
+        return x
+
+    if e.op == "+":
+        return lambda env, holes: sized(left(env, holes) + right(env, holes))
+    if e.op == "-":
+        return lambda env, holes: sized(left(env, holes) - right(env, holes))
+    if e.op == "*":
+        return lambda env, holes: sized(left(env, holes) * right(env, holes))
+
+    def quotient(env: Env, holes: Holes) -> Fraction:
+        a = left(env, holes)
+        b = right(env, holes)
+        if b == 0:
+            if a in holes:
+                return holes[a]
+            raise _Missing(a)
+        return sized(a / b)
+
+    return quotient
+
+
+def _compile_power(e: Pow, lim: Limits, depth: int) -> Compiled:
+    base = _compile(e.base, lim, depth + 1)
+    try:
+        times = evaluate(e.exponent).numerator  # 0..12, as ``translates`` checked
+    except Exception as exc:  # noqa: BLE001 (raised where reading the tree at a point would: after the base)
+        error = exc
+
+        def failing(env: Env, holes: Holes) -> Fraction:
+            base(env, holes)
+            raise error
+        return failing
+
+    def power(env: Env, holes: Holes) -> Fraction:
+        b = base(env, holes)
+        out = Fraction(1)
+        for _ in range(times):
+            out = _sized(out * b, lim)
+        return out
+
+    return power
+
+
 class _Search:
     def __init__(self, premises: list[Rel], claim: Rel, integers: frozenset[str], lim: Limits) -> None:
         self.premises, self.claim, self.integers, self.lim = premises, claim, integers, lim
         self.left = MAX_EVALUATIONS
+        self._compiled: dict[int, tuple[Rel, Compiled, Compiled]] = {}
+
+    def _sides(self, r: Rel) -> tuple[Compiled, Compiled]:
+        known = self._compiled.get(id(r))
+        if known is None:  # the relation is kept with its functions, so its id stays its own
+            known = self._compiled[id(r)] = (r, _compile(r.lhs, self.lim), _compile(r.rhs, self.lim))
+        return known[1], known[2]
 
     def residual(self, r: Rel, env: Env, holes: Holes | None = None) -> Fraction | None:
         """``lhs - rhs`` at ``env``; None where a value grows past the limits; ``_Missing`` where
@@ -144,8 +194,9 @@ class _Search:
         if self.left <= 0:
             raise _Spent
         self.left -= 1
+        lhs, rhs = self._sides(r)
         try:
-            return _value(r.lhs, env, holes or {}, self.lim) - _value(r.rhs, env, holes or {}, self.lim)
+            return lhs(env, holes or {}) - rhs(env, holes or {})
         except (_Undefined, RecursionError, FaithSieveError):
             return None
 
@@ -332,19 +383,27 @@ def separating_points(premises: list[Rel], claim: Rel, integer_vars: tuple[str, 
     """A point where every premise holds and the claim fails, and one where every premise and
     the claim hold (integer variables at integers), both checked exactly; None when the bounded
     search does not find both (the solver decides)."""
+    fails, holds = witness_points(premises, claim, integer_vars, lim)
+    return (fails, holds) if fails is not None and holds is not None else None
+
+
+def witness_points(premises: list[Rel], claim: Rel, integer_vars: tuple[str, ...] = (),
+                   lim: Limits = DEFAULT_LIMITS) -> tuple[Point | None, Point | None]:
+    """The two points of ``separating_points``, each None where the search did not find it (it
+    stops looking once it knows both cannot be found, or past a bound)."""
     rels = [*premises, claim]
     if not premises or len(rels) > MAX_RELATIONS or not all(translates(r) for r in rels):
-        return None
+        return None, None
     names = sorted(set().union(*(variables(r.lhs) | variables(r.rhs) for r in rels)))
     if not names or len(names) > MAX_NAMES:
-        return None
+        return None, None
     s = _Search(list(premises), claim, frozenset(integer_vars), lim)
     fails: Point | None = None
     holds: Point | None = None
     try:
         for stage in range(3):
             if stage == 2 and fails is None:
-                return None  # the last stage only finds points where the claim holds
+                return None, holds  # the last stage only finds points where the claim holds
             for env in _candidates(s, names, stage):
                 if env is None or any(v in s.integers and x.denominator != 1 for v, x in env.items()):
                     continue
@@ -361,5 +420,5 @@ def separating_points(premises: list[Rel], claim: Rel, integer_vars: tuple[str, 
                 if fails is not None and holds is not None:
                     return fails, holds
     except _Spent:
-        return None
-    return None
+        pass
+    return fails, holds
