@@ -316,8 +316,11 @@ def linear_derivation(premise: Rel, claim: Rel, integer_vars: bool) -> str | Non
 
     * ``"follows"``: the premise can never hold (a false constant relation), or the claim holds
       everywhere, or the claim is the premise scaled by a factor of the right sign plus a constant
-      of the right sign, so "premise and not claim" is unsatisfiable over the reals (and with
-      integer variables too); non-linear scaling only without integer variables;
+      of the right sign, so "premise and not claim" is unsatisfiable over the reals, hence over
+      the integers too (integer points are real points). With integer variables and non-linear
+      sides the solver works in non-linear integer arithmetic, where it may give up on a query
+      this identity settles: there "follows" is a proof the solver might not find, never a
+      different answer (it cannot find a counterexample that does not exist);
     * ``"independent"``: over the reals, a linear premise that holds everywhere or is not
       proportional to a linear claim equation: points satisfy the premise with and without the
       claim (no integer variables);
@@ -355,8 +358,6 @@ def _decide(p: tuple[Poly, str], c: tuple[Poly, str], integer_vars: bool) -> str
     if not any(g):
         gc = g.get((), Fraction(0))
         return "follows" if {"=": gc == 0, ">": gc > 0, ">=": gc >= 0}[rc] else None
-    if not (_linear(f) and _linear(g)) and integer_vars:
-        return None
     m = _multiple(f, g)
     if m is None:
         linear_eqs = rp == rc == "=" and _linear(f) and _linear(g) and not integer_vars

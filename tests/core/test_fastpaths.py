@@ -141,6 +141,9 @@ DERIVATIONS = [
     ("x - 1/x = 3", "x = 1/x + 3", ("x",)), ("9*c*k = 8", "c = 8/(9*k)", ()), ("1/x > 2", "1/x + 1 > 2", ()),
     ("1/x > 2", "1/x > 3", ()), ("x/y + x/y = 4", "x/y = 2", ()), ("x/(y - y) = 1", "x/(y - y) = 1", ()),
     ("(1/x)^2 = 4", "2(1/x)^2 = 8", ()), ("x/0 = 1", "x/0 = 1", ()),
+    # non-linear with integer variables (the solver decides these small ones: the same answer)
+    ("x^2 = 4", "2x^2 = 8", ("x",)), ("n*(n + 1) = 30", "n^2 + n - 30 = 0", ("n",)),
+    ("a*b >= 6", "2*a*b + 1 > 12", ("a", "b")), ("k^3 - k = 24", "k^3 = k + 24", ("k",)),
 ]
 
 
@@ -206,6 +209,10 @@ def test_quotients_are_opaque_only_where_that_is_sound() -> None:
 
 def test_linear_derivation_is_undecided_for_what_it_cannot_show() -> None:
     assert fastpaths.linear_derivation(rel("x/y = 3"), rel("x = 3y"), False) is None
-    assert fastpaths.linear_derivation(rel("x^2 = 4"), rel("2x^2 = 8"), True) is None  # non-linear with integers
+    # non-linear with integer variables: a rescaled premise is a proof over the reals, so over the integers
+    assert fastpaths.linear_derivation(rel("x^2 = 4"), rel("2x^2 = 8"), True) == "follows"
+    assert fastpaths.linear_derivation(rel("x^2 = 4"), rel("2x^2 = 9"), True) is None
+    assert fastpaths.linear_derivation(rel("n^2 + n > 1"), rel("2n^2 + 2n > 1"), True) == "follows"
+    assert fastpaths.linear_derivation(rel("n^2 + n > 1"), rel("-n^2 - n > -1"), True) is None
     assert fastpaths.linear_derivation(rel("2x = 1"), rel("x = 5"), True) is None  # integers: no independence
     assert fastpaths.linear_derivation(rel("x > 3"), rel("x = 3"), False) is None
