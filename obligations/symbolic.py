@@ -17,6 +17,7 @@ from faithsieve.obligations.exact import _shown_tolerance, fmt
 from faithsieve.obligations.fastpaths import (
     numerator_has_root, numerator_not_constant, polynomial_class,
 )
+from faithsieve.obligations.ratfunc import rational_identity
 from faithsieve.obligations.models import (
     ArithmeticObligation, IdentityObligation, Obligation, Outcome, Refuted,
     Rel, SubstitutionObligation, Unknown, Verified,
@@ -146,6 +147,8 @@ class SympyChecker:
         if cls == "nonconstant" or (cls is None and (numerator_has_root(c.lhs, c.rhs, self.lim)
                                                      or numerator_not_constant(c.lhs, c.rhs, self.lim))):
             return self._not_identity(ob)
+        if rational_identity(c.lhs, c.rhs, self.lim):  # rational functions, exactly: sympy's numerator is 0
+            return Verified("sympy-poly", "identity")
         a, b = to_sympy(c.lhs, self.lim), to_sympy(c.rhs, self.lim)
         num, _den = sympy.fraction(sympy.together(a - b))
         num = sympy.expand(num)
