@@ -17,6 +17,7 @@ from faithsieve.obligations.exact import _shown_tolerance, fmt
 from faithsieve.obligations.fastpaths import (
     numerator_has_root, numerator_not_constant, polynomial_class,
 )
+from faithsieve.obligations.radicals import radical_equal
 from faithsieve.obligations.ratfunc import rational_identity
 from faithsieve.obligations.models import (
     ArithmeticObligation, IdentityObligation, Obligation, Outcome, Refuted,
@@ -108,6 +109,8 @@ class SympyChecker:
         vals = {Var(k): Num(v, str(v), 0) for k, v in env.items()}
         lhs = substitute(c.lhs, {k: n for k, n in ((v.name, n) for v, n in vals.items())})
         rhs = substitute(c.rhs, {k: n for k, n in ((v.name, n) for v, n in vals.items())})
+        if radical_equal(lhs, rhs, self.lim):  # equal in exact arithmetic with square roots and pi
+            return Verified("radicals", "equal in exact arithmetic with square roots and pi")
         a, b = to_sympy(lhs, self.lim), to_sympy(rhs, self.lim)
         d = sympy.expand(a - b)
         if d == 0:
