@@ -17,6 +17,7 @@ from faithsieve.obligations.exact import _shown_tolerance, fmt
 from faithsieve.obligations.fastpaths import (
     numerator_has_root, numerator_not_constant, polynomial_class,
 )
+from faithsieve.obligations.freevar import polynomial_variable
 from faithsieve.obligations.radicals import radical_equal
 from faithsieve.obligations.ratfunc import rational_identity
 from faithsieve.obligations.models import (
@@ -72,6 +73,12 @@ def _degree_ok(e: Expr) -> bool:
             if abs(k) > MAX_DEGREE:
                 return False
     return True
+
+
+def _undefined(*exprs: sympy.Expr) -> bool:
+    """Some part of the sympy expressions is infinite or undefined (``zoo``, ``oo``, ``nan``)."""
+    bad = (sympy.S.ComplexInfinity, sympy.S.Infinity, sympy.S.NegativeInfinity, sympy.S.NaN)
+    return any(x.has(*bad) for x in exprs)
 
 
 def _decimal_literals(c: Rel) -> bool:
@@ -153,6 +160,8 @@ class SympyChecker:
         if rational_identity(c.lhs, c.rhs, self.lim):  # rational functions, exactly: sympy's numerator is 0
             return Verified("sympy-poly", "identity")
         a, b = to_sympy(c.lhs, self.lim), to_sympy(c.rhs, self.lim)
+        if polynomial_variable(c.lhs, c.rhs, self.lim) and not _undefined(a, b):
+            return self._not_identity(ob)  # a variable free in the claim: the numerator is not a number
         num, _den = sympy.fraction(sympy.together(a - b))
         num = sympy.expand(num)
         if num == 0:
