@@ -8,8 +8,9 @@ syntax, when some variable ``s`` is *free*:
 * ``s`` occurs only in the polynomial skeleton of the claim: never inside a function, a root,
   a power other than a small non-negative integer one, an exponent or a divisor; and
 * as a polynomial in ``s`` (every other non-polynomial part an opaque atom, equal atoms equal
-  subtrees), ``lhs - rhs`` has some power ``s^k``, ``k >= 1``, whose coefficient is a nonzero
-  rational number ``q``;
+  subtrees), ``lhs - rhs`` has some power ``s^k``, ``k >= 1``, whose coefficient ``q`` is a
+  single term: a nonzero rational times a product of closed atoms that are nonzero numbers
+  (``pi``, ``e``, ``i``, or values with square roots and pi that ``radicals`` reads as nonzero);
 
 and the claim is *generically defined*: every divisor (the right operand of ``/`` or ``mod``,
 the base of a negative power) is a rational function with a nonzero value at one exact point,
@@ -57,12 +58,18 @@ class _Reader:
         self.atoms: dict[Expr, str] = {}
         self.outside: set[str] = set()
         self.divisors: list[Expr] = []
+        self.nonzero: set[str] = set()
         self.defined = True
 
     def atom(self, e: Expr) -> Poly:
-        self.outside |= variables(e)
+        names = variables(e)
+        self.outside |= names
         self.scan(e, 0)
-        name = self.atoms.setdefault(e, f"{ATOM}{len(self.atoms)}")
+        name = self.atoms.get(e)
+        if name is None:
+            name = self.atoms[e] = f"{ATOM}{len(self.atoms)}"
+            if not names and (isinstance(e, Const) or radical_value(e, self.lim)):
+                self.nonzero.add(name)  # pi, e, i, or a nonzero value with roots and pi
         return {((name, 1),): Fraction(1)}
 
     def scan(self, e: Expr, depth: int) -> None:
@@ -180,7 +187,7 @@ def polynomial_variable(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -> b
             if v in names:
                 rest = tuple(x for x in m if x[0] != v)
                 coefficients.setdefault((v, k), {})[rest] = c
-    if not any(set(p) == {()} for p in coefficients.values()):
+    if not any(len(p) == 1 and all(x in reader.nonzero for x, _ in next(iter(p))) for p in coefficients.values()):
         return False
     point = {n: Fraction(2 * i + 3, 7 + 2 * i) for i, n in enumerate(sorted(variables(lhs) | variables(rhs)))}
     return all(_nonzero_somewhere(x, point, lim) for x in reader.divisors)
