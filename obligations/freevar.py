@@ -9,8 +9,9 @@ syntax, when some variable ``s`` is *free*:
   a power other than a small non-negative integer one, an exponent or a divisor; and
 * as a polynomial in ``s`` (every other non-polynomial part an opaque atom, equal atoms equal
   subtrees), ``lhs - rhs`` has some power ``s^k``, ``k >= 1``, whose coefficient ``q`` is a
-  single term: a nonzero rational times a product of closed atoms that are nonzero numbers
-  (``pi``, ``e``, ``i``, or values with square roots and pi that ``radicals`` reads as nonzero);
+  single term: a nonzero rational times powers of other variables (nonzero off their
+  coordinate planes) and of closed atoms that are nonzero numbers (``pi``, ``e``, ``i``, or
+  values with square roots and pi that ``radicals`` reads as nonzero);
 
 and the claim is *generically defined*: every divisor (the right operand of ``/`` or ``mod``,
 the base of a negative power) is a rational function with a nonzero value at one exact point,
@@ -25,9 +26,10 @@ Why ``N`` is then not a number: the divisors are nonzero, and the atoms finite, 
 set of points. ``together`` puts ``d = lhs - rhs`` over a product ``D`` of powers of its terms'
 denominators, which are (sympy's forms of) the divisors and numbers and hold no ``s``; so on
 that set ``N = c·D·d`` for a nonzero number ``c``, a polynomial in ``s`` whose ``s^k``
-coefficient is ``c·D·q``, nonzero at such points. A number cannot vary with ``s``: ``N`` has a
-free symbol, and it is not 0. That is sympy's "not an identity" (``_not_identity``), which the
-caller returns; anything outside these conditions answers False and sympy decides as before.
+coefficient is ``c·D·q``, nonzero at such points off the planes where a variable of ``q`` is 0.
+A number cannot vary with ``s``: ``N`` has a free symbol, and it is not 0. That is sympy's "not
+an identity" (``_not_identity``), which the caller returns; anything outside these conditions
+answers False and sympy decides as before.
 """
 
 from __future__ import annotations
@@ -187,7 +189,8 @@ def polynomial_variable(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -> b
             if v in names:
                 rest = tuple(x for x in m if x[0] != v)
                 coefficients.setdefault((v, k), {})[rest] = c
-    if not any(len(p) == 1 and all(x in reader.nonzero for x, _ in next(iter(p))) for p in coefficients.values()):
+    if not any(len(p) == 1 and all(x in reader.nonzero or not x.startswith(ATOM) for x, _ in next(iter(p)))
+               for p in coefficients.values()):
         return False
     point = {n: Fraction(2 * i + 3, 7 + 2 * i) for i, n in enumerate(sorted(variables(lhs) | variables(rhs)))}
     return all(_nonzero_somewhere(x, point, lim) for x in reader.divisors)

@@ -52,7 +52,7 @@ CASES = [
     r"y \cdot \sqrt{2} = \sqrt{2}", r"\sqrt{3} + b + c = \sqrt{3}^3", r"y = \frac{x}{\sqrt{3}}",
     r"y = \frac{1}{(1 + \sqrt{2})^2 - 3 - 2\sqrt{2}}", r"y = \ln((1 + \sqrt{2})^2 - 3 - 2\sqrt{2})",
     r"\pi r^2 = 36\pi", r"x^2 = \sqrt{2} y", r"y\sqrt{0} + \sqrt{x} = 1", r"(\sqrt{2}^2 - 2) y = \sqrt{x}",
-    r"\sqrt{2}\sqrt{2} y = \sqrt{x} + 2y",
+    r"\sqrt{2}\sqrt{2} y = \sqrt{x} + 2y", r"\pi r^2 h = 72\pi", r"(x - x) y = \sqrt{t}", r"x y = \sqrt{x}",
 ]
 
 
