@@ -8,9 +8,11 @@ this form is unique: two values are equal exactly when their forms are equal.
 ``radical_equal(lhs, rhs)`` is True only when both sides are read into this form and the forms
 are equal. It reads numbers, ``pi``, ``+ - * /``, ``p%``, degrees outside trigonometry (the
 number itself, as the conversion reads them), integer powers (``|n| <= MAX_POWER``), powers with
-a half-integer exponent and square roots of a non-negative rational, and factorials, binomials,
-floors and ceilings of rationals; anything else (a variable, ``e``, ``i``, another function or
-root, division by a sum of distinct terms) answers False.
+a half-integer exponent and square roots of a non-negative rational, factorials, binomials,
+floors and ceilings of written numbers, and sin, cos and tan of a multiple of 15° (π/12), whose
+values lie in Q(√2, √3) (an argument with a degree in it is in degrees, as the conversion reads
+it; tan at its poles is not read); anything else (a variable, ``e``, ``i``, another function,
+angle or root, division by a sum of distinct terms) answers False.
 
 Why a True is the outcome the sympy checker gives for that claim (``Verified``):
 
@@ -25,9 +27,11 @@ Why a True is the outcome the sympy checker gives for that claim (``Verified``):
   ceilings are read only of a written number. The probe refuses a division by a divisor whose
   64-bit value is 0, and takes every power of 0 for 0 (``0^0`` too): a power of 0 is not read,
   and a divisor is a single nonzero term written without ``+`` or ``-`` (products, quotients
-  and powers of numbers, π and roots of rationals), so its 64-bit value cannot be 0; sympy,
-  whose automatic simplification keeps values, cannot make it the literal 0 the conversion
-  refuses either.
+  and powers of numbers, π, roots of rationals and sin, cos or tan of a written angle), so its
+  64-bit value cannot be 0 (the probe takes a degree for the number itself: a sine, cosine or
+  tangent of a nonzero 64-bit number is not 0); sympy, whose automatic simplification keeps
+  values, cannot make it the literal 0 the conversion refuses either. The only pole read, tan at
+  an odd multiple of 90°, is refused: sympy would make it infinite.
 * The sides are real and equal, so sympy's ``expand(a - b)`` is the literal 0
   (``Verified("sympy")``) or a real expression of value 0, which ``evalf(50)`` puts below
   ``10^-40`` times the size of the left side (``Verified("sympy-numeric")``). Either way the
@@ -44,7 +48,7 @@ from fractions import Fraction
 from math import gcd, isqrt
 
 from faithsieve.errors import FaithSieveError
-from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow
+from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, walk
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 
 MAX_BITS = 128
@@ -233,12 +237,65 @@ def _call(e: Call, lim: Limits, depth: int) -> Value | None:
     if e.fn == "percent":
         a = _value(e.args[0], lim, depth + 1)
         return None if a is None else _bounded({key: c / 100 for key, c in a.items()})
+    if e.fn in ("sin", "cos", "tan"):
+        return _trig(e, lim, depth)
     if e.fn == "sqrt" or (e.fn == "root" and isinstance(e.args[1], Num) and e.args[1].value == 2):
         a = _value(e.args[0], lim, depth + 1)
         if a is None or any(key != (1, 0) for key in a):
             return None
         return _sqrt(a.get((1, 0), Fraction(0)))
     return None
+
+
+_HALF, _QUARTER = Fraction(1, 2), Fraction(1, 4)
+_COS = (  # cos(nπ/12), n = 0..6
+    {(1, 0): Fraction(1)}, {(6, 0): _QUARTER, (2, 0): _QUARTER}, {(3, 0): _HALF}, {(2, 0): _HALF},
+    {(1, 0): _HALF}, {(6, 0): _QUARTER, (2, 0): -_QUARTER}, {},
+)
+_TAN = (  # tan(nπ/12), n = 0..5 (n = 6 is a pole)
+    {}, {(1, 0): Fraction(2), (3, 0): Fraction(-1)}, {(3, 0): Fraction(1, 3)}, {(1, 0): Fraction(1)},
+    {(3, 0): Fraction(1)}, {(1, 0): Fraction(2), (3, 0): Fraction(1)},
+)
+
+
+def _cos12(n: int) -> Value:
+    n %= 24
+    if n > 12:
+        n = 24 - n  # cos is even, of period 2π
+    if n <= 6:
+        return dict(_COS[n])
+    return {key: -c for key, c in _COS[12 - n].items()}  # cos(π - x) = -cos(x)
+
+
+def _trig(e: Call, lim: Limits, depth: int) -> Value | None:
+    """sin, cos or tan of a multiple of 15° (π/12): exact values in Q(√2, √3). As the conversion
+    reads it, an argument with a degree anywhere in it is a number of degrees, else of radians."""
+    arg = e.args[0]
+    a = _value(arg, lim, depth + 1)
+    if a is None:
+        return None
+    if any(isinstance(n, Call) and n.fn == "deg" for n in walk(arg)):
+        if any(key != (1, 0) for key in a):
+            return None
+        turns = a.get((1, 0), Fraction(0)) / 180  # the angle over π
+    else:
+        if any(key != (1, 1) for key in a):
+            return None
+        turns = a.get((1, 1), Fraction(0))
+    twelfths = turns * 12
+    if twelfths.denominator != 1:
+        return None
+    n = twelfths.numerator
+    if e.fn == "cos":
+        return _cos12(n)
+    if e.fn == "sin":
+        return _cos12(6 - n)  # sin(x) = cos(π/2 - x)
+    n %= 12  # tan has period π
+    if n == 6:
+        return None  # a pole: sympy makes it infinite
+    if n < 6:
+        return dict(_TAN[n])
+    return {key: -c for key, c in _TAN[12 - n].items()}  # tan(π - x) = -tan(x)
 
 
 def radical_value(e: Expr, lim: Limits = DEFAULT_LIMITS) -> Value | None:

@@ -4,41 +4,22 @@ where sympy verifies, and everything else is left to sympy unchanged."""
 from __future__ import annotations
 
 import random
-import time
-from dataclasses import asdict
 from fractions import Fraction
 from typing import Any
 
 import pytest
 
 from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow
-from faithsieve.mathtext.extract import extract_formulas
-from faithsieve.obligations import symbolic
-from faithsieve.obligations.checkers import SympyChecker
 from faithsieve.obligations.models import ArithmeticObligation, Rel, Verified
 from faithsieve.obligations.radicals import (
     MAX_BITS, MAX_POWER, MAX_RADICAND, radical_equal, radical_value, square_part,
 )
-
-BASE: dict[str, Any] = {"id": "o0", "step": 1, "span": (0, 1), "edge": "e0", "source": ""}
-
-
-def rel(text: str) -> Rel:
-    a, op, b = extract_formulas(f"${text}$")[0].chain.links()[0]
-    return Rel(a, op, b)
-
-
-def view(out: Any) -> dict[str, Any]:
-    return {"type": type(out).__name__, **asdict(out)}
-
+from tests.core.symsupport import BASE, check, rel, sympy_alone, view
+from tests.core.symsupport import num as _n
 
 def both(claim: Rel, monkeypatch) -> tuple[Any, Any]:
     ob = ArithmeticObligation(**BASE, claim=claim, approx=False, rounded=())
-    fast = SympyChecker().check(ob, time.monotonic() + 60)
-    with monkeypatch.context() as m:
-        m.setattr(symbolic, "radical_equal", lambda *a, **k: False)
-        slow = SympyChecker().check(ob, time.monotonic() + 60)
-    return fast, slow
+    return check(ob), sympy_alone(ob, monkeypatch)
 
 
 def agrees(fast: Any, slow: Any) -> bool:
@@ -58,7 +39,11 @@ CASES = [
     r"\sqrt{10^{30} + 1 - 10^{30}} \cdot \pi = \pi", r"1 / (10^{30} + \sqrt{2} - 10^{30}) = \sqrt{2}/2",
     r"\pi^{33} / \pi^{32} = \pi", r"\sqrt{4 \cdot 10^{12} + 4} = 2\sqrt{10^{12} + 1}",
     r"(1 + \sqrt{2})^3 = 7 + 5\sqrt{2}", r"(\sqrt{0})^0 \cdot \pi = \pi", r"0^0 + \pi = \pi",
-    r"\sqrt[2]{8} = 2\sqrt{2}", r"\sqrt[3]{8} = 2", r"\cos(60°) = 1/2",
+    r"\sqrt[2]{8} = 2\sqrt{2}", r"\sqrt[3]{8} = 2", r"\cos(60°) = 1/2", r"\tan(30°) = 1/\sqrt{3}",
+    r"\sin(75°) \sin(15°) = 1/4", r"\sin(1998° + 237°) = \sin(198° + 237°)", r"\tan(315°) = -\tan(45°)",
+    r"\cos(2\pi - \pi/3) = \cos(\pi/3)", r"\tan(180°) = \sin(180°)/\cos(180°)", r"\tan(90°) = \tan(90°)",
+    r"\cos(144°) = -\cos(36°)", r"\sin(5\pi/3) = -\sin(\pi/3)", r"\tan(75°) = 2 + \sqrt{3}", r"\cos(0) = 1",
+    r"1/\sin(10^{30}° + 30° - 10^{30}°) = 2", r"\sin(30° + \pi) = 1/2", r"\cos(\pi/5) = 1/2", r"\sin(15°) = 1/4",
 ]
 
 
@@ -71,9 +56,12 @@ def test_hand_picked_claims_agree_with_sympy(text: str, monkeypatch) -> None:
 def test_it_reads_radicals_and_pi() -> None:
     assert radical_equal(*_sides(r"\sqrt{12} / \sqrt{3} = 2"))
     assert radical_equal(*_sides(r"\pi / 4 + \pi / 4 = \pi / 2"))
+    assert radical_equal(*_sides(r"\cos(60°) = 1/2"))
+    assert radical_equal(*_sides(r"\sin(-1455°) = -\sin(15°)"))
+    assert radical_equal(*_sides(r"\tan(5\pi/12) = 2 + \sqrt{3}"))
     assert not radical_equal(*_sides(r"\sqrt{8} = 3"))
     for text in (r"2 / (1 + \sqrt{2}) = 2\sqrt{2} - 2", r"x = \sqrt{2}", r"\sqrt{-4} = 2", r"\sqrt[3]{8} = 2",
-                 r"\cos(60°) = 1/2", r"e^2 = e^2"):
+                 r"\cos(144°) = -\cos(36°)", r"\tan(90°) = \tan(90°)", r"\sin(1) = \sin(1)", r"e^2 = e^2"):
         assert not radical_equal(*_sides(text)), text
 
 
@@ -113,11 +101,6 @@ def test_a_sum_in_a_divisor_is_left_to_sympy() -> None:
 
 # --- differential test on generated claims ---------------------------------------------
 
-def _n(v: Fraction | int) -> Num:
-    v = Fraction(v)
-    return Num(v, str(v), 0)
-
-
 def gen(rng: random.Random, depth: int) -> Expr:
     if depth <= 0 or rng.random() < 0.2:
         r = rng.random()
@@ -135,7 +118,11 @@ def gen(rng: random.Random, depth: int) -> Expr:
         return Pow(gen(rng, depth - 1), _n(rng.choice((-2, -1, 0, 1, 2, 3))))
     if k < 0.9:
         return Pow(_n(Fraction(rng.randint(0, 12), rng.choice((1, 2, 3)))), _n(Fraction(rng.choice((-3, -1, 1, 3, 5)), 2)))
-    return Call("sqrt", (gen(rng, depth - 1),))
+    if k < 0.95:
+        return Call("sqrt", (gen(rng, depth - 1),))
+    angle = _n(15 * rng.randint(-30, 30))
+    arg: Expr = Call("deg", (angle,)) if rng.random() < 0.6 else BinOp("*", _n(Fraction(rng.randint(-13, 13), 12)), Const("pi"))
+    return Call(rng.choice(("sin", "cos", "tan")), (arg,))
 
 
 def rewrite(rng: random.Random, e: Expr) -> Expr:
@@ -156,6 +143,19 @@ def rewrite(rng: random.Random, e: Expr) -> Expr:
             if (v / p).denominator == 1 and rng.random() < 0.7:
                 return BinOp("*", Call("sqrt", (_n(p),)), Call("sqrt", (_n(v / p),)))
         return Pow(e.args[0], _n(Fraction(1, 2)))
+    if isinstance(e, Call) and e.fn in ("sin", "cos", "tan") and isinstance(e.args[0], Call) \
+            and e.args[0].fn == "deg" and isinstance(e.args[0].args[0], Num):
+        a = e.args[0].args[0].value
+
+        def deg(x: Fraction) -> Expr:
+            return Call("deg", (_n(x),))
+
+        r = rng.random()
+        if e.fn == "tan":  # tan = sin / cos
+            return BinOp("/", Call("sin", (deg(a),)), Call("cos", (deg(a),)))
+        if r < 0.5:  # cofunction: sin(a) = cos(90 - a), cos(a) = sin(90 - a)
+            return Call("cos" if e.fn == "sin" else "sin", (deg(90 - a),))
+        return Call(e.fn, (deg(a + 360 * rng.randint(-2, 2)),))  # a whole turn
     if isinstance(e, Neg):
         return BinOp("*", _n(-1), rewrite(rng, e.operand))
     if isinstance(e, Pow):
