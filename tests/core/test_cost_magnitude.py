@@ -10,13 +10,9 @@ import pytest
 
 from faithsieve.errors import FaithSieveError
 from faithsieve.mathtext import cost
-from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow
+from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Pow
 from faithsieve.mathtext.cost import DEFAULT_LIMITS, Meter, probe
-
-
-def _n(v: Fraction | int) -> Num:
-    v = Fraction(v)
-    return Num(v, str(v), 0)
+from tests.core.symsupport import num as _n
 
 
 def gen(rng: random.Random, depth: int) -> Expr:

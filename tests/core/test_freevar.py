@@ -4,43 +4,20 @@ together/fraction/expand gives."""
 from __future__ import annotations
 
 import random
-import time
-from dataclasses import asdict
 from fractions import Fraction
 from typing import Any
 
 import pytest
 
-from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var
-from faithsieve.mathtext.extract import extract_formulas
-from faithsieve.obligations import symbolic
-from faithsieve.obligations.checkers import SympyChecker
+from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Pow, Var
 from faithsieve.obligations.freevar import polynomial_variable
 from faithsieve.obligations.models import IdentityObligation, Rel
-
-BASE: dict[str, Any] = {"id": "o0", "step": 1, "span": (0, 1), "edge": "e0", "source": ""}
-
-
-def rel(text: str) -> Rel:
-    a, op, b = extract_formulas(f"${text}$")[0].chain.links()[0]
-    return Rel(a, op, b)
-
-
-def view(out: Any) -> dict[str, Any]:
-    return {"type": type(out).__name__, **asdict(out)}
-
+from tests.core.symsupport import BASE, check, rel, sympy_alone, view
+from tests.core.symsupport import num as _n
 
 def both(claim: Rel, monkeypatch, asserted: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
     ob = IdentityObligation(**BASE, claim=claim, asserted_identity=asserted)
-    fast = view(SympyChecker().check(ob, time.monotonic() + 60))
-    with monkeypatch.context() as m:  # sympy alone: every exact shortcut off
-        m.setattr(symbolic, "polynomial_class", lambda *a, **k: None)
-        m.setattr(symbolic, "numerator_has_root", lambda *a, **k: False)
-        m.setattr(symbolic, "numerator_not_constant", lambda *a, **k: False)
-        m.setattr(symbolic, "rational_identity", lambda *a, **k: False)
-        m.setattr(symbolic, "polynomial_variable", lambda *a, **k: False)
-        slow = view(SympyChecker().check(ob, time.monotonic() + 60))
-    return fast, slow
+    return view(check(ob)), view(sympy_alone(ob, monkeypatch))
 
 
 CASES = [
@@ -77,11 +54,6 @@ def test_what_it_reads() -> None:
 # --- differential test on generated claims ---------------------------------------------
 
 VARS = ("x", "y", "t")
-
-
-def _n(v: Fraction | int) -> Num:
-    v = Fraction(v)
-    return Num(v, str(v), 0)
 
 
 def gen(rng: random.Random, depth: int) -> Expr:

@@ -3,50 +3,19 @@
 from __future__ import annotations
 
 import random
-import time
-from dataclasses import asdict
 from fractions import Fraction
 from typing import Any
 
 import pytest
 
 from faithsieve.mathtext.ast import BinOp, Expr, Neg, Num, Pow, Var
-from faithsieve.mathtext.extract import extract_formulas
-from faithsieve.obligations import ratfunc, symbolic
-from faithsieve.obligations.checkers import SympyChecker
 from faithsieve.obligations.models import IdentityObligation, Rel, Verified
 from faithsieve.obligations.ratfunc import MAX_BITS, as_ratfn, rational_identity
-
-BASE: dict[str, Any] = {"id": "o0", "step": 1, "span": (0, 1), "edge": "e0", "source": ""}
-
-
-def rel(text: str) -> Rel:
-    a, op, b = extract_formulas(text)[0].chain.links()[0]
-    return Rel(a, op, b)
-
-
-def view(out: Any) -> dict[str, Any]:
-    return {"type": type(out).__name__, **asdict(out)}
-
-
-def sympy_only(monkeypatch) -> None:
-    """The checker with every exact shortcut off: what sympy alone decides."""
-    monkeypatch.setattr(symbolic, "polynomial_class", lambda *a, **k: None)
-    monkeypatch.setattr(symbolic, "numerator_has_root", lambda *a, **k: False)
-    monkeypatch.setattr(symbolic, "numerator_not_constant", lambda *a, **k: False)
-    monkeypatch.setattr(symbolic, "rational_identity", lambda *a, **k: False)
-
+from tests.core.symsupport import BASE, check, num, plain_rel, sympy_alone, view
 
 def both(ob: IdentityObligation, monkeypatch) -> tuple[dict[str, Any], dict[str, Any]]:
-    with monkeypatch.context() as m:
-        m.setattr(symbolic, "polynomial_class", lambda *a, **k: None)  # reach the rational check
-        m.setattr(symbolic, "numerator_has_root", lambda *a, **k: False)
-        m.setattr(symbolic, "numerator_not_constant", lambda *a, **k: False)
-        fast = view(SympyChecker().check(ob, time.monotonic() + 60))
-    with monkeypatch.context() as m:
-        sympy_only(m)
-        slow = view(SympyChecker().check(ob, time.monotonic() + 60))
-    return fast, slow
+    """The checker with the rational-function check as the only shortcut, and with none."""
+    return view(sympy_alone(ob, monkeypatch, keep=("rational_identity",))), view(sympy_alone(ob, monkeypatch))
 
 
 CASES = [
@@ -61,17 +30,17 @@ CASES = [
 
 @pytest.mark.parametrize("text", CASES)
 def test_hand_picked_identities_match_sympy(text: str, monkeypatch) -> None:
-    fast, slow = both(IdentityObligation(**BASE, claim=rel(text)), monkeypatch)
+    fast, slow = both(IdentityObligation(**BASE, claim=plain_rel(text)), monkeypatch)
     assert fast == slow
 
 
 def test_it_decides_identities_sympy_needed_together_for() -> None:
-    r = rel("(x+1)*(x-3)/(5*(x+2)*(x-4)) = (x^2 - 2x - 3)/(5*(x^2 - 2x - 8))")
+    r = plain_rel("(x+1)*(x-3)/(5*(x+2)*(x-4)) = (x^2 - 2x - 3)/(5*(x^2 - 2x - 8))")
     assert rational_identity(r.lhs, r.rhs)
-    out = SympyChecker().check(IdentityObligation(**BASE, claim=r), time.monotonic() + 60)
+    out = check(IdentityObligation(**BASE, claim=r))
     assert out == Verified("sympy-poly", "identity")
     for text in ("(x^2 - 1)/(x - 1) = x - 1", "x/(x - x) = 1", "sqrt(x)/x = 1/sqrt(x)", "x/(y - y) = x/(y - y)"):
-        r = rel(text)
+        r = plain_rel(text)
         assert not rational_identity(r.lhs, r.rhs), text
 
 
@@ -88,8 +57,7 @@ VARS = ("x", "y", "z")
 
 
 def _num(rng: random.Random) -> Num:
-    v = Fraction(rng.randint(0, 9), rng.choice((1, 1, 1, 2, 3)))
-    return Num(v, str(v), 0)
+    return num(Fraction(rng.randint(0, 9), rng.choice((1, 1, 1, 2, 3))))
 
 
 def gen(rng: random.Random, depth: int) -> Expr:
