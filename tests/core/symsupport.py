@@ -3,12 +3,14 @@ dicts, and the checker with every shortcut off (what sympy alone decides)."""
 
 from __future__ import annotations
 
+import random
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from fractions import Fraction
 from typing import Any
 
-from faithsieve.mathtext.ast import Num
+from faithsieve.mathtext.ast import BinOp, Expr, Neg, Num, Pow
 from faithsieve.mathtext.extract import extract_formulas
 from faithsieve.obligations import symbolic
 from faithsieve.obligations.checkers import SympyChecker
@@ -56,3 +58,26 @@ def sympy_alone(ob: Obligation, monkeypatch, keep: tuple[str, ...] = ()) -> Outc
             if name not in keep:
                 m.setattr(symbolic, name, off)
         return check(ob)
+
+
+def rewrite(rng: random.Random, e: Expr, leaf: Callable[[random.Random, Expr], Expr | None] | None = None) -> Expr:
+    """A value-preserving rewrite (where both are defined): swaps, distribution, quotients as
+    powers, differences as sums; ``leaf`` may rewrite a node these rules leave (None keeps it)."""
+    if isinstance(e, BinOp):
+        a, b = rewrite(rng, e.left, leaf), rewrite(rng, e.right, leaf)
+        r = rng.random()
+        if e.op in "+*" and r < 0.4:
+            return BinOp(e.op, b, a)
+        if e.op == "*" and isinstance(b, BinOp) and b.op in "+-" and r < 0.7:
+            return BinOp(b.op, BinOp("*", a, b.left), BinOp("*", a, b.right))
+        if e.op == "/" and r < 0.6:
+            return BinOp("*", a, Pow(b, Neg(num(1))))
+        if e.op == "-" and r < 0.8:
+            return BinOp("+", a, Neg(b))
+        return BinOp(e.op, a, b)
+    if isinstance(e, Neg):
+        return BinOp("*", num(-1), rewrite(rng, e.operand, leaf))
+    if isinstance(e, Pow):
+        return Pow(rewrite(rng, e.base, leaf), e.exponent)
+    out = leaf(rng, e) if leaf is not None else None
+    return e if out is None else out

@@ -11,7 +11,7 @@ import pytest
 from faithsieve.mathtext.ast import BinOp, Expr, Neg, Num, Pow, Var
 from faithsieve.obligations.models import IdentityObligation, Rel, Verified
 from faithsieve.obligations.ratfunc import MAX_BITS, as_ratfn, rational_identity
-from tests.core.symsupport import BASE, check, num, plain_rel, sympy_alone, view
+from tests.core.symsupport import BASE, check, num, plain_rel, rewrite, sympy_alone, view
 
 def both(ob: IdentityObligation, monkeypatch) -> tuple[dict[str, Any], dict[str, Any]]:
     """The checker with the rational-function check as the only shortcut, and with none."""
@@ -71,27 +71,6 @@ def gen(rng: random.Random, depth: int) -> Expr:
     e = rng.choice((0, 1, 2, 2, 3))
     exp: Expr = Num(Fraction(e), str(e), 0)
     return Pow(gen(rng, depth - 1), Neg(exp) if rng.random() < 0.3 else exp)
-
-
-def rewrite(rng: random.Random, e: Expr) -> Expr:
-    """A value-preserving rewrite (where both are defined): swaps, distribution, quotients as powers."""
-    if isinstance(e, BinOp):
-        a, b = rewrite(rng, e.left), rewrite(rng, e.right)
-        r = rng.random()
-        if e.op in "+*" and r < 0.4:
-            return BinOp(e.op, b, a)
-        if e.op == "*" and isinstance(b, BinOp) and b.op in "+-" and r < 0.7:
-            return BinOp(b.op, BinOp("*", a, b.left), BinOp("*", a, b.right))
-        if e.op == "/" and r < 0.6:
-            return BinOp("*", a, Pow(b, Neg(Num(Fraction(1), "1", 0))))
-        if e.op == "-" and r < 0.8:
-            return BinOp("+", a, Neg(b))
-        return BinOp(e.op, a, b)
-    if isinstance(e, Neg):
-        return BinOp("*", Num(Fraction(-1), "-1", 0), rewrite(rng, e.operand))
-    if isinstance(e, Pow):
-        return Pow(rewrite(rng, e.base), e.exponent)
-    return e
 
 
 def test_generated_claims_match_sympy(monkeypatch) -> None:
