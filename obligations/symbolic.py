@@ -12,7 +12,8 @@ from faithsieve.lazy import lazy_module
 from faithsieve.mathtext.ast import (
     BinOp, Expr, Neg, Num, Pow, Var, literals, substitute, variables, walk,
 )
-from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate, to_sympy
+from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
+from faithsieve.obligations.conversions import CONVERSIONS
 from faithsieve.obligations.exact import _shown_tolerance, fmt
 from faithsieve.obligations.fastpaths import (
     numerator_has_root, numerator_not_constant, polynomial_class,
@@ -118,7 +119,7 @@ class SympyChecker:
         rhs = substitute(c.rhs, {k: n for k, n in ((v.name, n) for v, n in vals.items())})
         if radical_equal(lhs, rhs, self.lim):  # equal in exact arithmetic with square roots and pi
             return Verified("radicals", "equal in exact arithmetic with square roots and pi")
-        a, b = to_sympy(lhs, self.lim), to_sympy(rhs, self.lim)
+        a, b = CONVERSIONS.convert(lhs, self.lim), CONVERSIONS.convert(rhs, self.lim)
         d = sympy.expand(a - b)
         if d == 0:
             return Verified("sympy")
@@ -159,7 +160,7 @@ class SympyChecker:
             return self._not_identity(ob)
         if rational_identity(c.lhs, c.rhs, self.lim):  # rational functions, exactly: sympy's numerator is 0
             return Verified("sympy-poly", "identity")
-        a, b = to_sympy(c.lhs, self.lim), to_sympy(c.rhs, self.lim)
+        a, b = CONVERSIONS.convert(c.lhs, self.lim), CONVERSIONS.convert(c.rhs, self.lim)
         if polynomial_variable(c.lhs, c.rhs, self.lim) and not _undefined(a, b):
             return self._not_identity(ob)  # a variable free in the claim: the numerator is not a number
         num, _den = sympy.fraction(sympy.together(a - b))
