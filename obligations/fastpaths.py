@@ -52,17 +52,41 @@ MAX_PRODUCTS = 8 * MAX_TERMS
 """Most monomial products one multiplication may form (bounds the work before the term cap)."""
 
 
+def _mono_mul(ma: tuple[tuple[str, int], ...], mb: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:
+    """The product of two monomials (each sorted by variable, no variable twice), sorted the same
+    way: a merge of the two."""
+    if not ma:
+        return mb
+    if not mb:
+        return ma
+    out = []
+    i = j = 0
+    while i < len(ma) and j < len(mb):
+        (va, ka), (vb, kb) = ma[i], mb[j]
+        if va == vb:
+            out.append((va, ka + kb))
+            i += 1
+            j += 1
+        elif va < vb:
+            out.append(ma[i])
+            i += 1
+        else:
+            out.append(mb[j])
+            j += 1
+    out.extend(ma[i:])
+    out.extend(mb[j:])
+    return tuple(out)
+
+
 def _pmul(a: Poly, b: Poly) -> Poly | None:
     if len(a) * len(b) > MAX_PRODUCTS:
         return None
     out: Poly = {}
     for ma, ca in a.items():
         for mb, cb in b.items():
-            exps = dict(ma)
-            for v, k in mb:
-                exps[v] = exps.get(v, 0) + k
-            key = tuple(sorted(exps.items()))
-            out[key] = out.get(key, Fraction(0)) + ca * cb
+            key = _mono_mul(ma, mb)
+            c = out.get(key)
+            out[key] = ca * cb if c is None else c + ca * cb
     out = {m: c for m, c in out.items() if c}
     return out if len(out) <= MAX_TERMS else None
 
@@ -85,10 +109,10 @@ def expand(e: Expr, lim: Limits = DEFAULT_LIMITS, depth: int = 0, quotients: boo
     if isinstance(e, Num):
         out = {(): e.value} if e.value else {}
     elif isinstance(e, Var):
-        out = {((e.name, 1),): Fraction(1)}
+        return {((e.name, 1),): Fraction(1)}  # coefficient 1: within every bound
     elif isinstance(e, Neg):
         a = expand(e.operand, lim, depth + 1, quotients)
-        out = None if a is None else {m: -c for m, c in a.items()}
+        return None if a is None else {m: -c for m, c in a.items()}  # the operand's coefficient sizes
     elif isinstance(e, Call) and e.fn == "percent" and len(e.args) == 1:
         a = expand(e.args[0], lim, depth + 1, quotients)
         out = None if a is None else {m: c / 100 for m, c in a.items()}

@@ -36,6 +36,7 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from faithsieve.mathtext.ast import BinOp, Call, Neg, Pow
+from faithsieve.obligations.conversions import CONVERSIONS
 from faithsieve.obligations.models import Obligation, Outcome, Rel, Unknown
 
 MAX_ENTRIES = 4096
@@ -156,9 +157,13 @@ class OutcomeMemo:
         return len(self._map)
 
     def clear(self) -> None:
+        """Forget every outcome; the process's memo also empties the conversion cache
+        (``obligations.conversions``), so that a cleared process redoes all symbolic work."""
         with self._lock:
             self._map.clear()
             self.hits = self.misses = 0
+        if self is MEMO:
+            CONVERSIONS.clear()
 
     def check(self, checker: Any, ob: Obligation, deadline: float,
               run: Callable[[], Outcome | None]) -> Outcome | None:

@@ -12,11 +12,15 @@ from faithsieve.lazy import lazy_module
 from faithsieve.mathtext.ast import (
     BinOp, Expr, Neg, Num, Pow, Var, literals, substitute, variables, walk,
 )
-from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate, to_sympy
+from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
+from faithsieve.obligations.conversions import CONVERSIONS
 from faithsieve.obligations.exact import _shown_tolerance, fmt
 from faithsieve.obligations.fastpaths import (
     numerator_has_root, numerator_not_constant, polynomial_class,
 )
+from faithsieve.obligations.freevar import polynomial_variable
+from faithsieve.obligations.radicals import radical_equal
+from faithsieve.obligations.ratfunc import rational_identity
 from faithsieve.obligations.models import (
     ArithmeticObligation, IdentityObligation, Obligation, Outcome, Refuted,
     Rel, SubstitutionObligation, Unknown, Verified,
@@ -72,6 +76,12 @@ def _degree_ok(e: Expr) -> bool:
     return True
 
 
+def _undefined(*exprs: sympy.Expr) -> bool:
+    """Some part of the sympy expressions is infinite or undefined (``zoo``, ``oo``, ``nan``)."""
+    bad = (sympy.S.ComplexInfinity, sympy.S.Infinity, sympy.S.NegativeInfinity, sympy.S.NaN)
+    return any(x.has(*bad) for x in exprs)
+
+
 def _decimal_literals(c: Rel) -> bool:
     return any(n.decimals for n in literals(c.lhs) + literals(c.rhs))
 
@@ -107,7 +117,9 @@ class SympyChecker:
         vals = {Var(k): Num(v, str(v), 0) for k, v in env.items()}
         lhs = substitute(c.lhs, {k: n for k, n in ((v.name, n) for v, n in vals.items())})
         rhs = substitute(c.rhs, {k: n for k, n in ((v.name, n) for v, n in vals.items())})
-        a, b = to_sympy(lhs, self.lim), to_sympy(rhs, self.lim)
+        if radical_equal(lhs, rhs, self.lim):  # equal in exact arithmetic with square roots and pi
+            return Verified("radicals", "equal in exact arithmetic with square roots and pi")
+        a, b = CONVERSIONS.convert(lhs, self.lim), CONVERSIONS.convert(rhs, self.lim)
         d = sympy.expand(a - b)
         if d == 0:
             return Verified("sympy")
@@ -146,7 +158,11 @@ class SympyChecker:
         if cls == "nonconstant" or (cls is None and (numerator_has_root(c.lhs, c.rhs, self.lim)
                                                      or numerator_not_constant(c.lhs, c.rhs, self.lim))):
             return self._not_identity(ob)
-        a, b = to_sympy(c.lhs, self.lim), to_sympy(c.rhs, self.lim)
+        if rational_identity(c.lhs, c.rhs, self.lim):  # rational functions, exactly: sympy's numerator is 0
+            return Verified("sympy-poly", "identity")
+        a, b = CONVERSIONS.convert(c.lhs, self.lim), CONVERSIONS.convert(c.rhs, self.lim)
+        if polynomial_variable(c.lhs, c.rhs, self.lim) and not _undefined(a, b):
+            return self._not_identity(ob)  # a variable free in the claim: the numerator is not a number
         num, _den = sympy.fraction(sympy.together(a - b))
         num = sympy.expand(num)
         if num == 0:

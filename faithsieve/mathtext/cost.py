@@ -115,7 +115,17 @@ def _log2_abs(v: Any) -> float:
     return float(_CTX.log(abs(v), 2))
 
 
+_MPF = type(_CTX.mpf(1))
+
+
 def _bounded(v: Any, lim: Limits, meter: Meter) -> Any:
+    if type(v) is _MPF and lim.max_bits >= 64:
+        _sign, man, exp, bc = v._mpf_
+        if man and -62 <= exp + bc <= 63:
+            # 2^(exp+bc-1) <= |v| < 2^(exp+bc): |log2 |v|| < 64, so the charge below is one unit
+            # and the size is within max_bits (no logarithm needed)
+            meter.charge(1)
+            return v
     if not _CTX.isfinite(v):
         raise EvaluationLimit("value is not finite")
     if v != 0:

@@ -1,0 +1,64 @@
+"""The conversion cache hands out only successful conversions, bounded, and is emptied with the memo."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from faithsieve.errors import EvaluationLimit, FaithSieveError
+from faithsieve.mathtext.cost import DEFAULT_LIMITS, budget
+from faithsieve.mathtext.evaluate import to_sympy
+from faithsieve.obligations import conversions
+from faithsieve.obligations.conversions import MAX_NODES, ConversionCache
+from faithsieve.obligations.memo import MEMO
+from tests.core.symsupport import rel
+
+
+def test_a_conversion_is_handed_out_again(monkeypatch) -> None:
+    cache = ConversionCache()
+    e = rel(r"\sqrt{x^2 + 1} = 2").lhs
+    first = cache.convert(e, DEFAULT_LIMITS)
+    assert first == to_sympy(e, DEFAULT_LIMITS)
+    calls = []
+    monkeypatch.setattr(conversions, "to_sympy", lambda *a: calls.append(a))
+    assert cache.convert(e, DEFAULT_LIMITS) is first and not calls
+
+
+def test_a_failed_conversion_is_tried_again() -> None:
+    cache = ConversionCache()
+    e = rel(r"x^{100000} \cdot 2^{100000} = 1").lhs
+    for _ in range(2):
+        with pytest.raises(FaithSieveError):
+            cache.convert(e, DEFAULT_LIMITS)
+    assert len(cache) == 0
+
+
+def test_a_conversion_stopped_by_the_clock_is_not_kept() -> None:
+    cache = ConversionCache()
+    e = rel(" + ".join(f"3^{{{9000 + k}}}" for k in range(6)) + " = 1").lhs  # over 1,024 probe steps
+    with budget(time.monotonic() - 1), pytest.raises(EvaluationLimit, match="time budget"):
+        cache.convert(e, DEFAULT_LIMITS)
+    assert len(cache) == 0
+    cache.convert(e, DEFAULT_LIMITS)  # with time, it converts
+    assert len(cache) == 1
+
+
+def test_bounds() -> None:
+    cache = ConversionCache(max_entries=3)
+    for k in range(5):
+        cache.convert(rel(f"x + {k} = 0").lhs, DEFAULT_LIMITS)
+    assert len(cache) == 3
+    big = rel(" + ".join(f"x_{{{i}}}" for i in range(MAX_NODES // 2 + 1)) + " = 0").lhs
+    cache.convert(big, DEFAULT_LIMITS)
+    assert len(cache) == 3 and (big, DEFAULT_LIMITS) not in cache._map
+    small = rel(" + ".join(f"x_{{{i}}}" for i in range(MAX_NODES // 2 - 1)) + " = 0").lhs
+    cache.convert(small, DEFAULT_LIMITS)
+    assert (small, DEFAULT_LIMITS) in cache._map
+
+
+def test_the_memo_clears_the_conversions() -> None:
+    conversions.CONVERSIONS.convert(rel("y + 1 = 0").lhs, DEFAULT_LIMITS)
+    assert len(conversions.CONVERSIONS) > 0
+    MEMO.clear()
+    assert len(conversions.CONVERSIONS) == 0
