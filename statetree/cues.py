@@ -57,6 +57,55 @@ _CONCLUDE = re.compile(r"(?i)\b(answer|therefore|thus|hence|finally|in total|alt
 _INTEGER_WORDS = re.compile(r"(?i)\b(integers?|whole numbers?|natural numbers?|digits?)\b")
 
 
+# Words one of which every match of a case-insensitive cue contains. ASCII text is case-folded
+# exactly by str.lower() (A-Z to a-z, nothing else), and on ASCII text a case-insensitive pattern
+# letter matches a character only when the two agree lower-cased (the folds that differ from
+# lower(), such as the dotless i or the Kelvin sign, all involve non-ASCII characters): so on ASCII
+# text that contains none of a cue's words, lower-cased, the cue cannot match, and ``cue_search``
+# answers None without running it. Non-ASCII text always runs the pattern (so a cue's non-ASCII
+# alternatives, such as ≠ or ⊥, need no word).
+# (tests/core/test_cue_words.py checks each entry against the pattern on generated text.)
+CUE_WORDS: dict[re.Pattern[str], tuple[str, ...]] = {
+    _CASE_HEAD: ("case",),
+    _IF_PARITY: ("even", "odd"),
+    _SUBPROBLEM: ("part", "question", "problem", "("),
+    _RENAMING: ("let", "define", "denote", "call", "where", "now"),
+    _REDUCTIO_OPEN: ("suppos", "assum"),
+    _REDUCTIO_CUE: ("contradiction", "contrary", "otherwise"),
+    _REDUCTIO_CLOSE: ("contradict", "absurd", "impossible", "\\bot", "\\rightarrow\\!\\leftarrow"),
+    _VERBAL_DEF: ("let",),
+    _VERBAL_CONCLUSION: ("answer", "we conclude", "proves", "\\boxed{", "qed", "q.e", "qe.d"),
+    _NEGATION: ("no", "n't", "false", "incorrect", "wrong", "mistake", "contradict", "impossible", "absurd",
+                "invalid", "fail", "instead", "would", "should be", "error", "whether", "\\neq", "?"),
+    _HYPOTHETICAL: ("check", "suppose", "assum", "test", "try", "plug", "if"),  # "verif..." holds "if"
+    _SUPPOSE: ("suppos", "assum", "try", "if", "presum", "say"),
+    _CONDITION_CUE: ("if", "suppos", "assum", "when", "in case", "try", "test", "check"),
+    _NAMING: ("where", "let", "with", "denote", "call", "coefficient", "given", "substitut", "plug", "putting",
+              "inserting", "setting"),
+    _CONCLUDE: ("answer", "therefore", "thus", "hence", "finally", "in total", "altogether", "\\boxed"),
+    _INTEGER_WORDS: ("integer", "whole number", "natural number", "digit"),
+}
+
+
+def cue_absent(pattern: re.Pattern[str], text: str) -> bool:
+    """``pattern`` (a key of ``CUE_WORDS``) cannot match ``text``: the text is ASCII and holds none of
+    the pattern's words, lower-cased."""
+    if not text.isascii():
+        return False
+    low = text.lower()
+    return not any(w in low for w in CUE_WORDS[pattern])
+
+
+def cue_search(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """``pattern.search(text)``, skipped when the words show it cannot match."""
+    return None if cue_absent(pattern, text) else pattern.search(text)
+
+
+def cue_finditer(pattern: re.Pattern[str], text: str) -> list[re.Match[str]]:
+    """``list(pattern.finditer(text))``, skipped when the words show it cannot match."""
+    return [] if cue_absent(pattern, text) else list(pattern.finditer(text))
+
+
 _OR_NEXT = re.compile(r"(?:\s|\$|\\\)|\\\]|\\\[|\\\(|\\q?quad|\\,|,){0,12}(?:or\b|\\lor\b|\\vee\b|\\text\{\s*or\b)")
 
 

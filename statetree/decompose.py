@@ -28,7 +28,7 @@ from faithsieve.statetree.cues import (
     _ALTERNATIVE, _CASE_HEAD, _CONCLUDE, _CONDITION_CUE, _CUSTOM_OP, _FOR_VALUE, _HYPOTHETICAL, _IF_PARITY, _IMAGINARY,
     _INTEGER_WORDS, _NAMING, _NEGATION, _PARALLEL, _PARITY, _REDUCTIO_CLOSE, _REDUCTIO_CUE, _REDUCTIO_OPEN, _RENAMING,
     _STACKED, _SUBPROBLEM, _SUPPOSE, _VERBAL_CONCLUSION, _VERBAL_DEF, _domain_stated, _first_alternative, _sentence,
-    _sentences, _trailing_negation,
+    _sentences, _trailing_negation, cue_absent, cue_finditer, cue_search,
 )
 from faithsieve.statetree.cues import _OR_NEXT as _OR_NEXT, _TRAIL_STRONG as _TRAIL_STRONG  # re-exported, unused here
 from faithsieve.statetree.rebinding import reused_letter
@@ -126,7 +126,7 @@ class _Builder:
                     self.stated_eqs.append(r)
                     if op in ("<", ">", "<=", ">=") and len(variables(lhs) | variables(rhs)) == 1:
                         self.problem_constraints.append(r)
-        if _INTEGER_WORDS.search(text):
+        if cue_search(_INTEGER_WORDS, text):
             for m in re.finditer(r"(?<![A-Za-z\\])([a-z])(?![A-Za-z])", text):
                 self.integer_vars.add(m.group(1))
 
@@ -148,9 +148,10 @@ class _Builder:
         case_from: int | None = None  # the step where the latest case began
         for step in self.proof.steps:
             text = step.text
-            reductio = reductio or any(_REDUCTIO_OPEN.search(sn) and _REDUCTIO_CUE.search(sn) for sn in _sentences(text))
-            heads = list(_CASE_HEAD.finditer(text))
-            if_par = list(_IF_PARITY.finditer(text))
+            reductio = reductio or (not cue_absent(_REDUCTIO_OPEN, text) and any(
+                _REDUCTIO_OPEN.search(sn) and cue_search(_REDUCTIO_CUE, sn) for sn in _sentences(text)))
+            heads = cue_finditer(_CASE_HEAD, text)
+            if_par = cue_finditer(_IF_PARITY, text)
             formulas = extract_formulas(text, self.imaginary)
             if heads or len(if_par) >= 2:
                 if case_from is not None:
@@ -160,13 +161,13 @@ class _Builder:
                 scope, last_rel = self.enter_cases(scope, step.index, text, heads, if_par)
             if last_rel is not None and step.index - last_rel_step > 1:
                 last_rel = None
-            if _SUBPROBLEM.search(text[:400]):
+            if cue_search(_SUBPROBLEM, text[:400]):
                 # a new sub-problem: the facts of the previous one are not premises here
                 scope, last_rel = self.fresh_context(scope, step.index), None
                 recent_eqs.clear()
                 case_from = None
                 reductio = False
-            renamed = {m.group(1) for m in _RENAMING.finditer(text[:5000])}
+            renamed = {m.group(1) for m in cue_finditer(_RENAMING, text[:5000])}
             if renamed:
                 # a letter given a (new) meaning: its old value and the relations about it no longer apply
                 for v in renamed:
@@ -178,15 +179,15 @@ class _Builder:
             supposed_prev = False
             for fi, f in enumerate(formulas):
                 sentence = _sentence(f.lead)
-                negated = (bool(_NEGATION.search(sentence)) or _trailing_negation(text, f.end) or retracted(text, f.end)
+                negated = (bool(cue_search(_NEGATION, sentence)) or _trailing_negation(text, f.end) or retracted(text, f.end)
                            or (self.custom_ops and any(c in f.text for c in "*#@&")))
-                hypothetical = f.conditional or bool(_HYPOTHETICAL.search(sentence)) or (
+                hypothetical = f.conditional or bool(cue_search(_HYPOTHETICAL, sentence)) or (
                     bool(f.chain.rels) and _is_assignment(Rel(*f.chain.links()[0])) and bool(_FOR_VALUE.search(f.lead)))
                 # "x = 2, y = 3" lists alternatives or parallel facts; ", so" / ", then" derives
                 stacked = fi > 0 and _STACKED.fullmatch(f.lead) is not None
                 derived = f.derived or stacked
                 parallel = fi > 0 and len(f.lead.strip()) < 40 and bool(_PARALLEL.search(f.lead)) and not derived
-                supposed = bool(_SUPPOSE.search(sentence)) or (
+                supposed = bool(cue_search(_SUPPOSE, sentence)) or (
                     parallel and fi > 0 and supposed_prev and not re.search(r"(?i)\bthen\b|[,;:]", f.lead))
                 supposed_prev = supposed
                 if supposed and _REDUCTIO_OPEN.search(sentence) and (
@@ -199,7 +200,7 @@ class _Builder:
                 sent_start = max(text.rfind(". ", 0, f.start), text.rfind("\n", 0, f.start)) + 1
                 if last_rel is not None and last_rel_hyp and last_rel_sent != (step.index, sent_start):
                     last_rel = None  # a conditional relation is a premise only inside its own sentence
-                conditional_sentence = bool(_CONDITION_CUE.search(text[sent_start : f.start]))
+                conditional_sentence = bool(cue_search(_CONDITION_CUE, text[sent_start : f.start]))
                 alternative = _first_alternative(f, text)
                 prev_for_derivation = None if parallel or alternative else last_rel
                 if f.name is not None:
@@ -224,7 +225,7 @@ class _Builder:
                     )
                     if not vars_:
                         self.note_rounding(lhs, rhs, op)
-                        ttype = TransitionType.CONCLUSION if _CONCLUDE.search(f.lead[-80:]) else TransitionType.COMPUTATION
+                        ttype = TransitionType.CONCLUSION if cue_search(_CONCLUDE, f.lead[-80:]) else TransitionType.COMPUTATION
                         self.add_edge(scope, ttype, step.index, span, src, EdgeContext(**ctx_common))
                     elif li == 0 and _is_assignment(r) and op in ("=", "~"):
                         var = lhs if isinstance(lhs, Var) else rhs
@@ -232,7 +233,7 @@ class _Builder:
                         premises: tuple[Rel, ...] = ()
                         # alternatives "x = 2 or x = 4" share the premise of the first one
                         source_rel = group_premise if parallel else prev_for_derivation
-                        if _NAMING.search(_sentence(text[max(0, f.start - 400) : f.start])):
+                        if cue_search(_NAMING, _sentence(text[max(0, f.start - 400) : f.start])):
                             source_rel = None  # "where a = 1, b = -1, c = -2": naming, not solving
                         if (source_rel is not None and not hypothetical and not negated
                                 and var.name in variables(source_rel.lhs) | variables(source_rel.rhs)):
@@ -275,7 +276,7 @@ class _Builder:
                 last_rel_sent = (step.index, sent_start)
             self.close_group(group, group_derived, recent_eqs, step.index)
             group = []
-            if reductio and _REDUCTIO_CLOSE.search(text):
+            if reductio and cue_search(_REDUCTIO_CLOSE, text):
                 reductio = False  # the contradiction was reached: the supposition is discharged
             step_edges += self.verbal_edges(scope, step.index, text, formulas)
             if step_edges == 0:
@@ -333,7 +334,7 @@ class _Builder:
         n = 0
         covered = [(f.start, f.end) for f in formulas]
         for pattern, ttype in ((_VERBAL_DEF, TransitionType.DEFINITION), (_VERBAL_CONCLUSION, TransitionType.CONCLUSION)):
-            for m in pattern.finditer(text[:5000]):
+            for m in cue_finditer(pattern, text[:5000]):
                 if any(a <= m.start() < b for a, b in covered):
                     continue
                 end = min(len(text), m.end() + 120)
