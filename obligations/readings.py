@@ -211,9 +211,15 @@ def _bracket_link(f: Formula, link: int, fn: str) -> Rel | None:
     return _reparsed_link(text, f.latex, len(f.chain.rels), link)
 
 
+def notation_written(f: Formula) -> bool:
+    """Some notation ``notation_readings`` re-reads may be written in or before ``f``: when not, it finds
+    no reading for any relation of ``f`` (a property of the formula alone, so callers may ask once per formula)."""
+    return bool(_TRIGGER.search(f.text) or _BASE_BEFORE.search(f.lead) or _MODULUS_HINT.search(f.sentence_before))
+
+
 def notation_readings(r: Rel, f: Formula, link: int) -> tuple[tuple[Rel, ...], str]:
     """Other readings of ``r`` (the ``link``-th relation of ``f``) in common use, and what is ambiguous."""
-    if not _TRIGGER.search(f.text) and not _BASE_BEFORE.search(f.lead) and not _MODULUS_HINT.search(f.sentence_before):
+    if not notation_written(f):
         return (), ""  # none of the notations below is written: nothing to re-read
     nodes = _nodes(r)
     readings: list[Rel] = []
@@ -340,4 +346,4 @@ def reread(ob: Obligation, out: Outcome, check: Callable[[Obligation], Outcome])
     return Refuted(out.method, out.counterexample, f"false under every reading of {ob.ambiguity}")
 
 
-__all__ = ["guessed_reading", "notation_readings", "reread"]
+__all__ = ["guessed_reading", "notation_readings", "notation_written", "reread"]

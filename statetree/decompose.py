@@ -33,7 +33,7 @@ from faithsieve.statetree.cues import (
 from faithsieve.statetree.cues import _OR_NEXT as _OR_NEXT, _TRAIL_STRONG as _TRAIL_STRONG  # re-exported, unused here
 from faithsieve.statetree.rebinding import reused_letter
 from faithsieve.statetree.retraction import retracted
-from faithsieve.statetree.models import CaseSplit, EdgeContext, EdgeUnit, ProofState, StateTree, TransitionType
+from faithsieve.statetree.models import CaseSplit, EdgeContext, EdgeUnit, StateTree, TransitionType
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -66,6 +66,11 @@ def _is_assignment(r: Rel) -> bool:
     )
 
 
+def _assigns(r: Rel, lhs_vars: frozenset[str], rhs_vars: frozenset[str]) -> bool:
+    """``_is_assignment(r)`` with the variables of its two sides already known."""
+    return r.op == "=" and ((isinstance(r.lhs, Var) and not rhs_vars) or (isinstance(r.rhs, Var) and not lhs_vars))
+
+
 class _Builder:
     def __init__(self, proof: Proof) -> None:
         self.proof = proof
@@ -74,7 +79,9 @@ class _Builder:
         self.ctx: dict[str, EdgeContext] = {}
         self.n_states = 0
         self.rounded: set[str] = set()
+        self.rounded_frozen: frozenset[str] = frozenset()  # = frozenset(self.rounded), kept up to date
         self.integer_vars: set[str] = set()
+        self.integer_frozen: frozenset[str] = frozenset()  # = frozenset(self.integer_vars) once the problem is read
         self.problem_constraints: list[Rel] = []
         self.stated_eqs: list[Rel] = []  # relations in unknowns stated so far (problem and steps)
         self.case_records: list[tuple[int, tuple[int, int], str, str]] = []  # step, span, header text, edge id
@@ -91,7 +98,8 @@ class _Builder:
         sid = f"s{self.n_states}"
         self.n_states += 1
         hyps = tuple(scope.facts[-12:]) + tuple(f"{k} = {v}" for k, v in list(scope.env.items())[-12:])
-        self.g.add_node(sid, state=ProofState(id=sid, hypotheses=hyps, goal=goal, branch=scope.branch).model_dump())
+        # what ProofState(...).model_dump() gives, built directly (every field is a str or a tuple of str)
+        self.g.add_node(sid, state={"id": sid, "hypotheses": hyps, "goal": goal, "branch": scope.branch})
         return sid
 
     def add_edge(self, scope: _Scope, ttype: TransitionType, step: int, span: tuple[int, int], text: str,
@@ -99,7 +107,7 @@ class _Builder:
         child = self.new_state(scope)
         eid = f"e{len(self.edges)}"
         edge = EdgeUnit(id=eid, type=ttype, parent=scope.node, child=child, step=step, span=span, text=text)
-        self.g.add_edge(scope.node, child, edge=edge.model_dump())
+        self.g.add_edge(scope.node, child, edge=dict(edge.__dict__))  # = edge.model_dump(): flat fields
         self.edges.append(edge)
         self.ctx[eid] = ctx
         scope.node = child
@@ -129,6 +137,7 @@ class _Builder:
         if cue_search(_INTEGER_WORDS, text):
             for m in re.finditer(r"(?<![A-Za-z\\])([a-z])(?![A-Za-z])", text):
                 self.integer_vars.add(m.group(1))
+        self.integer_frozen = frozenset(self.integer_vars)
 
     # -- steps -----------------------------------------------------------
     def build(self) -> StateTree:
@@ -178,11 +187,14 @@ class _Builder:
             named: dict[str, Formula] = {}
             supposed_prev = False
             for fi, f in enumerate(formulas):
+                # each formula's relations and the variables of its members, read once
+                rels = [Rel(a, o, b) for a, o, b in f.chain.links()]
+                evars = [variables(e) for e in f.chain.exprs]
                 sentence = _sentence(f.lead)
                 negated = (bool(cue_search(_NEGATION, sentence)) or _trailing_negation(text, f.end) or retracted(text, f.end)
                            or (self.custom_ops and any(c in f.text for c in "*#@&")))
                 hypothetical = f.conditional or bool(cue_search(_HYPOTHETICAL, sentence)) or (
-                    bool(f.chain.rels) and _is_assignment(Rel(*f.chain.links()[0])) and bool(_FOR_VALUE.search(f.lead)))
+                    bool(rels) and _assigns(rels[0], evars[0], evars[1]) and bool(_FOR_VALUE.search(f.lead)))
                 # "x = 2, y = 3" lists alternatives or parallel facts; ", so" / ", then" derives
                 stacked = fi > 0 and _STACKED.fullmatch(f.lead) is not None
                 derived = f.derived or stacked
@@ -191,7 +203,7 @@ class _Builder:
                     parallel and fi > 0 and supposed_prev and not re.search(r"(?i)\bthen\b|[,;:]", f.lead))
                 supposed_prev = supposed
                 if supposed and _REDUCTIO_OPEN.search(sentence) and (
-                        _REDUCTIO_CUE.search(sentence) or not any(variables(e) for e in f.chain.exprs)):
+                        _REDUCTIO_CUE.search(sentence) or not any(evars)):
                     reductio = True
                 hypothetical = hypothetical or supposed
                 if not parallel:
@@ -210,24 +222,28 @@ class _Builder:
                 env = {k: v for k, v in scope.env.items() if scope.origin_step.get(k, 0) >= step.index - 1}
                 if prev_tail is not None and prev_tail[0] == step.index - (fi == 0) and continues(f, fi == 0, text[: f.start]):
                     step_edges += self.continuation_edge(scope, step.index, text, f, prev_tail[1], env)
-                for li, (lhs, op, rhs) in enumerate(f.chain.links()):
-                    r = Rel(lhs, op, rhs)
+                around = (text[max(0, f.start - 12) : f.start], text[f.end : f.end + 60])
+                origins: tuple[dict[str, str], dict[str, int]] | None = None  # copied once, until a link changes them
+                for li, r in enumerate(rels):
+                    lhs, op, rhs = r.lhs, r.op, r.rhs
                     span = f.member_spans[li][0], f.member_spans[li + 1][1]
                     src = text[span[0] : span[1]]
-                    vars_ = variables(lhs) | variables(rhs)
+                    vars_ = evars[li] | evars[li + 1]
+                    if origins is None:
+                        origins = dict(scope.origin), {k: scope.origin_step.get(k, 0) for k in env}
                     ctx_common = dict(
-                        formula=f, link=li, rel=r, env=env, env_origin=dict(scope.origin),
+                        formula=f, link=li, rel=r, rel_vars=vars_, env=env, env_origin=origins[0],
                         negated=negated, hypothetical=hypothetical, parallel=parallel, word_problem=self.word_problem,
-                        supposed=supposed, reductio=reductio, around=(text[max(0, f.start - 12) : f.start], text[f.end : f.end + 60]),
-                        rounded=frozenset(self.rounded),
-                        env_steps={k: scope.origin_step.get(k, 0) for k in env},
-                        integer_vars=frozenset(self.integer_vars),
+                        supposed=supposed, reductio=reductio, around=around,
+                        rounded=self.rounded_frozen,
+                        env_steps=origins[1],
+                        integer_vars=self.integer_frozen,
                     )
                     if not vars_:
                         self.note_rounding(lhs, rhs, op)
                         ttype = TransitionType.CONCLUSION if cue_search(_CONCLUDE, f.lead[-80:]) else TransitionType.COMPUTATION
                         self.add_edge(scope, ttype, step.index, span, src, EdgeContext(**ctx_common))
-                    elif li == 0 and _is_assignment(r) and op in ("=", "~"):
+                    elif li == 0 and _assigns(r, evars[0], evars[1]) and op in ("=", "~"):
                         var = lhs if isinstance(lhs, Var) else rhs
                         assert isinstance(var, Var)
                         premises: tuple[Rel, ...] = ()
@@ -248,6 +264,7 @@ class _Builder:
                             scope.env[var.name] = value
                             scope.origin[var.name] = f"step {step.index}: {f.text[:80]}"
                             scope.origin_step[var.name] = step.index
+                            origins = None
                     else:
                         premises = ()
                         if prev_for_derivation is not None and derived and li == 0:
@@ -267,8 +284,7 @@ class _Builder:
                                 recent_eqs.append((step.index, r))
                     step_edges += 1
                 # the next formula may derive from this one's last relation with variables
-                asserted = [Rel(a, o, b) for a, o, b in f.chain.links()]
-                with_vars = [r for r in asserted if (variables(r.lhs) | variables(r.rhs)) and not _is_assignment(r)]
+                with_vars = [r for i, r in enumerate(rels) if (evars[i] or evars[i + 1]) and not _assigns(r, evars[i], evars[i + 1])]
                 new_last = with_vars[-1] if with_vars and not negated and not parallel and not alternative else None
                 rel_before, last_rel = (last_rel if new_last is not None else None), new_last
                 prev_tail = (step.index, f.chain.exprs[-1])
@@ -298,7 +314,7 @@ class _Builder:
         span = f.member_spans[0]
         self.add_edge(scope, TransitionType.COMPUTATION, step, span, text[span[0] : span[1]], EdgeContext(
             formula=f, link=0, rel=r, env=env, word_problem=self.word_problem, rewrites=True,
-            around=(text[max(0, f.start - 12) : f.start], text[f.end : f.end + 60]), rounded=frozenset(self.rounded)))
+            around=(text[max(0, f.start - 12) : f.start], text[f.end : f.end + 60]), rounded=self.rounded_frozen))
         return 1
 
     def fresh_context(self, scope: _Scope, step: int) -> _Scope:
@@ -323,7 +339,7 @@ class _Builder:
             return 0
         span = (a.member_spans[-1][0], b.member_spans[0][1])
         self.note_rounding(last, first, "=")
-        ctx = EdgeContext(formula=b, link=-1, rel=Rel(last, "=", first), rounded=frozenset(self.rounded),
+        ctx = EdgeContext(formula=b, link=-1, rel=Rel(last, "=", first), rounded=self.rounded_frozen,
                           word_problem=self.word_problem)
         self.add_edge(scope, TransitionType.COMPUTATION, step, span, text[span[0] : span[1]], ctx)
         return 1
@@ -374,6 +390,7 @@ class _Builder:
             v = _closed_value(lhs)
             if v is not None and v != rhs.value:
                 self.rounded.add(rhs.text)
+                self.rounded_frozen = frozenset(self.rounded)
 
     # -- cases -----------------------------------------------------------
     def enter_cases(self, scope: _Scope, step: int, text: str, heads: list[re.Match[str]],

@@ -151,23 +151,47 @@ def walk(e: Expr) -> Iterator[Expr]:
 def variables(e: Expr) -> frozenset[str]:
     """Free variable names of an expression (the nodes ``walk`` visits, without the generator:
     the tree builder asks this of every formula)."""
+    t = type(e)
+    if t is Num or t is Const:
+        return _NO_NAMES
+    if t is Var:
+        return frozenset((e.name,))  # type: ignore[union-attr]
     names: set[str] = set()
     stack = [e]
+    pop, push = stack.pop, stack.append
     while stack:
-        n = stack.pop()
-        if isinstance(n, Var):
+        n = pop()
+        t = type(n)  # exact types first (the common case); a subclass takes the isinstance branch below
+        if t is BinOp:
+            push(n.left)  # type: ignore[union-attr]
+            push(n.right)  # type: ignore[union-attr]
+        elif t is Num or t is Const:
+            continue
+        elif t is Var:
+            names.add(n.name)  # type: ignore[union-attr]
+        elif t is Pow:
+            push(n.base)  # type: ignore[union-attr]
+            push(n.exponent)  # type: ignore[union-attr]
+        elif t is Neg:
+            push(n.operand)  # type: ignore[union-attr]
+        elif t is Call:
+            stack.extend(n.args)  # type: ignore[union-attr]
+        elif isinstance(n, Var):
             names.add(n.name)
         elif isinstance(n, BinOp):
-            stack.append(n.left)
-            stack.append(n.right)
+            push(n.left)
+            push(n.right)
         elif isinstance(n, Neg):
-            stack.append(n.operand)
+            push(n.operand)
         elif isinstance(n, Pow):
-            stack.append(n.base)
-            stack.append(n.exponent)
+            push(n.base)
+            push(n.exponent)
         elif isinstance(n, Call):
             stack.extend(n.args)
     return frozenset(names)
+
+
+_NO_NAMES: frozenset[str] = frozenset()
 
 
 def literals(e: Expr) -> list[Num]:
