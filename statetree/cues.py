@@ -87,13 +87,21 @@ CUE_WORDS: dict[re.Pattern[str], tuple[str, ...]] = {
 }
 
 
-def cue_absent(pattern: re.Pattern[str], text: str) -> bool:
-    """``pattern`` (a key of ``CUE_WORDS``) cannot match ``text``: the text is ASCII and holds none of
-    the pattern's words, lower-cased."""
+def words_absent(text: str, words: tuple[str, ...]) -> bool:
+    """``text`` is ASCII and holds none of ``words`` (lower-case ASCII), lower-cased: a pattern every match
+    of which contains one of them cannot match it (see ``CUE_WORDS``)."""
     if not text.isascii():
         return False
     low = text.lower()
-    return not any(w in low for w in CUE_WORDS[pattern])
+    for w in words:
+        if w in low:
+            return False
+    return True
+
+
+def cue_absent(pattern: re.Pattern[str], text: str) -> bool:
+    """``pattern`` (a key of ``CUE_WORDS``) cannot match ``text``."""
+    return words_absent(text, CUE_WORDS[pattern])
 
 
 def cue_search(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:

@@ -140,11 +140,34 @@ def children(e: Expr) -> tuple[Expr, ...]:
 
 
 def walk(e: Expr) -> Iterator[Expr]:
-    """Every node of ``e`` (iteratively: deep trees cannot exhaust the stack)."""
+    """Every node of ``e`` (iteratively: deep trees cannot exhaust the stack), in the order ``nodes`` lists them."""
     stack = [e]
     while stack:
         n = stack.pop()
         yield n
+        _push_children(n, stack)
+
+
+def nodes(e: Expr) -> list[Expr]:
+    """Every node of ``e`` as a list: what ``list(walk(e))`` gives, without the generator."""
+    out: list[Expr] = []
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        _push_children(n, stack)
+    return out
+
+
+def _push_children(n: Expr, stack: list[Expr]) -> None:
+    """``stack.extend(children(n))``, exact node types first."""
+    t = type(n)
+    if t is Num or t is Var or t is Const:
+        return
+    if t is BinOp:
+        stack.append(n.left)  # type: ignore[union-attr]
+        stack.append(n.right)  # type: ignore[union-attr]
+    else:
         stack.extend(children(n))
 
 
@@ -196,7 +219,7 @@ _NO_NAMES: frozenset[str] = frozenset()
 
 def literals(e: Expr) -> list[Num]:
     """Numeric literals of an expression."""
-    return [n for n in walk(e) if isinstance(n, Num)]
+    return [n for n in nodes(e) if isinstance(n, Num)]
 
 
 def functions(e: Expr) -> frozenset[str]:

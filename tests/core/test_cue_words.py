@@ -16,7 +16,11 @@ import re
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from faithsieve.statetree.cues import CUE_WORDS, cue_absent, cue_finditer, cue_search
+from faithsieve.obligations.readings import READING_WORDS
+from faithsieve.statetree.cues import CUE_WORDS, cue_absent, cue_finditer, cue_search, words_absent
+
+TABLES = {**CUE_WORDS, **READING_WORDS}
+"""Every prefiltered pattern and its words: the sentence cues and the readings' patterns."""
 
 _SEPARATORS = ["", " ", " ", " ", "  ", "\t", "\n", ". ", ", ", "; ", ": ", "$", "\\(", "\\)", "\\[", "\\]", "(", ")",
                "?", "!", "*", "#", "-", "'", "{", "}", "^", "_", "/", "\\"]
@@ -27,10 +31,10 @@ _FILLERS = ["x", "n", "k", "a", "i", "b", "2", "3", "12", "x = 2", "Case", "Step
 def _vocabulary(pattern: re.Pattern[str]) -> list[str]:
     """The words and escaped literals the pattern is written with, and its cue words."""
     words = re.findall(r"\\\\[A-Za-z]+|[A-Za-z']{2,}", pattern.pattern)
-    return sorted(set(words) | set(CUE_WORDS[pattern]))
+    return sorted(set(words) | set(TABLES[pattern]))
 
 
-_OTHER_WORDS = sorted({w for ws in CUE_WORDS.values() for w in ws})
+_OTHER_WORDS = sorted({w for ws in TABLES.values() for w in ws})
 
 
 def _random_case(rng: random.Random, word: str) -> str:
@@ -75,7 +79,7 @@ def _matches(pattern: re.Pattern[str], n: int = 300) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("pattern", list(CUE_WORDS), ids=lambda p: p.pattern[:40])
+@pytest.mark.parametrize("pattern", list(TABLES), ids=lambda p: p.pattern[:40])
 def test_no_match_is_hidden(pattern: re.Pattern[str]) -> None:
     """Every drawn match (ASCII and not) is seen, and the prefiltered calls give the pattern's own answer,
     also on generated text that mostly does not match."""
@@ -83,28 +87,34 @@ def test_no_match_is_hidden(pattern: re.Pattern[str]) -> None:
     assert sum(t.isascii() for t in drawn) >= 50
     for t in drawn:
         assert pattern.search(t) is not None
-        assert not cue_absent(pattern, t), t
-        assert cue_search(pattern, t).span() == pattern.search(t).span()  # type: ignore[union-attr]
-        assert [m.span() for m in cue_finditer(pattern, t)] == [m.span() for m in pattern.finditer(t)]
+        assert not words_absent(t, TABLES[pattern]), t
     for t in _texts(pattern, _SAMPLES, seed=len(pattern.pattern)):
+        if pattern.search(t) is not None:
+            assert not words_absent(t, TABLES[pattern]), t
+
+
+@pytest.mark.parametrize("pattern", list(CUE_WORDS), ids=lambda p: p.pattern[:40])
+def test_cue_calls_give_the_patterns_answers(pattern: re.Pattern[str]) -> None:
+    for t in _matches(pattern, 100) + _texts(pattern, 1000, seed=len(pattern.pattern)):
         found = pattern.search(t)
         assert (cue_search(pattern, t) is None) == (found is None), t
+        assert found is None or cue_search(pattern, t).span() == found.span()  # type: ignore[union-attr]
         assert [m.span() for m in cue_finditer(pattern, t)] == [m.span() for m in pattern.finditer(t)]
 
 
-@pytest.mark.parametrize("pattern", [p for p, ws in CUE_WORDS.items() if len(ws) > 1], ids=lambda p: p.pattern[:40])
+@pytest.mark.parametrize("pattern", [p for p, ws in TABLES.items() if len(ws) > 1], ids=lambda p: p.pattern[:40])
 def test_every_word_is_needed(pattern: re.Pattern[str]) -> None:
     """With any one word left out, some ASCII match (drawn or generated) holds none of the others: the
     samples are rich enough that a word list missing a word would fail ``test_no_match_is_hidden``."""
     texts = _matches(pattern) + _texts(pattern, _SAMPLES, seed=len(pattern.pattern))
     drawn = [t.lower() for t in texts if t.isascii() and pattern.search(t)]
-    for word in CUE_WORDS[pattern]:
-        rest = [w for w in CUE_WORDS[pattern] if w != word]
+    for word in TABLES[pattern]:
+        rest = [w for w in TABLES[pattern] if w != word]
         assert any(not any(w in t for w in rest) for t in drawn), word
 
 
 def test_words_are_lower_case_ascii() -> None:
-    for words in CUE_WORDS.values():
+    for words in TABLES.values():
         for w in words:
             assert w.isascii() and w == w.lower(), w
 
