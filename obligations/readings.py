@@ -242,15 +242,16 @@ def notation_readings(r: Rel, f: Formula, link: int) -> tuple[tuple[Rel, ...], s
     if not notation_written(f):
         return (), ""  # none of the notations below is written: nothing to re-read
     nodes = _nodes(r)
+    calls = [n for n in nodes if isinstance(n, Call)]  # the checks below that ask about calls look only here
     readings: list[Rel] = []
     why: list[str] = []
-    if any(isinstance(n, Call) and n.fn == "log" and len(n.args) == 1 for n in nodes):
+    if any(n.fn == "log" and len(n.args) == 1 for n in calls):
         readings += [_rel_map(r, _log_base(10)), _rel_map(r, _log_base(2))]
         why.append("'log' without a base (base e, 10 or 2)")
-    if any(isinstance(n, Call) and n.fn in _TRIG for n in nodes) and _rel_map(r, _degrees) != r:
+    if any(n.fn in _TRIG for n in calls) and _rel_map(r, _degrees) != r:
         readings.append(_rel_map(r, _degrees))
         why.append("an angle without a unit (radians or degrees)")
-    if (any(isinstance(n, Call) and n.fn == "deg" for n in nodes)
+    if (any(n.fn == "deg" for n in calls)
             and any(isinstance(n, Const) and n.name == "pi" for n in nodes)):
         readings.append(_rel_map(r, _radians))
         why.append("degrees beside a multiple of pi (a conversion to radians, or a plain number)")
@@ -270,8 +271,8 @@ def notation_readings(r: Rel, f: Formula, link: int) -> tuple[tuple[Rel, ...], s
             why.append(f"numerals after 'in base {base}' (base ten, or base {base})")
         except _NotThisReading:
             pass  # a digit base {base} lacks, or a decimal point: base ten is the only reading
-    if "!!" in f.text and any(isinstance(n, Call) and n.fn == "factorial" and isinstance(n.args[0], Call)
-                              and n.args[0].fn == "factorial" for n in nodes):
+    if "!!" in f.text and any(n.fn == "factorial" and isinstance(n.args[0], Call)
+                              and n.args[0].fn == "factorial" for n in calls):
         try:
             readings.append(_rel_map(r, _double_factorial))
             why.append("'n!!' (the double factorial, or the factorial of n!)")
@@ -324,7 +325,7 @@ def guessed_reading(f: Formula, text_before: str, text_after: str) -> str:
     if multi_digit and (_match(_BASE_AFTER, text_after) or base_before is not None and _stated_base(f) is None and (
             base_before.group(1) or "").isalpha()):
         return "numerals in a base the text names but does not fix (a letter base, or a base named after the formula)"
-    if _VALUE_AT.search(f.lead[-16:]) and len(f.chain.rels) > 1 and _is_value(f.chain.links()[0]):
+    if len(f.chain.rels) > 1 and _VALUE_AT.search(f.lead[-16:]) and _is_value(f.chain.links()[0]):
         # "the derivative is 3x^2, which at x = 2 equals 12": the 12 is the subject's value, not x's
         return "a value condition ('at x = 2') followed by what something else equals there"
     if _search(_UNIT_POWER, f.text) or _match(_UNIT_POWER, text_after.lstrip()[:20] + " "):

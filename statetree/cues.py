@@ -57,6 +57,11 @@ _CONCLUDE = re.compile(r"(?i)\b(answer|therefore|thus|hence|finally|in total|alt
 _INTEGER_WORDS = re.compile(r"(?i)\b(integers?|whole numbers?|natural numbers?|digits?)\b")
 
 
+_TRAIL_STRONG = re.compile(r"(?i)\b(not|no|false|contradiction|impossible|absurd|extraneous|invalid|reject\w*|discard\w*|"
+                           r"undefined|isn't|aren't|doesn't|don't|cannot)\b")
+_TRAIL_WEAK = re.compile(r"\s*(\?|,?\s*(but\s+(?:that|this|it)|which|that)?\s*(is|are|'s)?\s*(not|false|wrong|incorrect|impossible|a contradiction))")
+
+
 # Words one of which every match of a case-insensitive cue contains. ASCII text is case-folded
 # exactly by str.lower() (A-Z to a-z, nothing else), and on ASCII text a case-insensitive pattern
 # letter matches a character only when the two agree lower-cased (the folds that differ from
@@ -84,6 +89,8 @@ CUE_WORDS: dict[re.Pattern[str], tuple[str, ...]] = {
               "inserting", "setting"),
     _CONCLUDE: ("answer", "therefore", "thus", "hence", "finally", "in total", "altogether", "\\boxed"),
     _INTEGER_WORDS: ("integer", "whole number", "natural number", "digit"),
+    _TRAIL_STRONG: ("no", "false", "contradiction", "impossible", "absurd", "extraneous", "invalid", "reject", "discard",
+                    "undefined", "n't"),
 }
 
 
@@ -141,18 +148,16 @@ def _sentence(lead: str) -> str:
     return lead[cut + 1 :][-160:]
 
 
-_TRAIL_STRONG = re.compile(r"(?i)\b(not|no|false|contradiction|impossible|absurd|extraneous|invalid|reject\w*|discard\w*|"
-                           r"undefined|isn't|aren't|doesn't|don't|cannot)\b")
 
 
 def _trailing_negation(text: str, end: int) -> bool:
+    """The words right after a relation deny it."""
     rest = text[end : end + 200]
     stop = rest.find(". ")
-    if _TRAIL_STRONG.search(rest[: stop if stop >= 0 else len(rest)]):
+    if cue_search(_TRAIL_STRONG, rest[: stop if stop >= 0 else len(rest)]):
         return True
     tail = text[end : end + 60].lower()
-    return bool(re.match(r"\s*(\?|,?\s*(but\s+(?:that|this|it)|which|that)?\s*(is|are|'s)?\s*(not|false|wrong|incorrect|impossible|a contradiction))", tail)) or \
-        "contradiction" in tail
+    return bool(_TRAIL_WEAK.match(tail)) or "contradiction" in tail
 
 
 def _domain_stated(var: str, proof: Proof) -> bool:

@@ -95,6 +95,9 @@ def render(e: Expr) -> str:
 
 
 def _render(e: Expr, parent: int) -> str:
+    t = type(e)
+    if t is Var or t is Const:  # the common leaves first (exact types; subclasses take the branches below)
+        return e.name  # type: ignore[union-attr]
     if isinstance(e, Num):
         return str(e.value) if e.value.denominator != 1 and not e.decimals else e.text
     if isinstance(e, (Var, Const)):
