@@ -95,8 +95,15 @@ def render(e: Expr) -> str:
 
 
 def _render(e: Expr, parent: int) -> str:
-    t = type(e)
-    if t is Var or t is Const:  # the common leaves first (exact types; subclasses take the branches below)
+    t = type(e)  # the common nodes first, by exact type (a subclass takes the general branches below)
+    if t is BinOp:
+        p = _PREC[e.op]  # type: ignore[union-attr]
+        right_p = p + 1 if e.op in ("-", "/", "mod") else p  # type: ignore[union-attr]
+        s = f"{_render(e.left, p)} {e.op} {_render(e.right, right_p)}"  # type: ignore[union-attr]
+        return f"({s})" if p < parent else s
+    if t is Num:
+        return str(e.value) if e.value.denominator != 1 and not e.decimals else e.text  # type: ignore[union-attr]
+    if t is Var or t is Const:
         return e.name  # type: ignore[union-attr]
     if isinstance(e, Num):
         return str(e.value) if e.value.denominator != 1 and not e.decimals else e.text
