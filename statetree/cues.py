@@ -59,7 +59,6 @@ _INTEGER_WORDS = re.compile(r"(?i)\b(integers?|whole numbers?|natural numbers?|d
 
 _TRAIL_STRONG = re.compile(r"(?i)\b(not|no|false|contradiction|impossible|absurd|extraneous|invalid|reject\w*|discard\w*|"
                            r"undefined|isn't|aren't|doesn't|don't|cannot)\b")
-_TRAIL_WEAK = re.compile(r"\s*(\?|,?\s*(but\s+(?:that|this|it)|which|that)?\s*(is|are|'s)?\s*(not|false|wrong|incorrect|impossible|a contradiction))")
 
 
 # Words one of which every match of a case-insensitive cue contains. ASCII text is case-folded
@@ -157,7 +156,9 @@ def _trailing_negation(text: str, end: int) -> bool:
     if cue_search(_TRAIL_STRONG, rest[: stop if stop >= 0 else len(rest)]):
         return True
     tail = text[end : end + 60].lower()
-    return bool(_TRAIL_WEAK.match(tail)) or "contradiction" in tail
+    # run on these 60 characters only (its nested \s* runs are not linear on long text)
+    return bool(re.match(r"\s*(\?|,?\s*(but\s+(?:that|this|it)|which|that)?\s*(is|are|'s)?\s*(not|false|wrong|incorrect|impossible|a contradiction))", tail)) or \
+        "contradiction" in tail
 
 
 def _domain_stated(var: str, proof: Proof) -> bool:
