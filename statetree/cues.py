@@ -147,8 +147,6 @@ def _sentence(lead: str) -> str:
     return lead[cut + 1 :][-160:]
 
 
-
-
 def _trailing_negation(text: str, end: int) -> bool:
     """The words right after a relation deny it."""
     rest = text[end : end + 200]
