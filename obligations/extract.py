@@ -18,7 +18,8 @@ from faithsieve.obligations.models import (
     ArithmeticObligation, CoverageObligation, DerivationObligation, IdentityObligation, Obligation, Rel,
     SolutionObligation, SubstitutionObligation,
 )
-from faithsieve.obligations.readings import guessed_reading, notation_readings
+from faithsieve.obligations.readings import guessed_reading, notation_readings, notation_written
+from faithsieve.mathtext.extract import Formula
 from faithsieve.statetree.models import CaseSplit, EdgeContext, StateTree
 from faithsieve.statetree.rebinding import solved_again
 from faithsieve.statetree.models import EdgeUnit, TransitionType
@@ -34,15 +35,39 @@ def _rel_vars(r: Rel) -> frozenset[str]:
 def extract_obligations(tree: StateTree) -> list[Obligation]:
     """All obligations of a proof, in step order."""
     out: list[Obligation] = []
+    notes = _FormulaNotes()
     for edge in tree.edges:
         ctx = tree.contexts[edge.id]
-        ob = _from_edge(edge, ctx, f"o{len(out)}")
+        ob = _from_edge(edge, ctx, f"o{len(out)}", notes)
         if ob is not None:
             out.append(ob)
     return out
 
 
-def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str) -> Obligation | None:
+class _FormulaNotes:
+    """What the readings module says of a formula as a whole, asked once per formula of one tree
+    (several edges share a formula: one per link of a chain). Both answers depend only on the formula
+    and the text around it, so keeping them for the tree's lifetime changes nothing."""
+
+    def __init__(self) -> None:
+        self._written: dict[int, bool] = {}
+        self._guessed: dict[tuple[int, tuple[str, str]], str] = {}  # the formulas outlive this object: ids stay unique
+
+    def written(self, f: Formula) -> bool:
+        key = id(f)
+        if key not in self._written:
+            self._written[key] = notation_written(f)
+        return self._written[key]
+
+    def guessed(self, f: Formula, around: tuple[str, str]) -> str:
+        key = (id(f), around)
+        if key not in self._guessed:
+            self._guessed[key] = guessed_reading(f, *around)
+        return self._guessed[key]
+
+
+def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str, notes: _FormulaNotes | None = None) -> Obligation | None:
+    notes = notes or _FormulaNotes()
     base = dict(id=oid, step=edge.step, span=edge.span, edge=edge.id, source=edge.text)
     if ctx.coverage is not None:
         return _coverage(ctx.coverage, base)
@@ -50,12 +75,12 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str) -> Obligation | None:
     if r is None or ctx.negated or ctx.formula is None or ctx.supposed:
         return None
     f = ctx.formula
-    vs = _rel_vars(r)
+    vs = ctx.rel_vars if ctx.rel_vars is not None else _rel_vars(r)
     approx = f.approx_context or r.op == "~"
     if ctx.reductio and not vs and _bare(r.lhs) and _bare(r.rhs):
         return None  # inside a supposition being refuted, "4 = 5" is the contradiction sought
-    readings, ambiguity = notation_readings(r, f, ctx.link)
-    guessed = guessed_reading(f, *ctx.around)
+    readings, ambiguity = notation_readings(r, f, ctx.link) if notes.written(f) else ((), "")
+    guessed = notes.guessed(f, ctx.around)
     if guessed:
         readings, ambiguity = (), guessed  # no reading to try: a refutation would rest on the guess
     base.update(readings=readings, ambiguity=ambiguity)

@@ -16,9 +16,10 @@ import re
 from collections.abc import Callable
 from fractions import Fraction
 
-from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var, variables, walk
+from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var, nodes, variables, walk
 from faithsieve.mathtext.extract import Formula, extract_formulas
 from faithsieve.obligations.models import Obligation, Outcome, Refuted, Rel, Unknown, Verified
+from faithsieve.statetree.cues import words_absent
 
 _TRIG = frozenset({"sin", "cos", "tan"})
 _TOWER = re.compile(r"\^\s*(?:\w{1,6}|\([^()]{1,20}\))\s*\^")
@@ -47,6 +48,25 @@ _MODULUS_BEFORE = re.compile(
     r"|\b(?:working[ \t]{1,3})?(?:modulo|mod)[ \t]{1,3}(\d{1,7})[ \t]{0,2}[,:])[^.;]{0,160}\Z")
 _MODULUS_HINT = re.compile(r"(?i)mod|GF|Z|ℤ|\\mathbb")
 MAX_READINGS = 4
+
+# Words one of which every match contains, lower-cased: on ASCII text without any of them the pattern
+# is not run (``statetree.cues.words_absent``; why that is exact is said at ``CUE_WORDS`` there).
+# ``^`` is the one ASCII way to write the exponent a unit power ends with (² and ³ make the text non-ASCII).
+READING_WORDS: dict[re.Pattern[str], tuple[str, ...]] = {
+    _BASE_BEFORE: ("base", "binary", "octal", "ternary", "hex"),
+    _BASE_AFTER: ("base", "binary", "octal", "ternary", "hex"),
+    _UNIT_POWER: ("^",),
+}
+
+
+def _search(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """``pattern.search(text)`` (a key of ``READING_WORDS``), skipped when its words show it cannot match."""
+    return None if words_absent(text, READING_WORDS[pattern]) else pattern.search(text)
+
+
+def _match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """``pattern.match(text)``, skipped likewise (a match is a search hit)."""
+    return None if words_absent(text, READING_WORDS[pattern]) else pattern.match(text)
 _TRIGGER = re.compile(r"log|sin|cos|tan|\^|\[|\\lbrack|!=|mod|°|circ|!!")
 # glued to what precedes it: a short plain name ("f(", "S"; not a command such as \left or \boxed), "}(" / ")(",
 # a power or index, a factorial, a closing brace ("\frac{1}{2}(4)"), or an operator ("36 \cdot (-1) = ...")
@@ -82,7 +102,7 @@ def _rel_map(r: Rel, f: Callable[[Expr], Expr]) -> Rel:
 
 
 def _nodes(r: Rel) -> list[Expr]:
-    return [*walk(r.lhs), *walk(r.rhs)]
+    return nodes(r.lhs) + nodes(r.rhs)
 
 
 def _log_base(base: int) -> Callable[[Expr], Expr]:
@@ -120,7 +140,7 @@ def _left_tower(e: Expr) -> Expr:
 def _stated_base(f: Formula) -> int | None:
     """The base the sentence before the formula says its numerals are written in (2..16, not 10)."""
     sentence = f.lead_sentence
-    m = _BASE_BEFORE.search(sentence)
+    m = _search(_BASE_BEFORE, sentence)
     if m is None:
         return None
     word = (m.group(1) or m.group(2) or "").lower()
@@ -211,20 +231,27 @@ def _bracket_link(f: Formula, link: int, fn: str) -> Rel | None:
     return _reparsed_link(text, f.latex, len(f.chain.rels), link)
 
 
+def notation_written(f: Formula) -> bool:
+    """Some notation ``notation_readings`` re-reads may be written in or before ``f``: when not, it finds
+    no reading for any relation of ``f`` (a property of the formula alone, so callers may ask once per formula)."""
+    return bool(_TRIGGER.search(f.text) or _search(_BASE_BEFORE, f.lead) or _MODULUS_HINT.search(f.sentence_before))
+
+
 def notation_readings(r: Rel, f: Formula, link: int) -> tuple[tuple[Rel, ...], str]:
     """Other readings of ``r`` (the ``link``-th relation of ``f``) in common use, and what is ambiguous."""
-    if not _TRIGGER.search(f.text) and not _BASE_BEFORE.search(f.lead) and not _MODULUS_HINT.search(f.sentence_before):
+    if not notation_written(f):
         return (), ""  # none of the notations below is written: nothing to re-read
     nodes = _nodes(r)
+    calls = [n for n in nodes if isinstance(n, Call)]  # the checks below that ask about calls look only here
     readings: list[Rel] = []
     why: list[str] = []
-    if any(isinstance(n, Call) and n.fn == "log" and len(n.args) == 1 for n in nodes):
+    if any(n.fn == "log" and len(n.args) == 1 for n in calls):
         readings += [_rel_map(r, _log_base(10)), _rel_map(r, _log_base(2))]
         why.append("'log' without a base (base e, 10 or 2)")
-    if any(isinstance(n, Call) and n.fn in _TRIG for n in nodes) and _rel_map(r, _degrees) != r:
+    if any(n.fn in _TRIG for n in calls) and _rel_map(r, _degrees) != r:
         readings.append(_rel_map(r, _degrees))
         why.append("an angle without a unit (radians or degrees)")
-    if (any(isinstance(n, Call) and n.fn == "deg" for n in nodes)
+    if (any(n.fn == "deg" for n in calls)
             and any(isinstance(n, Const) and n.name == "pi" for n in nodes)):
         readings.append(_rel_map(r, _radians))
         why.append("degrees beside a multiple of pi (a conversion to radians, or a plain number)")
@@ -237,15 +264,15 @@ def notation_readings(r: Rel, f: Formula, link: int) -> tuple[tuple[Rel, ...], s
             if alt is not None:
                 readings.append(alt)
         why.append("square brackets (grouping, or the floor/ceiling function)")
-    base = _stated_base(f) if _BASE_BEFORE.search(f.lead) else None
+    base = _stated_base(f) if _search(_BASE_BEFORE, f.lead) else None
     if base is not None:
         try:
             readings.append(_rel_map(r, _in_base(base)))
             why.append(f"numerals after 'in base {base}' (base ten, or base {base})")
         except _NotThisReading:
             pass  # a digit base {base} lacks, or a decimal point: base ten is the only reading
-    if "!!" in f.text and any(isinstance(n, Call) and n.fn == "factorial" and isinstance(n.args[0], Call)
-                              and n.args[0].fn == "factorial" for n in nodes):
+    if "!!" in f.text and any(n.fn == "factorial" and isinstance(n.args[0], Call)
+                              and n.args[0].fn == "factorial" for n in calls):
         try:
             readings.append(_rel_map(r, _double_factorial))
             why.append("'n!!' (the double factorial, or the factorial of n!)")
@@ -276,6 +303,13 @@ def _reparsed_link(text: str, latex: bool, n_rels: int, link: int) -> Rel | None
     return Rel(*links[link]) if 0 <= link < len(links) else None
 
 
+_MULTI_DIGIT = re.compile(r"(?<![\d.])\d{2,}")
+_CUT_THOUSANDS_BEFORE = re.compile(r"\d(?:,\\!|\{,\}|[:,])$")
+_CUT_THOUSANDS_AFTER = re.compile(r"(?:,\\!|\{,\})\d|[:]\d|,\d{3}(?!\d)")
+_DIGIT_BEFORE = re.compile(r"[\d.]$")
+_DIGIT_AFTER = re.compile(r"\d")
+_OPEN_BEFORE = re.compile(r"\([ \t]{0,2}\Z")
+_CLOSE_AFTER = re.compile(r"\s{0,2}\)")
 _VALUE_AT = re.compile(r"(?i)\b(?:at|for|when|with)[ \t]{1,3}(?:\$|\\\()?[ \t]{0,3}\Z")
 
 
@@ -286,20 +320,20 @@ def _is_value(link: tuple[Expr, str, Expr]) -> bool:
 
 def guessed_reading(f: Formula, text_before: str, text_after: str) -> str:
     """What a refutation of this formula would rest on that the text does not fix ("" if nothing)."""
-    base_before = _BASE_BEFORE.search(f.lead_sentence)
-    multi_digit = re.search(r"(?<![\d.])\d{2,}", f.text) is not None  # a single digit means the same in every base
-    if multi_digit and (_BASE_AFTER.match(text_after) or base_before is not None and _stated_base(f) is None and (
+    base_before = _search(_BASE_BEFORE, f.lead_sentence)
+    multi_digit = _MULTI_DIGIT.search(f.text) is not None  # a single digit means the same in every base
+    if multi_digit and (_match(_BASE_AFTER, text_after) or base_before is not None and _stated_base(f) is None and (
             base_before.group(1) or "").isalpha()):
         return "numerals in a base the text names but does not fix (a letter base, or a base named after the formula)"
-    if _VALUE_AT.search(f.lead[-16:]) and len(f.chain.rels) > 1 and _is_value(f.chain.links()[0]):
+    if len(f.chain.rels) > 1 and _VALUE_AT.search(f.lead[-16:]) and _is_value(f.chain.links()[0]):
         # "the derivative is 3x^2, which at x = 2 equals 12": the 12 is the subject's value, not x's
         return "a value condition ('at x = 2') followed by what something else equals there"
-    if _UNIT_POWER.search(f.text) or _UNIT_POWER.match(text_after.lstrip()[:20] + " "):
+    if _search(_UNIT_POWER, f.text) or _match(_UNIT_POWER, text_after.lstrip()[:20] + " "):
         return "a unit with an exponent: the power may belong to the unit, not the number"
     before, after = text_before[-4:], text_after[:4]
-    if re.search(r"\d(?:,\\!|\{,\}|[:,])$", before) or re.match(r"(?:,\\!|\{,\})\d|[:]\d|,\d{3}(?!\d)", after):
+    if _CUT_THOUSANDS_BEFORE.search(before) or _CUT_THOUSANDS_AFTER.match(after):
         return "a number cut out of a longer one (thousands separator, time or ratio)"
-    if re.search(r"[\d.]$", before) or re.match(r"\d", after):
+    if _DIGIT_BEFORE.search(before) or _DIGIT_AFTER.match(after):
         return "a number cut out of a longer expression"
     if _RATIO_BEFORE.search(text_before) or _RATIO_AFTER.match(text_after):
         return "a number cut out of a longer one (a ratio 'a : b')"
@@ -308,7 +342,7 @@ def guessed_reading(f: Formula, text_before: str, text_after: str) -> str:
         return "a member of a list written on both sides of the relation (its values pair up element by element)"
     unbalanced = f.text.count(")") - f.text.count("(")
     if (_GLUED_BEFORE.search(text_before) or _GROUP_BEFORE.search(text_before) or _FUNCTION_BEFORE.search(text_before) or _COMMAND_BEFORE.search(f.lead[-60:]) or _OPERATOR_AFTER.match(text_after)
-            or unbalanced > 0 and re.search(r"\([ \t]{0,2}\Z", text_before) or unbalanced < 0 and re.match(r"\s{0,2}\)", text_after)):
+            or unbalanced > 0 and _OPEN_BEFORE.search(text_before) or unbalanced < 0 and _CLOSE_AFTER.match(text_after)):
         # "f^{-1}(0) = 3" read as "0 = 3", "\frac{1}{2}(4)(4) = 8" as "4 * 4 = 8", "7 = 2 \times 7 \times \sin\theta"
         return "a formula cut out of a longer expression (a function applied to it, or a factor or term not read)"
     return ""
@@ -340,4 +374,4 @@ def reread(ob: Obligation, out: Outcome, check: Callable[[Obligation], Outcome])
     return Refuted(out.method, out.counterexample, f"false under every reading of {ob.ambiguity}")
 
 
-__all__ = ["guessed_reading", "notation_readings", "reread"]
+__all__ = ["guessed_reading", "notation_readings", "notation_written", "reread"]

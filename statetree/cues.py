@@ -57,6 +57,69 @@ _CONCLUDE = re.compile(r"(?i)\b(answer|therefore|thus|hence|finally|in total|alt
 _INTEGER_WORDS = re.compile(r"(?i)\b(integers?|whole numbers?|natural numbers?|digits?)\b")
 
 
+_TRAIL_STRONG = re.compile(r"(?i)\b(not|no|false|contradiction|impossible|absurd|extraneous|invalid|reject\w*|discard\w*|"
+                           r"undefined|isn't|aren't|doesn't|don't|cannot)\b")
+
+
+# Words one of which every match of a case-insensitive cue contains. ASCII text is case-folded
+# exactly by str.lower() (A-Z to a-z, nothing else), and on ASCII text a case-insensitive pattern
+# letter matches a character only when the two agree lower-cased (the folds that differ from
+# lower(), such as the dotless i or the Kelvin sign, all involve non-ASCII characters): so on ASCII
+# text that contains none of a cue's words, lower-cased, the cue cannot match, and ``cue_search``
+# answers None without running it. Non-ASCII text always runs the pattern (so a cue's non-ASCII
+# alternatives, such as ≠ or ⊥, need no word).
+# (tests/core/test_cue_words.py checks each entry against the pattern on generated text.)
+CUE_WORDS: dict[re.Pattern[str], tuple[str, ...]] = {
+    _CASE_HEAD: ("case",),
+    _IF_PARITY: ("even", "odd"),
+    _SUBPROBLEM: ("part", "question", "problem", "("),
+    _RENAMING: ("let", "define", "denote", "call", "where", "now"),
+    _REDUCTIO_OPEN: ("suppos", "assum"),
+    _REDUCTIO_CUE: ("contradiction", "contrary", "otherwise"),
+    _REDUCTIO_CLOSE: ("contradict", "absurd", "impossible", "\\bot", "\\rightarrow\\!\\leftarrow"),
+    _VERBAL_DEF: ("let",),
+    _VERBAL_CONCLUSION: ("answer", "we conclude", "proves", "\\boxed{", "qed", "q.e", "qe.d"),
+    _NEGATION: ("no", "n't", "false", "incorrect", "wrong", "mistake", "contradict", "impossible", "absurd",
+                "invalid", "fail", "instead", "would", "should be", "error", "whether", "\\neq", "?"),
+    _HYPOTHETICAL: ("check", "suppose", "assum", "test", "try", "plug", "if"),  # "verif..." holds "if"
+    _SUPPOSE: ("suppos", "assum", "try", "if", "presum", "say"),
+    _CONDITION_CUE: ("if", "suppos", "assum", "when", "in case", "try", "test", "check"),
+    _NAMING: ("where", "let", "with", "denote", "call", "coefficient", "given", "substitut", "plug", "putting",
+              "inserting", "setting"),
+    _CONCLUDE: ("answer", "therefore", "thus", "hence", "finally", "in total", "altogether", "\\boxed"),
+    _INTEGER_WORDS: ("integer", "whole number", "natural number", "digit"),
+    _TRAIL_STRONG: ("no", "false", "contradiction", "impossible", "absurd", "extraneous", "invalid", "reject", "discard",
+                    "undefined", "n't"),
+}
+
+
+def words_absent(text: str, words: tuple[str, ...]) -> bool:
+    """``text`` is ASCII and holds none of ``words`` (lower-case ASCII), lower-cased: a pattern every match
+    of which contains one of them cannot match it (see ``CUE_WORDS``)."""
+    if not text.isascii():
+        return False
+    low = text.lower()
+    for w in words:
+        if w in low:
+            return False
+    return True
+
+
+def cue_absent(pattern: re.Pattern[str], text: str) -> bool:
+    """``pattern`` (a key of ``CUE_WORDS``) cannot match ``text``."""
+    return words_absent(text, CUE_WORDS[pattern])
+
+
+def cue_search(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """``pattern.search(text)``, skipped when the words show it cannot match."""
+    return None if cue_absent(pattern, text) else pattern.search(text)
+
+
+def cue_finditer(pattern: re.Pattern[str], text: str) -> list[re.Match[str]]:
+    """``list(pattern.finditer(text))``, skipped when the words show it cannot match."""
+    return [] if cue_absent(pattern, text) else list(pattern.finditer(text))
+
+
 _OR_NEXT = re.compile(r"(?:\s|\$|\\\)|\\\]|\\\[|\\\(|\\q?quad|\\,|,){0,12}(?:or\b|\\lor\b|\\vee\b|\\text\{\s*or\b)")
 
 
@@ -84,16 +147,14 @@ def _sentence(lead: str) -> str:
     return lead[cut + 1 :][-160:]
 
 
-_TRAIL_STRONG = re.compile(r"(?i)\b(not|no|false|contradiction|impossible|absurd|extraneous|invalid|reject\w*|discard\w*|"
-                           r"undefined|isn't|aren't|doesn't|don't|cannot)\b")
-
-
 def _trailing_negation(text: str, end: int) -> bool:
+    """The words right after a relation deny it."""
     rest = text[end : end + 200]
     stop = rest.find(". ")
-    if _TRAIL_STRONG.search(rest[: stop if stop >= 0 else len(rest)]):
+    if cue_search(_TRAIL_STRONG, rest[: stop if stop >= 0 else len(rest)]):
         return True
     tail = text[end : end + 60].lower()
+    # run on these 60 characters only (its nested \s* runs are not linear on long text)
     return bool(re.match(r"\s*(\?|,?\s*(but\s+(?:that|this|it)|which|that)?\s*(is|are|'s)?\s*(not|false|wrong|incorrect|impossible|a contradiction))", tail)) or \
         "contradiction" in tail
 

@@ -28,12 +28,12 @@ from faithsieve.statetree.cues import (
     _ALTERNATIVE, _CASE_HEAD, _CONCLUDE, _CONDITION_CUE, _CUSTOM_OP, _FOR_VALUE, _HYPOTHETICAL, _IF_PARITY, _IMAGINARY,
     _INTEGER_WORDS, _NAMING, _NEGATION, _PARALLEL, _PARITY, _REDUCTIO_CLOSE, _REDUCTIO_CUE, _REDUCTIO_OPEN, _RENAMING,
     _STACKED, _SUBPROBLEM, _SUPPOSE, _VERBAL_CONCLUSION, _VERBAL_DEF, _domain_stated, _first_alternative, _sentence,
-    _sentences, _trailing_negation,
+    _sentences, _trailing_negation, cue_absent, cue_finditer, cue_search,
 )
 from faithsieve.statetree.cues import _OR_NEXT as _OR_NEXT, _TRAIL_STRONG as _TRAIL_STRONG  # re-exported, unused here
 from faithsieve.statetree.rebinding import reused_letter
 from faithsieve.statetree.retraction import retracted
-from faithsieve.statetree.models import CaseSplit, EdgeContext, EdgeUnit, ProofState, StateTree, TransitionType
+from faithsieve.statetree.models import CaseSplit, EdgeContext, EdgeUnit, StateTree, TransitionType
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -66,6 +66,11 @@ def _is_assignment(r: Rel) -> bool:
     )
 
 
+def _assigns(r: Rel, lhs_vars: frozenset[str], rhs_vars: frozenset[str]) -> bool:
+    """``_is_assignment(r)`` with the variables of its two sides already known."""
+    return r.op == "=" and ((isinstance(r.lhs, Var) and not rhs_vars) or (isinstance(r.rhs, Var) and not lhs_vars))
+
+
 class _Builder:
     def __init__(self, proof: Proof) -> None:
         self.proof = proof
@@ -74,7 +79,9 @@ class _Builder:
         self.ctx: dict[str, EdgeContext] = {}
         self.n_states = 0
         self.rounded: set[str] = set()
+        self.rounded_frozen: frozenset[str] = frozenset()  # = frozenset(self.rounded), kept up to date
         self.integer_vars: set[str] = set()
+        self.integer_frozen: frozenset[str] = frozenset()  # = frozenset(self.integer_vars) once the problem is read
         self.problem_constraints: list[Rel] = []
         self.stated_eqs: list[Rel] = []  # relations in unknowns stated so far (problem and steps)
         self.case_records: list[tuple[int, tuple[int, int], str, str]] = []  # step, span, header text, edge id
@@ -91,7 +98,8 @@ class _Builder:
         sid = f"s{self.n_states}"
         self.n_states += 1
         hyps = tuple(scope.facts[-12:]) + tuple(f"{k} = {v}" for k, v in list(scope.env.items())[-12:])
-        self.g.add_node(sid, state=ProofState(id=sid, hypotheses=hyps, goal=goal, branch=scope.branch).model_dump())
+        # what ProofState(...).model_dump() gives, built directly (every field is a str or a tuple of str)
+        self.g.add_node(sid, state={"id": sid, "hypotheses": hyps, "goal": goal, "branch": scope.branch})
         return sid
 
     def add_edge(self, scope: _Scope, ttype: TransitionType, step: int, span: tuple[int, int], text: str,
@@ -99,7 +107,7 @@ class _Builder:
         child = self.new_state(scope)
         eid = f"e{len(self.edges)}"
         edge = EdgeUnit(id=eid, type=ttype, parent=scope.node, child=child, step=step, span=span, text=text)
-        self.g.add_edge(scope.node, child, edge=edge.model_dump())
+        self.g.add_edge(scope.node, child, edge=dict(edge.__dict__))  # = edge.model_dump(): flat fields
         self.edges.append(edge)
         self.ctx[eid] = ctx
         scope.node = child
@@ -126,9 +134,10 @@ class _Builder:
                     self.stated_eqs.append(r)
                     if op in ("<", ">", "<=", ">=") and len(variables(lhs) | variables(rhs)) == 1:
                         self.problem_constraints.append(r)
-        if _INTEGER_WORDS.search(text):
+        if cue_search(_INTEGER_WORDS, text):
             for m in re.finditer(r"(?<![A-Za-z\\])([a-z])(?![A-Za-z])", text):
                 self.integer_vars.add(m.group(1))
+        self.integer_frozen = frozenset(self.integer_vars)
 
     # -- steps -----------------------------------------------------------
     def build(self) -> StateTree:
@@ -148,9 +157,10 @@ class _Builder:
         case_from: int | None = None  # the step where the latest case began
         for step in self.proof.steps:
             text = step.text
-            reductio = reductio or any(_REDUCTIO_OPEN.search(sn) and _REDUCTIO_CUE.search(sn) for sn in _sentences(text))
-            heads = list(_CASE_HEAD.finditer(text))
-            if_par = list(_IF_PARITY.finditer(text))
+            reductio = reductio or (not cue_absent(_REDUCTIO_OPEN, text) and any(
+                _REDUCTIO_OPEN.search(sn) and cue_search(_REDUCTIO_CUE, sn) for sn in _sentences(text)))
+            heads = cue_finditer(_CASE_HEAD, text)
+            if_par = cue_finditer(_IF_PARITY, text)
             formulas = extract_formulas(text, self.imaginary)
             if heads or len(if_par) >= 2:
                 if case_from is not None:
@@ -160,13 +170,13 @@ class _Builder:
                 scope, last_rel = self.enter_cases(scope, step.index, text, heads, if_par)
             if last_rel is not None and step.index - last_rel_step > 1:
                 last_rel = None
-            if _SUBPROBLEM.search(text[:400]):
+            if cue_search(_SUBPROBLEM, text[:400]):
                 # a new sub-problem: the facts of the previous one are not premises here
                 scope, last_rel = self.fresh_context(scope, step.index), None
                 recent_eqs.clear()
                 case_from = None
                 reductio = False
-            renamed = {m.group(1) for m in _RENAMING.finditer(text[:5000])}
+            renamed = {m.group(1) for m in cue_finditer(_RENAMING, text[:5000])}
             if renamed:
                 # a letter given a (new) meaning: its old value and the relations about it no longer apply
                 for v in renamed:
@@ -177,20 +187,23 @@ class _Builder:
             named: dict[str, Formula] = {}
             supposed_prev = False
             for fi, f in enumerate(formulas):
+                # each formula's relations and the variables of its members, read once
+                rels = [Rel(a, o, b) for a, o, b in f.chain.links()]
+                evars = [variables(e) for e in f.chain.exprs]
                 sentence = _sentence(f.lead)
-                negated = (bool(_NEGATION.search(sentence)) or _trailing_negation(text, f.end) or retracted(text, f.end)
+                negated = (bool(cue_search(_NEGATION, sentence)) or _trailing_negation(text, f.end) or retracted(text, f.end)
                            or (self.custom_ops and any(c in f.text for c in "*#@&")))
-                hypothetical = f.conditional or bool(_HYPOTHETICAL.search(sentence)) or (
-                    bool(f.chain.rels) and _is_assignment(Rel(*f.chain.links()[0])) and bool(_FOR_VALUE.search(f.lead)))
+                hypothetical = f.conditional or bool(cue_search(_HYPOTHETICAL, sentence)) or (
+                    bool(rels) and _assigns(rels[0], evars[0], evars[1]) and bool(_FOR_VALUE.search(f.lead)))
                 # "x = 2, y = 3" lists alternatives or parallel facts; ", so" / ", then" derives
                 stacked = fi > 0 and _STACKED.fullmatch(f.lead) is not None
                 derived = f.derived or stacked
                 parallel = fi > 0 and len(f.lead.strip()) < 40 and bool(_PARALLEL.search(f.lead)) and not derived
-                supposed = bool(_SUPPOSE.search(sentence)) or (
+                supposed = bool(cue_search(_SUPPOSE, sentence)) or (
                     parallel and fi > 0 and supposed_prev and not re.search(r"(?i)\bthen\b|[,;:]", f.lead))
                 supposed_prev = supposed
                 if supposed and _REDUCTIO_OPEN.search(sentence) and (
-                        _REDUCTIO_CUE.search(sentence) or not any(variables(e) for e in f.chain.exprs)):
+                        _REDUCTIO_CUE.search(sentence) or not any(evars)):
                     reductio = True
                 hypothetical = hypothetical or supposed
                 if not parallel:
@@ -199,7 +212,7 @@ class _Builder:
                 sent_start = max(text.rfind(". ", 0, f.start), text.rfind("\n", 0, f.start)) + 1
                 if last_rel is not None and last_rel_hyp and last_rel_sent != (step.index, sent_start):
                     last_rel = None  # a conditional relation is a premise only inside its own sentence
-                conditional_sentence = bool(_CONDITION_CUE.search(text[sent_start : f.start]))
+                conditional_sentence = bool(cue_search(_CONDITION_CUE, text[sent_start : f.start]))
                 alternative = _first_alternative(f, text)
                 prev_for_derivation = None if parallel or alternative else last_rel
                 if f.name is not None:
@@ -209,30 +222,34 @@ class _Builder:
                 env = {k: v for k, v in scope.env.items() if scope.origin_step.get(k, 0) >= step.index - 1}
                 if prev_tail is not None and prev_tail[0] == step.index - (fi == 0) and continues(f, fi == 0, text[: f.start]):
                     step_edges += self.continuation_edge(scope, step.index, text, f, prev_tail[1], env)
-                for li, (lhs, op, rhs) in enumerate(f.chain.links()):
-                    r = Rel(lhs, op, rhs)
+                around = (text[max(0, f.start - 12) : f.start], text[f.end : f.end + 60])
+                origins: tuple[dict[str, str], dict[str, int]] | None = None  # copied once, until a link changes them
+                for li, r in enumerate(rels):
+                    lhs, op, rhs = r.lhs, r.op, r.rhs
                     span = f.member_spans[li][0], f.member_spans[li + 1][1]
                     src = text[span[0] : span[1]]
-                    vars_ = variables(lhs) | variables(rhs)
+                    vars_ = evars[li] | evars[li + 1]
+                    if origins is None:
+                        origins = dict(scope.origin), {k: scope.origin_step.get(k, 0) for k in env}
                     ctx_common = dict(
-                        formula=f, link=li, rel=r, env=env, env_origin=dict(scope.origin),
+                        formula=f, link=li, rel=r, rel_vars=vars_, env=env, env_origin=origins[0],
                         negated=negated, hypothetical=hypothetical, parallel=parallel, word_problem=self.word_problem,
-                        supposed=supposed, reductio=reductio, around=(text[max(0, f.start - 12) : f.start], text[f.end : f.end + 60]),
-                        rounded=frozenset(self.rounded),
-                        env_steps={k: scope.origin_step.get(k, 0) for k in env},
-                        integer_vars=frozenset(self.integer_vars),
+                        supposed=supposed, reductio=reductio, around=around,
+                        rounded=self.rounded_frozen,
+                        env_steps=origins[1],
+                        integer_vars=self.integer_frozen,
                     )
                     if not vars_:
                         self.note_rounding(lhs, rhs, op)
-                        ttype = TransitionType.CONCLUSION if _CONCLUDE.search(f.lead[-80:]) else TransitionType.COMPUTATION
+                        ttype = TransitionType.CONCLUSION if cue_search(_CONCLUDE, f.lead[-80:]) else TransitionType.COMPUTATION
                         self.add_edge(scope, ttype, step.index, span, src, EdgeContext(**ctx_common))
-                    elif li == 0 and _is_assignment(r) and op in ("=", "~"):
+                    elif li == 0 and _assigns(r, evars[0], evars[1]) and op in ("=", "~"):
                         var = lhs if isinstance(lhs, Var) else rhs
                         assert isinstance(var, Var)
                         premises: tuple[Rel, ...] = ()
                         # alternatives "x = 2 or x = 4" share the premise of the first one
                         source_rel = group_premise if parallel else prev_for_derivation
-                        if _NAMING.search(_sentence(text[max(0, f.start - 400) : f.start])):
+                        if cue_search(_NAMING, _sentence(text[max(0, f.start - 400) : f.start])):
                             source_rel = None  # "where a = 1, b = -1, c = -2": naming, not solving
                         if (source_rel is not None and not hypothetical and not negated
                                 and var.name in variables(source_rel.lhs) | variables(source_rel.rhs)):
@@ -247,6 +264,7 @@ class _Builder:
                             scope.env[var.name] = value
                             scope.origin[var.name] = f"step {step.index}: {f.text[:80]}"
                             scope.origin_step[var.name] = step.index
+                            origins = None
                     else:
                         premises = ()
                         if prev_for_derivation is not None and derived and li == 0:
@@ -266,8 +284,7 @@ class _Builder:
                                 recent_eqs.append((step.index, r))
                     step_edges += 1
                 # the next formula may derive from this one's last relation with variables
-                asserted = [Rel(a, o, b) for a, o, b in f.chain.links()]
-                with_vars = [r for r in asserted if (variables(r.lhs) | variables(r.rhs)) and not _is_assignment(r)]
+                with_vars = [r for i, r in enumerate(rels) if (evars[i] or evars[i + 1]) and not _assigns(r, evars[i], evars[i + 1])]
                 new_last = with_vars[-1] if with_vars and not negated and not parallel and not alternative else None
                 rel_before, last_rel = (last_rel if new_last is not None else None), new_last
                 prev_tail = (step.index, f.chain.exprs[-1])
@@ -275,7 +292,7 @@ class _Builder:
                 last_rel_sent = (step.index, sent_start)
             self.close_group(group, group_derived, recent_eqs, step.index)
             group = []
-            if reductio and _REDUCTIO_CLOSE.search(text):
+            if reductio and cue_search(_REDUCTIO_CLOSE, text):
                 reductio = False  # the contradiction was reached: the supposition is discharged
             step_edges += self.verbal_edges(scope, step.index, text, formulas)
             if step_edges == 0:
@@ -297,7 +314,7 @@ class _Builder:
         span = f.member_spans[0]
         self.add_edge(scope, TransitionType.COMPUTATION, step, span, text[span[0] : span[1]], EdgeContext(
             formula=f, link=0, rel=r, env=env, word_problem=self.word_problem, rewrites=True,
-            around=(text[max(0, f.start - 12) : f.start], text[f.end : f.end + 60]), rounded=frozenset(self.rounded)))
+            around=(text[max(0, f.start - 12) : f.start], text[f.end : f.end + 60]), rounded=self.rounded_frozen))
         return 1
 
     def fresh_context(self, scope: _Scope, step: int) -> _Scope:
@@ -322,7 +339,7 @@ class _Builder:
             return 0
         span = (a.member_spans[-1][0], b.member_spans[0][1])
         self.note_rounding(last, first, "=")
-        ctx = EdgeContext(formula=b, link=-1, rel=Rel(last, "=", first), rounded=frozenset(self.rounded),
+        ctx = EdgeContext(formula=b, link=-1, rel=Rel(last, "=", first), rounded=self.rounded_frozen,
                           word_problem=self.word_problem)
         self.add_edge(scope, TransitionType.COMPUTATION, step, span, text[span[0] : span[1]], ctx)
         return 1
@@ -333,7 +350,7 @@ class _Builder:
         n = 0
         covered = [(f.start, f.end) for f in formulas]
         for pattern, ttype in ((_VERBAL_DEF, TransitionType.DEFINITION), (_VERBAL_CONCLUSION, TransitionType.CONCLUSION)):
-            for m in pattern.finditer(text[:5000]):
+            for m in cue_finditer(pattern, text[:5000]):
                 if any(a <= m.start() < b for a, b in covered):
                     continue
                 end = min(len(text), m.end() + 120)
@@ -373,6 +390,7 @@ class _Builder:
             v = _closed_value(lhs)
             if v is not None and v != rhs.value:
                 self.rounded.add(rhs.text)
+                self.rounded_frozen = frozenset(self.rounded)
 
     # -- cases -----------------------------------------------------------
     def enter_cases(self, scope: _Scope, step: int, text: str, heads: list[re.Match[str]],

@@ -174,6 +174,8 @@ class EdgeContext:
     """The problem states no equations in variables: letters in the proof name its quantities."""
     definition_of: str | None = None
     """For a definition edge: the variable being defined."""
+    rel_vars: frozenset[str] | None = None
+    """The variables of ``rel`` (both sides), when the decomposer read them already (else None)."""
 
 
 @dataclass

@@ -95,6 +95,16 @@ def render(e: Expr) -> str:
 
 
 def _render(e: Expr, parent: int) -> str:
+    t = type(e)  # the common nodes first, by exact type (a subclass takes the general branches below)
+    if t is BinOp:
+        p = _PREC[e.op]  # type: ignore[union-attr]
+        right_p = p + 1 if e.op in ("-", "/", "mod") else p  # type: ignore[union-attr]
+        s = f"{_render(e.left, p)} {e.op} {_render(e.right, right_p)}"  # type: ignore[union-attr]
+        return f"({s})" if p < parent else s
+    if t is Num:
+        return str(e.value) if e.value.denominator != 1 and not e.decimals else e.text  # type: ignore[union-attr]
+    if t is Var or t is Const:
+        return e.name  # type: ignore[union-attr]
     if isinstance(e, Num):
         return str(e.value) if e.value.denominator != 1 and not e.decimals else e.text
     if isinstance(e, (Var, Const)):
@@ -140,39 +150,86 @@ def children(e: Expr) -> tuple[Expr, ...]:
 
 
 def walk(e: Expr) -> Iterator[Expr]:
-    """Every node of ``e`` (iteratively: deep trees cannot exhaust the stack)."""
+    """Every node of ``e`` (iteratively: deep trees cannot exhaust the stack), in the order ``nodes`` lists them."""
     stack = [e]
     while stack:
         n = stack.pop()
         yield n
+        _push_children(n, stack)
+
+
+def nodes(e: Expr) -> list[Expr]:
+    """Every node of ``e`` as a list: what ``list(walk(e))`` gives, without the generator."""
+    out: list[Expr] = []
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        _push_children(n, stack)
+    return out
+
+
+def _push_children(n: Expr, stack: list[Expr]) -> None:
+    """``stack.extend(children(n))``, exact node types first."""
+    t = type(n)
+    if t is Num or t is Var or t is Const:
+        return
+    if t is BinOp:
+        stack.append(n.left)  # type: ignore[union-attr]
+        stack.append(n.right)  # type: ignore[union-attr]
+    else:
         stack.extend(children(n))
 
 
 def variables(e: Expr) -> frozenset[str]:
     """Free variable names of an expression (the nodes ``walk`` visits, without the generator:
     the tree builder asks this of every formula)."""
+    t = type(e)
+    if t is Num or t is Const:
+        return _NO_NAMES
+    if t is Var:
+        return frozenset((e.name,))  # type: ignore[union-attr]
     names: set[str] = set()
     stack = [e]
+    pop, push = stack.pop, stack.append
     while stack:
-        n = stack.pop()
-        if isinstance(n, Var):
+        n = pop()
+        t = type(n)  # exact types first (the common case); a subclass takes the isinstance branch below
+        if t is BinOp:
+            push(n.left)  # type: ignore[union-attr]
+            push(n.right)  # type: ignore[union-attr]
+        elif t is Num or t is Const:
+            continue
+        elif t is Var:
+            names.add(n.name)  # type: ignore[union-attr]
+        elif t is Pow:
+            push(n.base)  # type: ignore[union-attr]
+            push(n.exponent)  # type: ignore[union-attr]
+        elif t is Neg:
+            push(n.operand)  # type: ignore[union-attr]
+        elif t is Call:
+            stack.extend(n.args)  # type: ignore[union-attr]
+        elif isinstance(n, Var):
             names.add(n.name)
         elif isinstance(n, BinOp):
-            stack.append(n.left)
-            stack.append(n.right)
+            push(n.left)
+            push(n.right)
         elif isinstance(n, Neg):
-            stack.append(n.operand)
+            push(n.operand)
         elif isinstance(n, Pow):
-            stack.append(n.base)
-            stack.append(n.exponent)
+            push(n.base)
+            push(n.exponent)
         elif isinstance(n, Call):
             stack.extend(n.args)
     return frozenset(names)
 
 
+_NO_NAMES: frozenset[str] = frozenset()
+
+
 def literals(e: Expr) -> list[Num]:
     """Numeric literals of an expression."""
-    return [n for n in walk(e) if isinstance(n, Num)]
+    return [n for n in nodes(e) if isinstance(n, Num)]
 
 
 def functions(e: Expr) -> frozenset[str]:
