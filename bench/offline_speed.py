@@ -14,10 +14,9 @@ Prints, for the 1,400 ProcessBench items in one warm process (CPU time, median o
 * cold start: ``faithsieve --help`` and ``faithsieve localize`` of one example, each in a
   fresh process (wall and CPU time, median of ``--cold`` runs), and which heavy modules
   ``--help`` imports;
-* ``--ablate``: ProcessBench localize CPU with each speed change of issue 16's third round
-  turned off in turn, then all four, in interleaved passes (and the ratio to all on) (``witness``: exact points for "does not follow";
-  ``quotients``: quotients read as opaque quantities; ``memo``: the outcome memo; ``gc``: the
-  raised collector thresholds);
+* ``--ablate``: ProcessBench localize CPU with each switchable speed change of issue 16's third
+  and fourth rounds turned off in turn, then all of them, in interleaved passes (and the ratio to
+  all on): ``witness``, ``quotients``, ``memo``, ``gc``, ``sections``, ``sympy-exact`` (see ``ablate``);
 * ``--phases``: where one ProcessBench pass spends its CPU: the reading inside the tree builder, the
   rest of tree building, obligation extraction, each kind of check by the method that decided it,
   synthesis, and the rest (each measured around the call, so the parts add up to the pass);
@@ -195,26 +194,40 @@ def cold(runs: int) -> dict[str, object]:
 
 def ablate(proofs, repeat: int) -> dict[str, dict[str, float]]:
     """Localize CPU (median of ``repeat`` interleaved passes) with each speed change of issue 16's
-    third round turned off in turn, then all of them: ``witness`` (exact points for "does not
-    follow"), ``quotients`` (quotients read as opaque quantities), ``memo`` (the outcome memo),
-    ``gc`` (the raised collector thresholds)."""
+    third and fourth rounds turned off in turn, then all of them. Third round: ``witness`` (exact
+    points for "does not follow"), ``quotients`` (quotients read as opaque quantities), ``memo``
+    (the outcome memo), ``gc`` (the raised collector thresholds). Fourth round: ``sections``
+    (one-variable derivations decided exactly, and premises divided through), ``sympy-exact``
+    (rational-function identities, closed values with square roots, "not an identity" from a
+    variable entering polynomially). The fourth round's other changes (fewer repeated walks and
+    regex searches in the tree builder) have no switch: they do the same work once."""
     import gc
 
     from faithsieve.config import Settings
-    from faithsieve.obligations import checkers, smt
+    from faithsieve.obligations import checkers, smt, symbolic
     from faithsieve.pipeline import Pipeline
 
-    memo_checkers, quotients, thresholds = checkers.MEMO_CHECKERS, smt.quotient_derivation, gc.get_threshold()
+    memo_checkers, thresholds = checkers.MEMO_CHECKERS, gc.get_threshold()
+    originals = {(m, n): getattr(m, n) for m, n in ((smt, "quotient_derivation"), (smt, "cleared_derivation"),
+                                                     (symbolic, "rational_identity"), (symbolic, "polynomial_variable"),
+                                                     (symbolic, "radical_equal"))}
+
+    def toggle(module, name: str, off: bool, undecided) -> None:
+        setattr(module, name, undecided if off else originals[(module, name)])
 
     def setting(off: set[str]) -> None:
         smt.Z3Checker.witness_points = "witness" not in off
-        smt.quotient_derivation = (lambda *a, **k: None) if "quotients" in off else quotients
+        toggle(smt, "quotient_derivation", "quotients" in off, lambda *a, **k: None)
         checkers.MEMO_CHECKERS = {} if "memo" in off else memo_checkers
         gc.set_threshold(*((700, 10, 10) if "gc" in off else thresholds))
+        smt.Z3Checker.real_sections = "sections" not in off
+        toggle(smt, "cleared_derivation", "sections" in off, lambda *a, **k: False)
+        for name in ("rational_identity", "polynomial_variable", "radical_equal"):
+            toggle(symbolic, name, "sympy-exact" in off, lambda *a, **k: False)
 
     pipeline = Pipeline(Settings())
-    changes = ("witness", "quotients", "memo", "gc")
-    variants = {"all on": set(), **{f"without {c}": {c} for c in changes}, "without all four": set(changes)}
+    changes = ("witness", "quotients", "memo", "gc", "sections", "sympy-exact")
+    variants = {"all on": set(), **{f"without {c}": {c} for c in changes}, "without all": set(changes)}
     passes: dict[str, list[float]] = {name: [] for name in variants}
     try:
         for _ in range(repeat):  # round-robin: a drift in load or warm caches touches every variant alike
