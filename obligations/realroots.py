@@ -21,7 +21,7 @@ is itself a root is replaced by another rational in the interval; ``S`` has fini
 
 So the answer is the truth, not an approximation: ``True`` when a real solution exists, ``False``
 when none does; ``None`` only when a bound is reached (degree ``MAX_DEGREE`` of one polynomial,
-``MAX_PRODUCT_DEGREE`` of the product, ``MAX_BITS`` bits in any coefficient or point,
+``MAX_PRODUCT_DEGREE`` of ``S``, ``MAX_BITS`` bits in any coefficient or point,
 ``MAX_STEPS`` bisection steps), and then the caller decides some other way.
 """
 
@@ -37,7 +37,7 @@ Poly1 = list[Fraction]
 MAX_DEGREE = 16
 """Highest degree of one polynomial of a conjunction."""
 MAX_PRODUCT_DEGREE = 16
-"""Highest degree of the product of a conjunction's polynomials."""
+"""Highest degree of the square-free part of the product of a conjunction's polynomials."""
 MAX_BITS = 4096
 """Most bits in a numerator or denominator of any coefficient or point computed."""
 MAX_STEPS = 2000
@@ -238,6 +238,22 @@ def cells(polys: list[Poly1]) -> list[Cell] | None:
         return None
 
 
+def _square_free_product(distinct: list[Poly1]) -> Poly1:
+    """The square-free part of the product of the non-constant ``distinct``, primitive, built as
+    the least common multiple of their square-free parts: a polynomial over the rationals is
+    square-free with exactly the distinct complex roots of the product, so both constructions give
+    the same polynomial up to a nonzero constant (Sturm counts, isolating intervals and the roots'
+    rationality do not depend on it). Raises ``_TooHard`` once its degree passes
+    ``MAX_PRODUCT_DEGREE`` (a repeated factor, ``x^4`` beside ``x^4 (x^2 - 3)``, counts once)."""
+    s: Poly1 = [Fraction(1)]
+    for p in distinct:
+        q = _square_free(p)
+        s = _primitive(_divmod(_mul(s, q), _gcd(s, q))[0])
+        if len(s) - 1 > MAX_PRODUCT_DEGREE:
+            raise _TooHard
+    return s
+
+
 def _cells(polys: list[Poly1]) -> list[Cell]:
     if any(len(p) - 1 > MAX_DEGREE for p in polys):
         raise _TooHard
@@ -252,12 +268,7 @@ def _cells(polys: list[Poly1]) -> list[Cell]:
 
     if not distinct:
         return [Cell(signs_at(Fraction(0)), None, [])]
-    product: Poly1 = [Fraction(1)]
-    for p in distinct:
-        product = _mul(product, p)
-    if len(product) - 1 > MAX_PRODUCT_DEGREE:
-        raise _TooHard
-    s = _square_free(product)
+    s = _square_free_product(distinct)
     intervals = isolate(s, _Steps())
     if not intervals:
         return [Cell(signs_at(Fraction(0)), None, s)]
