@@ -284,7 +284,24 @@ def _cells(polys: list[Poly1]) -> list[Cell]:
 
 
 def rational_root(cell: Cell) -> bool | None:
-    """Whether the root of a root cell is a rational number; None past a bound.
+    """Whether the root of a root cell is a rational number; None past a bound (``rational_value``)."""
+    try:
+        return _rational_guess(cell) is not None
+    except (_TooHard, ZeroDivisionError):
+        return None
+
+
+def rational_value(cell: Cell) -> Fraction | None:
+    """The root of a root cell when it is a rational number; None when it is irrational or a bound
+    is reached."""
+    try:
+        return _rational_guess(cell)
+    except (_TooHard, ZeroDivisionError):
+        return None
+
+
+def _rational_guess(cell: Cell) -> Fraction | None:
+    """The root of a root cell if it is rational, None if it is not; raises past a bound.
 
     ``s`` is primitive with integer coefficients, so a rational root ``u/t`` in lowest terms has
     ``t`` dividing its leading coefficient ``L`` (Gauss): ``t <= |L|``. Two distinct fractions with
@@ -292,19 +309,16 @@ def rational_root(cell: Cell) -> bool | None:
     narrower than ``1/(2 L^2)``, the fraction nearest its midpoint with denominator at most ``|L|``
     is the root when the root is rational; it is checked exactly."""
     assert cell.root is not None
-    try:
-        a, b = cell.root
-        lead = abs(int(cell.s[-1]))
-        width = Fraction(1, 2 * lead * lead)
-        seq, steps = _sturm(cell.s), _Steps()
-        while b - a >= width:
-            steps.spend()
-            m = _split(cell.s, a, b)
-            if _roots_between(seq, a, m) == 1:
-                b = m
-            else:
-                a = m
-        guess = ((a + b) / 2).limit_denominator(lead)
-        return a < guess < b and _sign_at(_integral(cell.s), guess) == 0
-    except (_TooHard, ZeroDivisionError):
-        return None
+    a, b = cell.root
+    lead = abs(int(cell.s[-1]))
+    width = Fraction(1, 2 * lead * lead)
+    seq, steps = _sturm(cell.s), _Steps()
+    while b - a >= width:
+        steps.spend()
+        m = _split(cell.s, a, b)
+        if _roots_between(seq, a, m) == 1:
+            b = m
+        else:
+            a = m
+    guess = ((a + b) / 2).limit_denominator(lead)
+    return guess if a < guess < b and _sign_at(_integral(cell.s), guess) == 0 else None
