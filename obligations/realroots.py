@@ -21,7 +21,7 @@ is itself a root is replaced by another rational in the interval; ``S`` has fini
 
 So the answer is the truth, not an approximation: ``True`` when a real solution exists, ``False``
 when none does; ``None`` only when a bound is reached (degree ``MAX_DEGREE`` of one polynomial,
-``MAX_PRODUCT_DEGREE`` of the product, ``MAX_BITS`` bits in any coefficient or point,
+``MAX_PRODUCT_DEGREE`` of ``S``, ``MAX_BITS`` bits in any coefficient or point,
 ``MAX_STEPS`` bisection steps), and then the caller decides some other way.
 """
 
@@ -37,7 +37,7 @@ Poly1 = list[Fraction]
 MAX_DEGREE = 16
 """Highest degree of one polynomial of a conjunction."""
 MAX_PRODUCT_DEGREE = 16
-"""Highest degree of the product of a conjunction's polynomials."""
+"""Highest degree of the square-free part of the product of a conjunction's polynomials."""
 MAX_BITS = 4096
 """Most bits in a numerator or denominator of any coefficient or point computed."""
 MAX_STEPS = 2000
@@ -238,6 +238,22 @@ def cells(polys: list[Poly1]) -> list[Cell] | None:
         return None
 
 
+def _square_free_product(distinct: list[Poly1]) -> Poly1:
+    """The square-free part of the product of the non-constant ``distinct``, primitive, built as
+    the least common multiple of their square-free parts: a polynomial over the rationals is
+    square-free with exactly the distinct complex roots of the product, so both constructions give
+    the same polynomial up to a nonzero constant (Sturm counts, isolating intervals and the roots'
+    rationality do not depend on it). Raises ``_TooHard`` once its degree passes
+    ``MAX_PRODUCT_DEGREE`` (a repeated factor, ``x^4`` beside ``x^4 (x^2 - 3)``, counts once)."""
+    s: Poly1 = [Fraction(1)]
+    for p in distinct:
+        q = _square_free(p)
+        s = _primitive(_divmod(_mul(s, q), _gcd(s, q))[0])
+        if len(s) - 1 > MAX_PRODUCT_DEGREE:
+            raise _TooHard
+    return s
+
+
 def _cells(polys: list[Poly1]) -> list[Cell]:
     if any(len(p) - 1 > MAX_DEGREE for p in polys):
         raise _TooHard
@@ -252,12 +268,7 @@ def _cells(polys: list[Poly1]) -> list[Cell]:
 
     if not distinct:
         return [Cell(signs_at(Fraction(0)), None, [])]
-    product: Poly1 = [Fraction(1)]
-    for p in distinct:
-        product = _mul(product, p)
-    if len(product) - 1 > MAX_PRODUCT_DEGREE:
-        raise _TooHard
-    s = _square_free(product)
+    s = _square_free_product(distinct)
     intervals = isolate(s, _Steps())
     if not intervals:
         return [Cell(signs_at(Fraction(0)), None, s)]
@@ -273,7 +284,24 @@ def _cells(polys: list[Poly1]) -> list[Cell]:
 
 
 def rational_root(cell: Cell) -> bool | None:
-    """Whether the root of a root cell is a rational number; None past a bound.
+    """Whether the root of a root cell is a rational number; None past a bound (``rational_value``)."""
+    try:
+        return _rational_guess(cell) is not None
+    except (_TooHard, ZeroDivisionError):
+        return None
+
+
+def rational_value(cell: Cell) -> Fraction | None:
+    """The root of a root cell when it is a rational number; None when it is irrational or a bound
+    is reached."""
+    try:
+        return _rational_guess(cell)
+    except (_TooHard, ZeroDivisionError):
+        return None
+
+
+def _rational_guess(cell: Cell) -> Fraction | None:
+    """The root of a root cell if it is rational, None if it is not; raises past a bound.
 
     ``s`` is primitive with integer coefficients, so a rational root ``u/t`` in lowest terms has
     ``t`` dividing its leading coefficient ``L`` (Gauss): ``t <= |L|``. Two distinct fractions with
@@ -281,19 +309,16 @@ def rational_root(cell: Cell) -> bool | None:
     narrower than ``1/(2 L^2)``, the fraction nearest its midpoint with denominator at most ``|L|``
     is the root when the root is rational; it is checked exactly."""
     assert cell.root is not None
-    try:
-        a, b = cell.root
-        lead = abs(int(cell.s[-1]))
-        width = Fraction(1, 2 * lead * lead)
-        seq, steps = _sturm(cell.s), _Steps()
-        while b - a >= width:
-            steps.spend()
-            m = _split(cell.s, a, b)
-            if _roots_between(seq, a, m) == 1:
-                b = m
-            else:
-                a = m
-        guess = ((a + b) / 2).limit_denominator(lead)
-        return a < guess < b and _sign_at(_integral(cell.s), guess) == 0
-    except (_TooHard, ZeroDivisionError):
-        return None
+    a, b = cell.root
+    lead = abs(int(cell.s[-1]))
+    width = Fraction(1, 2 * lead * lead)
+    seq, steps = _sturm(cell.s), _Steps()
+    while b - a >= width:
+        steps.spend()
+        m = _split(cell.s, a, b)
+        if _roots_between(seq, a, m) == 1:
+            b = m
+        else:
+            a = m
+    guess = ((a + b) / 2).limit_denominator(lead)
+    return guess if a < guess < b and _sign_at(_integral(cell.s), guess) == 0 else None

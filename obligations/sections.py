@@ -25,9 +25,17 @@ conditions that hold exactly where the query holds, at every point where no divi
   algebraic number, not a rational one (it has no other), and "unsat" to the second: the checker
   has no rational counterexample to show and goes on as it does after those two answers
   (``smt._gap_refutation``).
+* ``"contradicted"`` (``univariate_decision``, with the point): no division anywhere, "premises ∧
+  claim" has no real solution, and "premises ∧ ¬claim" has exactly one: one cell, a root, which
+  is rational (``realroots.rational_value``; ``0.99B + 1.01B + B = 4500`` then ``3.01B = 4500``).
+  That point is the only model of z3's first query, so z3 answers "sat" with it (a rational
+  value, which its model shows as a rational numeral), and "unsat" to the second: the checker
+  confirms the point exactly and refutes the claim with it as the counterexample — the
+  refutation it makes after those two answers, byte for byte.
 * None otherwise (another node, ``abs``, two or more variables, an integer variable, a bound
-  reached, a claim that contradicts its premises at a rational point — a refutation shows the
-  solver's own model, so it is never decided here): the solver decides as before.
+  reached, a claim that contradicts its premises at several points or along an interval — a
+  refutation shows the solver's own model, so one is decided here only where z3 has no other
+  model to choose): the solver decides as before.
 
 Tried and left out (measured on ProcessBench): the same question along lines through fixed
 points, for two to six variables, decided a few more derivations but cost more than z3 did on
@@ -35,6 +43,8 @@ them.
 """
 
 from __future__ import annotations
+
+from fractions import Fraction
 
 from faithsieve.mathtext.ast import variables
 from faithsieve.obligations import lines, realroots
@@ -49,25 +59,38 @@ _OPS = realroots.OPS
 
 def univariate_derivation(premises: list[Rel], claim: Rel, integer_vars: tuple[str, ...] = (),
                           shown: tuple[bool, bool] = (False, False)) -> str | None:
-    """``"follows"``, ``"independent"``, ``"irrational"`` or None (undecided), as the module
-    docstring states.
+    """``"follows"``, ``"independent"``, ``"irrational"``, ``"contradicted"`` or None (undecided),
+    as the module docstring states.
     ``shown``: whether points of "premises ∧ ¬claim" and of "premises ∧ claim" are already known
     (``witness`` points, which may lie where a divisor vanishes): a query shown satisfiable
     either way is satisfiable."""
+    return univariate_decision(premises, claim, integer_vars, shown)[0]
+
+
+def univariate_decision(premises: list[Rel], claim: Rel, integer_vars: tuple[str, ...] = (),
+                        shown: tuple[bool, bool] = (False, False)) -> tuple[str | None, dict[str, Fraction] | None]:
+    """``univariate_derivation``'s answer, and for ``"contradicted"`` the one point where the
+    premises hold and the claim fails."""
     rels = [*premises, claim]
     if not premises or len(rels) > MAX_RELATIONS:
-        return None
+        return None, None
     names = set().union(*(variables(r.lhs) | variables(r.rhs) for r in rels))
     if len(names) != 1 or names & set(integer_vars) or not all(translates(r) for r in rels):
-        return None
+        return None, None
     (name,) = names
     found = lines.conditions(rels, name, {})
     if found is None:
-        return None
+        return None, None
     conds, divisors = found
     found_cells = realroots.cells([p for p, _ in conds] + divisors)
     if found_cells is None:
-        return None
+        return None, None
+    return _decide(premises, claim, name, conds, divisors, found_cells, shown)
+
+
+def _decide(premises: list[Rel], claim: Rel, name: str, conds: list[tuple[realroots.Poly1, str]],
+            divisors: list[realroots.Poly1], found_cells: list[realroots.Cell],
+            shown: tuple[bool, bool]) -> tuple[str | None, dict[str, Fraction] | None]:
     n = len(premises)
     ops = [op for _, op in conds]
 
@@ -82,13 +105,17 @@ def univariate_derivation(premises: list[Rel], claim: Rel, integer_vars: tuple[s
     holds = shown[1] or any(premises_hold(c.signs) and claim_holds(c.signs) for c in away)
     if shown[0] or failing:
         if holds:
-            return "independent"
+            return "independent", None
+        if not divisors and len(failing) == 1 and failing[0].root is not None:
+            point = realroots.rational_value(failing[0])  # the only point, a root: z3's only model
+            if point is not None:
+                return "contradicted", {name: point}
         irrational = not divisors and not shown[0] and \
             all(c.root is not None and realroots.rational_root(c) is False for c in failing)
-        return "irrational" if irrational else None
+        return ("irrational" if irrational else None), None
     at_roots = [c.signs for c in found_cells if not all(c.signs[len(conds):])]
     if not at_roots:
-        return "follows"  # no divisor has a real root
+        return "follows", None  # no divisor has a real root
     alone = lines.conditions(list(premises), name, {})
     exact = alone is not None and not alone[1]  # the premises divide by nothing: exact at the roots too
-    return "follows" if exact and not any(premises_hold(row) for row in at_roots) else None
+    return ("follows" if exact and not any(premises_hold(row) for row in at_roots) else None), None

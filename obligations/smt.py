@@ -20,7 +20,7 @@ from faithsieve.obligations.exact import fmt
 from faithsieve.obligations.fastpaths import (
     linear_derivation, outside_smt, quotient_derivation, smt_power,
 )
-from faithsieve.obligations.sections import univariate_derivation
+from faithsieve.obligations.sections import univariate_decision
 from faithsieve.obligations.symbolic import _degree_ok
 from faithsieve.obligations.witness import witness_points
 from faithsieve.obligations.models import (
@@ -120,6 +120,16 @@ def _constant_gap(p: Rel, c: Rel) -> str | None:
         if gap.is_number and gap.is_real and gap != 0:
             return str(gap)
     return None
+
+
+def _refutation(ob: DerivationObligation, point: dict[str, Fraction]) -> Refuted | None:
+    """The refutation shown with ``point``, confirmed exactly (every premise holds there and the
+    claim fails); None where it is not confirmed."""
+    if not all(_holds(p, point) for p in ob.premises) or _holds(ob.claim, point) is not False:
+        return None
+    cx = {k: fmt(v) for k, v in point.items()}
+    cx["premise"] = "; ".join(str(p) for p in ob.premises)
+    return Refuted("z3", cx, "contradicts the relation it is derived from (no value satisfies both)")
 
 
 def _gap_refutation(ob: DerivationObligation) -> Outcome | None:
@@ -249,13 +259,16 @@ class Z3Checker:
             # both SMT queries below have these exact points as models: both answer "sat"
             return Unknown(self.name, "does not follow from the previous relation alone")
         shown = (fails is not None, holds is not None)
-        exact = univariate_derivation(list(ob.premises), ob.claim, ob.integer_vars, shown) if self.real_sections else None
+        exact, point = univariate_decision(list(ob.premises), ob.claim, ob.integer_vars, shown) \
+            if self.real_sections else (None, None)
         if exact == "follows":  # "premises and not claim" has no real point: z3 answers unsat
             return Verified("z3", "follows from the previous relation")
         if exact == "independent":  # both queries have real points: z3 answers sat to both
             return Unknown(self.name, "does not follow from the previous relation alone")
         if exact == "irrational":  # z3: "sat" with no rational model to show, then "unsat"
             return _gap_refutation(ob) or Unknown(self.name, "does not follow from the previous relation alone")
+        if exact == "contradicted" and point is not None and (refuted := _refutation(ob, point)) is not None:
+            return refuted  # z3: "sat" with this point, its only model, then "unsat"
         syms = _Syms(z3.Context())
         prem = [_z3_rel(p, syms) for p in ob.premises]
         goal = _z3_rel(ob.claim, syms)
@@ -271,13 +284,11 @@ class Z3Checker:
         r2 = s2.check()
         if r2 == z3.unsat and witness is not None:
             # confirm exactly: the witness satisfies the premises and falsifies the claim
-            if all(_holds(p, witness) for p in ob.premises) and _holds(ob.claim, witness) is False:
+            if (refuted := _refutation(ob, witness)) is not None:
                 if ints and self._consistent_over_reals(ob, deadline):
                     return Unknown(self.name, "contradicts its premises only if the variables are integers "
                                               "(the domain is guessed from the problem's words)")
-                cx = {k: fmt(v) for k, v in witness.items()}
-                cx["premise"] = "; ".join(str(p) for p in ob.premises)
-                return Refuted("z3", cx, "contradicts the relation it is derived from (no value satisfies both)")
+                return refuted
         if r2 == z3.unsat and witness is None and (gap := _gap_refutation(ob)) is not None:
             return gap
         if r1 == z3.unknown or r2 == z3.unknown:

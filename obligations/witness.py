@@ -328,17 +328,34 @@ def _shifted(s: _Search, r: Rel, env: Env, v: str) -> Iterator[Env | None]:
         yield {**env, v: t + _STEP}
 
 
+def _factors(e: Expr, depth: int = 0) -> Iterator[Expr]:
+    """The factors of a product (through ``*`` and positive integer powers), which vanish where
+    the product does: a secant step solves a linear factor exactly where it would miss the
+    product's roots (``(5 + k)(4 + k)``)."""
+    if depth < MAX_DEPTH and isinstance(e, BinOp) and e.op == "*":
+        yield from _factors(e.left, depth + 1)
+        yield from _factors(e.right, depth + 1)
+    elif depth < MAX_DEPTH and isinstance(e, Pow) and isinstance(e.exponent, Num) and \
+            e.exponent.value.denominator == 1 and e.exponent.value > 0:
+        yield from _factors(e.base, depth + 1)
+    else:
+        yield e
+
+
 def _divisors(rels: list[Rel]) -> list[Expr]:
-    """The first ``MAX_DIVISORS`` distinct divisors with a variable in them (where one vanishes,
-    the solver may give the division any value)."""
+    """The first ``MAX_DIVISORS`` distinct factors with a variable in them of the divisors (where
+    one vanishes, the solver may give the division any value)."""
     out: list[Expr] = []
     for r in rels:
         for side in (r.lhs, r.rhs):
             for n in walk(side):
-                if isinstance(n, BinOp) and n.op == "/" and variables(n.right) and n.right not in out:
-                    out.append(n.right)
-                    if len(out) == MAX_DIVISORS:
-                        return out
+                if not (isinstance(n, BinOp) and n.op == "/"):
+                    continue
+                for f in _factors(n.right):
+                    if variables(f) and f not in out:
+                        out.append(f)
+                        if len(out) == MAX_DIVISORS:
+                            return out
     return out
 
 

@@ -98,6 +98,56 @@ def test_bound_on_product_degree() -> None:
     assert satisfiable([(p, ">") for p in quartics[:4]]) is True  # x^4 > 1, 2, 3, 5: degree 16
     assert satisfiable([(p, ">") for p in quartics]) is None  # degree 20
     assert satisfiable([(quartics[0], ">")] * 5) is True  # the same polynomial counts once
+    # a factor shared by several polynomials counts once: x^4 (x^4 - 1), x^4 (x^4 - 2), (x^4 - 3)^2,
+    # x^4 - 5 multiply to degree 28, their square-free part x (x^4 - 1)(x^4 - 2)(x^4 - 3)(x^4 - 5) is 17
+    x4 = [Fraction(0)] * 4 + [Fraction(1)]
+    shared = [_times(x4, quartics[0]), _times(x4, quartics[1]), _times(quartics[2], quartics[2]), quartics[3]]
+    assert satisfiable([(p, ">") for p in shared]) is None
+    assert satisfiable([(p, ">") for p in shared[:3]]) is True  # square-free part of degree 13
+
+
+def _times(a: list[Fraction], b: list[Fraction]) -> list[Fraction]:
+    return [sum((a[i] * b[d - i] for i in range(len(a)) if 0 <= d - i < len(b)), Fraction(0))
+            for d in range(len(a) + len(b) - 1)]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_shared_factors_agree_with_z3(seed: int) -> None:
+    # conjunctions whose product is past MAX_PRODUCT_DEGREE while its square-free part is within:
+    # polynomials built from a few common factors, some repeated
+    rng = random.Random(300 + seed)
+    decided = 0
+    for _ in range(80):
+        factors = [realroots.trim(_random_poly(rng)) for _ in range(3)]
+        factors = [f for f in factors if len(f) > 1 and len(f) <= 4] or [[Fraction(-1), Fraction(1)]]
+        conds = []
+        for _ in range(rng.randint(2, 4)):
+            p = [Fraction(rng.choice((1, -2, 3)))]
+            for _ in range(rng.randint(1, 4)):
+                p = _times(p, rng.choice(factors))
+            if len(p) - 1 <= realroots.MAX_DEGREE:
+                conds.append((p, rng.choice(OPS)))
+        mine = satisfiable(conds)
+        if mine is not None:
+            decided += 1
+            assert mine == _z3_answer(conds), conds
+    assert decided > 60
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_square_free_product_is_the_product_made_square_free(seed: int) -> None:
+    rng = random.Random(400 + seed)
+    for _ in range(100):
+        polys = [p for p in (realroots.trim(_random_poly(rng)) for _ in range(rng.randint(1, 3))) if len(p) > 1]
+        distinct = [p for i, p in enumerate(polys) if p not in polys[:i]]
+        if not distinct:
+            continue
+        product = [Fraction(1)]
+        for p in distinct:
+            product = _times(product, p)
+        whole = realroots._square_free(product)
+        mine = realroots._square_free_product(distinct)
+        assert mine in (whole, [-c for c in whole]), (distinct, mine, whole)
 
 
 def test_bound_on_steps(monkeypatch) -> None:

@@ -200,3 +200,56 @@ def test_a_contradiction_at_a_rational_point_is_left_to_the_solver() -> None:
     assert univariate_derivation([rel("6r^2 = 12r")], rel("3r = 12")) is None
     # irrational roots, but a division: the solver may read a division by zero there
     assert univariate_derivation([rel("x^2 - 3x = 1/x - 1/x")], rel("(x - 1)(x - 3) = 0")) is None
+
+
+def _one_point_premise(rng: random.Random, v: str) -> str:
+    """A premise that holds at exactly one real point (rational), written in several shapes, or
+    now and then at two points or along a half-line."""
+    r = Fraction(rng.randint(-9, 9), rng.choice((1, 1, 2, 3, 4, 10)))
+    a = rng.choice(("2", "0.99", "3/4", "-5", "1.01", "7"))
+    shape = rng.random()
+    if shape < 0.4:  # linear: a*x + b = c*x + d with a != c
+        return f"{a}*{v} + {rng.randint(-5, 5)} = {rng.choice(('1', '-1', '0.5'))}*{v} + {rng.randint(-5, 5)}"
+    if shape < 0.6:
+        return f"({v} - {r})^2 = 0"
+    if shape < 0.7:
+        return f"({v} - {r})^3 = 0"
+    if shape < 0.85:
+        return f"({v} - {r})*({v}^2 + {rng.randint(1, 4)}) = 0"
+    # decoys: two rational points, or a half-line, where z3 chooses the model
+    return f"({v} - {r})*({v} - {rng.randint(-9, 9)}) = 0" if rng.random() < 0.6 else f"{v} >= {r}"
+
+
+@pytest.mark.parametrize("seed,witness", [(20, False), (21, True), (22, False)])
+def test_a_contradiction_at_the_only_point_agrees_with_z3(seed: int, witness: bool) -> None:
+    # the premise holds at one point: z3 has that model only, and the refutation it shows is
+    # the one given here, byte for byte (counterexample, premise text, reason)
+    rng = random.Random(seed)
+    fast, slow = _checkers(witness)
+    contradicted = 0
+    for _ in range(140):
+        premise = _one_point_premise(rng, "x")
+        claim = _derived(rng, premise, "x") if rng.random() < 0.5 else f"x {rng.choice(OPS)} {rng.randint(-9, 9)}"
+        ob = DerivationObligation(**BASE, premises=(rel(premise),), claim=rel(claim))
+        contradicted += univariate_derivation([rel(premise)], rel(claim)) == "contradicted"
+        assert outcome(fast.check, ob) == outcome(slow.check, ob), (premise, claim)
+    assert contradicted >= 25
+
+
+def test_a_contradiction_at_the_only_point_needs_no_solver(monkeypatch) -> None:
+    import z3
+
+    ob = DerivationObligation(**BASE, premises=(rel("0.99 * B + 1.01 * B + B = 4500"),), claim=rel("3.01 * B = 4500"))
+    assert sections.univariate_decision(list(ob.premises), ob.claim) == ("contradicted", {"B": Fraction(1500)})
+    want = outcome(_checkers()[1].check, ob)
+    assert want["type"] == "Refuted"
+    made: list[int] = []
+    real = z3.Context
+    monkeypatch.setattr(z3, "Context", lambda *a, **k: made.append(1) or real(*a, **k))
+    assert outcome(Z3Checker().check, ob) == want and made == []
+    # two points (B = 0 and B = 1500) or an interval: z3 chooses the model, so it is left to z3
+    assert univariate_derivation([rel("3 * B^2 = 4500 * B")], rel("3.01 * B = 4500")) is None
+    assert univariate_derivation([rel("B > 1500")], rel("B < 0")) is None
+    # with a division, or an integer variable, it is left to z3 as well
+    assert univariate_derivation([rel("B / (B + 1) = 1/2")], rel("B = 2")) is None
+    assert univariate_derivation([rel("2 * B = 2")], rel("B = 2"), ("B",)) is None

@@ -44,6 +44,9 @@ DIVISION_BY_ZERO = [
     ("28b = 30c", "b/c = 15/14", ()), ("x/y = 3", "x = 3y", ()), ("x/y = 3", "x = 3y", ("x", "y")),
     ("1/x + 1/x = 2/x", "x = 1", ()), ("x/0 = 1", "x = 2", ()), ("x/(y - y) = 1", "x/(y - y) = 2", ()),
     ("(x + 1)/x - 1/2 >= 0", "(2(x + 1) - x)/(2x) >= 0", ()), ("1/(x - 1) - 1/(x - 7) > 1", "x > 1", ()),
+    # divisors that are products: their factors are solved one by one
+    ("10k/((5 + k)(4 + k)) = 10/21", "k - (5 + k)(4 + k)/21 = 0", ()), ("x/((x - 3)^2 * (x + 1)) = 1", "x > 5", ()),
+    ("y/(2(y - 1)(y + 2)) = 1/4", "y = 2", ("y",)), ("a/(b * (a - 2)) = 3", "a = 3b * (a - 2)", ()),
 ]
 
 
@@ -192,3 +195,18 @@ def test_bound_on_depth() -> None:
 def test_the_search_is_deterministic() -> None:
     runs: list[Any] = [separating_points([rel("x + y = 10")], rel("x - y = 2"), ()) for _ in range(3)]
     assert runs[0] == runs[1] == runs[2]
+
+
+def test_a_product_divisor_vanishes_where_a_factor_does() -> None:
+    # (5 + k)(4 + k) vanishes at k = -5 and k = -4, which no secant step on the product reaches:
+    # solved factor by factor, k = -5 gives -50/0 the value 10/21, and the claim fails there
+    premise, claim = rel("10k/((5 + k)(4 + k)) = 10/21"), rel("k - (5 + k)(4 + k)/21 = 0")
+    found = separating_points([premise], claim)
+    assert found is not None
+    fails, holds = found
+    assert fails.values["k"] in (-5, -4) and fails.div0
+    assert holds.values == {"k": 2} and not holds.div0
+    assert witness._divisors([premise]) == [rel("k = 5 + k").rhs, rel("k = 4 + k").rhs]
+    # factors count towards MAX_DIVISORS, powers give their base, constants are left out
+    assert witness._divisors([rel("1/(2 * (x - 1)^3 * (x + 1) * x * (x - 2) * (x - 3)) = 1")]) == \
+        [rel("k = x - 1").rhs, rel("k = x + 1").rhs, rel("k = x").rhs, rel("k = x - 2").rhs]
