@@ -117,16 +117,12 @@ def cue_absent(pattern: re.Pattern[str], text: str) -> bool:
 # and ``finditer`` goes on from where a match ends, so trying ``pattern.match`` at those positions only,
 # in order, gives the same matches (a match attempt at a position sees the whole string: ``\b`` and
 # lookbehinds read the characters before it). It spares the regex engine its attempt at every other
-# position. (tests/core/test_cue_words.py checks each entry against the pattern on generated text.)
+# position. Only the two cues run on a whole step are listed: on a sentence of at most 160 characters
+# the pattern's own scan costs less than finding the words' positions (measured on ProcessBench).
+# (tests/core/test_cue_words.py checks each entry against the pattern on generated text.)
 CUE_STARTS: dict[re.Pattern[str], tuple[str, ...]] = {
     _RENAMING: ("let", "define", "denote", "call", "where", "now"),
     _VERBAL_DEF: ("let",),
-    _NEGATION: ("no", "isn't", "aren't", "doesn't", "don't", "cannot", "can't", "false", "incorrect", "wrong", "mistake",
-                "contradict", "impossible", "absurd", "invalid", "fail", "instead", "would", "should", "error",
-                "whether", "\\neq", "?"),
-    _HYPOTHETICAL: ("check", "verif", "suppose", "assum", "test", "try", "plug", "if"),
-    _SUPPOSE: ("suppos", "assum", "try", "if", "presum", "let", "say"),
-    _CONDITION_CUE: ("if", "suppos", "assum", "when", "in case", "try", "test", "check"),
 }
 
 
