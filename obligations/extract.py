@@ -9,6 +9,7 @@ over unknowns are only refuted where the text says an identity is meant.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from fractions import Fraction
 
 from faithsieve.mathtext.ast import BinOp, Expr, Neg, Num, Pow, Var, literals, variables
@@ -79,33 +80,38 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str, notes: _FormulaNotes 
     approx = f.approx_context or r.op == "~"
     if ctx.reductio and not vs and _bare(r.lhs) and _bare(r.rhs):
         return None  # inside a supposition being refuted, "4 = 5" is the contradiction sought
-    readings, ambiguity = notation_readings(r, f, ctx.link) if notes.written(f) else ((), "")
-    guessed = notes.guessed(f, ctx.around)
-    if guessed:
-        readings, ambiguity = (), guessed  # no reading to try: a refutation would rest on the guess
-    base.update(readings=readings, ambiguity=ambiguity)
+    # the readings are asked only for an edge that gets an obligation (an edge that gets none
+    # needs neither answer; both depend only on the formula and the text around it)
+
+    def read() -> dict[str, object]:
+        readings, ambiguity = notation_readings(r, f, ctx.link) if notes.written(f) else ((), "")
+        guessed = notes.guessed(f, ctx.around)
+        if guessed:
+            readings, ambiguity = (), guessed  # no reading to try: a refutation would rest on the guess
+        return dict(base, readings=readings, ambiguity=ambiguity)
+
     if not vs:
         lits = {n.text for n in literals(r.lhs) + literals(r.rhs)}
-        return ArithmeticObligation(**base, claim=r, approx=approx, rounded=tuple(sorted(lits & ctx.rounded)),
+        return ArithmeticObligation(**read(), claim=r, approx=approx, rounded=tuple(sorted(lits & ctx.rounded)),
                                     ceiling=ctx.word_problem)
     if len(vs) > MAX_VARS or f.multiletter:
         return None
     if edge.type == TransitionType.DEFINITION:
         if ctx.system is not None and not ctx.hypothetical:
             eqs, values = ctx.system
-            return SolutionObligation(**base, equations=eqs, values=values, approx=approx)
-        return _solution(ctx, base, approx)
+            return SolutionObligation(**read(), equations=eqs, values=values, approx=approx)
+        return _solution(ctx, read, approx)
     if ctx.hypothetical:
         return None
     if vs <= set(ctx.env) and r.op == "=" and _substitution_meant(ctx, r, edge.step):
         env = {k: ctx.env[k] for k in sorted(vs)}  # sorted: set order varies between processes
         origins = {k: ctx.env_origin.get(k, "") for k in sorted(vs)}
-        return SubstitutionObligation(**base, claim=r, env=env, approx=approx, origins=origins)
+        return SubstitutionObligation(**read(), claim=r, env=env, approx=approx, origins=origins)
     if ctx.premises and edge.type == TransitionType.DERIVATION:
         prem = ctx.premises
         if (vs == set().union(*(_rel_vars(p) for p in prem)) and all(p != r for p in prem)
                 and all(p.op != "!=" and not _defines_var(p) for p in prem)):
-            return DerivationObligation(**base, premises=prem, claim=r, integer_vars=tuple(sorted(ctx.integer_vars & vs)),
+            return DerivationObligation(**read(), premises=prem, claim=r, integer_vars=tuple(sorted(ctx.integer_vars & vs)),
                                         # a candidate over other unknowns is not what this claim rewrites
                                         other_premises=tuple(p for p in ctx.other_premises if _rel_vars(p) == vs))
     if r.op == "=" and not ctx.parallel and not ctx.reductio:
@@ -115,7 +121,7 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str, notes: _FormulaNotes 
         after = after[: min((i for i in (after.find(". "), after.find("\n"), after.find(";")) if i >= 0), default=len(after))]
         asserted = ctx.rewrites or _quantified_over(sentence, vs) or _quantified_over(after, vs) or (
             bool(_EXPAND_CONTEXT.search(sentence)) and _expansion_shape(r))
-        return IdentityObligation(**base, claim=r, asserted_identity=asserted)
+        return IdentityObligation(**read(), claim=r, asserted_identity=asserted)
     return None
 
 
@@ -197,7 +203,8 @@ def _defines_var(r: Rel) -> bool:
     return r.op == "=" and (isinstance(r.lhs, Var) or isinstance(r.rhs, Var))
 
 
-def _solution(ctx: EdgeContext, base: dict[str, object], approx: bool) -> Obligation | None:
+def _solution(ctx: EdgeContext, read: Callable[[], dict[str, object]], approx: bool) -> Obligation | None:
+    """The solution obligation of a definition; ``read()`` gives the common fields with the readings."""
     r = ctx.rel
     assert r is not None and ctx.definition_of is not None
     if not ctx.premises:
@@ -214,7 +221,7 @@ def _solution(ctx: EdgeContext, base: dict[str, object], approx: bool) -> Obliga
     values: dict[str, Fraction] = {var: value}
     lit = value_expr.operand if isinstance(value_expr, Neg) else value_expr
     decimals = lit.decimals if isinstance(lit, Num) else 0
-    return SolutionObligation(**base, equations=(prem,), values=values, approx=approx or r.op == "~" or decimals > 0,
+    return SolutionObligation(**read(), equations=(prem,), values=values, approx=approx or r.op == "~" or decimals > 0,
                               decimals=decimals)
 
 

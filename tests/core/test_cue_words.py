@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from faithsieve.obligations.readings import READING_WORDS
-from faithsieve.statetree.cues import CUE_WORDS, cue_absent, cue_finditer, cue_search, words_absent
+from faithsieve.statetree.cues import CUE_STARTS, CUE_WORDS, cue_absent, cue_finditer, cue_search, words_absent
 
 TABLES = {**CUE_WORDS, **READING_WORDS}
 """Every prefiltered pattern and its words: the sentence cues and the readings' patterns."""
@@ -127,3 +127,45 @@ def test_non_ascii_text_always_runs_the_pattern() -> None:
     assert if_cue.search(text) is not None and "if" not in text.lower()
     assert not cue_absent(if_cue, text)
     assert cue_search(if_cue, text) is not None
+
+
+def _begins(low: str, pos: int, words: tuple[str, ...]) -> bool:
+    return any(low.startswith(w, pos) for w in words)
+
+
+@pytest.mark.parametrize("pattern", list(CUE_STARTS), ids=lambda p: p.pattern[:40])
+def test_every_match_begins_with_a_start_word(pattern: re.Pattern[str]) -> None:
+    """``CUE_STARTS``: every match the pattern finds on ASCII text (drawn or generated), lower-cased,
+    begins with one of its start words; and each start word is needed (with any one left out, some
+    match begins with none of the others), so a list cut short fails here."""
+    words = CUE_STARTS[pattern]
+    texts = _matches(pattern) + _texts(pattern, _SAMPLES, seed=len(pattern.pattern) + 1)
+    spans = [(t.lower(), m.start()) for t in texts if t.isascii() for m in pattern.finditer(t)]
+    assert len(spans) >= 100
+    for low, pos in spans:
+        assert _begins(low, pos, words), (low, pos)
+    for word in words:
+        rest = tuple(w for w in words if w != word)
+        assert any(not _begins(low, pos, rest) for low, pos in spans), word
+
+
+@pytest.mark.parametrize("pattern", list(CUE_STARTS), ids=lambda p: p.pattern[:40])
+def test_start_word_scan_gives_the_patterns_matches(pattern: re.Pattern[str]) -> None:
+    """Trying the pattern only where a start word begins gives exactly ``search`` and ``finditer``, on
+    seeded text dense with the words, their near misses glued to letters, and repeated matches."""
+    rng = random.Random(len(pattern.pattern))
+    texts = _matches(pattern, 100) + _texts(pattern, 1000, seed=len(pattern.pattern) + 2)
+    texts += [rng.choice("ab_1") + t + rng.choice(["", "x", " "]) + t for t in texts[:400]]
+    for t in texts:
+        found = pattern.search(t)
+        got = cue_search(pattern, t)
+        assert (got is None) == (found is None), t
+        assert found is None or got is not None and (got.span(), got.groups()) == (found.span(), found.groups())
+        assert [(m.span(), m.groups()) for m in cue_finditer(pattern, t)] == [(m.span(), m.groups()) for m in pattern.finditer(t)]
+
+
+def test_start_words_are_lower_case_ascii_and_listed_as_cue_words() -> None:
+    for pattern, words in CUE_STARTS.items():
+        assert pattern in CUE_WORDS
+        for w in words:
+            assert w.isascii() and w == w.lower(), w

@@ -91,3 +91,41 @@ def test_per_formula_readings_match_per_edge_readings() -> None:
         assert [ob.model_copy(update={"id": "o"}) for ob in obs] == alone
         compared += sum(bool(ob.ambiguity) for ob in obs)
     assert compared > 10  # the notes were asked about formulas with readings and guesses too
+
+
+def test_readings_asked_only_for_edges_that_get_an_obligation(monkeypatch) -> None:
+    """The extractor asks for a formula's readings only when one of its edges gets an obligation, and
+    each obligation carries what the readings module says of its formula, asked directly."""
+    import faithsieve.obligations.extract as extract
+    from faithsieve.obligations.readings import guessed_reading, notation_readings, notation_written
+
+    asked: list[int] = []
+    real = extract.guessed_reading
+
+    def counted(f, before, after):  # type: ignore[no-untyped-def]
+        asked.append(id(f))
+        return real(f, before, after)
+
+    monkeypatch.setattr(extract, "guessed_reading", counted)
+    skipped = checked = 0
+    for proof in _PROOFS:
+        tree = decompose(proof)
+        asked.clear()
+        obs = {ob.edge: ob for ob in extract_obligations(tree)}
+        with_obligation = {id(tree.contexts[e].formula) for e in obs}
+        assert set(asked) <= with_obligation
+        for e in tree.edges:
+            ctx = tree.contexts[e.id]
+            if e.id not in obs:
+                skipped += ctx.formula is not None and id(ctx.formula) not in with_obligation
+                continue
+            ob = obs[e.id]
+            if ctx.formula is None or ctx.rel is None:
+                continue
+            readings, ambiguity = notation_readings(ctx.rel, ctx.formula, ctx.link) if notation_written(ctx.formula) else ((), "")
+            guessed = guessed_reading(ctx.formula, *ctx.around)
+            if guessed:
+                readings, ambiguity = (), guessed
+            assert (ob.readings, ob.ambiguity) == (readings, ambiguity)
+            checked += 1
+    assert skipped > 20 and checked > 100  # formulas with no obligation were met, and many with one
