@@ -59,6 +59,14 @@ _INTEGER_WORDS = re.compile(r"(?i)\b(integers?|whole numbers?|natural numbers?|d
 
 _TRAIL_STRONG = re.compile(r"(?i)\b(not|no|false|contradiction|impossible|absurd|extraneous|invalid|reject\w*|discard\w*|"
                            r"undefined|isn't|aren't|doesn't|don't|cannot)\b")
+_TRAIL_WEAK = re.compile(r"\?|(?:,\s*)?(?:(?:but\s+(?:that|this|it)|which|that)\s*)?(?:(?:is|are|'s)\s*)?"
+                         r"(?:not|false|wrong|incorrect|impossible|a contradiction)")
+r"""A relation's next words deny it ("x = 5, which is false", "... ?", "but that is wrong"); matched
+at the start of the lower-cased text after the relation, its leading spaces stripped. Every run of
+spaces in it is followed by a word or a question mark, never by another optional run of spaces, so
+a match attempt is linear in the text. With the stripped spaces it is the language of the older
+form ``\s*(\?|,?\s*(B)?\s*(V)?\s*(N))``, whose adjacent optional runs made one attempt cubic on a
+long run of spaces (tests/core/test_cues_trailing.py compares the two)."""
 
 
 # Words one of which every match of a case-insensitive cue contains. ASCII text is case-folded
@@ -208,9 +216,7 @@ def _trailing_negation(text: str, end: int) -> bool:
     if cue_search(_TRAIL_STRONG, rest[: stop if stop >= 0 else len(rest)]):
         return True
     tail = text[end : end + 60].lower()
-    # run on these 60 characters only (its nested \s* runs are not linear on long text)
-    return bool(re.match(r"\s*(\?|,?\s*(but\s+(?:that|this|it)|which|that)?\s*(is|are|'s)?\s*(not|false|wrong|incorrect|impossible|a contradiction))", tail)) or \
-        "contradiction" in tail
+    return bool(_TRAIL_WEAK.match(tail.lstrip())) or "contradiction" in tail
 
 
 def _domain_stated(var: str, proof: Proof) -> bool:

@@ -1,0 +1,58 @@
+"""The weak trailing-negation cue (``cues._TRAIL_WEAK``) accepts exactly the tails its older,
+cubic form accepted, on the 60 lower-cased characters after a relation, and stays linear on long runs."""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+
+from faithsieve.statetree import cues
+
+OLDER = re.compile(r"\s*(\?|,?\s*(but\s+(?:that|this|it)|which|that)?\s*(is|are|'s)?\s*(not|false|wrong|incorrect|"
+                   r"impossible|a contradiction))")
+"""The form used before: adjacent optional runs of spaces, so one attempt is cubic on a long run."""
+
+PIECES = [" ", "  ", "\t", "\n", "\u00a0", "\u2003", ",", ", ", "?", "but", "but ", "that", "this", "it", "which", "is",
+          "are", "'s", "not", "false", "wrong", "incorrect", "impossible", "a contradiction", "a", "contradiction", "x",
+          "=", "5", "nothing", "isn't", "is not", ".", "b", "ut", "th", "no"]
+
+
+def _newer(tail: str) -> bool:
+    return bool(cues._TRAIL_WEAK.match(tail.lstrip()))
+
+
+def test_the_same_tails_as_the_older_form() -> None:
+    rng = random.Random(20261201)
+    seen = {True: 0, False: 0}
+    for _ in range(30_000):
+        tail = "".join(rng.choice(PIECES) for _ in range(rng.randint(0, 9)))[:60]
+        older = bool(OLDER.match(tail))
+        assert _newer(tail) == older, repr(tail)
+        seen[older] += 1
+    assert min(seen.values()) > 2_000  # both answers are drawn often
+
+
+def test_hand_cases() -> None:
+    yes = [" is not", ", which is false", "?", "  but that is wrong", ", that's not", "\t, but it is impossible",
+           " a contradiction", "not", ", is incorrect", " but this false"]
+    no = [" is true", ", so x = 3", " but then", "which gives 5", " isn't", ", no", ""]
+    assert all(_newer(t) and OLDER.match(t) for t in yes)
+    assert not any(_newer(t) or OLDER.match(t) for t in no)
+
+
+def test_the_cue_reads_the_text_after_the_relation() -> None:
+    text = "so 3 + 4 = 8, which is false. Then x = 2"
+    end = text.index("8") + 1
+    assert cues._trailing_negation(text, end)
+    assert not cues._trailing_negation(text, len(text))
+
+
+def test_no_hang_on_long_runs() -> None:
+    # a hang guard (the older form's one attempt on n spaces takes ~n^3 steps: minutes at n = 2,000);
+    # the pattern is also in tests/core/test_redos.py, which measures growth on hostile inputs
+    for run in (" " * 200_000 + "x", ", " * 100_000, "but " * 50_000, " is" * 60_000):
+        t = time.perf_counter()
+        _newer(run)
+        cues._trailing_negation("x = 1" + run, 5)
+        assert time.perf_counter() - t < 1.0
