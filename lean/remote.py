@@ -128,7 +128,8 @@ class KiminaBackend:
         if self._http is None or time.monotonic() - self._versions_failed_at < VERSION_RETRY_S:
             return unknown
         res = self.check("#eval Lean.versionString", timeout_s=min(20.0, self.settings.lean_timeout_s))
-        m = next((re.search(r'"?v?(\d+\.\d+[^"\s]*)"?', msg.text) for msg in res.messages if msg.severity == "info"),
+        # the digits may not follow a digit: a long run of digits is scanned once, not from each position
+        m = next((re.search(r'"?v?(?<!\d)(\d+\.\d+[^"\s]*)"?', msg.text) for msg in res.messages if msg.severity == "info"),
                  None)
         if res.status != "valid" or m is None:
             self._versions_failed_at = time.monotonic()
