@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Pow
+from faithsieve.mathtext.ast import Expr, nodes_within
 from faithsieve.mathtext.evaluate import Limits, to_sympy
 
 if TYPE_CHECKING:
@@ -34,25 +34,7 @@ MAX_NODES = 128
 
 def _small(e: Expr, limit: int) -> bool:
     """``e`` has at most ``limit`` nodes (stops counting past it)."""
-    stack: list[Any] = [e]
-    count = 0
-    while stack:
-        n = stack.pop()
-        count += 1
-        if count > limit:
-            return False
-        t = type(n)
-        if t is BinOp:
-            stack.append(n.left)
-            stack.append(n.right)
-        elif t is Neg:
-            stack.append(n.operand)
-        elif t is Pow:
-            stack.append(n.base)
-            stack.append(n.exponent)
-        elif t is Call:
-            stack.extend(n.args)
-    return True
+    return nodes_within((e,), limit)
 
 
 class ConversionCache:

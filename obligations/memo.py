@@ -35,7 +35,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from faithsieve.mathtext.ast import BinOp, Call, Neg, Pow
+from faithsieve.mathtext.ast import nodes_within
 from faithsieve.obligations.conversions import CONVERSIONS
 from faithsieve.obligations.models import Obligation, Outcome, Rel, Unknown
 
@@ -91,24 +91,7 @@ def _nodes_within(values: Any, limit: int) -> bool:
             stack += (v.lhs, v.rhs)
         elif isinstance(v, tuple):
             stack += [x for r in v if isinstance(r, Rel) for x in (r.lhs, r.rhs)]
-    count = 0
-    while stack:
-        n = stack.pop()
-        count += 1
-        if count > limit:
-            return False
-        t = type(n)
-        if t is BinOp:
-            stack.append(n.left)
-            stack.append(n.right)
-        elif t is Neg:
-            stack.append(n.operand)
-        elif t is Pow:
-            stack.append(n.base)
-            stack.append(n.exponent)
-        elif t is Call:
-            stack.extend(n.args)
-    return True
+    return nodes_within(stack, limit)
 
 
 def memo_key(checker: Any, ob: Obligation) -> Hashable | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Union
 
 
@@ -167,6 +167,18 @@ def nodes(e: Expr) -> list[Expr]:
         out.append(n)
         _push_children(n, stack)
     return out
+
+
+def nodes_within(exprs: Iterable[Expr], limit: int) -> bool:
+    """The trees in ``exprs`` have at most ``limit`` nodes in all (stops counting past it)."""
+    stack = list(exprs)
+    count = 0
+    while stack:
+        count += 1
+        if count > limit:
+            return False
+        _push_children(stack.pop(), stack)
+    return True
 
 
 def _push_children(n: Expr, stack: list[Expr]) -> None:

@@ -94,3 +94,13 @@ def test_subclass_nodes_are_walked_into() -> None:
     e = _Tagged("+", Var("x"), Num(Fraction(2), "2", 0))
     assert variables(e) == {"x"}
     assert [type(n) for n in nodes(e)] == [_Tagged, Num, Var]
+
+
+def test_nodes_within_counts_every_tree_and_stops_at_the_limit() -> None:
+    from faithsieve.mathtext.ast import nodes_within
+
+    rng = random.Random(7)
+    a, b = _random_expr(rng, 4), _random_expr(rng, 4)
+    n = len(nodes(a)) + len(nodes(b))
+    assert nodes_within([a, b], n) and not nodes_within([a, b], n - 1)
+    assert nodes_within([], 0) and not nodes_within([a], 0)
