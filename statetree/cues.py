@@ -98,6 +98,10 @@ CUE_WORDS: dict[re.Pattern[str], tuple[str, ...]] = {
     _INTEGER_WORDS: ("integer", "whole number", "natural number", "digit"),
     _TRAIL_STRONG: ("no", "false", "contradiction", "impossible", "absurd", "extraneous", "invalid", "reject", "discard",
                     "undefined", "n't"),
+    # "i ^ 2" and "i = \\sqrt{-1}" hold "i^"/"i ^" and "\\sqrt{-1}": most math text holds "^" but few hold these
+    _IMAGINARY: ("complex", "imaginary", "i^", "i ^", "\\mathrm{i}", "\\sqrt{-1}"),
+    _CUSTOM_OP: ("operation", "define", "\\star", "\\diamond", "\\oplus", "\\otimes", "\\odot", "\\circ", "\\bigstar",
+                 "\\clubsuit", "\\spadesuit", "\\heartsuit", "\\triangle", "\\nabla", "\\dagger", "\\boxplus"),
 }
 
 
