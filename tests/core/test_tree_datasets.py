@@ -1,8 +1,8 @@
 """The word prefilters build exactly the trees and obligations the bare patterns build, on real items.
 
 ``statetree.cues`` skips a cue's pattern on ASCII text that holds none of its words (``CUE_WORDS``) and
-tries some cues only where their start words begin (``CUE_STARTS``); ``obligations.readings`` does the
-same for its patterns (``READING_WORDS``). Here every visible source's items (read through the dataset
+tries some cues only where their start words begin (``CUE_STARTS``), each table looked up by the
+pattern's id; ``obligations.readings`` does the same for its patterns (``READING_WORDS``). Here every visible source's items (read through the dataset
 adapters, a seeded sample of each) are decomposed and their obligations extracted twice: as shipped,
 and with every prefilter off (each pattern run on every text, as before the prefilters existed). The
 trees (edges, contexts, graph records, the imaginary-unit and custom-operation flags) and the
@@ -63,7 +63,7 @@ def _record(proof: Proof) -> dict[str, object]:
 def _prefilters_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cues, "words_absent", lambda text, words: False)
     monkeypatch.setattr(readings, "words_absent", lambda text, words: False)
-    monkeypatch.setattr(cues, "CUE_STARTS", {})
+    monkeypatch.setattr(cues, "_STARTS_OF", {})
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.name)
