@@ -19,7 +19,7 @@ from fractions import Fraction
 from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var, nodes, variables, walk
 from faithsieve.mathtext.extract import Formula, extract_formulas
 from faithsieve.obligations.models import Obligation, Outcome, Refuted, Rel, Unknown, Verified
-from faithsieve.statetree.cues import words_absent
+from faithsieve.statetree.cues import by_identity, words_absent
 
 _TRIG = frozenset({"sin", "cos", "tan"})
 _TOWER = re.compile(r"\^\s*(?:\w{1,6}|\([^()]{1,20}\))\s*\^")
@@ -59,14 +59,17 @@ READING_WORDS: dict[re.Pattern[str], tuple[str, ...]] = {
 }
 
 
+_WORDS_OF = by_identity(READING_WORDS)  # looked up by id: see ``by_identity``
+
+
 def _search(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
     """``pattern.search(text)`` (a key of ``READING_WORDS``), skipped when its words show it cannot match."""
-    return None if words_absent(text, READING_WORDS[pattern]) else pattern.search(text)
+    return None if words_absent(text, _WORDS_OF[id(pattern)]) else pattern.search(text)
 
 
 def _match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
     """``pattern.match(text)``, skipped likewise (a match is a search hit)."""
-    return None if words_absent(text, READING_WORDS[pattern]) else pattern.match(text)
+    return None if words_absent(text, _WORDS_OF[id(pattern)]) else pattern.match(text)
 _TRIGGER = re.compile(r"log|sin|cos|tan|\^|\[|\\lbrack|!=|mod|°|circ|!!")
 # glued to what precedes it: a short plain name ("f(", "S"; not a command such as \left or \boxed), "}(" / ")(",
 # a power or index, a factorial, a closing brace ("\frac{1}{2}(4)"), or an operator ("36 \cdot (-1) = ...")

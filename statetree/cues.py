@@ -98,6 +98,10 @@ CUE_WORDS: dict[re.Pattern[str], tuple[str, ...]] = {
     _INTEGER_WORDS: ("integer", "whole number", "natural number", "digit"),
     _TRAIL_STRONG: ("no", "false", "contradiction", "impossible", "absurd", "extraneous", "invalid", "reject", "discard",
                     "undefined", "n't"),
+    # "i ^ 2" and "i = \\sqrt{-1}" hold "i^"/"i ^" and "\\sqrt{-1}": most math text holds "^" but few hold these
+    _IMAGINARY: ("complex", "imaginary", "i^", "i ^", "\\mathrm{i}", "\\sqrt{-1}"),
+    _CUSTOM_OP: ("operation", "define", "\\star", "\\diamond", "\\oplus", "\\otimes", "\\odot", "\\circ", "\\bigstar",
+                 "\\clubsuit", "\\spadesuit", "\\heartsuit", "\\triangle", "\\nabla", "\\dagger", "\\boxplus"),
 }
 
 
@@ -113,9 +117,22 @@ def words_absent(text: str, words: tuple[str, ...]) -> bool:
     return True
 
 
+def by_identity(table: dict[re.Pattern[str], tuple[str, ...]]) -> dict[int, tuple[str, ...]]:
+    """``table`` keyed by each pattern's ``id``. Hashing a compiled pattern hashes its whole compiled
+    code every time (Python keeps no hash for it: about half a microsecond for a cue), and the cue
+    tables are asked some 300,000 times in a ProcessBench pass; an ``id`` is an int, hashed at once.
+    The patterns are module constants that ``table`` keeps alive, so no other object has one of their
+    ids while it exists, and callers pass those constants themselves: ``by_identity(table)[id(p)]`` is
+    ``table[p]`` for each of them (a pattern it does not list raises ``KeyError`` either way)."""
+    return {id(p): words for p, words in table.items()}
+
+
+_WORDS_OF = by_identity(CUE_WORDS)
+
+
 def cue_absent(pattern: re.Pattern[str], text: str) -> bool:
     """``pattern`` (a key of ``CUE_WORDS``) cannot match ``text``."""
-    return words_absent(text, CUE_WORDS[pattern])
+    return words_absent(text, _WORDS_OF[id(pattern)])
 
 
 # Words one of which every match of a case-insensitive cue, lower-cased, BEGINS with (each of these
@@ -132,6 +149,7 @@ CUE_STARTS: dict[re.Pattern[str], tuple[str, ...]] = {
     _RENAMING: ("let", "define", "denote", "call", "where", "now"),
     _VERBAL_DEF: ("let",),
 }
+_STARTS_OF = by_identity(CUE_STARTS)
 
 
 def _starts(low: str, words: tuple[str, ...]) -> list[int]:
@@ -145,14 +163,14 @@ def _starts(low: str, words: tuple[str, ...]) -> list[int]:
     return sorted(found)
 
 
-def _scan(pattern: re.Pattern[str], text: str, first: bool) -> list[re.Match[str]] | None:
-    """``pattern``'s matches (only the first when ``first``) tried at its start words' positions; None
-    when the text is not ASCII (then the caller runs the pattern itself)."""
+def _scan(pattern: re.Pattern[str], starts: tuple[str, ...], text: str, first: bool) -> list[re.Match[str]] | None:
+    """``pattern``'s matches (only the first when ``first``) tried at the positions of ``starts``, its start
+    words; None when the text is not ASCII (then the caller runs the pattern itself)."""
     if not text.isascii():
         return None
     out: list[re.Match[str]] = []
     end = 0
-    for pos in _starts(text.lower(), CUE_STARTS[pattern]):
+    for pos in _starts(text.lower(), starts):
         if pos < end:
             continue
         m = pattern.match(text, pos)
@@ -166,20 +184,22 @@ def _scan(pattern: re.Pattern[str], text: str, first: bool) -> list[re.Match[str
 
 def cue_search(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
     """``pattern.search(text)``, skipped when the words show it cannot match."""
-    if pattern in CUE_STARTS:
-        found = _scan(pattern, text, True)
+    starts = _STARTS_OF.get(id(pattern))
+    if starts is not None:
+        found = _scan(pattern, starts, text, True)
         if found is not None:
             return found[0] if found else None
-    return None if cue_absent(pattern, text) else pattern.search(text)
+    return None if words_absent(text, _WORDS_OF[id(pattern)]) else pattern.search(text)
 
 
 def cue_finditer(pattern: re.Pattern[str], text: str) -> list[re.Match[str]]:
     """``list(pattern.finditer(text))``, skipped when the words show it cannot match."""
-    if pattern in CUE_STARTS:
-        found = _scan(pattern, text, False)
+    starts = _STARTS_OF.get(id(pattern))
+    if starts is not None:
+        found = _scan(pattern, starts, text, False)
         if found is not None:
             return found
-    return [] if cue_absent(pattern, text) else list(pattern.finditer(text))
+    return [] if words_absent(text, _WORDS_OF[id(pattern)]) else list(pattern.finditer(text))
 
 
 _OR_NEXT = re.compile(r"(?:\s|\$|\\\)|\\\]|\\\[|\\\(|\\q?quad|\\,|,){0,12}(?:or\b|\\lor\b|\\vee\b|\\text\{\s*or\b)")

@@ -90,8 +90,8 @@ class _Builder:
         self.word_problem = True
         # "i" is the imaginary unit when the problem or proof works with complex numbers
         # the problem defines its own operation ("a * b = a^2 + b"): '*' in the proof may be it
-        self.custom_ops = bool(_CUSTOM_OP.search(proof.problem))
-        self.imaginary = any(_IMAGINARY.search(t) for t in [proof.problem, *(st.text for st in proof.steps)])
+        self.custom_ops = bool(cue_search(_CUSTOM_OP, proof.problem))
+        self.imaginary = any(cue_search(_IMAGINARY, t) for t in [proof.problem, *(st.text for st in proof.steps)])
 
     # -- states ----------------------------------------------------------
     def new_state(self, scope: _Scope, goal: str = "") -> str:

@@ -16,8 +16,10 @@ import re
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+import faithsieve.obligations.readings as readings
+import faithsieve.statetree.cues as cues
 from faithsieve.obligations.readings import READING_WORDS
-from faithsieve.statetree.cues import CUE_STARTS, CUE_WORDS, cue_absent, cue_finditer, cue_search, words_absent
+from faithsieve.statetree.cues import CUE_STARTS, CUE_WORDS, by_identity, cue_absent, cue_finditer, cue_search, words_absent
 
 TABLES = {**CUE_WORDS, **READING_WORDS}
 """Every prefiltered pattern and its words: the sentence cues and the readings' patterns."""
@@ -169,3 +171,21 @@ def test_start_words_are_lower_case_ascii_and_listed_as_cue_words() -> None:
         assert pattern in CUE_WORDS
         for w in words:
             assert w.isascii() and w == w.lower(), w
+
+
+@pytest.mark.parametrize(("table", "by_id"), [(CUE_WORDS, cues._WORDS_OF), (CUE_STARTS, cues._STARTS_OF),
+                                             (READING_WORDS, readings._WORDS_OF)], ids=["cue", "start", "reading"])
+def test_tables_looked_up_by_identity_are_the_tables(table, by_id) -> None:  # type: ignore[no-untyped-def]
+    """The id-keyed copies the lookups use hold every pattern's words, and nothing else."""
+    assert len(by_id) == len(table)
+    for pattern, words in table.items():
+        assert by_id[id(pattern)] is words
+
+
+def test_lookup_by_identity_needs_the_listed_pattern_itself() -> None:
+    """A pattern missing from a table is not found by id either (never the words of another pattern)."""
+    other = re.compile(r"(?i)\bnot listed\b")
+    table = by_identity(CUE_WORDS)
+    assert id(other) not in table
+    with pytest.raises(KeyError):
+        cue_absent(other, "not listed")
