@@ -83,10 +83,10 @@ def _clear_memo() -> None:
 
 def _reading(proof) -> None:
     from faithsieve.mathtext.extract import extract_formulas
-    from faithsieve.statetree.decompose import _IMAGINARY
+    from faithsieve.statetree.decompose import imaginary_unit
 
     texts = [proof.problem, *(s.text for s in proof.steps)]
-    imaginary = any(_IMAGINARY.search(t) for t in texts)
+    imaginary = imaginary_unit(texts)  # as the decomposer decides it, so the floor is its reading
     for t in texts:
         extract_formulas(t, imaginary)
 

@@ -51,6 +51,12 @@ class _Scope:
     origin_step: dict[str, int] = field(default_factory=dict)
 
 
+def imaginary_unit(texts: list[str]) -> bool:
+    """Whether the proof works with complex numbers, so that ``i`` is read as the imaginary unit
+    (part of the reading: the flag is passed to every ``extract_formulas`` call)."""
+    return any(cue_search(_IMAGINARY, t) for t in texts)
+
+
 def _closed_value(e: Expr) -> Fraction | None:
     if variables(e):
         return None
@@ -91,7 +97,7 @@ class _Builder:
         # "i" is the imaginary unit when the problem or proof works with complex numbers
         # the problem defines its own operation ("a * b = a^2 + b"): '*' in the proof may be it
         self.custom_ops = bool(cue_search(_CUSTOM_OP, proof.problem))
-        self.imaginary = any(cue_search(_IMAGINARY, t) for t in [proof.problem, *(st.text for st in proof.steps)])
+        self.imaginary = imaginary_unit([proof.problem, *(st.text for st in proof.steps)])
 
     # -- states ----------------------------------------------------------
     def new_state(self, scope: _Scope, goal: str = "") -> str:
