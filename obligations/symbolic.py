@@ -21,6 +21,7 @@ from faithsieve.obligations.fastpaths import (
 from faithsieve.obligations.freevar import polynomial_variable
 from faithsieve.obligations.radicals import radical_equal
 from faithsieve.obligations.ratfunc import rational_identity
+from faithsieve.obligations.varying import varying_difference
 from faithsieve.obligations.models import (
     ArithmeticObligation, IdentityObligation, Obligation, Outcome, Refuted,
     Rel, SubstitutionObligation, Unknown, Verified,
@@ -161,8 +162,11 @@ class SympyChecker:
         if rational_identity(c.lhs, c.rhs, self.lim):  # rational functions, exactly: sympy's numerator is 0
             return Verified("sympy-poly", "identity")
         a, b = CONVERSIONS.convert(c.lhs, self.lim), CONVERSIONS.convert(c.rhs, self.lim)
-        if polynomial_variable(c.lhs, c.rhs, self.lim) and not _undefined(a, b):
-            return self._not_identity(ob)  # a variable free in the claim: the numerator is not a number
+        if (polynomial_variable(c.lhs, c.rhs, self.lim) or varying_difference(c.lhs, c.rhs, self.lim)) \
+                and not _undefined(a, b):
+            # a variable free in the claim, or a difference over a numeric denominator that takes two
+            # values: the numerator is not a number
+            return self._not_identity(ob)
         num, _den = sympy.fraction(sympy.together(a - b))
         num = sympy.expand(num)
         if num == 0:
