@@ -23,6 +23,7 @@ solver decides as before.
 from __future__ import annotations
 
 from fractions import Fraction
+from math import gcd
 
 from faithsieve.errors import FaithSieveError
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
@@ -95,63 +96,133 @@ def _const(p: Poly) -> Fraction | None:
     return p.get((), Fraction(0)) if all(not m for m in p) else None
 
 
-def expand(e: Expr, lim: Limits = DEFAULT_LIMITS, depth: int = 0, quotients: bool = False) -> Poly | None:
-    """The expanded polynomial of ``e`` (numbers, variables, ``+ - *``, ``p%``, division by a
-    variable-free divisor, powers with a small non-negative integer exponent), exactly; None for
-    any other node and past the term, size or depth bounds. A power of a number is evaluated as
-    the symbolic conversion evaluates it, so it meets the same limits.
+IntPoly = tuple[dict[tuple[tuple[str, int], ...], int], int]
+"""A polynomial as integer coefficients over one positive common denominator ``(coefficients, d)``,
+the coefficient of a monomial being ``c / d``; ``d`` shares no factor with every coefficient."""
 
-    With ``quotients``, a quotient by a divisor with a variable is one opaque quantity (an atom:
-    a name no variable has, made of the expanded dividend and divisor), instead of None."""
+
+def _reduced(p: dict[tuple[tuple[str, int], ...], int], den: int) -> IntPoly:
+    """``(p, den)`` with the common factor of the coefficients and the denominator divided out."""
+    if den != 1:
+        g = gcd(den, *p.values())
+        if g != 1:
+            return {m: c // g for m, c in p.items()}, den // g
+    return p, den
+
+
+def _within(p: IntPoly, max_bits: int) -> bool:
+    """Every coefficient, as a reduced fraction, has numerator and denominator within ``max_bits``
+    bits (the bound ``expand`` puts on each node). Dividing out a common factor only shortens
+    numbers, so the unreduced ones within the bound settle it; otherwise each is reduced."""
+    coefficients, den = p
+    if den.bit_length() <= max_bits and all(c.bit_length() <= max_bits for c in coefficients.values()):
+        return True
+    for c in coefficients.values():
+        g = gcd(c, den)
+        if (c // g).bit_length() > max_bits or (den // g).bit_length() > max_bits:
+            return False
+    return True
+
+
+def _isub(a: dict[tuple[tuple[str, int], ...], int], b: dict[tuple[tuple[str, int], ...], int]) -> dict:
+    d = dict(a)
+    for m, c in b.items():
+        d[m] = d.get(m, 0) - c
+    return {m: c for m, c in d.items() if c}
+
+
+def _icombine(a: IntPoly, b: IntPoly, sign: int) -> IntPoly:
+    """``a - b`` (``sign`` -1) or ``a + b`` (``sign`` 1), over the least common denominator."""
+    (pa, da), (pb, db) = a, b
+    if da != db:
+        lcm = da // gcd(da, db) * db
+        pa = {m: c * (lcm // da) for m, c in pa.items()}
+        pb = {m: c * (lcm // db) for m, c in pb.items()}
+        da = lcm
+    return _reduced(_isub(pa, pb) if sign < 0 else _isub(pa, {m: -c for m, c in pb.items()}), da)
+
+
+def _iconst(p: IntPoly) -> Fraction | None:
+    return Fraction(p[0].get((), 0), p[1]) if all(not m for m in p[0]) else None
+
+
+def _fractions(p: IntPoly) -> Poly:
+    return {m: Fraction(c, p[1]) for m, c in p[0].items()}
+
+
+def _number(v: Fraction) -> IntPoly:
+    return ({(): v.numerator} if v else {}), v.denominator
+
+
+def _iexpand(e: Expr, lim: Limits, depth: int, quotients: bool) -> IntPoly | None:
+    """``expand`` with integer coefficients over a common denominator: the same polynomial (the
+    same monomials, in the same order, with the same values), the same bounds checked at the same
+    nodes, without a ``Fraction`` operation per coefficient."""
     if depth > MAX_DEPTH:
         return None
-    out: Poly | None
+    out: IntPoly | None
     if isinstance(e, Num):
-        out = {(): e.value} if e.value else {}
+        out = _number(e.value)
     elif isinstance(e, Var):
-        return {((e.name, 1),): Fraction(1)}  # coefficient 1: within every bound
+        return {((e.name, 1),): 1}, 1  # coefficient 1: within every bound
     elif isinstance(e, Neg):
-        a = expand(e.operand, lim, depth + 1, quotients)
-        return None if a is None else {m: -c for m, c in a.items()}  # the operand's coefficient sizes
+        a = _iexpand(e.operand, lim, depth + 1, quotients)
+        return None if a is None else ({m: -c for m, c in a[0].items()}, a[1])  # the operand's sizes
     elif isinstance(e, Call) and e.fn == "percent" and len(e.args) == 1:
-        a = expand(e.args[0], lim, depth + 1, quotients)
-        out = None if a is None else {m: c / 100 for m, c in a.items()}
+        a = _iexpand(e.args[0], lim, depth + 1, quotients)
+        out = None if a is None else _reduced(a[0], a[1] * 100)
     elif isinstance(e, BinOp) and e.op in ("+", "-", "*", "/"):
-        a, b = expand(e.left, lim, depth + 1, quotients), expand(e.right, lim, depth + 1, quotients)
+        a, b = _iexpand(e.left, lim, depth + 1, quotients), _iexpand(e.right, lim, depth + 1, quotients)
         if a is None or b is None:
             return None
         if e.op == "*":
-            out = _pmul(a, b)
+            product = _pmul(a[0], b[0])
+            out = None if product is None else _reduced(product, a[1] * b[1])
         elif e.op == "/":
-            d = _const(b)
+            d = _iconst(b)
             if d is None and quotients:
-                out = {((_quotient_name(a, b), 1),): Fraction(1)}
+                out = {((_quotient_name(_fractions(a), _fractions(b)), 1),): 1}, 1
             elif not d:
                 return None  # a variable or a zero divisor
             else:
-                out = {m: c / d for m, c in a.items()}
+                k = d.denominator if d > 0 else -d.denominator
+                out = _reduced({m: c * k for m, c in a[0].items()}, a[1] * abs(d.numerator))
         else:
-            out = _sub(a, b) if e.op == "-" else _sub(a, {m: -c for m, c in b.items()})
+            out = _icombine(a, b, -1 if e.op == "-" else 1)
     elif isinstance(e, Pow) and _small_int(e.exponent) is not None:
-        base = expand(e.base, lim, depth + 1, quotients)
+        base = _iexpand(e.base, lim, depth + 1, quotients)
         if base is None:
             return None
-        if _const(base) is not None:
+        if _iconst(base) is not None:
             try:
                 v = evaluate(e, None, lim)
             except FaithSieveError:
                 return None
-            out = {(): v} if v else {}
+            out = _number(v)
         else:
-            out = {(): Fraction(1)}
-            for _ in range(_small_int(e.exponent) or 0):
-                out = _pmul(out, base) if out is not None else None
+            k = _small_int(e.exponent) or 0
+            power: dict | None = {(): 1}
+            for _ in range(k):
+                power = _pmul(power, base[0]) if power is not None else None
+            out = None if power is None else _reduced(power, base[1] ** k)
     else:
         return None
-    if out is None or any(c.numerator.bit_length() > lim.max_bits or c.denominator.bit_length() > lim.max_bits
-                          for c in out.values()):
+    if out is None or not _within(out, lim.max_bits):
         return None
     return out
+
+
+def expand(e: Expr, lim: Limits = DEFAULT_LIMITS, depth: int = 0, quotients: bool = False) -> Poly | None:
+    """The expanded polynomial of ``e`` (numbers, variables, ``+ - *``, ``p%``, division by a
+    variable-free divisor, powers with a small non-negative integer exponent), exactly; None for
+    any other node and past the term, size or depth bounds (every coefficient of every node's
+    expansion within ``lim.max_bits`` bits). A power of a number is evaluated as the symbolic
+    conversion evaluates it, so it meets the same limits.
+
+    With ``quotients``, a quotient by a divisor with a variable is one opaque quantity (an atom:
+    a name no variable has, made of the expanded dividend and divisor), instead of None."""
+    out = _iexpand(e, lim, depth, quotients)
+    return None if out is None else _fractions(out)
 
 
 QUOTIENT = "\0"
@@ -170,10 +241,10 @@ def polynomial_class(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -> str 
     classes in which sympy's numerator of ``together(lhs - rhs)``, expanded, is ``0`` or has free
     symbols (with numeric denominators only, that numerator is the difference times a number).
     None for a nonzero constant (its exact form is left to sympy), other expressions, or past a bound."""
-    a, b = expand(lhs, lim), expand(rhs, lim)
+    a, b = _iexpand(lhs, lim, 0, False), _iexpand(rhs, lim, 0, False)
     if a is None or b is None:
         return None
-    d = _sub(a, b)
+    d = _icombine(a, b, -1)[0]
     if not d:
         return "zero"
     return "nonconstant" if any(m for m in d) else None
