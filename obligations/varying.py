@@ -1,36 +1,39 @@
-""""Not an identity" without ``together``: a difference with numeric denominators that takes two
-different values.
+""""Not an identity" without ``together``: a variable outside every denominator whose change
+changes the difference.
 
 The sympy checker calls a claim "not an identity" when the numerator ``N`` that ``together`` +
 ``fraction`` + ``expand`` leave for ``lhs - rhs`` is not a number. ``varying_difference`` proves
-that for claims with roots, trigonometry, logarithms and absolute values that the exact readers
-(``fastpaths``, ``ratfunc``, ``freevar``) leave, when
+that for claims with roots, trigonometry, logarithms, absolute values and quotients that the exact
+readers (``fastpaths``, ``ratfunc``, ``freevar``) leave, when
 
-* *no denominator has a variable*: every divisor (the right operand of ``/``), every exponent,
-  every base of a negative power and every argument of ``exp`` is free of variables, no ``mod``,
-  no ``i``, and every function is one the conversion builds (``sqrt``, ``root``, ``sin``,
-  ``cos``, ``tan``, ``ln``, ``log``, ``exp``, ``abs``, ``deg``, ``percent``, and ``factorial``,
-  ``binom``, ``floor``, ``ceil`` of written numbers); and
-* at two exact rational points the difference ``d = lhs - rhs`` has real values, each enclosed
-  in an interval computed in floating point with every rounding directed outward, and the two
-  intervals are disjoint: ``d`` takes two different values.
+* the claim has no ``mod``, no ``i``, and only functions the conversion builds (``sqrt``,
+  ``root``, ``sin``, ``cos``, ``tan``, ``ln``, ``log``, ``exp``, ``abs``, ``deg``, ``percent``,
+  and ``factorial``, ``binom``, ``floor``, ``ceil`` of written numbers);
+* some variable ``s`` is *outside every denominator*: in no divisor (the right operand of
+  ``/``), no exponent, no base of a negative power and no argument of ``exp``; and
+* at two exact rational points that differ only in the values of such variables, the difference
+  ``d = lhs - rhs`` has real values, each enclosed in an interval computed in floating point
+  with every rounding directed outward, and the two intervals are disjoint.
 
 Why ``N`` is then not a number. The conversion builds, node for node, the expression read here
 (a degree inside a sine, cosine or tangent scales its whole argument by ``pi/180``, as in
 ``to_sympy``); sympy's automatic simplification, ``together``, ``fraction`` and ``expand`` keep
 values wherever every part is finite (for symbols without assumptions sympy rewrites only by
-identities that hold for all complex values, principal branches included). With no variable in a
-denominator, the only denominators ``fraction`` can split off are numbers (written divisors,
-bases of negative powers and their products: sympy forms a symbolic denominator only from a
-negative power or ``exp`` of a negative quantity, both excluded here), so ``D`` is a nonzero
-number and ``N = D·d`` at every point where the parts are finite. Both points are such points:
-each node's value is real and finite there (a root or a fractional power only of a non-negative
-value, a logarithm only of a positive one, a tangent only away from its poles, a divisor only
-away from 0), so the principal complex values sympy means coincide with the real ones computed.
-Hence ``N`` takes two different values: it is not constant, so neither ``N`` nor its expansion
-is a number (and not 0), which is sympy's "not an identity" (``_not_identity``); the caller
-returns it after converting both sides (so every conversion failure is sympy's as before) and
-checking that no part is already infinite or undefined.
+identities that hold for all complex values, principal branches included). ``together`` puts
+``d`` over a product ``D`` of its terms' denominators, and a denominator is made only of
+divisors, bases of negative powers and ``exp`` of a negative quantity (sympy splits a quotient
+out of a power, an absolute value or a product, never out of another function): so ``D`` holds
+no variable outside every denominator, and ``N = D·d`` wherever the parts are finite. At both
+points every node's value is real and finite (a root or a fractional power only of a
+non-negative value, a logarithm only of a positive one, a tangent only away from its poles, a
+divisor only away from 0), so the principal complex values sympy means are the real ones
+computed, and ``D`` has one and the same value at both, which is not 0 (its factors are divisors
+and powers of them, finite and nonzero there). Hence ``N`` takes two different values: it is
+not constant, so neither ``N`` nor its expansion is a number (nor 0), which is sympy's "not an
+identity" (``_not_identity``). The caller returns it only after converting both sides (so every
+conversion failure is sympy's as before) and checking that no part is already infinite or
+undefined. With no variable in any denominator, ``D`` is a number and the points may differ in
+every variable.
 
 The intervals are sound: a rational is rounded to the nearest float and widened by one unit in
 the last place; ``+ - * /`` and ``sqrt`` are correctly rounded in IEEE arithmetic, so one step
@@ -256,31 +259,34 @@ class _Evaluator:
         return _padded(math.log(x[0]), math.log(x[1]))
 
 
-def numeric_denominators(e: Expr, lim: Limits = DEFAULT_LIMITS) -> bool:
-    """No variable in a divisor, an exponent, the base of a negative power or the argument of
-    ``exp``; no ``mod``, no ``i``; only functions the conversion builds."""
+def denominator_variables(e: Expr, lim: Limits = DEFAULT_LIMITS) -> frozenset[str] | None:
+    """The variables in a divisor, an exponent, the base of a negative power or the argument of
+    ``exp``; None where ``e`` has a ``mod``, an ``i``, or a function the conversion does not build."""
+    out: set[str] = set()
     for n in walk(e):
         if isinstance(n, BinOp):
-            if n.op not in ("+", "-", "*", "/") or (n.op == "/" and variables(n.right)):
-                return False
+            if n.op not in ("+", "-", "*", "/"):
+                return None
+            if n.op == "/":
+                out |= variables(n.right)
         elif isinstance(n, Pow):
-            if variables(n.exponent):
-                return False
+            out |= variables(n.exponent)
             if variables(n.base):
                 try:
-                    if evaluate(n.exponent, None, lim) < 0:
-                        return False
+                    negative = evaluate(n.exponent, None, lim) < 0
                 except FaithSieveError:
-                    return False
+                    negative = True
+                if negative:
+                    out |= variables(n.base)
         elif isinstance(n, Const):
             if n.name not in ("pi", "e"):
-                return False
+                return None
         elif isinstance(n, Call):
             if n.fn not in _FUNCTIONS and n.fn not in _WRITTEN:
-                return False
-            if n.fn == "exp" and variables(n):
-                return False
-    return True
+                return None
+            if n.fn == "exp":
+                out |= variables(n)
+    return frozenset(out)
 
 
 def interval(e: Expr, env: dict[str, Fraction], lim: Limits = DEFAULT_LIMITS) -> Interval | None:
@@ -293,22 +299,28 @@ def interval(e: Expr, env: dict[str, Fraction], lim: Limits = DEFAULT_LIMITS) ->
 
 
 def varying_difference(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -> bool:
-    """``lhs - rhs`` has only numeric denominators and takes two different values at exact
-    rational points (see the module docstring): sympy's numerator of ``together(lhs - rhs)`` is
-    then not a number."""
+    """Some variable of ``lhs - rhs`` is in no denominator, and changing it alone changes the
+    value of ``lhs - rhs`` between two exact rational points (see the module docstring): sympy's
+    numerator of ``together(lhs - rhs)`` is then not a number."""
     names = sorted(variables(lhs) | variables(rhs))
     if not names or len(names) > MAX_VARIABLES:
         return False
-    if not (numeric_denominators(lhs, lim) and numeric_denominators(rhs, lim)):
+    left, right = denominator_variables(lhs, lim), denominator_variables(rhs, lim)
+    if left is None or right is None:
+        return False
+    free = [n for n in names if n not in left and n not in right]
+    if not free:
         return False
     d = BinOp("-", lhs, rhs)
-    seen: list[Interval] = []
-    for k in OFFSETS:
-        env = {n: Fraction(2 * i + 3, 2 * i + 7) + k * (i + 1) for i, n in enumerate(names)}
-        v = interval(d, env, lim)
-        if v is None:
-            continue
-        if any(v[1] < s[0] or s[1] < v[0] for s in seen):
-            return True
-        seen.append(v)
+    for held in ((0, 3) if len(free) < len(names) else (0,)):  # the values of the other variables
+        seen: list[Interval] = []
+        for k in OFFSETS:
+            env = {n: Fraction(2 * i + 3, 2 * i + 7) + (k if n in free else held) * (i + 1)
+                   for i, n in enumerate(names)}
+            v = interval(d, env, lim)
+            if v is None:
+                continue
+            if any(v[1] < s[0] or s[1] < v[0] for s in seen):
+                return True
+            seen.append(v)
     return False

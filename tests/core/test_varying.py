@@ -14,7 +14,7 @@ import pytest
 from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var
 from faithsieve.obligations import varying
 from faithsieve.obligations.models import IdentityObligation, Rel
-from faithsieve.obligations.varying import interval, numeric_denominators, varying_difference
+from faithsieve.obligations.varying import denominator_variables, interval, varying_difference
 from tests.core.symsupport import BASE, num, rel, sympy_alone, view
 
 
@@ -33,6 +33,9 @@ CASES = [
     r"\sqrt{x^4 - x^2 - 11} = 3", r"\tan(x) = 5", r"y = \tan(90°) x", r"x^{1/3} = 2", r"\sqrt[3]{x} = -2",
     r"e^{2} x = \pi y", r"\ln(x^2) = 2\ln(x)", r"\cos(x) = \cos(x + 360k)", r"0 \cdot \tan(90°) + \sqrt{x} = 1",
     r"\sqrt{x - x - 1} + x = 1", r"\frac{x}{\sqrt{2} - \sqrt{2}} = \sqrt{x}", r"5! \cdot \sqrt{x} = 3",
+    r"\tan(\theta) = |\frac{m_1 - m_2}{1 + m_1 m_2}|", r"h = \frac{V}{\pi r^2}", r"\frac{x + y}{y} = 1 + \frac{x}{y}",
+    r"\frac{\sqrt{x}}{y} = 2", r"|\frac{x}{y}| = \frac{|x|}{|y|}", r"\sqrt{\frac{x}{y}} = \frac{\sqrt{x}}{\sqrt{y}}",
+    r"\frac{x}{x} = 1", r"\frac{\sin(x)}{y} + \frac{1}{y - y} = 0",
 ]
 
 
@@ -190,8 +193,20 @@ def test_the_padding_covers_a_rounded_fractional_exponent() -> None:
     assert 2.0**-50 < worst <= varying.REL_PAD
 
 
-def test_numeric_denominators_reads_the_syntax() -> None:
-    assert numeric_denominators(rel(r"\frac{\sqrt{x}}{\sqrt{2}} + \frac{3}{4} \sin(x) = 1").lhs)
-    for text in (r"\frac{1}{x}", r"x^{-2}", r"2^{x}", r"e^{x - 1}", r"\frac{3}{\sin(x)}", r"x \bmod 3"):
-        assert not numeric_denominators(rel(f"y = {text}").rhs), text
-    assert not numeric_denominators(BinOp("*", Const("i"), Var("x")))  # the imaginary unit
+def test_denominator_variables_reads_the_syntax() -> None:
+    def dv(text: str) -> frozenset[str] | None:
+        return denominator_variables(rel(f"y = {text}").rhs)
+
+    assert dv(r"\frac{\sqrt{x}}{\sqrt{2}} + \frac{3}{4} \sin(x)") == frozenset()
+    assert dv(r"\frac{a}{b + c} + x^{-2} + d^{1/2} + 2^{t} + \exp(u - 1) + \frac{3}{\sin(v)}") == {"b", "c", "x", "t", "u", "v"}
+    assert dv(r"x \bmod 3") is None
+    assert denominator_variables(BinOp("*", Const("i"), Var("x"))) is None  # the imaginary unit
+
+
+def test_a_variable_outside_the_denominators_is_varied_alone() -> None:
+    for text in (r"\tan(\theta) = |\frac{m_1 - m_2}{1 + m_1 m_2}|", r"h = \frac{V}{\pi r^2}", r"\frac{\sqrt{x}}{y} = 2"):
+        r = rel(text)
+        assert varying_difference(r.lhs, r.rhs), text
+    for text in (r"\frac{x}{x} = 1", r"\frac{x + y}{y} = 1 + \frac{x}{y}", r"\frac{1}{y} = 2"):
+        r = rel(text)  # no variable outside a denominator, or the difference is constant in it
+        assert not varying_difference(r.lhs, r.rhs), text
