@@ -323,4 +323,6 @@ def varying_difference(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -> bo
             if any(v[1] < s[0] or s[1] < v[0] for s in seen):
                 return True
             seen.append(v)
+        if len(seen) > 1:
+            return False  # defined at several points, the same value at each: most likely constant
     return False
