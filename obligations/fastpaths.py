@@ -380,13 +380,13 @@ def _sub(a: Poly, b: Poly) -> Poly:
 
 def _normal(r: Rel, quotients: bool = False) -> tuple[Poly, str] | None:
     """``r`` as ``f R 0`` with R one of ``= > >=`` (sides moved left, ``<`` and ``<=`` flipped)."""
-    a, b = expand(r.lhs, quotients=quotients), expand(r.rhs, quotients=quotients)
+    a, b = _iexpand(r.lhs, DEFAULT_LIMITS, 0, quotients), _iexpand(r.rhs, DEFAULT_LIMITS, 0, quotients)
     if a is None or b is None:
         return None
-    if r.op in ("=", ">", ">="):
-        return _sub(a, b), r.op
+    if r.op in ("=", ">", ">="):  # the difference over one denominator: Fractions made once, at the end
+        return _fractions(_icombine(a, b, -1)), r.op
     if r.op in ("<", "<="):
-        return _sub(b, a), {"<": ">", "<=": ">="}[r.op]
+        return _fractions(_icombine(b, a, -1)), {"<": ">", "<=": ">="}[r.op]
     return None
 
 

@@ -11,6 +11,7 @@ from faithsieve.errors import FaithSieveError
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 from faithsieve.obligations import fastpaths
+from faithsieve.obligations.models import Rel
 from faithsieve.obligations.fastpaths import (
     MAX_DEPTH, Poly, _const, _pmul, _quotient_name, _small_int, _sub, _within, expand, polynomial_class,
 )
@@ -143,3 +144,23 @@ def test_the_expansion_keeps_one_denominator_small() -> None:
     coefficients, den = fastpaths._iexpand(e, DEFAULT_LIMITS, 0, False)  # type: ignore[misc]
     h = sum(Fraction(1, k) for k in range(1, 30))
     assert coefficients == {(("x", 1),): h.numerator} and den == h.denominator
+
+
+def test_normal_forms_match_the_former_subtraction() -> None:
+    """``_normal`` (the derivation fast paths' ``f R 0``) gives the former ``_sub`` of the two
+    former expansions: the same monomials in the same order, the same coefficients."""
+    rng = random.Random(17)
+    ops = ("=", ">", ">=", "<", "<=", "!=")
+    compared = 0
+    for i in range(2000):
+        r = Rel(gen(rng, 3, i % 4 == 0), rng.choice(ops), gen(rng, 3, i % 4 == 0))
+        for quotients in (False, True):
+            new = fastpaths._normal(r, quotients)
+            a, b = former_expand(r.lhs, quotients=quotients), former_expand(r.rhs, quotients=quotients)
+            if a is None or b is None or r.op == "!=":
+                assert new is None
+                continue
+            old = (_sub(a, b), r.op) if r.op in ("=", ">", ">=") else (_sub(b, a), {"<": ">", "<=": ">="}[r.op])
+            assert new is not None and list(new[0].items()) == list(old[0].items()) and new[1] == old[1], str(r)
+            compared += 1
+    assert compared > 1500
