@@ -96,12 +96,18 @@ def _finite(lo: float, hi: float) -> Interval:
     return lo, hi
 
 
+_EXACT_INTS = 2**53
+"""Integers up to this size are floats exactly."""
+
+
 def _exact(v: Fraction) -> Interval:
     try:
         f = float(v)  # the nearest float (integer division is correctly rounded)
     except OverflowError:
         raise _Off from None
-    return _finite(f, f) if v == f else _finite(_down(f), _up(f))
+    if v.denominator == 1 and -_EXACT_INTS <= v.numerator <= _EXACT_INTS:
+        return f, f
+    return _finite(_down(f), _up(f))  # one unit either way holds the value, exact or rounded
 
 
 def _padded(lo: float, hi: float) -> Interval:
