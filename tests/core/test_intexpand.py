@@ -1,4 +1,4 @@
-"""``expand`` over integer coefficients with a common denominator gives what the former
+"""``polynomials.expand`` over integer coefficients with a common denominator gives what the former
 ``Fraction``-per-coefficient expansion gave: the same polynomial (monomials in the same order, the
 same coefficients) or None at the same bounds; ``polynomial_class`` the same class."""
 
@@ -7,67 +7,18 @@ from __future__ import annotations
 import random
 from fractions import Fraction
 
-from faithsieve.errors import FaithSieveError
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
-from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
-from faithsieve.obligations import fastpaths
+from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits
+from faithsieve.obligations import fastpaths, polynomials
+from faithsieve.obligations.fastpaths import polynomial_class
 from faithsieve.obligations.models import Rel
-from faithsieve.obligations.fastpaths import (
-    MAX_DEPTH, Poly, _const, _pmul, _quotient_name, _small_int, _sub, _within, expand, polynomial_class,
-)
+from faithsieve.obligations.polynomials import Poly, _expand_fractions, _sub, _within, _Wide, expand
 
 
 def former_expand(e: Expr, lim: Limits = DEFAULT_LIMITS, depth: int = 0, quotients: bool = False) -> Poly | None:
-    """The expansion as it was written before (c48ad5f): one ``Fraction`` per coefficient."""
-    if depth > MAX_DEPTH:
-        return None
-    out: Poly | None
-    if isinstance(e, Num):
-        out = {(): e.value} if e.value else {}
-    elif isinstance(e, Var):
-        return {((e.name, 1),): Fraction(1)}
-    elif isinstance(e, Neg):
-        a = former_expand(e.operand, lim, depth + 1, quotients)
-        return None if a is None else {m: -c for m, c in a.items()}
-    elif isinstance(e, Call) and e.fn == "percent" and len(e.args) == 1:
-        a = former_expand(e.args[0], lim, depth + 1, quotients)
-        out = None if a is None else {m: c / 100 for m, c in a.items()}
-    elif isinstance(e, BinOp) and e.op in ("+", "-", "*", "/"):
-        a, b = former_expand(e.left, lim, depth + 1, quotients), former_expand(e.right, lim, depth + 1, quotients)
-        if a is None or b is None:
-            return None
-        if e.op == "*":
-            out = _pmul(a, b)
-        elif e.op == "/":
-            d = _const(b)
-            if d is None and quotients:
-                out = {((_quotient_name(a, b), 1),): Fraction(1)}
-            elif not d:
-                return None
-            else:
-                out = {m: c / d for m, c in a.items()}
-        else:
-            out = _sub(a, b) if e.op == "-" else _sub(a, {m: -c for m, c in b.items()})
-    elif isinstance(e, Pow) and _small_int(e.exponent) is not None:
-        base = former_expand(e.base, lim, depth + 1, quotients)
-        if base is None:
-            return None
-        if _const(base) is not None:
-            try:
-                v = evaluate(e, None, lim)
-            except FaithSieveError:
-                return None
-            out = {(): v} if v else {}
-        else:
-            out = {(): Fraction(1)}
-            for _ in range(_small_int(e.exponent) or 0):
-                out = _pmul(out, base) if out is not None else None
-    else:
-        return None
-    if out is None or any(c.numerator.bit_length() > lim.max_bits or c.denominator.bit_length() > lim.max_bits
-                          for c in out.values()):
-        return None
-    return out
+    """The expansion as it was written before (c48ad5f), one ``Fraction`` per coefficient: kept as
+    the fallback for a common denominator past the bound."""
+    return _expand_fractions(e, lim, depth, quotients)
 
 
 def former_class(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -> str | None:
@@ -106,28 +57,36 @@ def gen(rng: random.Random, depth: int, big: bool) -> Expr:
 def test_generated_expansions_match_the_former_expansion() -> None:
     rng = random.Random(16)
     small = Limits(max_bits=48)  # the coefficient bound bites often
-    kept = bounded = 0
+    tiny = Limits(max_bits=9)  # and common denominators outgrow it (the fallback to Fractions)
+    kept = bounded = wide = 0
     for i in range(3000):
         big = i % 3 == 0
         e = gen(rng, rng.choice((3, 4, 5)), big)
-        for lim in (DEFAULT_LIMITS, small):
+        for lim in (DEFAULT_LIMITS, small, tiny):
             for quotients in (False, True):
                 new, old = expand(e, lim, quotients=quotients), former_expand(e, lim, quotients=quotients)
                 assert (None if new is None else list(new.items())) == (None if old is None else list(old.items())), e
                 kept += new is not None
                 bounded += lim is small and new is None and expand(e, DEFAULT_LIMITS, quotients=quotients) is not None
+                try:
+                    polynomials._iexpand(e, lim, 0, quotients)
+                except _Wide:
+                    wide += 1
         lhs, rhs = gen(rng, 3, big), gen(rng, 3, big)
-        for lim in (DEFAULT_LIMITS, small):
+        for lim in (DEFAULT_LIMITS, small, tiny):
             assert polynomial_class(lhs, rhs, lim) == former_class(lhs, rhs, lim)
             assert polynomial_class(lhs, lhs, lim) == former_class(lhs, lhs, lim)
-    assert kept > 3000 and bounded > 300  # both outcomes reached, the bit bound among the causes
+    assert kept > 3000 and bounded > 300 and wide > 20  # both outcomes reached, the bit bound among the causes,
+    # and the fallback for a common denominator past the bound
 
 
 def test_the_bit_bound_is_on_reduced_coefficients() -> None:
-    """``_within`` reads the reduced fractions: a large common factor does not count, and a bound
-    one bit tighter rejects what fits exactly."""
-    assert _within(({(): 2**60 * 3}, 2**60), 2)  # 3/1
-    assert not _within(({(): 2**60 * 3}, 2**60), 1)
+    """``_within`` reads the reduced fractions (of a polynomial over a common denominator sharing no
+    factor with every coefficient): a factor one coefficient shares with the denominator does not
+    count, and a bound one bit tighter rejects what fits exactly."""
+    p = ({(("x", 1),): 2**60 * 3, (("y", 1),): 1}, 2**60)  # 3·x + y / 2^60
+    assert _within(p, 61)  # 62 bits unreduced; 3/1 and 1/2^60 fit in 61
+    assert not _within(p, 60)
     assert not _within(({(): 5}, 2**61), 61)  # 5 / 2^61: a 62-bit denominator
     assert _within(({(): 5}, 2**61), 62)
     x = Var("x")
@@ -141,7 +100,7 @@ def test_the_expansion_keeps_one_denominator_small() -> None:
     e: Expr = _n(0)
     for k in range(1, 30):
         e = BinOp("+", e, BinOp("/", Var("x"), _n(k)))
-    coefficients, den = fastpaths._iexpand(e, DEFAULT_LIMITS, 0, False)  # type: ignore[misc]
+    coefficients, den = polynomials._iexpand(e, DEFAULT_LIMITS, 0, False)  # type: ignore[misc]
     h = sum(Fraction(1, k) for k in range(1, 30))
     assert coefficients == {(("x", 1),): h.numerator} and den == h.denominator
 
@@ -164,3 +123,22 @@ def test_normal_forms_match_the_former_subtraction() -> None:
             assert new is not None and list(new[0].items()) == list(old[0].items()) and new[1] == old[1], str(r)
             compared += 1
     assert compared > 1500
+
+
+def test_a_common_denominator_past_the_bound_falls_back_to_fractions() -> None:
+    """Two coefficients within 41 bits whose common denominator needs 81: the integer expansion
+    stops (its integers would outgrow the bound) and the ``Fraction`` one answers, as before."""
+    p, q = 2**40 + 15, 2**40 + 13  # coprime
+    e = BinOp("+", BinOp("/", Var("x"), _n(p)), BinOp("/", Var("y"), _n(q)))
+    lim = Limits(max_bits=48)
+    try:
+        polynomials._iexpand(e, lim, 0, False)
+    except _Wide:
+        pass
+    else:
+        raise AssertionError("the common denominator p·q has 81 bits: past the 48-bit bound")
+    assert expand(e, lim) == {(("x", 1),): Fraction(1, p), (("y", 1),): Fraction(1, q)}
+    assert polynomial_class(e, e, lim) == "zero"
+    assert polynomial_class(e, Var("x"), lim) == "nonconstant"
+    assert fastpaths._normal(Rel(e, "<", Var("x"))) is not None
+    assert polynomials._iexpand(e, Limits(max_bits=81), 0, False) is not None  # the bound is what stops it
