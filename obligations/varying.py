@@ -300,7 +300,7 @@ def interval(e: Expr, env: dict[str, Fraction], lim: Limits = DEFAULT_LIMITS) ->
     its value is not shown real and finite."""
     try:
         return _Evaluator(env, lim).value(e)
-    except (_Off, KeyError, ZeroDivisionError, OverflowError):
+    except (_Off, KeyError, ZeroDivisionError, OverflowError, ValueError):  # a math domain error: undecided
         return None
 
 
