@@ -8,8 +8,8 @@ from fractions import Fraction
 
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var, walk
 from faithsieve.mathtext.evaluate import evaluate
-from faithsieve.obligations.models import Rel
 from faithsieve.obligations import symbolic
+from faithsieve.obligations.models import Rel
 from faithsieve.obligations.symbolic import MAX_SYMPY_NODES, _too_large
 
 
