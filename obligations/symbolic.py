@@ -172,8 +172,8 @@ class SympyChecker:
         a, b = CONVERSIONS.convert(c.lhs, self.lim), CONVERSIONS.convert(c.rhs, self.lim)
         if (polynomial_variable(c.lhs, c.rhs, self.lim) or varying_difference(c.lhs, c.rhs, self.lim)) \
                 and not _undefined(a, b):
-            # a variable free in the claim, or a difference over a numeric denominator that takes two
-            # values: the numerator is not a number
+            # a variable free in the claim, or one outside every denominator whose change changes the
+            # difference: the numerator is not a number
             return self._not_identity(ob)
         num, _den = sympy.fraction(sympy.together(a - b))
         num = sympy.expand(num)
