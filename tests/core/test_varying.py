@@ -10,8 +10,11 @@ from typing import Any
 
 import mpmath
 import pytest
+import sympy
 
+from faithsieve.errors import FaithSieveError
 from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var
+from faithsieve.mathtext.evaluate import to_sympy
 from faithsieve.obligations import varying
 from faithsieve.obligations.models import IdentityObligation, Rel
 from faithsieve.obligations.varying import denominator_variables, interval, varying_difference
@@ -210,3 +213,25 @@ def test_a_variable_outside_the_denominators_is_varied_alone() -> None:
     for text in (r"\frac{x}{x} = 1", r"\frac{x + y}{y} = 1 + \frac{x}{y}", r"\frac{1}{y} = 2"):
         r = rel(text)  # no variable outside a denominator, or the difference is constant in it
         assert not varying_difference(r.lhs, r.rhs), text
+
+
+def test_sympy_forms_no_denominator_of_a_variable_outside_every_denominator() -> None:
+    """The lemma the shortcut rests on, checked on sympy itself: the denominator ``fraction`` takes
+    from ``together(lhs - rhs)`` holds no variable that is outside every denominator as written."""
+    rng = random.Random(1000)
+    checked = 0
+    for _ in range(600):
+        lhs = Var(rng.choice(VARS)) if rng.random() < 0.3 else gen(rng, 3)
+        rhs = gen(rng, 3)
+        left, right = denominator_variables(lhs), denominator_variables(rhs)
+        if left is None or right is None:
+            continue
+        free = (varying.variables(lhs) | varying.variables(rhs)) - left - right
+        try:
+            a, b = to_sympy(lhs), to_sympy(rhs)
+        except FaithSieveError:
+            continue
+        _numerator, denominator = sympy.fraction(sympy.together(a - b))
+        assert not {str(s) for s in denominator.free_symbols} & free, (str(lhs), str(rhs), denominator)
+        checked += bool(free)
+    assert checked > 250
