@@ -199,8 +199,9 @@ def ablate(proofs, repeat: int) -> dict[str, dict[str, float]]:
     (the outcome memo), ``gc`` (the raised collector thresholds). Fourth round: ``sections``
     (one-variable derivations decided exactly, and premises divided through), ``sympy-exact``
     (rational-function identities, closed values with square roots, "not an identity" from a
-    variable entering polynomially). The fourth round's other changes (fewer repeated walks and
-    regex searches in the tree builder) have no switch: they do the same work once."""
+    variable entering polynomially; fifth round: from a difference that takes two values). The
+    fourth round's other changes (fewer repeated walks and regex searches in the tree builder)
+    have no switch: they do the same work once."""
     import gc
 
     from faithsieve.config import Settings
@@ -210,7 +211,7 @@ def ablate(proofs, repeat: int) -> dict[str, dict[str, float]]:
     memo_checkers, thresholds = checkers.MEMO_CHECKERS, gc.get_threshold()
     originals = {(m, n): getattr(m, n) for m, n in ((smt, "quotient_derivation"), (smt, "cleared_derivation"),
                                                      (symbolic, "rational_identity"), (symbolic, "polynomial_variable"),
-                                                     (symbolic, "radical_equal"))}
+                                                     (symbolic, "radical_equal"), (symbolic, "varying_difference"))}
 
     def toggle(module, name: str, off: bool, undecided) -> None:
         setattr(module, name, undecided if off else originals[(module, name)])
@@ -222,7 +223,7 @@ def ablate(proofs, repeat: int) -> dict[str, dict[str, float]]:
         gc.set_threshold(*((700, 10, 10) if "gc" in off else thresholds))
         smt.Z3Checker.real_sections = "sections" not in off
         toggle(smt, "cleared_derivation", "sections" in off, lambda *a, **k: False)
-        for name in ("rational_identity", "polynomial_variable", "radical_equal"):
+        for name in ("rational_identity", "polynomial_variable", "radical_equal", "varying_difference"):
             toggle(symbolic, name, "sympy-exact" in off, lambda *a, **k: False)
 
     pipeline = Pipeline(Settings())

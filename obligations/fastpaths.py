@@ -1,7 +1,7 @@
 """Cheap decisions taken before building solver state, each only where it provably gives the
 outcome the solver would give.
 
-* ``expand`` / ``polynomial_class``: for an identity claim whose sides are polynomials with
+* ``polynomial_class`` (over ``polynomials.expand``): for an identity claim whose sides are polynomials with
   rational coefficients, the exact expansion of the difference is zero exactly when sympy's
   numerator of ``together`` + ``fraction`` + ``expand`` is zero, and has a variable exactly when
   that numerator is not a number (the denominators are numbers): "identity" or "not an
@@ -28,141 +28,11 @@ from faithsieve.errors import FaithSieveError
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 from faithsieve.obligations.models import Rel
-
-MAX_DEPTH = 32
-"""Deepest expression a fast path reads (deeper ones go to the solver, whatever it makes of them)."""
-MAX_POWER = 24
-"""Largest exponent a polynomial fast path accepts (the symbolic checker's degree cap)."""
-
-
-def _small_int(e: Expr) -> int | None:
-    if isinstance(e, Num) and e.value.denominator == 1 and 0 <= e.value.numerator <= MAX_POWER:
-        return e.value.numerator
-    return None
-
-
-Poly = dict[tuple[tuple[str, int], ...], Fraction]
-"""A polynomial: coefficient per monomial (sorted ``(variable, exponent)`` pairs; ``()`` the constant)."""
-
-MAX_TERMS = 4000
-"""Most monomials an expansion may hold (the symbolic checker's bound)."""
-
-
-MAX_PRODUCTS = 8 * MAX_TERMS
-"""Most monomial products one multiplication may form (bounds the work before the term cap)."""
-
-
-def _mono_mul(ma: tuple[tuple[str, int], ...], mb: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:
-    """The product of two monomials (each sorted by variable, no variable twice), sorted the same
-    way: a merge of the two."""
-    if not ma:
-        return mb
-    if not mb:
-        return ma
-    out = []
-    i = j = 0
-    while i < len(ma) and j < len(mb):
-        (va, ka), (vb, kb) = ma[i], mb[j]
-        if va == vb:
-            out.append((va, ka + kb))
-            i += 1
-            j += 1
-        elif va < vb:
-            out.append(ma[i])
-            i += 1
-        else:
-            out.append(mb[j])
-            j += 1
-    out.extend(ma[i:])
-    out.extend(mb[j:])
-    return tuple(out)
-
-
-def _pmul(a: Poly, b: Poly) -> Poly | None:
-    if len(a) * len(b) > MAX_PRODUCTS:
-        return None
-    out: Poly = {}
-    for ma, ca in a.items():
-        for mb, cb in b.items():
-            key = _mono_mul(ma, mb)
-            c = out.get(key)
-            out[key] = ca * cb if c is None else c + ca * cb
-    out = {m: c for m, c in out.items() if c}
-    return out if len(out) <= MAX_TERMS else None
-
-
-def _const(p: Poly) -> Fraction | None:
-    return p.get((), Fraction(0)) if all(not m for m in p) else None
-
-
-def expand(e: Expr, lim: Limits = DEFAULT_LIMITS, depth: int = 0, quotients: bool = False) -> Poly | None:
-    """The expanded polynomial of ``e`` (numbers, variables, ``+ - *``, ``p%``, division by a
-    variable-free divisor, powers with a small non-negative integer exponent), exactly; None for
-    any other node and past the term, size or depth bounds. A power of a number is evaluated as
-    the symbolic conversion evaluates it, so it meets the same limits.
-
-    With ``quotients``, a quotient by a divisor with a variable is one opaque quantity (an atom:
-    a name no variable has, made of the expanded dividend and divisor), instead of None."""
-    if depth > MAX_DEPTH:
-        return None
-    out: Poly | None
-    if isinstance(e, Num):
-        out = {(): e.value} if e.value else {}
-    elif isinstance(e, Var):
-        return {((e.name, 1),): Fraction(1)}  # coefficient 1: within every bound
-    elif isinstance(e, Neg):
-        a = expand(e.operand, lim, depth + 1, quotients)
-        return None if a is None else {m: -c for m, c in a.items()}  # the operand's coefficient sizes
-    elif isinstance(e, Call) and e.fn == "percent" and len(e.args) == 1:
-        a = expand(e.args[0], lim, depth + 1, quotients)
-        out = None if a is None else {m: c / 100 for m, c in a.items()}
-    elif isinstance(e, BinOp) and e.op in ("+", "-", "*", "/"):
-        a, b = expand(e.left, lim, depth + 1, quotients), expand(e.right, lim, depth + 1, quotients)
-        if a is None or b is None:
-            return None
-        if e.op == "*":
-            out = _pmul(a, b)
-        elif e.op == "/":
-            d = _const(b)
-            if d is None and quotients:
-                out = {((_quotient_name(a, b), 1),): Fraction(1)}
-            elif not d:
-                return None  # a variable or a zero divisor
-            else:
-                out = {m: c / d for m, c in a.items()}
-        else:
-            out = _sub(a, b) if e.op == "-" else _sub(a, {m: -c for m, c in b.items()})
-    elif isinstance(e, Pow) and _small_int(e.exponent) is not None:
-        base = expand(e.base, lim, depth + 1, quotients)
-        if base is None:
-            return None
-        if _const(base) is not None:
-            try:
-                v = evaluate(e, None, lim)
-            except FaithSieveError:
-                return None
-            out = {(): v} if v else {}
-        else:
-            out = {(): Fraction(1)}
-            for _ in range(_small_int(e.exponent) or 0):
-                out = _pmul(out, base) if out is not None else None
-    else:
-        return None
-    if out is None or any(c.numerator.bit_length() > lim.max_bits or c.denominator.bit_length() > lim.max_bits
-                          for c in out.values()):
-        return None
-    return out
-
-
-QUOTIENT = "\0"
-"""First character of a quotient atom's name (no variable name has it)."""
-
-
-def _quotient_name(a: Poly, b: Poly) -> str:
-    def canon(p: Poly) -> str:
-        return " ".join(f"{'*'.join(f'{v}^{k}' for v, k in m)}:{c}" for m, c in sorted(p.items()))
-
-    return f"{QUOTIENT}({canon(a)})/({canon(b)})"
+from faithsieve.obligations.polynomials import (  # the expansion, and its names other modules read here
+    MAX_DEPTH as MAX_DEPTH, MAX_POWER as MAX_POWER, MAX_PRODUCTS as MAX_PRODUCTS, MAX_TERMS as MAX_TERMS,
+    QUOTIENT as QUOTIENT, Poly as Poly, _const as _const, _difference, _fractions, _mono_mul as _mono_mul,
+    _pmul as _pmul, _small_int, _sub as _sub, expand as expand,
+)
 
 
 def polynomial_class(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -> str | None:
@@ -170,10 +40,10 @@ def polynomial_class(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -> str 
     classes in which sympy's numerator of ``together(lhs - rhs)``, expanded, is ``0`` or has free
     symbols (with numeric denominators only, that numerator is the difference times a number).
     None for a nonzero constant (its exact form is left to sympy), other expressions, or past a bound."""
-    a, b = expand(lhs, lim), expand(rhs, lim)
-    if a is None or b is None:
+    difference = _difference(lhs, rhs, lim, False)
+    if difference is None:
         return None
-    d = _sub(a, b)
+    d = difference[0]
     if not d:
         return "zero"
     return "nonconstant" if any(m for m in d) else None
@@ -300,22 +170,14 @@ def _names(e: Expr) -> set[str]:
     return set(variables(e))
 
 
-def _sub(a: Poly, b: Poly) -> Poly:
-    d = dict(a)
-    for m, c in b.items():
-        d[m] = d.get(m, Fraction(0)) - c
-    return {m: c for m, c in d.items() if c}
-
-
 def _normal(r: Rel, quotients: bool = False) -> tuple[Poly, str] | None:
     """``r`` as ``f R 0`` with R one of ``= > >=`` (sides moved left, ``<`` and ``<=`` flipped)."""
-    a, b = expand(r.lhs, quotients=quotients), expand(r.rhs, quotients=quotients)
-    if a is None or b is None:
-        return None
-    if r.op in ("=", ">", ">="):
-        return _sub(a, b), r.op
+    if r.op in ("=", ">", ">="):  # the difference over one denominator: Fractions made once, at the end
+        d = _difference(r.lhs, r.rhs, DEFAULT_LIMITS, quotients)
+        return None if d is None else (_fractions(d), r.op)
     if r.op in ("<", "<="):
-        return _sub(b, a), {"<": ">", "<=": ">="}[r.op]
+        d = _difference(r.rhs, r.lhs, DEFAULT_LIMITS, quotients)
+        return None if d is None else (_fractions(d), {"<": ">", "<=": ">="}[r.op])
     return None
 
 

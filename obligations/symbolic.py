@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from faithsieve.errors import FaithSieveError
 from faithsieve.lazy import lazy_module
 from faithsieve.mathtext.ast import (
-    BinOp, Expr, Neg, Num, Pow, Var, literals, substitute, variables, walk,
+    BinOp, Expr, Neg, Num, Pow, Var, literals, nodes_within, substitute, variables, walk,
 )
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 from faithsieve.obligations.conversions import CONVERSIONS
@@ -21,6 +21,7 @@ from faithsieve.obligations.fastpaths import (
 from faithsieve.obligations.freevar import polynomial_variable
 from faithsieve.obligations.radicals import radical_equal
 from faithsieve.obligations.ratfunc import rational_identity
+from faithsieve.obligations.varying import varying_difference
 from faithsieve.obligations.models import (
     ArithmeticObligation, IdentityObligation, Obligation, Outcome, Refuted,
     Rel, SubstitutionObligation, Unknown, Verified,
@@ -36,8 +37,16 @@ MAX_SYMPY_NODES = 400
 MAX_DEGREE = 24
 
 
-def _size(e: Expr) -> int:
-    return sum(1 for _ in walk(e))
+def _too_large(c: Rel) -> bool:
+    """``c`` has more than ``MAX_SYMPY_NODES`` nodes (counting stops past it), or an expansion
+    past ``MAX_TERMS`` terms or a variable power past ``MAX_DEGREE``."""
+    return not nodes_within((c.lhs, c.rhs), MAX_SYMPY_NODES) or not (_degree_ok(c.lhs) and _degree_ok(c.rhs))
+
+
+def _exponent(e: Expr) -> Fraction:
+    """``evaluate(e)``: a written number is its value (what ``evaluate`` returns for it, after the
+    one step it charges, which no step limit refuses)."""
+    return e.value if type(e) is Num else evaluate(e)
 
 
 MAX_TERMS = 4000
@@ -52,7 +61,7 @@ def _term_bound(e: Expr) -> int:
         return _term_bound(e.operand)
     if isinstance(e, Pow):
         try:
-            k = evaluate(e.exponent)
+            k = _exponent(e.exponent)
         except FaithSieveError:
             return 10**9 if variables(e.exponent) else 1
         if k.denominator != 1 or k.numerator < 0:
@@ -68,7 +77,7 @@ def _degree_ok(e: Expr) -> bool:
     for x in walk(e):
         if isinstance(x, Pow) and variables(x.base):
             try:
-                k = evaluate(x.exponent)
+                k = _exponent(x.exponent)
             except FaithSieveError:
                 return False
             if abs(k) > MAX_DEGREE:
@@ -112,7 +121,7 @@ class SympyChecker:
         return None
 
     def _closed(self, c: Rel, env: dict[str, Fraction], approx: bool) -> Outcome:
-        if _size(c.lhs) + _size(c.rhs) > MAX_SYMPY_NODES or not (_degree_ok(c.lhs) and _degree_ok(c.rhs)):
+        if _too_large(c):
             return Unknown(self.name, "formula too large for symbolic checking")
         vals = {Var(k): Num(v, str(v), 0) for k, v in env.items()}
         lhs = substitute(c.lhs, {k: n for k, n in ((v.name, n) for v, n in vals.items())})
@@ -148,7 +157,7 @@ class SympyChecker:
 
     def _identity(self, ob: IdentityObligation) -> Outcome:
         c = ob.claim
-        if _size(c.lhs) + _size(c.rhs) > MAX_SYMPY_NODES or not (_degree_ok(c.lhs) and _degree_ok(c.rhs)):
+        if _too_large(c):
             return Unknown(self.name, "expression too large for symbolic checking")
         # polynomial sides: an exact expansion puts the difference in the class together + fraction +
         # expand would (numerator zero, or not a number) without building sympy expressions
@@ -161,8 +170,11 @@ class SympyChecker:
         if rational_identity(c.lhs, c.rhs, self.lim):  # rational functions, exactly: sympy's numerator is 0
             return Verified("sympy-poly", "identity")
         a, b = CONVERSIONS.convert(c.lhs, self.lim), CONVERSIONS.convert(c.rhs, self.lim)
-        if polynomial_variable(c.lhs, c.rhs, self.lim) and not _undefined(a, b):
-            return self._not_identity(ob)  # a variable free in the claim: the numerator is not a number
+        if (polynomial_variable(c.lhs, c.rhs, self.lim) or varying_difference(c.lhs, c.rhs, self.lim)) \
+                and not _undefined(a, b):
+            # a variable free in the claim, or one outside every denominator whose change changes the
+            # difference: the numerator is not a number
+            return self._not_identity(ob)
         num, _den = sympy.fraction(sympy.together(a - b))
         num = sympy.expand(num)
         if num == 0:

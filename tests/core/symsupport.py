@@ -22,6 +22,7 @@ SHORTCUTS = {
     "polynomial_class": lambda *a, **k: None, "numerator_has_root": lambda *a, **k: False,
     "numerator_not_constant": lambda *a, **k: False, "rational_identity": lambda *a, **k: False,
     "polynomial_variable": lambda *a, **k: False, "radical_equal": lambda *a, **k: False,
+    "varying_difference": lambda *a, **k: False,
 }
 """The exact shortcuts the symbolic checker takes before sympy, each replaced by "undecided"."""
 

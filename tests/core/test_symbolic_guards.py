@@ -1,0 +1,67 @@
+"""The sympy checker's size and degree guard (``_too_large``) refuses exactly what the former guard
+(a full node count of both sides, every exponent read through ``evaluate``) refused."""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+
+from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var, walk
+from faithsieve.mathtext.evaluate import evaluate
+from faithsieve.obligations import symbolic
+from faithsieve.obligations.models import Rel
+from faithsieve.obligations.symbolic import MAX_SYMPY_NODES, _too_large
+
+
+def _n(v: Fraction | int) -> Num:
+    v = Fraction(v)
+    return Num(v, str(v), 0)
+
+
+def former_too_large(c: Rel, monkeypatch) -> bool:
+    """The former guard: both sides' nodes counted in full, every exponent read through ``evaluate``."""
+    with monkeypatch.context() as m:
+        m.setattr(symbolic, "_exponent", evaluate)
+        size = sum(1 for _ in walk(c.lhs)) + sum(1 for _ in walk(c.rhs))
+        return size > MAX_SYMPY_NODES or not (symbolic._degree_ok(c.lhs) and symbolic._degree_ok(c.rhs))
+
+
+def gen(rng: random.Random, depth: int) -> Expr:
+    if depth <= 0 or rng.random() < 0.15:
+        return Var(rng.choice("xyz")) if rng.random() < 0.5 else _n(rng.randint(-5, 30))
+    k = rng.random()
+    if k < 0.55:
+        return BinOp(rng.choice("+-*/"), gen(rng, depth - 1), gen(rng, depth - 1))
+    if k < 0.62:
+        return Neg(gen(rng, depth - 1))
+    if k < 0.9:
+        exponent: Expr = rng.choice((
+            _n(rng.choice((2, 3, 7, 25, 30, -2, -40))), _n(Fraction(rng.randint(-60, 60), rng.choice((1, 2, 3)))),
+            BinOp("*", _n(3), _n(rng.randint(1, 12))), Var("n"), Call("sqrt", (_n(4),)), Call("sqrt", (_n(2),)),
+            Neg(_n(rng.randint(1, 30))),
+        ))
+        return Pow(gen(rng, depth - 1), exponent)
+    return Call(rng.choice(("sqrt", "sin", "abs")), (gen(rng, depth - 1),))
+
+
+def test_generated_claims_are_refused_alike(monkeypatch) -> None:
+    rng = random.Random(400)
+    refused = 0
+    for _ in range(3000):
+        c = Rel(gen(rng, rng.choice((3, 5, 7, 9))), "=", gen(rng, rng.choice((2, 6, 8))))
+        assert _too_large(c) == former_too_large(c, monkeypatch), str(c)
+        refused += _too_large(c)
+    assert 300 < refused < 2700  # both answers reached
+
+
+def test_the_node_bound() -> None:
+    def sum_of(n: int) -> Expr:  # 2n - 1 nodes
+        out: Expr = Var("x")
+        for _ in range(n - 1):
+            out = BinOp("+", out, _n(1))
+        return out
+
+    at_bound = Rel(sum_of(100), "=", sum_of(101))  # 199 + 201 nodes
+    assert not _too_large(at_bound)
+    assert _too_large(Rel(sum_of(100), "=", BinOp("+", sum_of(101), _n(1))))  # 401
+    assert MAX_SYMPY_NODES == 400
