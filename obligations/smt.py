@@ -20,6 +20,7 @@ from faithsieve.obligations.exact import fmt
 from faithsieve.obligations.fastpaths import (
     linear_derivation, outside_smt, quotient_derivation, smt_power,
 )
+from faithsieve.obligations.piecewise import follows as piecewise_follows
 from faithsieve.obligations.sections import univariate_decision
 from faithsieve.obligations.symbolic import _degree_ok
 from faithsieve.obligations.witness import witness_points
@@ -210,6 +211,8 @@ class Z3Checker:
     """Look for exact points showing "does not follow" before building solver state (``witness``)."""
     real_sections = True
     """Decide polynomial derivations exactly along lines before building solver state (``sections``)."""
+    piecewise = True
+    """Prove "follows" for polynomial pieces (``abs`` split) by elimination before the search (``piecewise``)."""
 
     def __init__(self, timeout_ms: int = 300, rlimit: int = 2_000_000) -> None:
         self.timeout_ms = timeout_ms
@@ -254,6 +257,8 @@ class Z3Checker:
             return Verified("z3", "follows from the previous relation")
         if linear == "independent":
             return Unknown(self.name, "does not follow from the previous relation alone")
+        if self.piecewise and piecewise_follows(list(ob.premises), ob.claim, ob.integer_vars):
+            return Verified("z3", "follows from the previous relation")  # z3 answers "unsat" to the first query
         fails, holds = witness_points(list(ob.premises), ob.claim, ob.integer_vars) if self.witness_points else (None, None)
         if fails is not None and holds is not None:
             # both SMT queries below have these exact points as models: both answer "sat"
