@@ -91,13 +91,24 @@ class _Missing(Exception):
         self.dividend = dividend
 
 
-def _sized(x: Fraction, lim: Limits) -> Fraction:
+def _sized(x: Value, lim: Limits) -> Value:
     if max(x.numerator.bit_length(), x.denominator.bit_length()) > lim.max_bits:
         raise _Undefined
     return x
 
 
-Compiled = Callable[[Env, Holes], Fraction]
+Value = int | Fraction
+"""An exact rational: an ``int`` where the denominator is 1 (cheaper arithmetic), else a ``Fraction``."""
+Compiled = Callable[[Env, Holes], Value]
+
+
+def _exact(a: Value, b: Value) -> Value:
+    """``a / b`` exactly (``b`` nonzero): an ``int`` where two ``int`` divide evenly, else a ``Fraction``
+    (``/`` on two ``int`` would give a float)."""
+    if type(a) is int and type(b) is int:
+        q, r = divmod(a, b)
+        return q if r == 0 else Fraction(a, b)
+    return a / b
 
 
 def _compile(e: Expr, lim: Limits, depth: int = 0) -> Compiled:
@@ -106,13 +117,20 @@ def _compile(e: Expr, lim: Limits, depth: int = 0) -> Compiled:
     zero the value ``holes`` gives its dividend (``_Missing`` where it has none), ``_Undefined``
     past the size limits or ``MAX_DEPTH``. The tree is read once per search, not at every point;
     an exponent is a constant, evaluated here once (far below the step count at which an
-    evaluation looks at the clock, so no different from evaluating it at every point)."""
+    evaluation looks at the clock, so no different from evaluating it at every point).
+
+    Values are exact rationals, held as ``int`` where the denominator is 1 (numbers written as
+    integers, and every sum, difference, product and even quotient of them) and as ``Fraction``
+    otherwise; Python's arithmetic between the two is exact, and a quotient is taken by
+    ``_exact``. An ``int`` and the equal ``Fraction`` compare and hash alike and have the same
+    numerator and denominator, so the size checks, the lookups of ``holes`` and every comparison
+    read the same rational number as before: the same value, or the same exception."""
     if depth > MAX_DEPTH:
         def deeper(env: Env, holes: Holes) -> Fraction:
             raise _Undefined
         return deeper
     if isinstance(e, Num):
-        v = e.value
+        v: Value = e.value.numerator if e.value.denominator == 1 else e.value
         return lambda env, holes: v
     if isinstance(e, Var):
         name = e.name
@@ -123,15 +141,18 @@ def _compile(e: Expr, lim: Limits, depth: int = 0) -> Compiled:
     if isinstance(e, Call):  # percent or abs (``translates`` let nothing else through)
         arg = _compile(e.args[0], lim, depth + 1)
         if e.fn == "percent":
-            return lambda env, holes: arg(env, holes) / 100
+            return lambda env, holes: _exact(arg(env, holes), 100)
         return lambda env, holes: abs(arg(env, holes))
     if isinstance(e, Pow):
         return _compile_power(e, lim, depth)
     assert isinstance(e, BinOp)
     left, right, bits = _compile(e.left, lim, depth + 1), _compile(e.right, lim, depth + 1), lim.max_bits
 
-    def sized(x: Fraction) -> Fraction:
-        if x.numerator.bit_length() > bits or x.denominator.bit_length() > bits:
+    def sized(x: Value) -> Value:
+        if type(x) is int:
+            if x.bit_length() > bits:
+                raise _Undefined
+        elif x.numerator.bit_length() > bits or x.denominator.bit_length() > bits:
             raise _Undefined
         return x
 
@@ -142,14 +163,14 @@ def _compile(e: Expr, lim: Limits, depth: int = 0) -> Compiled:
     if e.op == "*":
         return lambda env, holes: sized(left(env, holes) * right(env, holes))
 
-    def quotient(env: Env, holes: Holes) -> Fraction:
+    def quotient(env: Env, holes: Holes) -> Value:
         a = left(env, holes)
         b = right(env, holes)
         if b == 0:
             if a in holes:
                 return holes[a]
-            raise _Missing(a)
-        return sized(a / b)
+            raise _Missing(Fraction(a))
+        return sized(_exact(a, b))
 
     return quotient
 
@@ -161,14 +182,14 @@ def _compile_power(e: Pow, lim: Limits, depth: int) -> Compiled:
     except Exception as exc:  # noqa: BLE001 (raised where reading the tree at a point would: after the base)
         error = exc
 
-        def failing(env: Env, holes: Holes) -> Fraction:
+        def failing(env: Env, holes: Holes) -> Value:
             base(env, holes)
             raise error
         return failing
 
-    def power(env: Env, holes: Holes) -> Fraction:
+    def power(env: Env, holes: Holes) -> Value:
         b = base(env, holes)
-        out = Fraction(1)
+        out: Value = 1
         for _ in range(times):
             out = _sized(out * b, lim)
         return out
@@ -195,10 +216,12 @@ class _Search:
             raise _Spent
         self.left -= 1
         lhs, rhs = self._sides(r)
+        point = {k: v.numerator if v.denominator == 1 else v for k, v in env.items()}  # ``_compile``: ints where exact
         try:
-            return lhs(env, holes or {}) - rhs(env, holes or {})
+            d = lhs(point, holes or {}) - rhs(point, holes or {})
         except (_Undefined, RecursionError, FaithSieveError):
             return None
+        return d if type(d) is Fraction else Fraction(d)
 
     def holds(self, r: Rel, env: Env, holes: Holes | None = None) -> bool | None:
         d = self.residual(r, env, holes)
