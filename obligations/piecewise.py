@@ -1,20 +1,28 @@
 """"Follows" for derivations whose relations are polynomial pieces (``abs`` split by the sign of
-its argument), proved without a solver by exact elimination.
+its argument, a quotient by whether its divisor vanishes), proved without a solver by exact
+elimination.
 
 The SMT check of a derivation answers "follows from the previous relation" when the query
-"premises ∧ ¬claim" is unsatisfiable. This module proves that a query has no real point, and
-says nothing otherwise (None: the solver decides):
+"premises ∧ ¬claim" is unsatisfiable. This module proves that a query has no model, and says
+nothing otherwise (False: the solver decides):
 
 1. **Pieces.** Each side is read as the SMT translation computes it (``smt._z3_expr``): numbers,
-   variables, ``+ - *``, ``p%`` as ``p/100``, integer powers as repeated products, division by a
-   divisor that expands to a nonzero number (an exact division), and ``abs(t)``, translated as
-   ``If(t >= 0, t, -t)``: a list of pieces, each a polynomial valid under sign conditions on the
-   arguments of the ``abs`` met (``t >= 0`` with ``t``, ``t < 0`` with ``-t``). The pieces of a
-   side cover every real point, so a relation holds at a point exactly when, for the piece whose
-   conditions hold there, the piece's relation holds. The query is thus a finite disjunction of
-   conjunctions of polynomial sign conditions (a ``!=`` and a negated ``=`` split into ``<`` and
-   ``>``); it is unsatisfiable exactly when every conjunction is.
-2. **Premises not read** (a divisor with a variable, another node) are left out. Leaving out a
+   variables, ``+ - *``, ``p%`` as ``p/100``, integer powers as repeated products, ``abs(t)``,
+   translated as ``If(t >= 0, t, -t)``, and ``a / b``. The result is a list of pieces, each a
+   polynomial valid under conditions: for ``abs``, ``t >= 0`` with ``t`` and ``t < 0`` with ``-t``;
+   for a quotient by a nonzero number, the exact quotient; for a divisor ``b`` with a variable,
+   either a new unknown ``q`` with ``q·b = a`` (at a point where ``b ≠ 0`` the quotient is such a
+   ``q``), or, with ``b = 0``, a new unknown ``z`` standing for SMT's value of ``a / 0`` (an
+   unspecified value that depends on the dividend alone: ``witness``). An unknown is named
+   after the polynomials it comes from, so a quotient met twice is one unknown, as it is one
+   value in every model. Every model of the SMT query — a point, and the values it gives
+   division by zero — satisfies, at every split (an ``abs`` argument, a divisor), the conditions
+   of the branch the point takes there, with the unknowns at the model's values; so the query
+   holds only where, for the pieces of those branches, the pieces' relations hold. The query is
+   thus covered by a finite disjunction of conjunctions of polynomial sign conditions (a ``!=``
+   and a negated ``=`` split into ``<`` and ``>``; combinations that take two branches at one
+   split read no model and are dropped); it is unsatisfiable when every conjunction is.
+2. **Premises not read** (a node outside the fragment, a bound reached) are left out. Leaving out a
    conjunct can only add points, so a query shown empty without it is empty with it. The claim
    is always read in full (its negation is not a relaxation).
 3. **Each conjunction** is shown empty by relaxation: an equation linear in a variable ``v`` that
@@ -25,15 +33,19 @@ says nothing otherwise (None: the solver decides):
    Fourier–Motzkin elimination with strict and non-strict inequalities, exact over fractions
    (complete for linear real arithmetic). Every real point of the conjunction gives a point of
    the relaxed system (the monomials' values), so an empty relaxed system means an empty
-   conjunction. An undecided system (bounds reached) leaves the whole answer None.
+   conjunction. An undecided system (bounds reached) leaves the whole answer undecided.
 
-Then the query has no real point, so none where the integer variables are integers either. z3
-answers "unsat" to it: real arithmetic is decidable and z3's procedure for it is complete, and
-these queries are small (``MAX_CASES`` conjunctions of at most a few low-degree polynomials in
-at most ``MAX_NAMES`` variables, far inside the solver's resource limit), so it does not give up.
-With integer variables the solver works in integer arithmetic, complete only where it is linear:
-there every conjunction must be linear as read (before any renaming), where z3's integer
-arithmetic is complete; otherwise None.
+Then the query has no model over the reals, so none where the integer variables are integers
+either, and z3 cannot answer "sat" (it reports a model). It answers "unsat": real arithmetic
+with division is decidable (z3 itself reads ``a/b`` as a fresh ``q`` with ``b·q = a`` where
+``b ≠ 0`` and a function of ``a`` where ``b = 0``, the construction above) and its procedure for
+it is complete; these queries are small (``MAX_CASES`` conjunctions of a few polynomials of
+degree at most ``MAX_DEGREE`` in at most ``MAX_NAMES`` variables and the unknowns of their
+quotients), far inside the solver's resource limit, so it does not give up. With integer
+variables the solver works in integer arithmetic, complete only where it is linear: there every
+conjunction must be linear as read (a quotient by a variable is not), and a linear query with
+no real point is one the solver's simplex rejects before any integer reasoning; otherwise the
+answer is undecided.
 
 Bounded: ``MAX_NAMES`` variables, ``MAX_CASES`` conjunctions per query, ``MAX_PIECES`` pieces per
 side, ``MAX_ROWS`` inequalities during elimination, the degree and term bounds of
@@ -63,8 +75,10 @@ MAX_DEGREE = 8
 
 Atom = tuple[Poly, str]
 """``p R 0`` with R one of ``=``, ``>``, ``>=``."""
-Piece = tuple[Poly, tuple[Atom, ...]]
-"""A polynomial valid under sign conditions."""
+Choices = frozenset[tuple[str, bool]]
+"""The branch taken at each split (an ``abs`` argument's sign, a divisor zero or not), by split."""
+Piece = tuple[Poly, tuple[Atom, ...], Choices]
+"""A polynomial valid under sign conditions, and the branches they come from."""
 
 _ONE: Poly = {(): Fraction(1)}
 _BITS = DEFAULT_LIMITS.max_bits
@@ -93,56 +107,94 @@ def _const(p: Poly) -> Fraction | None:
     return p.get((), Fraction(0)) if all(not m for m in p) else None
 
 
+def _canon(p: Poly) -> str:
+    return repr(sorted(p.items()))
+
+
+def _merged(a: Choices, b: Choices) -> Choices | None:
+    """The choices of both, or None where they take different branches at one split (no model
+    is read by such a combination: a point takes one branch at every split)."""
+    both = a | b
+    return None if len({key for key, _ in both}) < len(both) else both
+
+
+def _var(name: str) -> Poly:
+    return {((name, 1),): Fraction(1)}
+
+
 def _pieces(e: Expr, depth: int = 0) -> list[Piece]:
     """``e`` as pieces (module docstring, 1); ``_Outside`` where it cannot be read."""
     if depth > MAX_DEPTH:
         raise _Outside
     if isinstance(e, Num):
-        return [({(): e.value} if e.value else {}, ())]
+        return [({(): e.value} if e.value else {}, (), frozenset())]
     if isinstance(e, Var):
-        return [({((e.name, 1),): Fraction(1)}, ())]
+        return [(_var(e.name), (), frozenset())]
     if isinstance(e, Neg):
-        return [(_neg(p), c) for p, c in _pieces(e.operand, depth + 1)]
+        return [(_neg(p), c, ch) for p, c, ch in _pieces(e.operand, depth + 1)]
     if isinstance(e, Call) and e.fn == "percent" and len(e.args) == 1:
-        return [({m: k / 100 for m, k in p.items()}, c) for p, c in _pieces(e.args[0], depth + 1)]
+        return [({m: k / 100 for m, k in p.items()}, c, ch) for p, c, ch in _pieces(e.args[0], depth + 1)]
     if isinstance(e, Call) and e.fn == "abs" and len(e.args) == 1:
         out: list[Piece] = []
-        for p, c in _pieces(e.args[0], depth + 1):
+        for p, c, ch in _pieces(e.args[0], depth + 1):
             k = _const(p)
             if k is not None:  # the branch z3's If takes everywhere
-                out.append((p if k >= 0 else _neg(p), c))
-            else:
-                out += [(p, (*c, (p, ">="))), (_neg(p), (*c, (_neg(p), ">")))]
+                out.append((p if k >= 0 else _neg(p), c, ch))
+                continue
+            key = "abs " + _canon(p)
+            for branch, value, cond in ((True, p, (p, ">=")), (False, _neg(p), (_neg(p), ">"))):
+                if (choices := _merged(ch, frozenset({(key, branch)}))) is not None:
+                    out.append((value, (*c, cond), choices))
         return _bounded(out)
     if isinstance(e, Pow):
         times = smt_power(e.exponent)
         if times is None:
             raise _Outside
         out = []
-        for p, c in _pieces(e.base, depth + 1):
+        for p, c, ch in _pieces(e.base, depth + 1):
             acc = _ONE
             for _ in range(times):
                 acc = _mul(acc, p)
-            out.append((acc, c))
+            out.append((acc, c, ch))
         return out
     if isinstance(e, BinOp) and e.op in ("+", "-", "*", "/"):
         left, right = _pieces(e.left, depth + 1), _pieces(e.right, depth + 1)
         out = []
-        for (a, ca), (b, cb) in product(left, right):
+        for (a, ca, cha), (b, cb, chb) in product(left, right):
+            choices = _merged(cha, chb)
+            if choices is None:
+                continue
             if e.op == "+":
-                v = _checked(_sub(a, _neg(b)))
+                out.append((_checked(_sub(a, _neg(b))), ca + cb, choices))
             elif e.op == "-":
-                v = _checked(_sub(a, b))
+                out.append((_checked(_sub(a, b)), ca + cb, choices))
             elif e.op == "*":
-                v = _mul(a, b)
+                out.append((_mul(a, b), ca + cb, choices))
             else:
-                d = _const(b)
-                if not d:  # a divisor with a variable, or zero (SMT leaves x/0 open)
-                    raise _Outside
-                v = _checked({m: k / d for m, k in a.items()})
-            out.append((v, ca + cb))
+                out += _quotients(a, b, ca + cb, choices)
         return _bounded(out)
     raise _Outside
+
+
+def _quotients(a: Poly, b: Poly, conds: tuple[Atom, ...], choices: Choices) -> list[Piece]:
+    """``a / b`` as SMT computes it (module docstring, 1): the exact quotient by a nonzero number;
+    where ``b`` has a variable, a new unknown ``q`` with ``q·b = a`` (wherever ``b`` is nonzero,
+    ``q`` is the quotient) and, where ``b = 0``, a new unknown ``z`` for ``a/0`` (SMT's value of a
+    division by zero depends on the dividend alone). The unknowns are named after the
+    polynomials they come from, so a quotient met twice is one unknown, as in every model."""
+    d = _const(b)
+    if d:
+        return [(_checked({m: k / d for m, k in a.items()}), conds, choices)]
+    zero = _var("\0z " + _canon(a))
+    if d is not None:  # a divisor that is zero everywhere
+        return [(zero, conds, choices)]
+    key = "div " + _canon(a) + " / " + _canon(b)
+    q = _var("\0q " + key)
+    out: list[Piece] = []
+    for branch, value, cond in ((True, q, (_checked(_sub(_mul(q, b), a)), "=")), (False, zero, (b, "="))):
+        if (merged := _merged(choices, frozenset({(key, branch)}))) is not None:
+            out.append((value, (*conds, cond), merged))
+    return out
 
 
 def _bounded(pieces: list[Piece]) -> list[Piece]:
@@ -151,13 +203,16 @@ def _bounded(pieces: list[Piece]) -> list[Piece]:
     return pieces
 
 
-def _relation(r: Rel, negated: bool) -> list[tuple[Atom, ...]]:
+def _relation(r: Rel, negated: bool) -> list[tuple[tuple[Atom, ...], Choices]]:
     """The conjunctions whose union is the set of points where ``r`` holds (fails, when ``negated``)."""
     op = r.op
     if negated:
         op = {"=": "!=", "!=": "=", "<": ">=", ">": "<=", "<=": ">", ">=": "<"}[op]
-    out: list[tuple[Atom, ...]] = []
-    for (a, ca), (b, cb) in product(_pieces(r.lhs), _pieces(r.rhs)):
+    out: list[tuple[tuple[Atom, ...], Choices]] = []
+    for (a, ca, cha), (b, cb, chb) in product(_pieces(r.lhs), _pieces(r.rhs)):
+        choices = _merged(cha, chb)
+        if choices is None:
+            continue
         d = _checked(_sub(a, b))
         if op in ("=", ">", ">="):
             atoms: list[Atom] = [(d, op)]
@@ -165,7 +220,7 @@ def _relation(r: Rel, negated: bool) -> list[tuple[Atom, ...]]:
             atoms = [(_neg(d), {"<": ">", "<=": ">="}[op])]
         else:  # "!=": one side or the other
             atoms = [(d, ">"), (_neg(d), ">")]
-        out += [(*ca, *cb, atom) for atom in atoms]
+        out += [((*ca, *cb, atom), choices) for atom in atoms]
     if len(out) > MAX_CASES:
         raise _Outside
     return out
@@ -194,7 +249,12 @@ def follows(premises: list[Rel], claim: Rel, integer_vars: tuple[str, ...] = ())
         return False
     linear_only = bool(set(integer_vars) & names)
     for parts in product(*query):
-        system = [atom for part in parts for atom in part]
+        choices: Choices | None = frozenset()
+        for _, ch in parts:
+            choices = _merged(choices, ch) if choices is not None else None
+        if choices is None:
+            continue  # different branches at one split: no point is read this way
+        system = [atom for part, _ in parts for atom in part]
         if linear_only and any(sum(k for _, k in m) > 1 for p, _ in system for m in p):
             return False
         if not empty(system):

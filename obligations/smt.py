@@ -257,12 +257,13 @@ class Z3Checker:
             return Verified("z3", "follows from the previous relation")
         if linear == "independent":
             return Unknown(self.name, "does not follow from the previous relation alone")
-        if self.piecewise and piecewise_follows(list(ob.premises), ob.claim, ob.integer_vars):
-            return Verified("z3", "follows from the previous relation")  # z3 answers "unsat" to the first query
         fails, holds = witness_points(list(ob.premises), ob.claim, ob.integer_vars) if self.witness_points else (None, None)
         if fails is not None and holds is not None:
             # both SMT queries below have these exact points as models: both answer "sat"
             return Unknown(self.name, "does not follow from the previous relation alone")
+        # a point where the claim fails (``fails``) is a model of the first query: no proof to look for
+        if fails is None and self.piecewise and piecewise_follows(list(ob.premises), ob.claim, ob.integer_vars):
+            return Verified("z3", "follows from the previous relation")  # z3 answers "unsat" to the first query
         shown = (fails is not None, holds is not None)
         exact, point = univariate_decision(list(ob.premises), ob.claim, ob.integer_vars, shown) \
             if self.real_sections else (None, None)
