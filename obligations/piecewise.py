@@ -29,7 +29,8 @@ nothing otherwise (False: the solver decides):
    occurs in it only as ``a·v`` (``a`` a nonzero number) is solved for ``v`` and substituted
    into the others (the same point set, one variable fewer); then every remaining monomial of
    degree two or more is renamed a fresh variable, constrained to be ``>= 0`` when all its
-   exponents are even (a square is never negative), and the linear system left is decided by
+   exponents are even (a square is never negative; so is an even power as written, whose
+   expansion is kept as a condition of its piece), and the linear system left is decided by
    Fourier–Motzkin elimination with strict and non-strict inequalities, exact over fractions
    (complete for linear real arithmetic). Every real point of the conjunction gives a point of
    the relaxed system (the monomials' values), so an empty relaxed system means an empty
@@ -155,7 +156,10 @@ def _pieces(e: Expr, depth: int = 0) -> list[Piece]:
             acc = _ONE
             for _ in range(times):
                 acc = _mul(acc, p)
-            out.append((acc, c, ch))
+            # an even power is never negative: a condition true at every point, kept for the
+            # elimination, where the expanded monomials no longer show it ("(x - y)^2 >= 0")
+            even = times % 2 == 0 and _const(acc) is None
+            out.append((acc, (*c, (acc, ">=")) if even else c, ch))
         return out
     if isinstance(e, BinOp) and e.op in ("+", "-", "*", "/"):
         left, right = _pieces(e.left, depth + 1), _pieces(e.right, depth + 1)
