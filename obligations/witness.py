@@ -17,13 +17,16 @@ how the solver shows that "2x = x + 6" does not follow).
 Candidates, in a fixed order (the search is deterministic and depends on nothing but the
 relations): base points that give each variable a value from a fixed list (integers for the
 integer variables); the same points with one variable moved to make an equation hold (a secant
-step along that variable, exact when the equation is linear in it); and, for a premise equation
-and a claim equation, a secant step along a second variable on the first solve. Every
-candidate is checked exactly by evaluation; a candidate never counts unless every relation
-involved is defined at it and the integer variables are integers there.
+step along that variable, exact when the equation is linear in it); for a premise equation
+and a claim equation, a secant step along a second variable on the first solve; and last, with
+a budget of its own, the rational roots of each equation read as a quadratic along one variable
+(exact when it is one: ``(a - 1)^2 + (b - 1)^2 = 5`` at ``a = 2``). Every candidate is checked
+exactly by evaluation; a candidate never counts unless every relation involved is defined at it
+and the integer variables are integers there. The last stage runs only where the others ended
+without both points, after them: whatever they found, they still find.
 
 Bounded: at most ``MAX_NAMES`` variables, ``MAX_RELATIONS`` relations, ``MAX_EVALUATIONS``
-relation evaluations per obligation, ``MAX_HOLES`` dividends divided by zero per point,
+relation evaluations per obligation (and ``MAX_QUADRATIC_EVALUATIONS`` more for the last stage), ``MAX_HOLES`` dividends divided by zero per point,
 ``MAX_ROOT_BITS`` bits in a solved value, ``MAX_DEPTH`` levels of nesting, and the bit limit of
 ``evaluate`` on every intermediate value. When the points are not found (an irrational
 root, an empty premise, a bound reached) the answer is None and the solver decides as before.
@@ -438,27 +441,78 @@ def witness_points(premises: list[Rel], claim: Rel, integer_vars: tuple[str, ...
     if not names or len(names) > MAX_NAMES:
         return None, None
     s = _Search(list(premises), claim, frozenset(integer_vars), lim)
-    fails: Point | None = None
-    holds: Point | None = None
+    found: list[Point | None] = [None, None]
     try:
         for stage in range(3):
-            if stage == 2 and fails is None:
-                return None, holds  # the last stage only finds points where the claim holds
-            for env in _candidates(s, names, stage):
-                if env is None or any(v in s.integers and x.denominator != 1 for v, x in env.items()):
-                    continue
-                verdict = s.classify(env)
-                if verdict == "holes":
-                    if fails is None and (h := s.settle(env, False)) is not None:
-                        fails = Point(env, h)
-                    if holds is None and (h := s.settle(env, True)) is not None:
-                        holds = Point(env, h)
-                elif verdict is False and fails is None:
-                    fails = Point(env, {})
-                elif verdict is True and holds is None:
-                    holds = Point(env, {})
-                if fails is not None and holds is not None:
-                    return fails, holds
+            if stage == 2 and found[0] is None:
+                break  # the last stage only finds points where the claim holds
+            if _search(s, _candidates(s, names, stage), found):
+                return found[0], found[1]
     except _Spent:
         pass
-    return fails, holds
+    s.left = MAX_QUADRATIC_EVALUATIONS
+    try:
+        _search(s, _quadratic_candidates(s, names), found)
+    except _Spent:
+        pass
+    return found[0], found[1]
+
+
+def _search(s: _Search, candidates: Iterator[Env | None], found: list[Point | None]) -> bool:
+    """Classify ``candidates`` in order, keeping the first point where the premises hold and the
+    claim fails (``found[0]``) and the first where all hold (``found[1]``); True once both are known."""
+    for env in candidates:
+        if env is None or any(v in s.integers and x.denominator != 1 for v, x in env.items()):
+            continue
+        verdict = s.classify(env)
+        if verdict == "holes":
+            if found[0] is None and (h := s.settle(env, False)) is not None:
+                found[0] = Point(env, h)
+            if found[1] is None and (h := s.settle(env, True)) is not None:
+                found[1] = Point(env, h)
+        elif verdict is False and found[0] is None:
+            found[0] = Point(env, {})
+        elif verdict is True and found[1] is None:
+            found[1] = Point(env, {})
+        if found[0] is not None and found[1] is not None:
+            return True
+    return False
+
+
+MAX_QUADRATIC_EVALUATIONS = 48
+"""Evaluations the last stage (``_quadratic_candidates``) may spend, after the others' budget."""
+
+
+def _rational_sqrt(x: Fraction) -> Fraction | None:
+    if x < 0:
+        return None
+    n, d = math.isqrt(x.numerator), math.isqrt(x.denominator)
+    return Fraction(n, d) if n * n == x.numerator and d * d == x.denominator else None
+
+
+def _quadratic_candidates(s: _Search, names: list[str]) -> Iterator[Env | None]:
+    """The last stage: each equation's residual along one variable, read at three points as a
+    quadratic, and its rational roots (exact where the residual is a quadratic in that variable:
+    ``(a - 1)^2 + (b - 1)^2 = 5`` at ``a = 2``; every candidate is checked exactly anyway)."""
+    equations = [r for r in (*s.premises, s.claim) if r.op == "="]
+    for base in list(_bases(names, s.integers))[:_SOLVED_BASES]:
+        for r in equations:
+            for v in names:
+                t0 = base[v]
+                try:
+                    f0, f1, f2 = (s.residual(r, {**base, v: t0 + k}) for k in range(3))
+                except _Missing:
+                    continue
+                if f0 is None or f1 is None or f2 is None:
+                    continue
+                a = (f2 - 2 * f1 + f0) / 2  # f(t0 + u) = f0 + b·u + a·u²
+                b = f1 - f0 - a
+                if a == 0:
+                    continue  # linear along v: the secant steps before met its root
+                root = _rational_sqrt(b * b - 4 * a * f0)
+                if root is None:
+                    continue
+                for u in ((-b - root) / (2 * a), (-b + root) / (2 * a)):
+                    t = t0 + u
+                    if max(abs(t.numerator).bit_length(), t.denominator.bit_length()) <= MAX_ROOT_BITS:
+                        yield {**base, v: t}
