@@ -234,22 +234,36 @@ def follows(premises: list[Rel], claim: Rel, integer_vars: tuple[str, ...] = ())
     """True where "premises ∧ ¬claim" is shown to have no real point (and, with integer
     variables, every conjunction is linear): z3 answers "unsat", the outcome "follows from the
     previous relation"; False when not shown (the solver decides)."""
-    names = set().union(*(variables(r.lhs) | variables(r.rhs) for r in [*premises, claim]))
+    return _empty_query([(claim, True)], premises, integer_vars)
+
+
+def contradicts(premises: list[Rel], claim: Rel) -> bool:
+    """True where "premises ∧ claim" is shown to have no real point: z3, asked over the reals,
+    answers "unsat" (as for ``follows``); False when not shown. Any relation not read is left
+    out (module docstring, 2)."""
+    return _empty_query([], [*premises, claim], ())
+
+
+def _empty_query(required: list[tuple[Rel, bool]], optional: list[Rel], integer_vars: tuple[str, ...]) -> bool:
+    """The conjunction of ``required`` (each relation, negated where flagged) and of ``optional``
+    shown to have no real point; a relation of ``optional`` that is not read is left out."""
+    rels = [r for r, _ in required] + list(optional)
+    names = set().union(*(variables(r.lhs) | variables(r.rhs) for r in rels))
     if len(names) > MAX_NAMES:
         return False
     try:
-        query = [_relation(claim, True)]
+        query = [_relation(r, negated) for r, negated in required]
     except _Outside:
         return False
-    for p in premises:
+    for r in optional:
         try:
-            query.append(_relation(p, False))
+            query.append(_relation(r, False))
         except _Outside:
             continue  # a premise left out: a larger set of points (module docstring, 2)
     total = 1
     for conj in query:
         total *= len(conj)
-    if total > MAX_CASES:
+    if not query or total > MAX_CASES:
         return False
     linear_only = bool(set(integer_vars) & names)
     for parts in product(*query):

@@ -20,6 +20,7 @@ from faithsieve.obligations.exact import fmt
 from faithsieve.obligations.fastpaths import (
     linear_derivation, outside_smt, quotient_derivation, smt_power,
 )
+from faithsieve.obligations.piecewise import contradicts as piecewise_contradicts
 from faithsieve.obligations.piecewise import follows as piecewise_follows
 from faithsieve.obligations.sections import univariate_decision
 from faithsieve.obligations.symbolic import _degree_ok
@@ -303,6 +304,8 @@ class Z3Checker:
 
     def _consistent_over_reals(self, ob: DerivationObligation, deadline: float) -> bool:
         """Premises and claim hold together for some real values (or the solver cannot exclude it)."""
+        if self.piecewise and piecewise_contradicts(list(ob.premises), ob.claim):
+            return False  # no real point: z3, asked over the reals, answers "unsat"
         syms = _Syms(z3.Context())
         s = self._solver(deadline, syms.ctx)
         s.add(*[_z3_rel(p, syms) for p in ob.premises], _z3_rel(ob.claim, syms))

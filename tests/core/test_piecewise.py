@@ -239,3 +239,45 @@ def test_bound_on_rows() -> None:
     assert empty(system(9))  # 81 rows
     assert not empty(system(10))  # 100 rows: past the bound, not shown
     assert piecewise.MAX_ROWS == 96
+
+
+def _z3_consistent(premises: list[str], claim: str) -> str:
+    """z3's answer to "premises ∧ claim" over the reals, as ``smt._consistent_over_reals`` asks it."""
+    import z3
+
+    syms = _Syms(z3.Context())
+    s = z3.Solver(ctx=syms.ctx)
+    s.set("timeout", 10_000)
+    s.add(*[_z3_rel(rel(p), syms) for p in premises], _z3_rel(rel(claim), syms))
+    return str(s.check())
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_every_contradiction_is_z3s_unsat(seed: int) -> None:
+    rng = random.Random(300 + seed)
+    proved = 0
+    for _ in range(300):
+        names = rng.choice(("x", "xy", "xyz"))
+        premises = [f"{_side(rng, names)} {rng.choice(OPS)} {_side(rng, names)}" for _ in range(rng.choice((1, 1, 2)))]
+        claim = _claim(rng, premises[0], names) if rng.random() < 0.5 else \
+            f"{_side(rng, names)} {rng.choice(OPS)} {_side(rng, names)}"
+        if piecewise.contradicts([rel(p) for p in premises], rel(claim)):
+            proved += 1
+            assert _z3_consistent(premises, claim) == "unsat", (premises, claim)
+    assert proved >= 20
+
+
+def test_a_refutation_over_the_integers_checks_the_reals_without_a_second_context(monkeypatch) -> None:
+    import z3
+
+    ob = DerivationObligation(**BASE, premises=(rel("x > 6"),), claim=rel("x < -6"), integer_vars=("x",))
+    slow = Z3Checker()
+    slow.piecewise = False
+    want = outcome(slow.check, ob)
+    assert want["type"] == "Refuted"
+    made: list[int] = []
+    real = z3.Context
+    monkeypatch.setattr(z3, "Context", lambda *a, **k: made.append(1) or real(*a, **k))
+    assert outcome(Z3Checker().check, ob) == want and len(made) == 1  # the slow path makes two
+    assert piecewise.contradicts([rel("x > 6")], rel("x < -6"))
+    assert not piecewise.contradicts([rel("x > 6")], rel("x < 7"))
