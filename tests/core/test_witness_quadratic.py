@@ -88,13 +88,22 @@ def test_a_rational_point_on_a_conic() -> None:
 
 
 def test_bound_on_evaluations(monkeypatch) -> None:
-    within = ([rel("4 / a^2 - 144 / b^2 = 1")], rel("4 * b^2 - 144 * a^2 = b^2 * a^2"))  # 48 evaluations
-    beyond = ([rel("a + b = b + a")], rel("a^2 - b^2 = 6"))  # 50 evaluations
+    within = ([rel("a^2 + b^2 + c^2 = c^2 + b^2 + a^2")], rel("c^2 - a^2 = 3"))  # 47 evaluations
+    beyond = ([rel("a^2 + b^2 = b^2 + a^2")], rel("c^2 + 2 * b^2 = 1"))  # 50 evaluations
     assert witness.MAX_QUADRATIC_EVALUATIONS == 48
     assert None not in witness_points(*within)
     assert None in witness_points(*beyond)
     monkeypatch.setattr(witness, "MAX_QUADRATIC_EVALUATIONS", 50)
     assert None not in witness_points(*beyond)
+    monkeypatch.setattr(witness, "MAX_QUADRATIC_EVALUATIONS", 0)
+    assert None in witness_points(*within)  # the last stage found it
+
+
+def test_only_equations_of_degree_two_along_the_variable() -> None:
+    assert witness._quadratic_in(rel("x^2 + x*y = 3"), "x") and witness._quadratic_in(rel("x*y = 3"), "x") is False
+    assert not witness._quadratic_in(rel("x^4 = y"), "x") and not witness._quadratic_in(rel("1/x^2 = y"), "x")
+    assert not witness._quadratic_in(rel("abs(x)^2 = y"), "x") and witness._quadratic_in(rel("abs(y) = x^2/2"), "x")
+    assert witness._quadratic_in(rel("(x + 1)^2 = 25% * y"), "x") and not witness._quadratic_in(rel("x = y"), "x")
 
 
 def test_bound_on_root_size(monkeypatch) -> None:
