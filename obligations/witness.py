@@ -19,8 +19,8 @@ relations): base points that give each variable a value from a fixed list (integ
 integer variables); the same points with one variable moved to make an equation hold (a secant
 step along that variable, exact when the equation is linear in it); for a premise equation
 and a claim equation, a secant step along a second variable on the first solve; and last, with
-a budget of its own, the rational roots of each equation read as a quadratic along one variable
-(exact when it is one: ``(a - 1)^2 + (b - 1)^2 = 5`` at ``a = 2``). Every candidate is checked
+a budget of its own, the rational roots of each equation of degree two as written along one
+variable, read at three points (``(a - 1)^2 + (b - 1)^2 = 5`` at ``a = 2``). Every candidate is checked
 exactly by evaluation; a candidate never counts unless every relation involved is defined at it
 and the integer variables are integers there. The last stage runs only where the others ended
 without both points, after them: whatever they found, they still find.
