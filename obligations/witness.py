@@ -42,8 +42,9 @@ from fractions import Fraction
 from faithsieve.errors import FaithSieveError
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var, variables, walk
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
-from faithsieve.obligations.fastpaths import MAX_DEPTH, smt_power, translates
+from faithsieve.obligations.fastpaths import MAX_DEPTH, translates
 from faithsieve.obligations.models import Rel
+from faithsieve.obligations.quadratics import quadratic_in, rational_roots
 
 MAX_NAMES = 6
 """Most variables a derivation may have for the search (more go to the solver)."""
@@ -483,46 +484,11 @@ MAX_QUADRATIC_EVALUATIONS = 48
 """Evaluations the last stage (``_quadratic_candidates``) may spend, after the others' budget."""
 
 
-def _rational_sqrt(x: Fraction) -> Fraction | None:
-    if x < 0:
-        return None
-    n, d = math.isqrt(x.numerator), math.isqrt(x.denominator)
-    return Fraction(n, d) if n * n == x.numerator and d * d == x.denominator else None
-
-
-def _degree_along(e: Expr, v: str, depth: int = 0) -> int | None:
-    """The degree of ``e`` as a polynomial in ``v`` read off its syntax (an upper bound); None
-    where ``v`` is in a divisor, under ``abs``, or past ``MAX_DEPTH``."""
-    if depth > MAX_DEPTH:
-        return None
-    if isinstance(e, Num):
-        return 0
-    if isinstance(e, Var):
-        return int(e.name == v)
-    if isinstance(e, Neg):
-        return _degree_along(e.operand, v, depth + 1)
-    if isinstance(e, Call):
-        if e.fn == "percent":
-            return _degree_along(e.args[0], v, depth + 1)
-        return 0 if v not in variables(e) else None
-    if isinstance(e, Pow):
-        times, d = smt_power(e.exponent), _degree_along(e.base, v, depth + 1)
-        return None if times is None or d is None else times * d
-    if isinstance(e, BinOp):
-        a, b = _degree_along(e.left, v, depth + 1), _degree_along(e.right, v, depth + 1)
-        if a is None or b is None:
-            return None
-        if e.op == "/":
-            return a if b == 0 else None
-        return a + b if e.op == "*" else max(a, b)
-    return None
-
-
 def _quadratic_candidates(s: _Search, names: list[str]) -> Iterator[Env | None]:
     """The last stage: each equation's residual along one variable in which it is a polynomial
     of degree two as written, read at three points as a quadratic, and its rational roots
     (``(a - 1)^2 + (b - 1)^2 = 5`` at ``a = 2``; every candidate is checked exactly anyway)."""
-    pairs = [(r, v) for r in (*s.premises, s.claim) if r.op == "=" for v in names if _quadratic_in(r, v)]
+    pairs = [(r, v) for r in (*s.premises, s.claim) if r.op == "=" for v in names if quadratic_in(r, v)]
     for base in list(_bases(names, s.integers))[:_SOLVED_BASES] if pairs else []:
         for r, v in pairs:
             t0 = base[v]
@@ -532,20 +498,7 @@ def _quadratic_candidates(s: _Search, names: list[str]) -> Iterator[Env | None]:
                 continue
             if f0 is None or f1 is None or f2 is None:
                 continue
-            a = (f2 - 2 * f1 + f0) / 2  # f(t0 + u) = f0 + b·u + a·u²
-            b = f1 - f0 - a
-            if a == 0:
-                continue  # linear along v here: the secant steps before met its root
-            root = _rational_sqrt(b * b - 4 * a * f0)
-            if root is None:
-                continue
-            for u in ((-b - root) / (2 * a), (-b + root) / (2 * a)):
+            for u in rational_roots(f0, f1, f2):
                 t = t0 + u
                 if max(abs(t.numerator).bit_length(), t.denominator.bit_length()) <= MAX_ROOT_BITS:
                     yield {**base, v: t}
-
-
-def _quadratic_in(r: Rel, v: str) -> bool:
-    """``lhs - rhs`` is, as written, a polynomial of degree two in ``v``."""
-    a, b = _degree_along(r.lhs, v), _degree_along(r.rhs, v)
-    return a is not None and b is not None and max(a, b) == 2

@@ -99,13 +99,6 @@ def test_bound_on_evaluations(monkeypatch) -> None:
     assert None in witness_points(*within)  # the last stage found it
 
 
-def test_only_equations_of_degree_two_along_the_variable() -> None:
-    assert witness._quadratic_in(rel("x^2 + x*y = 3"), "x") and witness._quadratic_in(rel("x*y = 3"), "x") is False
-    assert not witness._quadratic_in(rel("x^4 = y"), "x") and not witness._quadratic_in(rel("1/x^2 = y"), "x")
-    assert not witness._quadratic_in(rel("abs(x)^2 = y"), "x") and witness._quadratic_in(rel("abs(y) = x^2/2"), "x")
-    assert witness._quadratic_in(rel("(x + 1)^2 = 25% * y"), "x") and not witness._quadratic_in(rel("x = y"), "x")
-
-
 def test_bound_on_root_size(monkeypatch) -> None:
     # b^2 = 10^80 along b: b = 10^40, 133 bits, past MAX_ROOT_BITS; 10^30 (100 bits) is within
     assert None not in witness_points([rel("a + b = b + a")], rel(f"b^2 = {10**60}"))
