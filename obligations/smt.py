@@ -213,7 +213,8 @@ class Z3Checker:
     real_sections = True
     """Decide polynomial derivations exactly along lines before building solver state (``sections``)."""
     piecewise = True
-    """Prove "follows" for polynomial pieces (``abs`` split) by elimination before the search (``piecewise``)."""
+    """Prove "follows" (and, for integer refutations, "no real point") for polynomial pieces, ``abs`` and
+    quotients split, by elimination before building solver state (``piecewise``)."""
 
     def __init__(self, timeout_ms: int = 300, rlimit: int = 2_000_000) -> None:
         self.timeout_ms = timeout_ms
