@@ -16,7 +16,8 @@ Prints, for the 1,400 ProcessBench items in one warm process (CPU time, median o
   ``--help`` imports;
 * ``--ablate``: ProcessBench localize CPU with each switchable speed change of issue 16's third
   and fourth rounds turned off in turn, then all of them, in interleaved passes (and the ratio to
-  all on): ``witness``, ``quotients``, ``memo``, ``gc``, ``sections``, ``sympy-exact`` (see ``ablate``);
+  all on): ``witness``, ``quotients``, ``memo``, ``gc``, ``sections``, ``sympy-exact``, ``piecewise``
+  (see ``ablate``);
 * ``--phases``: where one ProcessBench pass spends its CPU: the reading inside the tree builder, the
   rest of tree building, obligation extraction, each kind of check by the method that decided it,
   synthesis, and the rest (each measured around the call, so the parts add up to the pass);
@@ -201,7 +202,8 @@ def ablate(proofs, repeat: int) -> dict[str, dict[str, float]]:
     (rational-function identities, closed values with square roots, "not an identity" from a
     variable entering polynomially; fifth round: from a difference that takes two values). The
     fourth round's other changes (fewer repeated walks and regex searches in the tree builder)
-    have no switch: they do the same work once."""
+    have no switch: they do the same work once. Fifth round: ``piecewise`` ("follows" through
+    ``abs`` and quotients, proved by elimination); its cue prefilters have no switch."""
     import gc
 
     from faithsieve.config import Settings
@@ -222,12 +224,13 @@ def ablate(proofs, repeat: int) -> dict[str, dict[str, float]]:
         checkers.MEMO_CHECKERS = {} if "memo" in off else memo_checkers
         gc.set_threshold(*((700, 10, 10) if "gc" in off else thresholds))
         smt.Z3Checker.real_sections = "sections" not in off
+        smt.Z3Checker.piecewise = "piecewise" not in off
         toggle(smt, "cleared_derivation", "sections" in off, lambda *a, **k: False)
         for name in ("rational_identity", "polynomial_variable", "radical_equal", "varying_difference"):
             toggle(symbolic, name, "sympy-exact" in off, lambda *a, **k: False)
 
     pipeline = Pipeline(Settings())
-    changes = ("witness", "quotients", "memo", "gc", "sections", "sympy-exact")
+    changes = ("witness", "quotients", "memo", "gc", "sections", "sympy-exact", "piecewise")
     variants = {"all on": set(), **{f"without {c}": {c} for c in changes}, "without all": set(changes)}
     passes: dict[str, list[float]] = {name: [] for name in variants}
     try:

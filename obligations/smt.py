@@ -20,6 +20,8 @@ from faithsieve.obligations.exact import fmt
 from faithsieve.obligations.fastpaths import (
     linear_derivation, outside_smt, quotient_derivation, smt_power,
 )
+from faithsieve.obligations.piecewise import contradicts as piecewise_contradicts
+from faithsieve.obligations.piecewise import follows as piecewise_follows
 from faithsieve.obligations.sections import univariate_decision
 from faithsieve.obligations.symbolic import _degree_ok
 from faithsieve.obligations.witness import witness_points
@@ -210,6 +212,9 @@ class Z3Checker:
     """Look for exact points showing "does not follow" before building solver state (``witness``)."""
     real_sections = True
     """Decide polynomial derivations exactly along lines before building solver state (``sections``)."""
+    piecewise = True
+    """Prove "follows" (and, for integer refutations, "no real point") for polynomial pieces, ``abs`` and
+    quotients split, by elimination before building solver state (``piecewise``)."""
 
     def __init__(self, timeout_ms: int = 300, rlimit: int = 2_000_000) -> None:
         self.timeout_ms = timeout_ms
@@ -258,6 +263,9 @@ class Z3Checker:
         if fails is not None and holds is not None:
             # both SMT queries below have these exact points as models: both answer "sat"
             return Unknown(self.name, "does not follow from the previous relation alone")
+        # a point where the claim fails (``fails``) is a model of the first query: no proof to look for
+        if fails is None and self.piecewise and piecewise_follows(list(ob.premises), ob.claim, ob.integer_vars):
+            return Verified("z3", "follows from the previous relation")  # z3 answers "unsat" to the first query
         shown = (fails is not None, holds is not None)
         exact, point = univariate_decision(list(ob.premises), ob.claim, ob.integer_vars, shown) \
             if self.real_sections else (None, None)
@@ -297,6 +305,8 @@ class Z3Checker:
 
     def _consistent_over_reals(self, ob: DerivationObligation, deadline: float) -> bool:
         """Premises and claim hold together for some real values (or the solver cannot exclude it)."""
+        if self.piecewise and piecewise_contradicts(list(ob.premises), ob.claim):
+            return False  # no real point: z3, asked over the reals, answers "unsat"
         syms = _Syms(z3.Context())
         s = self._solver(deadline, syms.ctx)
         s.add(*[_z3_rel(p, syms) for p in ob.premises], _z3_rel(ob.claim, syms))

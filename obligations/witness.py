@@ -17,13 +17,16 @@ how the solver shows that "2x = x + 6" does not follow).
 Candidates, in a fixed order (the search is deterministic and depends on nothing but the
 relations): base points that give each variable a value from a fixed list (integers for the
 integer variables); the same points with one variable moved to make an equation hold (a secant
-step along that variable, exact when the equation is linear in it); and, for a premise equation
-and a claim equation, a secant step along a second variable on the first solve. Every
-candidate is checked exactly by evaluation; a candidate never counts unless every relation
-involved is defined at it and the integer variables are integers there.
+step along that variable, exact when the equation is linear in it); for a premise equation
+and a claim equation, a secant step along a second variable on the first solve; and last, with
+a budget of its own, the rational roots of each equation of degree two as written along one
+variable, read at three points (``(a - 1)^2 + (b - 1)^2 = 5`` at ``a = 2``). Every candidate is checked
+exactly by evaluation; a candidate never counts unless every relation involved is defined at it
+and the integer variables are integers there. The last stage runs only where the others ended
+without both points, after them: whatever they found, they still find.
 
 Bounded: at most ``MAX_NAMES`` variables, ``MAX_RELATIONS`` relations, ``MAX_EVALUATIONS``
-relation evaluations per obligation, ``MAX_HOLES`` dividends divided by zero per point,
+relation evaluations per obligation (and ``MAX_QUADRATIC_EVALUATIONS`` more for the last stage), ``MAX_HOLES`` dividends divided by zero per point,
 ``MAX_ROOT_BITS`` bits in a solved value, ``MAX_DEPTH`` levels of nesting, and the bit limit of
 ``evaluate`` on every intermediate value. When the points are not found (an irrational
 root, an empty premise, a bound reached) the answer is None and the solver decides as before.
@@ -41,6 +44,7 @@ from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var, varia
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 from faithsieve.obligations.fastpaths import MAX_DEPTH, translates
 from faithsieve.obligations.models import Rel
+from faithsieve.obligations.quadratics import quadratic_in, rational_roots
 
 MAX_NAMES = 6
 """Most variables a derivation may have for the search (more go to the solver)."""
@@ -91,13 +95,24 @@ class _Missing(Exception):
         self.dividend = dividend
 
 
-def _sized(x: Fraction, lim: Limits) -> Fraction:
+def _sized(x: Value, lim: Limits) -> Value:
     if max(x.numerator.bit_length(), x.denominator.bit_length()) > lim.max_bits:
         raise _Undefined
     return x
 
 
-Compiled = Callable[[Env, Holes], Fraction]
+Value = int | Fraction
+"""An exact rational: an ``int`` where the denominator is 1 (cheaper arithmetic), else a ``Fraction``."""
+Compiled = Callable[[Env, Holes], Value]
+
+
+def _exact(a: Value, b: Value) -> Value:
+    """``a / b`` exactly (``b`` nonzero): an ``int`` where two ``int`` divide evenly, else a ``Fraction``
+    (``/`` on two ``int`` would give a float)."""
+    if type(a) is int and type(b) is int:
+        q, r = divmod(a, b)
+        return q if r == 0 else Fraction(a, b)
+    return a / b
 
 
 def _compile(e: Expr, lim: Limits, depth: int = 0) -> Compiled:
@@ -106,13 +121,20 @@ def _compile(e: Expr, lim: Limits, depth: int = 0) -> Compiled:
     zero the value ``holes`` gives its dividend (``_Missing`` where it has none), ``_Undefined``
     past the size limits or ``MAX_DEPTH``. The tree is read once per search, not at every point;
     an exponent is a constant, evaluated here once (far below the step count at which an
-    evaluation looks at the clock, so no different from evaluating it at every point)."""
+    evaluation looks at the clock, so no different from evaluating it at every point).
+
+    Values are exact rationals, held as ``int`` where the denominator is 1 (numbers written as
+    integers, and every sum, difference, product and even quotient of them) and as ``Fraction``
+    otherwise; Python's arithmetic between the two is exact, and a quotient is taken by
+    ``_exact``. An ``int`` and the equal ``Fraction`` compare and hash alike and have the same
+    numerator and denominator, so the size checks, the lookups of ``holes`` and every comparison
+    read the same rational number as before: the same value, or the same exception."""
     if depth > MAX_DEPTH:
         def deeper(env: Env, holes: Holes) -> Fraction:
             raise _Undefined
         return deeper
     if isinstance(e, Num):
-        v = e.value
+        v: Value = e.value.numerator if e.value.denominator == 1 else e.value
         return lambda env, holes: v
     if isinstance(e, Var):
         name = e.name
@@ -123,15 +145,18 @@ def _compile(e: Expr, lim: Limits, depth: int = 0) -> Compiled:
     if isinstance(e, Call):  # percent or abs (``translates`` let nothing else through)
         arg = _compile(e.args[0], lim, depth + 1)
         if e.fn == "percent":
-            return lambda env, holes: arg(env, holes) / 100
+            return lambda env, holes: _exact(arg(env, holes), 100)
         return lambda env, holes: abs(arg(env, holes))
     if isinstance(e, Pow):
         return _compile_power(e, lim, depth)
     assert isinstance(e, BinOp)
     left, right, bits = _compile(e.left, lim, depth + 1), _compile(e.right, lim, depth + 1), lim.max_bits
 
-    def sized(x: Fraction) -> Fraction:
-        if x.numerator.bit_length() > bits or x.denominator.bit_length() > bits:
+    def sized(x: Value) -> Value:
+        if type(x) is int:
+            if x.bit_length() > bits:
+                raise _Undefined
+        elif x.numerator.bit_length() > bits or x.denominator.bit_length() > bits:
             raise _Undefined
         return x
 
@@ -142,14 +167,14 @@ def _compile(e: Expr, lim: Limits, depth: int = 0) -> Compiled:
     if e.op == "*":
         return lambda env, holes: sized(left(env, holes) * right(env, holes))
 
-    def quotient(env: Env, holes: Holes) -> Fraction:
+    def quotient(env: Env, holes: Holes) -> Value:
         a = left(env, holes)
         b = right(env, holes)
         if b == 0:
             if a in holes:
                 return holes[a]
-            raise _Missing(a)
-        return sized(a / b)
+            raise _Missing(Fraction(a))
+        return sized(_exact(a, b))
 
     return quotient
 
@@ -161,14 +186,14 @@ def _compile_power(e: Pow, lim: Limits, depth: int) -> Compiled:
     except Exception as exc:  # noqa: BLE001 (raised where reading the tree at a point would: after the base)
         error = exc
 
-        def failing(env: Env, holes: Holes) -> Fraction:
+        def failing(env: Env, holes: Holes) -> Value:
             base(env, holes)
             raise error
         return failing
 
-    def power(env: Env, holes: Holes) -> Fraction:
+    def power(env: Env, holes: Holes) -> Value:
         b = base(env, holes)
-        out = Fraction(1)
+        out: Value = 1
         for _ in range(times):
             out = _sized(out * b, lim)
         return out
@@ -195,10 +220,12 @@ class _Search:
             raise _Spent
         self.left -= 1
         lhs, rhs = self._sides(r)
+        point = {k: v.numerator if v.denominator == 1 else v for k, v in env.items()}  # ``_compile``: ints where exact
         try:
-            return lhs(env, holes or {}) - rhs(env, holes or {})
+            d = lhs(point, holes or {}) - rhs(point, holes or {})
         except (_Undefined, RecursionError, FaithSieveError):
             return None
+        return d if type(d) is Fraction else Fraction(d)
 
     def holds(self, r: Rel, env: Env, holes: Holes | None = None) -> bool | None:
         d = self.residual(r, env, holes)
@@ -415,27 +442,63 @@ def witness_points(premises: list[Rel], claim: Rel, integer_vars: tuple[str, ...
     if not names or len(names) > MAX_NAMES:
         return None, None
     s = _Search(list(premises), claim, frozenset(integer_vars), lim)
-    fails: Point | None = None
-    holds: Point | None = None
+    found: list[Point | None] = [None, None]
     try:
         for stage in range(3):
-            if stage == 2 and fails is None:
-                return None, holds  # the last stage only finds points where the claim holds
-            for env in _candidates(s, names, stage):
-                if env is None or any(v in s.integers and x.denominator != 1 for v, x in env.items()):
-                    continue
-                verdict = s.classify(env)
-                if verdict == "holes":
-                    if fails is None and (h := s.settle(env, False)) is not None:
-                        fails = Point(env, h)
-                    if holds is None and (h := s.settle(env, True)) is not None:
-                        holds = Point(env, h)
-                elif verdict is False and fails is None:
-                    fails = Point(env, {})
-                elif verdict is True and holds is None:
-                    holds = Point(env, {})
-                if fails is not None and holds is not None:
-                    return fails, holds
+            if stage == 2 and found[0] is None:
+                break  # the last stage only finds points where the claim holds
+            if _search(s, _candidates(s, names, stage), found):
+                return found[0], found[1]
     except _Spent:
         pass
-    return fails, holds
+    s.left = MAX_QUADRATIC_EVALUATIONS
+    try:
+        _search(s, _quadratic_candidates(s, names), found)
+    except _Spent:
+        pass
+    return found[0], found[1]
+
+
+def _search(s: _Search, candidates: Iterator[Env | None], found: list[Point | None]) -> bool:
+    """Classify ``candidates`` in order, keeping the first point where the premises hold and the
+    claim fails (``found[0]``) and the first where all hold (``found[1]``); True once both are known."""
+    for env in candidates:
+        if env is None or any(v in s.integers and x.denominator != 1 for v, x in env.items()):
+            continue
+        verdict = s.classify(env)
+        if verdict == "holes":
+            if found[0] is None and (h := s.settle(env, False)) is not None:
+                found[0] = Point(env, h)
+            if found[1] is None and (h := s.settle(env, True)) is not None:
+                found[1] = Point(env, h)
+        elif verdict is False and found[0] is None:
+            found[0] = Point(env, {})
+        elif verdict is True and found[1] is None:
+            found[1] = Point(env, {})
+        if found[0] is not None and found[1] is not None:
+            return True
+    return False
+
+
+MAX_QUADRATIC_EVALUATIONS = 48
+"""Evaluations the last stage (``_quadratic_candidates``) may spend, after the others' budget."""
+
+
+def _quadratic_candidates(s: _Search, names: list[str]) -> Iterator[Env | None]:
+    """The last stage: each equation's residual along one variable in which it is a polynomial
+    of degree two as written, read at three points as a quadratic, and its rational roots
+    (``(a - 1)^2 + (b - 1)^2 = 5`` at ``a = 2``; every candidate is checked exactly anyway)."""
+    pairs = [(r, v) for r in (*s.premises, s.claim) if r.op == "=" for v in names if quadratic_in(r, v)]
+    for base in list(_bases(names, s.integers))[:_SOLVED_BASES] if pairs else []:
+        for r, v in pairs:
+            t0 = base[v]
+            try:
+                f0, f1, f2 = (s.residual(r, {**base, v: t0 + k}) for k in range(3))
+            except _Missing:
+                continue
+            if f0 is None or f1 is None or f2 is None:
+                continue
+            for u in rational_roots(f0, f1, f2):
+                t = t0 + u
+                if max(abs(t.numerator).bit_length(), t.denominator.bit_length()) <= MAX_ROOT_BITS:
+                    yield {**base, v: t}

@@ -13,6 +13,7 @@ import pytest
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 from faithsieve.obligations import witness
+from faithsieve.obligations.models import Rel
 from faithsieve.obligations.witness import MAX_DEPTH, _compile, _Missing, _Undefined
 
 
@@ -95,10 +96,27 @@ def test_compiled_relations_read_as_the_tree_does(seed: int) -> None:
         for _ in range(4):
             env = {v: Fraction(rng.randint(-3, 3), rng.choice((1, 2))) for v in "xyz"}
             holes = {Fraction(k): Fraction(rng.randint(-2, 2)) for k in range(-2, 3) if rng.random() < 0.5}
-            got, want = _run(f, env, holes), _run(reference, e, env, holes, small)
-            assert got == want, (e, env, holes)
-            kinds.add(got[0])
+            want = _run(reference, e, env, holes, small)
+            # the search passes integers as int (``_Search.residual``): the same rationals
+            ints = {k: v.numerator if v.denominator == 1 else v for k, v in env.items()}
+            for point in (env, ints):
+                got = _run(f, point, holes)
+                assert got == want, (e, point, holes)
+                assert got[0] != "missing" or type(got[1]) is Fraction  # a dividend keys ``holes`` as before
+            kinds.add(want[0])
     assert kinds == {"value", "missing", "undefined"}
+
+
+def test_integer_arithmetic_stays_exact() -> None:
+    # an int quotient that does not divide evenly is a Fraction, never a float
+    x = Var("x")
+    cases = [(BinOp("/", x, _num(Fraction(3))), Fraction(7, 3)), (Call("percent", (x,)), Fraction(7, 100)),
+             (BinOp("/", _num(Fraction(14)), x), Fraction(2)), (Pow(BinOp("/", x, _num(Fraction(2))), _num(Fraction(3))), Fraction(343, 8))]
+    for e, value in cases:
+        got = _compile(e, DEFAULT_LIMITS)({"x": 7}, {})
+        assert got == value and type(got) in (int, Fraction), e
+    s = witness._Search([], Rel(Var("x"), "=", _num(Fraction(1))), frozenset(), DEFAULT_LIMITS)
+    assert type(s.residual(Rel(x, "=", _num(Fraction(1))), {"x": Fraction(4)})) is Fraction  # as the search reads it
 
 
 def test_depth_past_the_bound_is_undefined() -> None:
