@@ -196,6 +196,23 @@ def test_the_padding_covers_a_rounded_fractional_exponent() -> None:
     assert 2.0**-50 < worst <= varying.REL_PAD
 
 
+def test_the_padding_covers_an_absolute_library_error_near_zero(monkeypatch) -> None:
+    """A library result near 0 (``exp(-50)`` is about 2e-22) trusted only to an absolute error,
+    which no relative margin covers: with ``exp`` off by 2^-62 either way the interval still holds
+    the exact value (``ABS_PAD`` below 2^-62 fails this)."""
+    import types
+
+    with mpmath.workdps(60):
+        true = mpmath.exp(-50)
+    for sign in (1, -1):
+        shim = types.SimpleNamespace(**{n: getattr(math, n) for n in dir(math) if not n.startswith("_")})
+        shim.exp = lambda x, s=sign: math.exp(x) + s * 2.0**-62
+        monkeypatch.setattr(varying, "math", shim)
+        iv = interval(Call("exp", (Var("x"),)), {"x": Fraction(-50)})
+        monkeypatch.undo()
+        assert iv is not None and iv[0] <= true <= iv[1], (sign, iv)
+
+
 def test_denominator_variables_reads_the_syntax() -> None:
     def dv(text: str) -> frozenset[str] | None:
         return denominator_variables(rel(f"y = {text}").rhs)
