@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from faithsieve.errors import FaithSieveError
 from faithsieve.lazy import lazy_module
 from faithsieve.mathtext.ast import (
-    BinOp, Call, Expr, Neg, Num, Pow, Var, literals, nodes_within, substitute, variables, walk,
+    BinOp, Call, Const, Expr, Neg, Num, Pow, Var, literals, nodes_within, substitute, variables, walk,
 )
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 from faithsieve.obligations.conversions import CONVERSIONS
@@ -62,7 +62,7 @@ def _shape(e: Expr) -> tuple[int, bool]:
     t = type(e)
     if t is Var:
         return 1, True
-    if t is BinOp:
+    if t is BinOp:  # exact node types here; a derived one is read as _term_bound and _powers_ok read it
         (a, va), (b, vb) = _shape(e.left), _shape(e.right)
         return min(a + b if e.op in "+-" else a * b, 10**9), va or vb
     if t is Neg:
@@ -82,7 +82,11 @@ def _shape(e: Expr) -> tuple[int, bool]:
         return min(base ** min(k.numerator, 64), 10**9), vb or ve
     if t is Call:
         return 1, any([_shape(a)[1] for a in e.args])
-    return 1, bool(variables(e))
+    if t is Num or t is Const:
+        return 1, False
+    if not _powers_ok(e):  # a node of a derived type: the two guards as written
+        raise _Refused
+    return _term_bound(e), bool(variables(e))
 
 
 def _exponent(e: Expr) -> Fraction:
@@ -114,8 +118,11 @@ def _term_bound(e: Expr) -> int:
 
 def _degree_ok(e: Expr) -> bool:
     """Reject expressions whose expansion would be large before asking sympy to expand."""
-    if _term_bound(e) > MAX_TERMS:
-        return False
+    return _term_bound(e) <= MAX_TERMS and _powers_ok(e)
+
+
+def _powers_ok(e: Expr) -> bool:
+    """Every power of a variable expression in ``e`` has a readable exponent of at most ``MAX_DEGREE``."""
     for x in walk(e):
         if isinstance(x, Pow) and variables(x.base):
             try:

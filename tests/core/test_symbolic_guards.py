@@ -67,6 +67,10 @@ def test_the_node_bound() -> None:
     assert MAX_SYMPY_NODES == 400
 
 
+class _Derived(BinOp):
+    """A node of a type derived from an AST class (read by the guards as its base class)."""
+
+
 def _wide(rng: random.Random, depth: int) -> Expr:
     """Claims whose guards are reached through every node kind: constants, calls holding powers of
     variables, exponents holding powers and variables, sums raised to powers (large term bounds)."""
@@ -74,7 +78,8 @@ def _wide(rng: random.Random, depth: int) -> Expr:
         return rng.choice((Var(rng.choice("xy")), _n(rng.randint(-3, 9)), Const("pi"), Const("e")))
     k = rng.random()
     if k < 0.4:
-        return BinOp(rng.choice(("+", "-", "*", "/", "mod")), _wide(rng, depth - 1), _wide(rng, depth - 1))
+        node = _Derived if rng.random() < 0.1 else BinOp
+        return node(rng.choice(("+", "-", "*", "/", "mod")), _wide(rng, depth - 1), _wide(rng, depth - 1))
     if k < 0.45:
         return Neg(_wide(rng, depth - 1))
     if k < 0.8:
