@@ -57,6 +57,18 @@ def fmt(x: Fraction) -> str:
     return f"{x} (≈ {float(x):.6g})"
 
 
+PRINTABLE_BITS = 1000
+"""Numerators up to this many bits: ``fmt`` never raises on them."""
+
+
+def _printable(x: Fraction) -> bool:
+    """``fmt(x)`` cannot raise. It raises only where it converts to a float (``OverflowError`` at
+    ``|x| >= 2^1024``), which it does only at most 2000 bits; a numerator of at most
+    ``PRINTABLE_BITS`` bits keeps ``|x| < 2^1000``, and ``str`` of at most 2000 bits is below
+    Python's digit limit. So the comparison may format its evidence only when an answer needs it."""
+    return x.numerator.bit_length() <= PRINTABLE_BITS
+
+
 # ---------------------------------------------------------------------------
 # Precision shown, intervals for earlier-rounded literals
 # ---------------------------------------------------------------------------
@@ -144,15 +156,20 @@ def compare_values(
     integer written for a non-integer value is read as rounded to nearest or truncated, not rounded up."""
     a = evaluate(lhs, env, lim)
     b = evaluate(rhs, env, lim)
-    cx = {"lhs": fmt(a), "rhs": fmt(b)}
+
+    def cx(**more: str) -> dict[str, str]:
+        return {"lhs": fmt(a), "rhs": fmt(b), **more}
+
+    if not (_printable(a) and _printable(b)):
+        cx()  # formatting may raise (a float too large): it does so here, before any answer, as it always did
     if op in ("<", ">", "<=", ">=", "!="):
         ok = {"<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b, "!=": a != b}[op]
         if ok:
             return Verified(method)
         if op in ("<=", ">=") or approx:
             return Unknown(method, "inequality fails only within rounding") if abs(a - b) <= max(
-                _shown_tolerance(lhs), _shown_tolerance(rhs)) else Refuted(method, cx)
-        return Refuted(method, cx)
+                _shown_tolerance(lhs), _shown_tolerance(rhs)) else Refuted(method, cx())
+        return Refuted(method, cx())
     if a == b:
         return Verified(method)
     # "2/4 × 100 = 50%", "1/26 × 100 ≈ 3.85%": a percentage written as the number of percent
@@ -195,13 +212,12 @@ def compare_values(
             if abs(diff) <= Fraction(10**z, 2):
                 return Verified(f"{method}-rounding", "agrees to the significant figures shown")
         if abs(diff) / scale <= Fraction(5, 100):
-            return Unknown(method, "approximation within 5%: too loose to decide", cx)
-        cx["difference"] = fmt(diff)
-        return Refuted(method, cx, "off by more than 5% in an approximation")
+            return Unknown(method, "approximation within 5%: too loose to decide", cx())
+        return Refuted(method, cx(difference=fmt(diff)), "off by more than 5% in an approximation")
     # running-total chains: "3 × 4 = 12 + 5 = 17" writes the next computation into the chain
     try:
         if evaluate(leftmost_operand(rhs), env, lim) == a and isinstance(rhs, BinOp):
-            return Unknown(method, "running-total notation: the chain continues with a new computation", cx)
+            return Unknown(method, "running-total notation: the chain continues with a new computation", cx())
     except FaithSieveError:
         pass
     try:
@@ -209,17 +225,16 @@ def compare_values(
         if _has_percent(lhs) or _has_percent(rhs):
             a2, b2 = evaluate(_strip_percent(lhs), env, lim), evaluate(_strip_percent(rhs), env, lim)
             if a2 == b2 or a2 == b or a == b2:
-                return Unknown(method, "percent sign used for the number of percent", cx)
+                return Unknown(method, "percent sign used for the number of percent", cx())
     except FaithSieveError:
         pass
     try:
         pb = _percent_of_base(lhs, env, lim)
         if pb is not None and abs(pb - b) <= max(tol, Fraction(0)):
-            return Unknown(method, "percent-of-base notation (a + p% meaning a·(1 + p/100))", cx)
+            return Unknown(method, "percent-of-base notation (a + p% meaning a·(1 + p/100))", cx())
     except FaithSieveError:
         pass
-    cx["difference"] = fmt(diff)
-    return Refuted(method, cx)
+    return Refuted(method, cx(difference=fmt(diff)))
 
 
 # ---------------------------------------------------------------------------

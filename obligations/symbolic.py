@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from faithsieve.errors import FaithSieveError
 from faithsieve.lazy import lazy_module
 from faithsieve.mathtext.ast import (
-    BinOp, Expr, Neg, Num, Pow, Var, literals, nodes_within, substitute, variables, walk,
+    BinOp, Call, Const, Expr, Neg, Num, Pow, Var, literals, nodes_within, substitute, variables, walk,
 )
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 from faithsieve.obligations.conversions import CONVERSIONS
@@ -39,8 +39,54 @@ MAX_DEGREE = 24
 
 def _too_large(c: Rel) -> bool:
     """``c`` has more than ``MAX_SYMPY_NODES`` nodes (counting stops past it), or an expansion
-    past ``MAX_TERMS`` terms or a variable power past ``MAX_DEGREE``."""
-    return not nodes_within((c.lhs, c.rhs), MAX_SYMPY_NODES) or not (_degree_ok(c.lhs) and _degree_ok(c.rhs))
+    past ``MAX_TERMS`` terms or a variable power past ``MAX_DEGREE``: what ``_degree_ok`` of both
+    sides answers, read in one pass per side (``_shape``)."""
+    if not nodes_within((c.lhs, c.rhs), MAX_SYMPY_NODES):
+        return True
+    try:
+        return _shape(c.lhs)[0] > MAX_TERMS or _shape(c.rhs)[0] > MAX_TERMS
+    except _Refused:
+        return True
+
+
+class _Refused(Exception):
+    """A power of a variable expression whose exponent is unreadable or past ``MAX_DEGREE``."""
+
+
+def _shape(e: Expr) -> tuple[int, bool]:
+    """``(_term_bound(e), e has a variable)`` in one walk, raising ``_Refused`` where the walk of
+    ``_degree_ok`` meets a power it refuses: the same recursion as ``_term_bound`` (calls count as
+    one term), which also visits every node ``walk`` visits (call arguments, exponents), so both
+    guards of ``_degree_ok`` are decided by the same reads of the same exponents. Recursion depth is
+    the tree's depth, at most ``MAX_SYMPY_NODES`` (``_too_large`` counts the nodes first)."""
+    t = type(e)
+    if t is Var:
+        return 1, True
+    if t is BinOp:  # exact node types here; a derived one is read as _term_bound and _powers_ok read it
+        (a, va), (b, vb) = _shape(e.left), _shape(e.right)
+        return min(a + b if e.op in "+-" else a * b, 10**9), va or vb
+    if t is Neg:
+        return _shape(e.operand)
+    if t is Pow:
+        (base, vb), (_, ve) = _shape(e.base), _shape(e.exponent)
+        try:
+            k = _exponent(e.exponent)
+        except FaithSieveError:
+            if vb:
+                raise _Refused from None
+            return (10**9 if ve else 1), ve
+        if vb and abs(k) > MAX_DEGREE:
+            raise _Refused
+        if k.denominator != 1 or k.numerator < 0:
+            return base, vb or ve
+        return min(base ** min(k.numerator, 64), 10**9), vb or ve
+    if t is Call:
+        return 1, any([_shape(a)[1] for a in e.args])
+    if t is Num or t is Const:
+        return 1, False
+    if not _powers_ok(e):  # a node of a derived type: the two guards as written
+        raise _Refused
+    return _term_bound(e), bool(variables(e))
 
 
 def _exponent(e: Expr) -> Fraction:
@@ -72,8 +118,11 @@ def _term_bound(e: Expr) -> int:
 
 def _degree_ok(e: Expr) -> bool:
     """Reject expressions whose expansion would be large before asking sympy to expand."""
-    if _term_bound(e) > MAX_TERMS:
-        return False
+    return _term_bound(e) <= MAX_TERMS and _powers_ok(e)
+
+
+def _powers_ok(e: Expr) -> bool:
+    """Every power of a variable expression in ``e`` has a readable exponent of at most ``MAX_DEGREE``."""
     for x in walk(e):
         if isinstance(x, Pow) and variables(x.base):
             try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from fractions import Fraction
 
-from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var, walk
+from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var, walk
 from faithsieve.mathtext.evaluate import evaluate
 from faithsieve.obligations import symbolic
 from faithsieve.obligations.models import Rel
@@ -65,3 +65,39 @@ def test_the_node_bound() -> None:
     assert not _too_large(at_bound)
     assert _too_large(Rel(sum_of(100), "=", BinOp("+", sum_of(101), _n(1))))  # 401
     assert MAX_SYMPY_NODES == 400
+
+
+class _Derived(BinOp):
+    """A node of a type derived from an AST class (read by the guards as its base class)."""
+
+
+def _wide(rng: random.Random, depth: int) -> Expr:
+    """Claims whose guards are reached through every node kind: constants, calls holding powers of
+    variables, exponents holding powers and variables, sums raised to powers (large term bounds)."""
+    if depth <= 0 or rng.random() < 0.1:
+        return rng.choice((Var(rng.choice("xy")), _n(rng.randint(-3, 9)), Const("pi"), Const("e")))
+    k = rng.random()
+    if k < 0.4:
+        node = _Derived if rng.random() < 0.1 else BinOp
+        return node(rng.choice(("+", "-", "*", "/", "mod")), _wide(rng, depth - 1), _wide(rng, depth - 1))
+    if k < 0.45:
+        return Neg(_wide(rng, depth - 1))
+    if k < 0.8:
+        exponent = _wide(rng, depth - 2) if rng.random() < 0.3 else _n(rng.choice((2, 5, 9, 24, 25, -24, -25, 64, 70)))
+        return Pow(_wide(rng, depth - 1), exponent)
+    fn = rng.choice(("sqrt", "sin", "root", "f"))
+    return Call(fn, tuple(_wide(rng, depth - 1) for _ in range(2 if fn in ("root", "f") else 1)))
+
+
+def test_one_pass_guard_answers_as_the_degree_walk() -> None:
+    """``_too_large`` (one pass per side) against the node count and ``_degree_ok`` of both sides as
+    written (the term bound, then every power of a variable expression)."""
+    rng = random.Random(16)
+    answers = {True: 0, False: 0}
+    for _ in range(4000):
+        c = Rel(_wide(rng, rng.randint(2, 7)), "=", _wide(rng, rng.randint(1, 6)))
+        walked = sum(1 for _ in walk(c.lhs)) + sum(1 for _ in walk(c.rhs)) > MAX_SYMPY_NODES \
+            or not (symbolic._degree_ok(c.lhs) and symbolic._degree_ok(c.rhs))
+        assert _too_large(c) == walked, str(c)
+        answers[walked] += 1
+    assert min(answers.values()) > 800, answers
