@@ -229,6 +229,7 @@ class _Builder:
                 if prev_tail is not None and prev_tail[0] == step.index - (fi == 0) and continues(f, fi == 0, text[: f.start]):
                     step_edges += self.continuation_edge(scope, step.index, text, f, prev_tail[1], env)
                 around = (text[max(0, f.start - 12) : f.start], text[f.end : f.end + 60])
+                concludes: bool | None = None  # whether the lead states a conclusion: read at the first closed link
                 origins: tuple[dict[str, str], dict[str, int]] | None = None  # copied once, until a link changes them
                 for li, r in enumerate(rels):
                     lhs, op, rhs = r.lhs, r.op, r.rhs
@@ -247,7 +248,9 @@ class _Builder:
                     )
                     if not vars_:
                         self.note_rounding(lhs, rhs, op)
-                        ttype = TransitionType.CONCLUSION if cue_search(_CONCLUDE, f.lead[-80:]) else TransitionType.COMPUTATION
+                        if concludes is None:
+                            concludes = bool(cue_search(_CONCLUDE, f.lead[-80:]))
+                        ttype = TransitionType.CONCLUSION if concludes else TransitionType.COMPUTATION
                         self.add_edge(scope, ttype, step.index, span, src, EdgeContext(**ctx_common))
                     elif li == 0 and _assigns(r, evars[0], evars[1]) and op in ("=", "~"):
                         var = lhs if isinstance(lhs, Var) else rhs
@@ -260,11 +263,11 @@ class _Builder:
                         if (source_rel is not None and not hypothetical and not negated
                                 and var.name in variables(source_rel.lhs) | variables(source_rel.rhs)):
                             premises = (source_rel,)
-                        if premises and reused_letter(var.name, f.chain.exprs[1], self.chain_value(f.chain), premises[0], scope.env):
+                        value = self.chain_value(f.chain)  # read once (a pure function of the chain)
+                        if premises and reused_letter(var.name, f.chain.exprs[1], value, premises[0], scope.env):
                             premises = ()  # the letter takes a new value in place; the premise was about the old one
                         edge = self.add_edge(scope, TransitionType.DEFINITION, step.index, span, src,
                                              EdgeContext(**ctx_common, premises=premises, definition_of=var.name))
-                        value = self.chain_value(f.chain)
                         if value is not None and not hypothetical and not negated:
                             group.append((edge.id, var.name, value))
                             scope.env[var.name] = value
@@ -355,8 +358,9 @@ class _Builder:
         "The answer is 42") become EdgeUnits too; they carry no obligation."""
         n = 0
         covered = [(f.start, f.end) for f in formulas]
+        head = text[:5000]
         for pattern, ttype in ((_VERBAL_DEF, TransitionType.DEFINITION), (_VERBAL_CONCLUSION, TransitionType.CONCLUSION)):
-            for m in cue_finditer(pattern, text[:5000]):
+            for m in cue_finditer(pattern, head):
                 if any(a <= m.start() < b for a, b in covered):
                     continue
                 end = min(len(text), m.end() + 120)
