@@ -14,10 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
 from faithsieve.errors import FaithSieveError
-from faithsieve.lazy import lazy_module
 from faithsieve.mathtext.ast import Chain, Expr, Num, Var, leftmost_operand, render, variables
 from faithsieve.mathtext.evaluate import evaluate
 from faithsieve.mathtext.extract import Formula, extract_formulas
@@ -34,11 +32,6 @@ from faithsieve.statetree.cues import _OR_NEXT as _OR_NEXT, _TRAIL_STRONG as _TR
 from faithsieve.statetree.rebinding import reused_letter
 from faithsieve.statetree.retraction import retracted
 from faithsieve.statetree.models import CaseSplit, EdgeContext, EdgeUnit, StateTree, TransitionType
-
-if TYPE_CHECKING:
-    import networkx as nx
-else:
-    nx = lazy_module("networkx", globals(), "nx")  # imported when the first tree is built
 
 
 @dataclass
@@ -80,7 +73,8 @@ def _assigns(r: Rel, lhs_vars: frozenset[str], rhs_vars: frozenset[str]) -> bool
 class _Builder:
     def __init__(self, proof: Proof) -> None:
         self.proof = proof
-        self.g = nx.DiGraph()
+        self.node_records: list[tuple[str, dict[str, object]]] = []  # the graph, built when read (StateTree.from_records)
+        self.edge_records: list[tuple[str, str, EdgeUnit]] = []
         self.edges: list[EdgeUnit] = []
         self.ctx: dict[str, EdgeContext] = {}
         self.n_states = 0
@@ -105,7 +99,7 @@ class _Builder:
         self.n_states += 1
         hyps = tuple(scope.facts[-12:]) + tuple(f"{k} = {v}" for k, v in list(scope.env.items())[-12:])
         # what ProofState(...).model_dump() gives, built directly (every field is a str or a tuple of str)
-        self.g.add_node(sid, state={"id": sid, "hypotheses": hyps, "goal": goal, "branch": scope.branch})
+        self.node_records.append((sid, {"id": sid, "hypotheses": hyps, "goal": goal, "branch": scope.branch}))
         return sid
 
     def add_edge(self, scope: _Scope, ttype: TransitionType, step: int, span: tuple[int, int], text: str,
@@ -113,7 +107,7 @@ class _Builder:
         child = self.new_state(scope)
         eid = f"e{len(self.edges)}"
         edge = EdgeUnit(id=eid, type=ttype, parent=scope.node, child=child, step=step, span=span, text=text)
-        self.g.add_edge(scope.node, child, edge=dict(edge.__dict__))  # = edge.model_dump(): flat fields
+        self.edge_records.append((scope.node, child, edge))
         self.edges.append(edge)
         self.ctx[eid] = ctx
         scope.node = child
@@ -307,7 +301,7 @@ class _Builder:
             if step_edges == 0:
                 self.add_edge(scope, TransitionType.NARRATION, step.index, (0, len(text)), text[:200],
                               EdgeContext(formula=None))
-        return StateTree(graph=self.g, edges=self.edges, contexts=self.ctx)
+        return StateTree.from_records(self.node_records, self.edge_records, self.edges, self.ctx)
 
     def continuation_edge(self, scope: _Scope, step: int, text: str, f: Formula, prev: Expr,
                           env: dict[str, Fraction]) -> int:
