@@ -31,7 +31,7 @@ from faithsieve.statetree.cues import (
 from faithsieve.statetree.cues import _OR_NEXT as _OR_NEXT, _TRAIL_STRONG as _TRAIL_STRONG  # re-exported, unused here
 from faithsieve.statetree.rebinding import reused_letter
 from faithsieve.statetree.retraction import retracted
-from faithsieve.statetree.models import CaseSplit, EdgeContext, EdgeUnit, StateTree, TransitionType
+from faithsieve.statetree.models import CaseSplit, EdgeContext, EdgeUnit, NodeRecord, StateTree, TransitionType
 
 
 @dataclass
@@ -39,7 +39,7 @@ class _Scope:
     node: str
     env: dict[str, Fraction]
     origin: dict[str, str]
-    facts: list[str]
+    facts: list[str | Rel]  # a relation is rendered (str) only when the graph is built: see new_state
     branch: str = ""
     origin_step: dict[str, int] = field(default_factory=dict)
 
@@ -73,7 +73,7 @@ def _assigns(r: Rel, lhs_vars: frozenset[str], rhs_vars: frozenset[str]) -> bool
 class _Builder:
     def __init__(self, proof: Proof) -> None:
         self.proof = proof
-        self.node_records: list[tuple[str, dict[str, object]]] = []  # the graph, built when read (StateTree.from_records)
+        self.node_records: list[NodeRecord] = []  # the graph, built when read (StateTree.from_records)
         self.edge_records: list[tuple[str, str, EdgeUnit]] = []
         self.edges: list[EdgeUnit] = []
         self.ctx: dict[str, EdgeContext] = {}
@@ -97,9 +97,9 @@ class _Builder:
     def new_state(self, scope: _Scope, goal: str = "") -> str:
         sid = f"s{self.n_states}"
         self.n_states += 1
-        hyps = tuple(scope.facts[-12:]) + tuple(f"{k} = {v}" for k, v in list(scope.env.items())[-12:])
-        # what ProofState(...).model_dump() gives, built directly (every field is a str or a tuple of str)
-        self.node_records.append((sid, {"id": sid, "hypotheses": hyps, "goal": goal, "branch": scope.branch}))
+        # the hypotheses as they stand now, rendered when the graph is built (``StateTree.from_records``):
+        # a relation and a value are immutable, so they render then as they would now
+        self.node_records.append((sid, tuple(scope.facts[-12:]), tuple(scope.env.items())[-12:], goal, scope.branch))
         return sid
 
     def add_edge(self, scope: _Scope, ttype: TransitionType, step: int, span: tuple[int, int], text: str,
@@ -130,7 +130,7 @@ class _Builder:
                         scope.origin[var.name] = f"problem: {f.text}"
                         scope.origin_step[var.name] = 10**9  # problem values never expire
                 elif variables(lhs) | variables(rhs):
-                    scope.facts.append(str(r))
+                    scope.facts.append(r)
                     self.stated_eqs.append(r)
                     if op in ("<", ">", "<=", ">=") and len(variables(lhs) | variables(rhs)) == 1:
                         self.problem_constraints.append(r)
@@ -281,7 +281,7 @@ class _Builder:
                         self.add_edge(scope, ttype, step.index, span, src,
                                       EdgeContext(**ctx_common, premises=premises, other_premises=others))
                         if not hypothetical and not negated and op in ("=", "<", ">", "<=", ">="):
-                            scope.facts.append(str(r))
+                            scope.facts.append(r)
                             self.stated_eqs.append(r)
                             if op == "=" and not (parallel and _ALTERNATIVE.search(f.lead)):
                                 recent_eqs.append((step.index, r))

@@ -178,8 +178,9 @@ class EdgeContext:
     """The variables of ``rel`` (both sides), when the decomposer read them already (else None)."""
 
 
-NodeRecord = tuple[str, dict[str, object]]
-"""A state node as a builder records it: its id and its ``state`` attribute (``ProofState(...).model_dump()``)."""
+NodeRecord = tuple[str, tuple[object, ...], tuple[tuple[str, Fraction], ...], str, str]
+"""A state node as a builder records it: its id, the facts it holds (texts, or relations to render with
+``str``), the values in scope (each becomes ``name = value``), its goal and its branch."""
 EdgeRecord = tuple[str, str, EdgeUnit]
 """An edge as a builder records it: parent id, child id and the EdgeUnit (its ``edge`` attribute is the dump)."""
 
@@ -191,8 +192,9 @@ class _Graph:
     Building it then is the same sequence of ``add_node`` and ``add_edge`` calls a builder would make
     as it goes: every node in the order it was made, then every edge in order (each edge joins two
     nodes made before it, so adding the nodes first gives the same node order and the same adjacency
-    order). The records are final when the tree is made (each state dict is never changed afterwards
-    and an EdgeUnit is frozen), so the graph does not depend on when it is built. The offline pipeline
+    order). The records are final when the tree is made (tuples of strings, immutable relations
+    and Fractions, frozen EdgeUnits), and rendering is a function of them alone, so the graph does
+    not depend on when it is built. The offline pipeline
     never reads the graph, so it never pays for it."""
 
     def __get__(self, tree: StateTree | None, owner: type | None = None) -> nx.DiGraph:
@@ -202,8 +204,10 @@ class _Graph:
         if g is None:
             nodes, edges = tree.__dict__.pop("_records")
             g = nx.DiGraph()
-            for node, state in nodes:
-                g.add_node(node, state=state)
+            for node, facts, values, goal, branch in nodes:
+                hyps = tuple(str(x) for x in facts) + tuple(f"{k} = {v}" for k, v in values)
+                # what ProofState(...).model_dump() gives, built directly (every field is a str or a tuple of str)
+                g.add_node(node, state={"id": node, "hypotheses": hyps, "goal": goal, "branch": branch})
             for parent, child, edge in edges:
                 g.add_edge(parent, child, edge=dict(edge.__dict__))  # = edge.model_dump(): flat fields
             tree.__dict__["_graph"] = g

@@ -5,7 +5,7 @@ graph at the first read of ``tree.graph`` (nodes first, then edges). Built as it
 added each node when it made the state and each edge right after making its child. Here the lazy
 graph is compared with that interleaved construction on seeded generated proofs: the same nodes and
 edges with the same data, in the same order, and the same successor and predecessor order at every
-node. The offline pipeline must not build it (that is the point of building it late).
+node, with each state's hypotheses rendered when the builder made it. The offline pipeline must not build it (that is the point of building it late).
 """
 
 from __future__ import annotations
@@ -14,18 +14,35 @@ import networkx as nx
 
 from faithsieve.config import Settings
 from faithsieve.pipeline import Pipeline
-from faithsieve.statetree.decompose import _Builder
-from faithsieve.statetree.models import StateTree
+from faithsieve.models import Proof
+from faithsieve.obligations.models import Rel
+from faithsieve.statetree.decompose import _Builder, _Scope
+from faithsieve.statetree.models import ProofState, StateTree
 
 from tests.core.test_tree_records import _PROOFS
 
 
-def _built_as_it_went(b: _Builder) -> nx.DiGraph:
+class _Eager(_Builder):
+    """The builder, also rendering each state's hypotheses at the moment it makes the state (as it
+    used to: facts as text, then ``name = value`` for the values in scope, the last 12 of each)."""
+
+    def __init__(self, proof: Proof) -> None:
+        super().__init__(proof)
+        self.states: dict[str, dict[str, object]] = {}
+
+    def new_state(self, scope: _Scope, goal: str = "") -> str:
+        hyps = tuple(str(x) for x in scope.facts[-12:]) + tuple(f"{k} = {v}" for k, v in list(scope.env.items())[-12:])
+        sid = super().new_state(scope, goal)
+        self.states[sid] = ProofState(id=sid, hypotheses=hyps, goal=goal, branch=scope.branch).model_dump()
+        return sid
+
+
+def _built_as_it_went(b: _Eager) -> nx.DiGraph:
     """The graph with each edge added right after its child node, as the builder used to add them."""
     g = nx.DiGraph()
     after_child = {child: (parent, edge) for parent, child, edge in b.edge_records}
-    for node, state in b.node_records:
-        g.add_node(node, state=state)
+    for node, *_ in b.node_records:
+        g.add_node(node, state=b.states[node])
         if node in after_child:
             parent, edge = after_child[node]
             g.add_edge(parent, node, edge=edge.model_dump())
@@ -33,9 +50,9 @@ def _built_as_it_went(b: _Builder) -> nx.DiGraph:
 
 
 def test_lazy_graph_is_the_graph_built_as_it_went() -> None:
-    checked = 0
+    checked = relations = values = 0
     for proof in _PROOFS:
-        b = _Builder(proof)
+        b = _Eager(proof)
         tree = b.build()
         assert tree.__dict__["_graph"] is None  # not built yet
         expected = _built_as_it_went(b)
@@ -48,7 +65,10 @@ def test_lazy_graph_is_the_graph_built_as_it_went() -> None:
             assert list(g.predecessors(node)) == list(expected.predecessors(node))
         assert {d["edge"]["id"]: (u, v) for u, v, d in g.edges(data=True)} == {e.id: (e.parent, e.child) for e in tree.edges}
         checked += len(tree.edges)
+        relations += sum(isinstance(x, Rel) for _, facts, *_ in b.node_records for x in facts)
+        values += sum(len(vals) for _, _, vals, *_ in b.node_records)
     assert checked > 500
+    assert relations > 500 and values > 500  # relations and values are rendered late, not only texts
 
 
 def test_given_graph_is_kept() -> None:
