@@ -91,8 +91,7 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str, notes: _FormulaNotes 
         return dict(base, readings=readings, ambiguity=ambiguity)
 
     if not vs:
-        lits = {n.text for n in literals(r.lhs) + literals(r.rhs)}
-        return ArithmeticObligation(**read(), claim=r, approx=approx, rounded=tuple(sorted(lits & ctx.rounded)),
+        return ArithmeticObligation(**read(), claim=r, approx=approx, rounded=_rounded_in(r, ctx.rounded),
                                     ceiling=ctx.word_problem)
     if len(vs) > MAX_VARS or f.multiletter:
         return None
@@ -123,6 +122,14 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str, notes: _FormulaNotes 
             bool(_EXPAND_CONTEXT.search(sentence)) and _expansion_shape(r))
         return IdentityObligation(**read(), claim=r, asserted_identity=asserted)
     return None
+
+
+def _rounded_in(r: Rel, rounded: frozenset[str]) -> tuple[str, ...]:
+    """The literals of ``r`` (as written) that are among ``rounded``, sorted. With nothing rounded
+    the answer is empty whatever the literals are, so the claim is not walked."""
+    if not rounded:
+        return ()
+    return tuple(sorted({n.text for n in literals(r.lhs) + literals(r.rhs)} & rounded))
 
 
 _SUBST_CUE = re.compile(r"(?i)\b(substitut\w*|plug\w*|using|putting|replac\w*|evaluat\w*)\b")

@@ -14,10 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
 from faithsieve.errors import FaithSieveError
-from faithsieve.lazy import lazy_module
 from faithsieve.mathtext.ast import Chain, Expr, Num, Var, leftmost_operand, render, variables
 from faithsieve.mathtext.evaluate import evaluate
 from faithsieve.mathtext.extract import Formula, extract_formulas
@@ -33,12 +31,7 @@ from faithsieve.statetree.cues import (
 from faithsieve.statetree.cues import _OR_NEXT as _OR_NEXT, _TRAIL_STRONG as _TRAIL_STRONG  # re-exported, unused here
 from faithsieve.statetree.rebinding import reused_letter
 from faithsieve.statetree.retraction import retracted
-from faithsieve.statetree.models import CaseSplit, EdgeContext, EdgeUnit, StateTree, TransitionType
-
-if TYPE_CHECKING:
-    import networkx as nx
-else:
-    nx = lazy_module("networkx", globals(), "nx")  # imported when the first tree is built
+from faithsieve.statetree.models import CaseSplit, EdgeContext, EdgeUnit, NodeRecord, StateTree, TransitionType
 
 
 @dataclass
@@ -46,7 +39,7 @@ class _Scope:
     node: str
     env: dict[str, Fraction]
     origin: dict[str, str]
-    facts: list[str]
+    facts: list[str | Rel]  # a relation is rendered (str) only when the graph is built: see new_state
     branch: str = ""
     origin_step: dict[str, int] = field(default_factory=dict)
 
@@ -80,7 +73,8 @@ def _assigns(r: Rel, lhs_vars: frozenset[str], rhs_vars: frozenset[str]) -> bool
 class _Builder:
     def __init__(self, proof: Proof) -> None:
         self.proof = proof
-        self.g = nx.DiGraph()
+        self.node_records: list[NodeRecord] = []  # the graph, built when read (StateTree.from_records)
+        self.edge_records: list[tuple[str, str, EdgeUnit]] = []
         self.edges: list[EdgeUnit] = []
         self.ctx: dict[str, EdgeContext] = {}
         self.n_states = 0
@@ -103,9 +97,9 @@ class _Builder:
     def new_state(self, scope: _Scope, goal: str = "") -> str:
         sid = f"s{self.n_states}"
         self.n_states += 1
-        hyps = tuple(scope.facts[-12:]) + tuple(f"{k} = {v}" for k, v in list(scope.env.items())[-12:])
-        # what ProofState(...).model_dump() gives, built directly (every field is a str or a tuple of str)
-        self.g.add_node(sid, state={"id": sid, "hypotheses": hyps, "goal": goal, "branch": scope.branch})
+        # the hypotheses as they stand now, rendered when the graph is built (``StateTree.from_records``):
+        # a relation and a value are immutable, so they render then as they would now
+        self.node_records.append((sid, tuple(scope.facts[-12:]), tuple(scope.env.items())[-12:], goal, scope.branch))
         return sid
 
     def add_edge(self, scope: _Scope, ttype: TransitionType, step: int, span: tuple[int, int], text: str,
@@ -113,7 +107,7 @@ class _Builder:
         child = self.new_state(scope)
         eid = f"e{len(self.edges)}"
         edge = EdgeUnit(id=eid, type=ttype, parent=scope.node, child=child, step=step, span=span, text=text)
-        self.g.add_edge(scope.node, child, edge=dict(edge.__dict__))  # = edge.model_dump(): flat fields
+        self.edge_records.append((scope.node, child, edge))
         self.edges.append(edge)
         self.ctx[eid] = ctx
         scope.node = child
@@ -136,7 +130,7 @@ class _Builder:
                         scope.origin[var.name] = f"problem: {f.text}"
                         scope.origin_step[var.name] = 10**9  # problem values never expire
                 elif variables(lhs) | variables(rhs):
-                    scope.facts.append(str(r))
+                    scope.facts.append(r)
                     self.stated_eqs.append(r)
                     if op in ("<", ">", "<=", ">=") and len(variables(lhs) | variables(rhs)) == 1:
                         self.problem_constraints.append(r)
@@ -229,6 +223,7 @@ class _Builder:
                 if prev_tail is not None and prev_tail[0] == step.index - (fi == 0) and continues(f, fi == 0, text[: f.start]):
                     step_edges += self.continuation_edge(scope, step.index, text, f, prev_tail[1], env)
                 around = (text[max(0, f.start - 12) : f.start], text[f.end : f.end + 60])
+                concludes: bool | None = None  # whether the lead states a conclusion: read at the first closed link
                 origins: tuple[dict[str, str], dict[str, int]] | None = None  # copied once, until a link changes them
                 for li, r in enumerate(rels):
                     lhs, op, rhs = r.lhs, r.op, r.rhs
@@ -247,7 +242,9 @@ class _Builder:
                     )
                     if not vars_:
                         self.note_rounding(lhs, rhs, op)
-                        ttype = TransitionType.CONCLUSION if cue_search(_CONCLUDE, f.lead[-80:]) else TransitionType.COMPUTATION
+                        if concludes is None:
+                            concludes = bool(cue_search(_CONCLUDE, f.lead[-80:]))
+                        ttype = TransitionType.CONCLUSION if concludes else TransitionType.COMPUTATION
                         self.add_edge(scope, ttype, step.index, span, src, EdgeContext(**ctx_common))
                     elif li == 0 and _assigns(r, evars[0], evars[1]) and op in ("=", "~"):
                         var = lhs if isinstance(lhs, Var) else rhs
@@ -260,11 +257,11 @@ class _Builder:
                         if (source_rel is not None and not hypothetical and not negated
                                 and var.name in variables(source_rel.lhs) | variables(source_rel.rhs)):
                             premises = (source_rel,)
-                        if premises and reused_letter(var.name, f.chain.exprs[1], self.chain_value(f.chain), premises[0], scope.env):
+                        value = self.chain_value(f.chain)  # read once (a pure function of the chain)
+                        if premises and reused_letter(var.name, f.chain.exprs[1], value, premises[0], scope.env):
                             premises = ()  # the letter takes a new value in place; the premise was about the old one
                         edge = self.add_edge(scope, TransitionType.DEFINITION, step.index, span, src,
                                              EdgeContext(**ctx_common, premises=premises, definition_of=var.name))
-                        value = self.chain_value(f.chain)
                         if value is not None and not hypothetical and not negated:
                             group.append((edge.id, var.name, value))
                             scope.env[var.name] = value
@@ -284,7 +281,7 @@ class _Builder:
                         self.add_edge(scope, ttype, step.index, span, src,
                                       EdgeContext(**ctx_common, premises=premises, other_premises=others))
                         if not hypothetical and not negated and op in ("=", "<", ">", "<=", ">="):
-                            scope.facts.append(str(r))
+                            scope.facts.append(r)
                             self.stated_eqs.append(r)
                             if op == "=" and not (parallel and _ALTERNATIVE.search(f.lead)):
                                 recent_eqs.append((step.index, r))
@@ -304,7 +301,7 @@ class _Builder:
             if step_edges == 0:
                 self.add_edge(scope, TransitionType.NARRATION, step.index, (0, len(text)), text[:200],
                               EdgeContext(formula=None))
-        return StateTree(graph=self.g, edges=self.edges, contexts=self.ctx)
+        return StateTree.from_records(self.node_records, self.edge_records, self.edges, self.ctx)
 
     def continuation_edge(self, scope: _Scope, step: int, text: str, f: Formula, prev: Expr,
                           env: dict[str, Fraction]) -> int:
@@ -355,8 +352,9 @@ class _Builder:
         "The answer is 42") become EdgeUnits too; they carry no obligation."""
         n = 0
         covered = [(f.start, f.end) for f in formulas]
+        head = text[:5000]
         for pattern, ttype in ((_VERBAL_DEF, TransitionType.DEFINITION), (_VERBAL_CONCLUSION, TransitionType.CONCLUSION)):
-            for m in cue_finditer(pattern, text[:5000]):
+            for m in cue_finditer(pattern, head):
                 if any(a <= m.start() < b for a, b in covered):
                     continue
                 end = min(len(text), m.end() + 120)

@@ -178,6 +178,45 @@ class EdgeContext:
     """The variables of ``rel`` (both sides), when the decomposer read them already (else None)."""
 
 
+NodeRecord = tuple[str, tuple[object, ...], tuple[tuple[str, Fraction], ...], str, str]
+"""A state node as a builder records it: its id, the facts it holds (texts, or relations to render with
+``str``), the values in scope (each becomes ``name = value``), its goal and its branch."""
+EdgeRecord = tuple[str, str, EdgeUnit]
+"""An edge as a builder records it: parent id, child id and the EdgeUnit (its ``edge`` attribute is the dump)."""
+
+
+class _Graph:
+    """``StateTree.graph``: the networkx graph given at construction, or, for a tree made by
+    ``StateTree.from_records``, one built from the records at first access.
+
+    Building it then is the same sequence of ``add_node`` and ``add_edge`` calls a builder would make
+    as it goes: every node in the order it was made, then every edge in order (each edge joins two
+    nodes made before it, so adding the nodes first gives the same node order and the same adjacency
+    order). The records are final when the tree is made (tuples of strings, immutable relations
+    and Fractions, frozen EdgeUnits), and rendering is a function of them alone, so the graph does
+    not depend on when it is built. The offline pipeline
+    never reads the graph, so it never pays for it."""
+
+    def __get__(self, tree: StateTree | None, owner: type | None = None) -> nx.DiGraph:
+        if tree is None:
+            raise AttributeError("graph")  # a required field: no class-level default (see dataclasses)
+        g = tree.__dict__["_graph"]
+        if g is None:
+            nodes, edges = tree.__dict__.pop("_records")
+            g = nx.DiGraph()
+            for node, facts, values, goal, branch in nodes:
+                hyps = tuple(str(x) for x in facts) + tuple(f"{k} = {v}" for k, v in values)
+                # what ProofState(...).model_dump() gives, built directly (every field is a str or a tuple of str)
+                g.add_node(node, state={"id": node, "hypotheses": hyps, "goal": goal, "branch": branch})
+            for parent, child, edge in edges:
+                g.add_edge(parent, child, edge=dict(edge.__dict__))  # = edge.model_dump(): flat fields
+            tree.__dict__["_graph"] = g
+        return g
+
+    def __set__(self, tree: StateTree, g: nx.DiGraph | None) -> None:
+        tree.__dict__["_graph"] = g
+
+
 @dataclass
 class StateTree:
     """The proof-state tree: a networkx DiGraph of ProofStates joined by EdgeUnits.
@@ -186,12 +225,20 @@ class StateTree:
     extractor needs); the language-model one leaves it empty and records states on the nodes.
     """
 
-    graph: nx.DiGraph
+    graph: nx.DiGraph = _Graph()  # type: ignore[assignment]  (a descriptor: see ``_Graph``)
     edges: list[EdgeUnit]
     contexts: dict[str, EdgeContext] = field(default_factory=dict)
     root: str = "s0"
     _by_step: dict[int, list[EdgeUnit]] = field(default_factory=dict, init=False, repr=False, compare=False)
     _indexed: tuple[int, int] = field(default=(0, -1), init=False, repr=False, compare=False)
+
+    @classmethod
+    def from_records(cls, nodes: list[NodeRecord], edge_records: list[EdgeRecord], edges: list[EdgeUnit],
+                     contexts: dict[str, EdgeContext]) -> StateTree:
+        """A tree whose graph is built from ``nodes`` and ``edge_records`` when first read (see ``_Graph``)."""
+        tree = cls(graph=None, edges=edges, contexts=contexts)
+        tree.__dict__["_records"] = (nodes, edge_records)
+        return tree
 
     def state(self, node: str) -> ProofState:
         """The proof state at ``node``."""
