@@ -48,14 +48,16 @@ def test_lazy_module_rebinds_the_name_on_first_use() -> None:
 def test_checkers_use_the_real_modules_after_a_check() -> None:
     from faithsieve.mathtext.extract import extract_formulas
     from faithsieve.obligations import symbolic
-    from faithsieve.obligations.models import IdentityObligation, Rel, Verified
+    from faithsieve.obligations.models import IdentityObligation, Rel
 
-    # a rational identity: the polynomial fast paths leave it to sympy (so sympy is really loaded)
-    a, op, b = extract_formulas("(x+1)/(x+1) = 1")[0].chain.links()[0]
+    # a trigonometric identity: no exact shortcut reads it, so sympy answers (and is really loaded;
+    # the rational identity used before is now decided exactly, and the test then passed only
+    # where an earlier test had loaded sympy)
+    a, op, b = extract_formulas("sin(2*x) = 2*sin(x)*cos(x)")[0].chain.links()[0]
     ob = IdentityObligation(id="o0", step=1, span=(0, 1), edge="e0", source="", claim=Rel(a, op, b),
                             asserted_identity=True)
     out = symbolic.SympyChecker().check(ob, float("inf"))
-    assert isinstance(out, Verified)
+    assert out is not None and out.method == "sympy"
     assert symbolic.sympy is sys.modules["sympy"]
 
 
