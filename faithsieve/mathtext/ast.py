@@ -95,16 +95,11 @@ def render(e: Expr) -> str:
 
 
 def _render(e: Expr, parent: int) -> str:
-    t = type(e)  # the common nodes first, by exact type (a subclass takes the general branches below)
-    if t is BinOp:
-        p = _PREC[e.op]  # type: ignore[union-attr]
-        right_p = p + 1 if e.op in ("-", "/", "mod") else p  # type: ignore[union-attr]
-        s = f"{_render(e.left, p)} {e.op} {_render(e.right, right_p)}"  # type: ignore[union-attr]
+    if isinstance(e, BinOp):  # the commonest node first (the node types are disjoint, so order is free)
+        p = _PREC[e.op]
+        right_p = p + 1 if e.op in ("-", "/", "mod") else p
+        s = f"{_render(e.left, p)} {e.op} {_render(e.right, right_p)}"
         return f"({s})" if p < parent else s
-    if t is Num:
-        return str(e.value) if e.value.denominator != 1 and not e.decimals else e.text  # type: ignore[union-attr]
-    if t is Var or t is Const:
-        return e.name  # type: ignore[union-attr]
     if isinstance(e, Num):
         return str(e.value) if e.value.denominator != 1 and not e.decimals else e.text
     if isinstance(e, (Var, Const)):
@@ -122,10 +117,7 @@ def _render(e: Expr, parent: int) -> str:
         if e.fn == "deg":
             return f"{_render(e.args[0], 4)}°"
         return f"{e.fn}({', '.join(_render(a, 0) for a in e.args)})"
-    p = _PREC[e.op]
-    right_p = p + 1 if e.op in ("-", "/", "mod") else p
-    s = f"{_render(e.left, p)} {e.op} {_render(e.right, right_p)}"
-    return f"({s})" if p < parent else s
+    raise TypeError(f"not an expression node: {type(e).__name__}")
 
 
 def render_chain(c: Chain) -> str:
