@@ -73,8 +73,7 @@ def _assigns(r: Rel, lhs_vars: frozenset[str], rhs_vars: frozenset[str]) -> bool
 class _Builder:
     def __init__(self, proof: Proof) -> None:
         self.proof = proof
-        self.node_records: list[NodeRecord] = []  # the graph, built when read (StateTree.from_records)
-        self.edge_records: list[tuple[str, str, EdgeUnit]] = []
+        self.node_records: list[NodeRecord] = []  # with the edges, the graph, built when read (StateTree.from_records)
         self.edges: list[EdgeUnit] = []
         self.ctx: dict[str, EdgeContext] = {}
         self.n_states = 0
@@ -107,7 +106,6 @@ class _Builder:
         child = self.new_state(scope)
         eid = f"e{len(self.edges)}"
         edge = EdgeUnit(id=eid, type=ttype, parent=scope.node, child=child, step=step, span=span, text=text)
-        self.edge_records.append((scope.node, child, edge))
         self.edges.append(edge)
         self.ctx[eid] = ctx
         scope.node = child
@@ -301,7 +299,7 @@ class _Builder:
             if step_edges == 0:
                 self.add_edge(scope, TransitionType.NARRATION, step.index, (0, len(text)), text[:200],
                               EdgeContext(formula=None))
-        return StateTree.from_records(self.node_records, self.edge_records, self.edges, self.ctx)
+        return StateTree.from_records(self.node_records, self.edges, self.ctx)
 
     def continuation_edge(self, scope: _Scope, step: int, text: str, f: Formula, prev: Expr,
                           env: dict[str, Fraction]) -> int:

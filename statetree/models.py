@@ -181,8 +181,6 @@ class EdgeContext:
 NodeRecord = tuple[str, tuple[object, ...], tuple[tuple[str, Fraction], ...], str, str]
 """A state node as a builder records it: its id, the facts it holds (texts, or relations to render with
 ``str``), the values in scope (each becomes ``name = value``), its goal and its branch."""
-EdgeRecord = tuple[str, str, EdgeUnit]
-"""An edge as a builder records it: parent id, child id and the EdgeUnit (its ``edge`` attribute is the dump)."""
 
 
 class _Graph:
@@ -193,7 +191,7 @@ class _Graph:
     as it goes: every node in the order it was made, then every edge in order (each edge joins two
     nodes made before it, so adding the nodes first gives the same node order and the same adjacency
     order). The records are final when the tree is made (tuples of strings, immutable relations
-    and Fractions, frozen EdgeUnits), and rendering is a function of them alone, so the graph does
+    and Fractions; the tree's own list of frozen EdgeUnits, which nothing extends afterwards), and rendering is a function of them alone, so the graph does
     not depend on when it is built. The offline pipeline
     never reads the graph, so it never pays for it."""
 
@@ -202,14 +200,14 @@ class _Graph:
             raise AttributeError("graph")  # a required field: no class-level default (see dataclasses)
         g = tree.__dict__["_graph"]
         if g is None:
-            nodes, edges = tree.__dict__.pop("_records")
+            nodes = tree.__dict__.pop("_records")
             g = nx.DiGraph()
             for node, facts, values, goal, branch in nodes:
                 hyps = tuple(str(x) for x in facts) + tuple(f"{k} = {v}" for k, v in values)
                 # what ProofState(...).model_dump() gives, built directly (every field is a str or a tuple of str)
                 g.add_node(node, state={"id": node, "hypotheses": hyps, "goal": goal, "branch": branch})
-            for parent, child, edge in edges:
-                g.add_edge(parent, child, edge=dict(edge.__dict__))  # = edge.model_dump(): flat fields
+            for edge in tree.edges:
+                g.add_edge(edge.parent, edge.child, edge=dict(edge.__dict__))  # = edge.model_dump(): flat fields
             tree.__dict__["_graph"] = g
         return g
 
@@ -233,11 +231,11 @@ class StateTree:
     _indexed: tuple[int, int] = field(default=(0, -1), init=False, repr=False, compare=False)
 
     @classmethod
-    def from_records(cls, nodes: list[NodeRecord], edge_records: list[EdgeRecord], edges: list[EdgeUnit],
-                     contexts: dict[str, EdgeContext]) -> StateTree:
-        """A tree whose graph is built from ``nodes`` and ``edge_records`` when first read (see ``_Graph``)."""
+    def from_records(cls, nodes: list[NodeRecord], edges: list[EdgeUnit], contexts: dict[str, EdgeContext]) -> StateTree:
+        """A tree whose graph is built from ``nodes`` and ``edges`` (each joining its ``parent`` to its
+        ``child``) when first read (see ``_Graph``)."""
         tree = cls(graph=None, edges=edges, contexts=contexts)
-        tree.__dict__["_records"] = (nodes, edge_records)
+        tree.__dict__["_records"] = nodes
         return tree
 
     def state(self, node: str) -> ProofState:

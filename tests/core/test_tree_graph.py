@@ -40,7 +40,7 @@ class _Eager(_Builder):
 def _built_as_it_went(b: _Eager) -> nx.DiGraph:
     """The graph with each edge added right after its child node, as the builder used to add them."""
     g = nx.DiGraph()
-    after_child = {child: (parent, edge) for parent, child, edge in b.edge_records}
+    after_child = {edge.child: (edge.parent, edge) for edge in b.edges}
     for node, *_ in b.node_records:
         g.add_node(node, state=b.states[node])
         if node in after_child:
