@@ -19,7 +19,7 @@ from faithsieve.obligations.models import (
     ArithmeticObligation, CoverageObligation, DerivationObligation, IdentityObligation, Obligation, Rel,
     SolutionObligation, SubstitutionObligation,
 )
-from faithsieve.obligations.readings import guessed_reading, notation_readings, notation_written
+from faithsieve.obligations.readings import guessed_reading, notation_written, written_readings
 from faithsieve.mathtext.extract import Formula
 from faithsieve.statetree.models import CaseSplit, EdgeContext, StateTree
 from faithsieve.statetree.rebinding import solved_again
@@ -84,10 +84,10 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str, notes: _FormulaNotes 
     # needs neither answer; both depend only on the formula and the text around it)
 
     def read() -> dict[str, object]:
-        readings, ambiguity = notation_readings(r, f, ctx.link) if notes.written(f) else ((), "")
         guessed = notes.guessed(f, ctx.around)
-        if guessed:
-            readings, ambiguity = (), guessed  # no reading to try: a refutation would rest on the guess
+        if guessed:  # no reading to try: a refutation would rest on the guess
+            return dict(base, readings=(), ambiguity=guessed)
+        readings, ambiguity = written_readings(r, f, ctx.link) if notes.written(f) else ((), "")
         return dict(base, readings=readings, ambiguity=ambiguity)
 
     if not vs:

@@ -244,6 +244,12 @@ def notation_readings(r: Rel, f: Formula, link: int) -> tuple[tuple[Rel, ...], s
     """Other readings of ``r`` (the ``link``-th relation of ``f``) in common use, and what is ambiguous."""
     if not notation_written(f):
         return (), ""  # none of the notations below is written: nothing to re-read
+    return written_readings(r, f, link)
+
+
+def written_readings(r: Rel, f: Formula, link: int) -> tuple[tuple[Rel, ...], str]:
+    """``notation_readings`` for a formula already known to satisfy ``notation_written`` (a caller that
+    asks that once per formula need not have it asked again for every relation)."""
     nodes = _nodes(r)
     calls = [n for n in nodes if isinstance(n, Call)]  # the checks below that ask about calls look only here
     readings: list[Rel] = []
@@ -377,4 +383,4 @@ def reread(ob: Obligation, out: Outcome, check: Callable[[Obligation], Outcome])
     return Refuted(out.method, out.counterexample, f"false under every reading of {ob.ambiguity}")
 
 
-__all__ = ["guessed_reading", "notation_readings", "notation_written", "reread"]
+__all__ = ["guessed_reading", "notation_readings", "notation_written", "reread", "written_readings"]
