@@ -23,9 +23,8 @@ from __future__ import annotations
 from fractions import Fraction
 
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
-from faithsieve.obligations.fastpaths import (
-    MAX_DEPTH, Poly, _multiple, _normal, _pmul, _sub, smt_power, translates,
-)
+from faithsieve.obligations.fastpaths import MAX_DEPTH, _multiple, _normal, smt_power, translates
+from faithsieve.obligations.polynomials import Poly, _pmul, _sub
 from faithsieve.obligations.models import Rel
 
 MAX_SUBSTITUTED_DEGREE = 6

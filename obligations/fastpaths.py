@@ -28,11 +28,7 @@ from faithsieve.errors import FaithSieveError
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 from faithsieve.obligations.models import Rel
-from faithsieve.obligations.polynomials import (  # the expansion, and its names other modules read here
-    MAX_DEPTH as MAX_DEPTH, MAX_POWER as MAX_POWER, MAX_PRODUCTS as MAX_PRODUCTS, MAX_TERMS as MAX_TERMS,
-    QUOTIENT as QUOTIENT, Poly as Poly, _const as _const, _difference, _fractions, _mono_mul as _mono_mul,
-    _pmul as _pmul, _small_int, _sub as _sub, expand as expand,
-)
+from faithsieve.obligations.polynomials import MAX_DEPTH, QUOTIENT, Poly, _difference, _fractions, _small_int
 
 
 def polynomial_class(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -> str | None:

@@ -39,7 +39,8 @@ from fractions import Fraction
 from faithsieve.errors import FaithSieveError
 from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var, variables
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
-from faithsieve.obligations.fastpaths import MAX_DEPTH, MAX_POWER, Poly, _const, _pmul, _rational, _sub
+from faithsieve.obligations.fastpaths import MAX_DEPTH, _rational
+from faithsieve.obligations.polynomials import MAX_POWER, Poly, _const, _pmul, _sub
 from faithsieve.obligations.radicals import radical_value
 
 ATOM = "\x01"

@@ -50,7 +50,7 @@ answer is undecided.
 
 Bounded: ``MAX_NAMES`` variables, ``MAX_CASES`` conjunctions per query, ``MAX_PIECES`` pieces per
 side, ``MAX_ROWS`` inequalities during elimination, the degree and term bounds of
-``fastpaths._pmul`` and the bit limit of ``evaluate`` on every coefficient, ``MAX_DEPTH`` nesting.
+``polynomials._pmul`` and the bit limit of ``evaluate`` on every coefficient, ``MAX_DEPTH`` nesting.
 """
 
 from __future__ import annotations
@@ -60,7 +60,8 @@ from itertools import product
 
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var, variables
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS
-from faithsieve.obligations.fastpaths import MAX_DEPTH, Poly, _pmul, _sub, smt_power
+from faithsieve.obligations.fastpaths import MAX_DEPTH, smt_power
+from faithsieve.obligations.polynomials import Poly, _pmul, _sub
 from faithsieve.obligations.models import Rel
 
 MAX_NAMES = 6

@@ -31,7 +31,8 @@ from fractions import Fraction
 from faithsieve.errors import FaithSieveError
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
-from faithsieve.obligations.fastpaths import MAX_DEPTH, MAX_POWER, Poly, _pmul, _rational, _sub
+from faithsieve.obligations.fastpaths import MAX_DEPTH, _rational
+from faithsieve.obligations.polynomials import MAX_POWER, Poly, _pmul, _sub
 
 MAX_BITS = 2048
 """Largest bit length of any coefficient (numerator or denominator) formed along the way."""

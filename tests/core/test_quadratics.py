@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import pytest
 
-from faithsieve.obligations.fastpaths import expand
+from faithsieve.obligations.polynomials import expand
 from faithsieve.obligations.quadratics import degree_along, quadratic_in, rational_roots, rational_sqrt
 from tests.core.test_fastpaths import rel
 
