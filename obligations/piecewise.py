@@ -61,7 +61,7 @@ from itertools import product
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var, variables
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS
 from faithsieve.obligations.fastpaths import MAX_DEPTH, smt_power
-from faithsieve.obligations.polynomials import Poly, _pmul, _sub
+from faithsieve.obligations.polynomials import Poly, _const, _neg, _pmul, _sub
 from faithsieve.obligations.models import Rel
 
 MAX_NAMES = 6
@@ -90,10 +90,6 @@ class _Outside(Exception):
     """A node outside what is read here, or a bound reached."""
 
 
-def _neg(p: Poly) -> Poly:
-    return {m: -c for m, c in p.items()}
-
-
 def _checked(p: Poly | None) -> Poly:
     if p is None or any(c.numerator.bit_length() > _BITS or c.denominator.bit_length() > _BITS or
                         sum(k for _, k in m) > MAX_DEGREE for m, c in p.items()):
@@ -103,10 +99,6 @@ def _checked(p: Poly | None) -> Poly:
 
 def _mul(a: Poly, b: Poly) -> Poly:
     return _checked(_pmul(a, b))
-
-
-def _const(p: Poly) -> Fraction | None:
-    return p.get((), Fraction(0)) if all(not m for m in p) else None
 
 
 def _canon(p: Poly) -> str:

@@ -87,6 +87,10 @@ def _const(p: Poly) -> Fraction | None:
     return p.get((), Fraction(0)) if all(not m for m in p) else None
 
 
+def _neg(p: Poly) -> Poly:
+    return {m: -c for m, c in p.items()}
+
+
 IntPoly = tuple[dict[tuple[tuple[str, int], ...], int], int]
 """A polynomial as integer coefficients over one positive common denominator ``(coefficients, d)``,
 the coefficient of a monomial being ``c / d``; ``d`` shares no factor with every coefficient."""

@@ -32,7 +32,7 @@ from faithsieve.errors import FaithSieveError
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 from faithsieve.obligations.fastpaths import MAX_DEPTH, _rational
-from faithsieve.obligations.polynomials import MAX_POWER, Poly, _pmul, _sub
+from faithsieve.obligations.polynomials import MAX_POWER, Poly, _neg, _pmul, _sub
 
 MAX_BITS = 2048
 """Largest bit length of any coefficient (numerator or denominator) formed along the way."""
@@ -62,10 +62,6 @@ def _bounded(p: Poly | None) -> Poly | None:
 def _mul(a: RatFn, b: RatFn) -> RatFn | None:
     p, q = _bounded(_pmul(a[0], b[0])), _bounded(_pmul(a[1], b[1]) if b[1] != _ONE else a[1])
     return None if p is None or q is None else (p, q)
-
-
-def _neg(p: Poly) -> Poly:
-    return {m: -c for m, c in p.items()}
 
 
 def _add(a: RatFn, b: RatFn, sign: int) -> RatFn | None:
