@@ -54,8 +54,8 @@ from faithsieve.api.service import (
 )
 from faithsieve.api.settings import ServiceSettings
 from faithsieve.api.worker import localize_job
-from faithsieve.errors import FaithSieveError
-from faithsieve.models import Verdict
+from faithsieve.core.errors import FaithSieveError
+from faithsieve.verdict import Verdict
 from faithsieve.web import routes as workbench
 
 __all__ = [

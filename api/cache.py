@@ -11,7 +11,7 @@ import json
 from collections import OrderedDict
 from typing import Any
 
-from faithsieve.config import Settings
+from faithsieve.core.settings import Settings
 
 
 def cache_key(data: dict[str, Any], settings: Settings) -> str:

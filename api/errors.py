@@ -19,7 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from faithsieve.errors import FaithSieveError
+from faithsieve.core.errors import FaithSieveError
 
 log = logging.getLogger(__name__)
 

@@ -25,8 +25,8 @@ from faithsieve.api.service import (
     until_disconnected,
 )
 from faithsieve.api.worker import JobResult
-from faithsieve.config import Settings
-from faithsieve.errors import FaithSieveError, InputError, InputTooLarge
+from faithsieve.core.settings import Settings
+from faithsieve.core.errors import FaithSieveError, InputError, InputTooLarge
 
 __all__ = ["route_localize", "route_localize_batch"]
 

@@ -1,7 +1,7 @@
 """Wire types of the HTTP service: requests, error bodies, health and version answers.
 
 Frozen pydantic models with a docstring per field. The verdict itself is
-``faithsieve.models.Verdict`` (documented in the OpenAPI schema, sent as the
+``faithsieve.verdict.Verdict`` (documented in the OpenAPI schema, sent as the
 pipeline serialised it).
 """
 

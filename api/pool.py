@@ -1,6 +1,6 @@
 """The worker pool: CPU-bound checking off the event loop, with admission, lanes, time limits and kill-on-cancel.
 
-Each worker is a *slot* of the shared killable pool (``faithsieve.workers.Slot``: one process
+Each worker is a *slot* of the shared killable pool (``faithsieve.runtime.workers.Slot``: one process
 with a memory cap and an orphan watch), so that a job past its time limit, or whose client went
 away, can be stopped by killing that one process without breaking the jobs of the others; the
 slot is then replaced in the background.
@@ -26,9 +26,9 @@ from faithsieve.api.admission import Lane
 from faithsieve.api.errors import NotReady, RequestTimeout, Saturated, WorkerFailed
 from faithsieve.api.metrics import ServiceMetrics
 from faithsieve.api.worker import JobResult, warm
-from faithsieve.config import Settings
-from faithsieve.lazy import OFFLINE_MODULES
-from faithsieve.workers import Slot, mp_context
+from faithsieve.core.settings import Settings
+from faithsieve.runtime.lazy import OFFLINE_MODULES
+from faithsieve.runtime.workers import Slot, mp_context
 
 log = logging.getLogger(__name__)
 

@@ -25,8 +25,8 @@ from faithsieve.api.models import LocalizeOptions
 from faithsieve.api.pool import Job, WorkerPool
 from faithsieve.api.settings import ServiceSettings
 from faithsieve.api.worker import JobResult
-from faithsieve.config import Settings
-from faithsieve.errors import InputError
+from faithsieve.core.settings import Settings
+from faithsieve.core.errors import InputError
 
 __all__ = ["ClientGone", "Service", "ServiceDep", "admission", "effective_settings", "get_service", "job_error",
            "lane_for", "run_admitted", "until_disconnected"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import Field, SecretStr, model_validator
 
-from faithsieve.config import Settings
+from faithsieve.core.settings import Settings
 
 
 class ServiceSettings(Settings):

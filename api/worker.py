@@ -17,9 +17,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from faithsieve.config import Settings
-from faithsieve.errors import FaithSieveError
-from faithsieve.lazy import freeze_after_import
+from faithsieve.core.settings import Settings
+from faithsieve.core.errors import FaithSieveError
+from faithsieve.runtime.lazy import freeze_after_import
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ def _error(status: int, code: str, message: str, detail: object | None, t0: floa
 
 def localize_job(data: dict[str, Any], settings: Settings) -> JobResult:
     """Split and check one proof (``faithsieve.split.proof_from_input`` then ``pipeline.localize``)."""
-    from faithsieve.cli import verdict_json
+    from faithsieve.verdict import verdict_json
     from faithsieve.pipeline import localize
     from faithsieve.split import proof_from_input
 

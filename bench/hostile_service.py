@@ -1,6 +1,6 @@
 """The service under attack, over loopback: hostile reproducers, a mixed load with bombs, slowloris.
 
-Starts ``faithsieve serve`` (``python -m faithsieve.cli_serve``, default settings unless
+Starts ``faithsieve serve`` (``python -m faithsieve.cli.serve``, default settings unless
 ``FAITHSIEVE_*`` says otherwise, API key ``bench``) and runs three parts:
 
 * ``repro``: each hostile input of issue 13 once, with its status and latency (the exp/sin
@@ -75,7 +75,7 @@ def rss_mb(pid: int) -> float:
 
 def start_server(port: int, log: Any, extra_env: dict[str, str]) -> subprocess.Popen[bytes]:
     env = {**os.environ, "FAITHSIEVE_API_KEY": KEY, "FAITHSIEVE_CACHE_ENTRIES": "0", **extra_env}
-    return subprocess.Popen([sys.executable, "-m", "faithsieve.cli_serve", "--host", HOST, "--port", str(port),
+    return subprocess.Popen([sys.executable, "-m", "faithsieve.cli.serve", "--host", HOST, "--port", str(port),
                              "--log-level", "warning"], env=env, stdout=log, stderr=subprocess.STDOUT)
 
 

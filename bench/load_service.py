@@ -1,7 +1,7 @@
 """Load on the HTTP service over loopback: latency (p50/p95/p99) and throughput for 10-step proofs
 at 1, 8 and 32 concurrent clients, and the same proofs through the CLI for the ratio.
 
-Starts ``faithsieve serve`` (``python -m faithsieve.cli_serve``) on 127.0.0.1 with the verdict
+Starts ``faithsieve serve`` (``python -m faithsieve.cli.serve``) on 127.0.0.1 with the verdict
 cache off, so every request runs the pipeline; each concurrency level sends a bounded number of
 requests within a bounded time. The CLI figure is ``faithsieve localize FILE`` run once per proof
 (a cold process each, as a script would call it); the warm in-process ``localize`` rate is printed
@@ -106,7 +106,7 @@ async def _level(base: str, proofs: list[dict[str, Any]], concurrency: int, requ
 
 def _start_server(port: int, workers: int, log: Any) -> subprocess.Popen[bytes]:
     env = {**os.environ, "FAITHSIEVE_CACHE_ENTRIES": "0", "FAITHSIEVE_MAX_PENDING": "256"}
-    return subprocess.Popen([sys.executable, "-m", "faithsieve.cli_serve", "--host", HOST, "--port", str(port),
+    return subprocess.Popen([sys.executable, "-m", "faithsieve.cli.serve", "--host", HOST, "--port", str(port),
                              "--workers", str(workers), "--log-level", "warning"], env=env, stdout=log,
                             stderr=subprocess.STDOUT)
 
@@ -127,7 +127,7 @@ def _wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 120) 
 
 def measure_cli(proofs: list[dict[str, Any]], n: int) -> dict[str, Any]:
     """``faithsieve localize FILE`` once per proof (a cold process each), and warm in-process ``localize``."""
-    from faithsieve.config import Settings
+    from faithsieve.core.settings import Settings
     from faithsieve.pipeline import localize
     from faithsieve.split import proof_from_input
 

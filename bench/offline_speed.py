@@ -59,7 +59,7 @@ def _pct(xs: list[float], q: float) -> float:
 
 
 def load_proofs(data: Path, limit: int | None):
-    from faithsieve.config import Settings
+    from faithsieve.core.settings import Settings
     from faithsieve.datasets.adapters import load_dataset
     from faithsieve.split import proof_from_steps
 
@@ -94,7 +94,7 @@ def _reading(proof) -> None:
 
 def corpus(proofs, repeat: int) -> dict[str, float]:
     """Full localize CPU and reading CPU over all proofs, median of ``repeat`` passes."""
-    from faithsieve.config import Settings
+    from faithsieve.core.settings import Settings
     from faithsieve.pipeline import Pipeline
 
     pipeline = Pipeline(Settings())
@@ -102,7 +102,7 @@ def corpus(proofs, repeat: int) -> dict[str, float]:
         pipeline.localize(p)
         _reading(p)
     try:  # as `faithsieve score` does in its long-lived loop (absent before lazy imports existed)
-        from faithsieve.lazy import freeze_after_import
+        from faithsieve.runtime.lazy import freeze_after_import
     except ImportError:
         pass
     else:
@@ -131,8 +131,8 @@ def corpus(proofs, repeat: int) -> dict[str, float]:
 
 def growth(proofs, max_steps: int) -> dict[str, object]:
     """CPU time of one proof of n steps, n = 1, 2, 4, ... max_steps, and the exponent of each doubling."""
-    from faithsieve.config import Settings
-    from faithsieve.models import Proof, Step
+    from faithsieve.core.settings import Settings
+    from faithsieve.core.proof import Proof, Step
     from faithsieve.pipeline import Pipeline
 
     pool = [s.text for p in proofs for s in p.steps if s.text.strip()]
@@ -206,7 +206,7 @@ def ablate(proofs, repeat: int) -> dict[str, dict[str, float]]:
     ``abs`` and quotients, proved by elimination); its cue prefilters have no switch."""
     import gc
 
-    from faithsieve.config import Settings
+    from faithsieve.core.settings import Settings
     from faithsieve.obligations import checkers, smt, symbolic
     from faithsieve.pipeline import Pipeline
 
@@ -257,7 +257,7 @@ def phases(proofs) -> dict[str, object]:
     import faithsieve.pipeline as pipeline_mod
     import faithsieve.stages.rule as rule
     import faithsieve.statetree.decompose as tree
-    from faithsieve.config import Settings
+    from faithsieve.core.settings import Settings
     from faithsieve.pipeline import Pipeline
 
     cpu: Counter[str] = Counter()
@@ -312,7 +312,7 @@ def phases(proofs) -> dict[str, object]:
 
 def rollouts(data: Path, limit: int) -> dict[str, object]:
     """Localize CPU over a many-rollouts workload, memo off and on (one pass each, off first)."""
-    from faithsieve.config import Settings
+    from faithsieve.core.settings import Settings
     from faithsieve.obligations import checkers
     from faithsieve.obligations.memo import MEMO
     from faithsieve.pipeline import Pipeline

@@ -28,7 +28,7 @@ _SUBPACKAGES = ("statetree", "obligations", "lean", "datasets", "api")
 
 _LOOP = """
 import sys, time
-from faithsieve.config import Settings
+from faithsieve.core.settings import Settings
 from faithsieve.datasets.adapters import load_dataset
 from faithsieve.pipeline import localize
 from faithsieve.split import proof_from_steps

@@ -23,7 +23,7 @@ _RUN = """
 import sys, time
 from pathlib import Path
 t0 = time.perf_counter()
-from faithsieve.scoring import ScoreRequest, run_score
+from faithsieve.scoring.run import ScoreRequest, run_score
 res = run_score(ScoreRequest(path=Path(sys.argv[1]), out=Path(sys.argv[2]), workers=int(sys.argv[3]), progress=False))
 print(res.metrics["n"], res.processed, time.perf_counter() - t0)
 """
@@ -61,7 +61,7 @@ def main() -> int:
             rows.append(row)
             print(json.dumps(row), flush=True)
         base = rows[0]
-        from faithsieve.scoring import stable_view
+        from faithsieve.scoring.run import stable_view
 
         preds = {row["workers"]: [stable_view(json.loads(line)) for line in
                                   (Path(tmp) / f"w{row['workers']}" / "predictions.jsonl").read_text().splitlines()]

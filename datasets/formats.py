@@ -168,7 +168,7 @@ def parse_proofloc_lines(lines: Iterable[str], path: str = "<input>") -> Iterato
 
 def load_proofloc(path: str | Path) -> tuple[list[LabelledItem], list[BadRecord]]:
     """Load a ProofLoc JSONL file: the valid items and every bad line."""
-    from faithsieve.textfile import read_utf8
+    from faithsieve.runtime.textfile import read_utf8
 
     p = Path(path)
     items: list[LabelledItem] = []

@@ -23,10 +23,10 @@ import httpx
 from pydantic import BaseModel, Field
 
 from faithsieve.lean.detect import LeanEnvironment, detect
-from faithsieve.urls import public_url
+from faithsieve.runtime.urls import public_url
 
 if TYPE_CHECKING:
-    from faithsieve.config import Settings
+    from faithsieve.core.settings import Settings
 
 Status = Literal["ok", "off", "missing", "fail"]
 HTTP_TIMEOUT_S = 5.0

@@ -28,7 +28,7 @@ one, ``step_reward_error`` for it, ``step_reward_after`` for later steps.
 Time: each call has one hard budget (``time_budget_s``, default 1 s) covering answer extraction,
 answer comparison and the step check, held from any thread (no signals). With the default
 ``isolation="process"`` the step check, and any answer comparison that needs more than exact
-arithmetic, run in a small pool of worker processes (the shared killable pool, ``faithsieve.workers``)
+arithmetic, run in a small pool of worker processes (the shared killable pool, ``faithsieve.runtime.workers``)
 that the grader kills and replaces when they overrun, so no completion can hold the trainer
 longer than the budget. When something
 does not finish in budget (or the text is too long, or an input cannot be read, or the pipeline

@@ -20,13 +20,14 @@ import time
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 
-from faithsieve.config import Settings
-from faithsieve.errors import BackendUnavailable
+from faithsieve.core.settings import Settings
+from faithsieve.core.errors import BackendUnavailable
 from faithsieve.lean.backend import LeanBackend
 from faithsieve.lean.interface import Kernel, UnavailableKernel
 from faithsieve.llm.types import LLMClient
 from faithsieve.mathtext.evaluate import Limits
-from faithsieve.models import Audit, Proof, Timings, Verdict
+from faithsieve.core.proof import Proof
+from faithsieve.verdict import Audit, Timings, Verdict
 from faithsieve.obligations.checkers import CHECKERS, Checker
 from faithsieve.obligations.models import Evidence
 from faithsieve.stages.base import Decomposition, FusionResult, RunContext, ScanResult

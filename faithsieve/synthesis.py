@@ -11,7 +11,8 @@ from collections import defaultdict
 from typing import Literal
 
 from faithsieve.llm.types import UsageReport
-from faithsieve.models import Audit, Coverage, Proof, StepReport, Timings, Verdict
+from faithsieve.core.proof import Proof
+from faithsieve.verdict import Audit, Coverage, StepReport, Timings, Verdict
 from faithsieve.obligations.models import Evidence
 from faithsieve.statetree.models import StateTree
 

@@ -12,7 +12,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-from faithsieve.errors import BackendUnavailable
+from faithsieve.core.errors import BackendUnavailable
 
 _FROZEN = ConfigDict(frozen=True)
 

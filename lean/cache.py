@@ -16,7 +16,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from faithsieve.kvstore import SqliteStore
+from faithsieve.runtime.kvstore import SqliteStore
 from faithsieve.lean.backend import CheckResult, LeanBackend
 from pydantic import ValidationError
 

@@ -48,7 +48,7 @@ from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits
 if TYPE_CHECKING:
     from faithsieve.lean.kernel import LeanKernel
 
-    from faithsieve.config import Settings
+    from faithsieve.core.settings import Settings
 
 _KINDS = (ArithmeticObligation, IdentityObligation, SubstitutionObligation, DerivationObligation,
           SolutionObligation, CoverageObligation)
@@ -82,7 +82,7 @@ class LeanChecker:
     @property
     def settings(self) -> Settings:
         if self._settings is None:
-            from faithsieve.config import Settings
+            from faithsieve.core.settings import Settings
 
             self._settings = Settings()
         return self._settings

@@ -15,7 +15,7 @@ from faithsieve.lean.backend import LeanBackend, LeanUnavailable
 from faithsieve.lean.cache import CachedBackend
 
 if TYPE_CHECKING:
-    from faithsieve.config import Settings
+    from faithsieve.core.settings import Settings
 
 
 def build_backend(settings: Settings, *, cache: bool = True) -> LeanBackend | None:

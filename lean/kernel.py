@@ -58,7 +58,7 @@ from faithsieve.llm.prompts import Prompt, load_prompt
 from faithsieve.llm.types import ChatMessage, ChatRequest, LLMClient, LLMError
 
 if TYPE_CHECKING:
-    from faithsieve.config import Settings
+    from faithsieve.core.settings import Settings
 
 MATHLIB_TACTICS: tuple[str, ...] = (
     "decide", "norm_num", "simp", "omega", "linarith", "positivity", "ring_nf", "field_simp", "nlinarith",

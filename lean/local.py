@@ -40,7 +40,7 @@ from faithsieve.lean.screen import classify_repl
 from typing_extensions import Self
 
 if TYPE_CHECKING:
-    from faithsieve.config import Settings
+    from faithsieve.core.settings import Settings
 
 log = logging.getLogger(__name__)
 

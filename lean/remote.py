@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from faithsieve.lean.backend import CheckResult, LeanUnavailable
 from faithsieve.lean.local import result_from_repl
-from faithsieve.urls import public_url
+from faithsieve.runtime.urls import public_url
 
 if TYPE_CHECKING:
-    from faithsieve.config import Settings
+    from faithsieve.core.settings import Settings
 
 BACKEND_NAME = "kimina"
 HEALTH_TIMEOUT_S = 5.0

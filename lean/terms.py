@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from faithsieve.obligations.models import Rel
+from faithsieve.mathtext.ast import Rel
 
-from faithsieve.errors import FaithSieveError
+from faithsieve.core.errors import FaithSieveError
 from faithsieve.lean.statement import Flavour
 from faithsieve.mathtext.ast import (
     BinOp,

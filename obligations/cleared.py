@@ -25,7 +25,7 @@ from fractions import Fraction
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
 from faithsieve.obligations.fastpaths import MAX_DEPTH, _multiple, _normal, smt_power, translates
 from faithsieve.obligations.polynomials import Poly, _pmul, _sub
-from faithsieve.obligations.models import Rel
+from faithsieve.mathtext.ast import Rel
 
 MAX_SUBSTITUTED_DEGREE = 6
 """Highest power of the solved variable in the premise that the substitution expands."""

@@ -7,14 +7,21 @@ from collections.abc import Iterable
 from fractions import Fraction
 from typing import Protocol
 
-from faithsieve.errors import FaithSieveError, NotRational
+from faithsieve.core.errors import FaithSieveError, NotRational
 from faithsieve.mathtext.ast import (
     BinOp, Call, Expr, Neg, Num, Pow, leftmost_operand, walk,
 )
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
+from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.models import (
-    ArithmeticObligation, Obligation, Outcome, Refuted,
-    Rel, SolutionObligation, SubstitutionObligation, Unknown, Verified,
+    ArithmeticObligation,
+    Obligation,
+    Outcome,
+    Refuted,
+    SolutionObligation,
+    SubstitutionObligation,
+    Unknown,
+    Verified,
 )
 
 

@@ -14,10 +14,16 @@ from fractions import Fraction
 
 from faithsieve.mathtext.ast import BinOp, Expr, Neg, Num, Pow, Var, literals, variables
 from faithsieve.mathtext.evaluate import evaluate
-from faithsieve.errors import FaithSieveError
+from faithsieve.core.errors import FaithSieveError
+from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.models import (
-    ArithmeticObligation, CoverageObligation, DerivationObligation, IdentityObligation, Obligation, Rel,
-    SolutionObligation, SubstitutionObligation,
+    ArithmeticObligation,
+    CoverageObligation,
+    DerivationObligation,
+    IdentityObligation,
+    Obligation,
+    SolutionObligation,
+    SubstitutionObligation,
 )
 from faithsieve.obligations.readings import guessed_reading, notation_written, written_readings
 from faithsieve.mathtext.extract import Formula

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from faithsieve.errors import FaithSieveError
+from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
-from faithsieve.obligations.models import Rel
+from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.polynomials import MAX_DEPTH, QUOTIENT, Poly, _difference, _fractions, _small_int
 
 

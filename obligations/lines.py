@@ -23,7 +23,7 @@ from fractions import Fraction
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
 from faithsieve.obligations import realroots
 from faithsieve.obligations.fastpaths import MAX_DEPTH, smt_power
-from faithsieve.obligations.models import Rel
+from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.realroots import Poly1, trim
 
 Quotient = tuple[Poly1, Poly1]

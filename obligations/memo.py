@@ -37,7 +37,8 @@ from typing import Any
 
 from faithsieve.mathtext.ast import nodes_within
 from faithsieve.obligations.conversions import CONVERSIONS
-from faithsieve.obligations.models import Obligation, Outcome, Rel, Unknown
+from faithsieve.mathtext.ast import Rel
+from faithsieve.obligations.models import Obligation, Outcome, Unknown
 
 MAX_ENTRIES = 4096
 """Most outcomes one process keeps."""

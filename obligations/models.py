@@ -15,19 +15,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
 
-from faithsieve.mathtext.ast import Expr, render
-
-
-@dataclass(frozen=True, slots=True)
-class Rel:
-    """``lhs op rhs`` with op one of ``= != < > <= >= ~``."""
-
-    lhs: Expr
-    op: str
-    rhs: Expr
-
-    def __str__(self) -> str:
-        return f"{render(self.lhs)} {'≈' if self.op == '~' else self.op} {render(self.rhs)}"
+from faithsieve.mathtext.ast import Rel
 
 
 def _rels_text(rels: tuple[Rel, ...]) -> list[str]:

@@ -62,7 +62,7 @@ from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var, varia
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS
 from faithsieve.obligations.fastpaths import MAX_DEPTH, smt_power
 from faithsieve.obligations.polynomials import Poly, _const, _neg, _pmul, _sub
-from faithsieve.obligations.models import Rel
+from faithsieve.mathtext.ast import Rel
 
 MAX_NAMES = 6
 """Most variables a derivation may have."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 from fractions import Fraction
 from math import gcd
 
-from faithsieve.errors import FaithSieveError
+from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 

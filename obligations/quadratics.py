@@ -16,7 +16,7 @@ from fractions import Fraction
 
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var, variables
 from faithsieve.obligations.fastpaths import MAX_DEPTH, smt_power
-from faithsieve.obligations.models import Rel
+from faithsieve.mathtext.ast import Rel
 
 
 def degree_along(e: Expr, v: str, depth: int = 0) -> int | None:

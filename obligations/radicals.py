@@ -47,7 +47,7 @@ from __future__ import annotations
 from fractions import Fraction
 from math import gcd, isqrt
 
-from faithsieve.errors import FaithSieveError
+from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, walk
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 

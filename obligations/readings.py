@@ -18,8 +18,9 @@ from fractions import Fraction
 
 from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var, nodes, variables, walk
 from faithsieve.mathtext.extract import Formula, extract_formulas
-from faithsieve.obligations.models import Obligation, Outcome, Refuted, Rel, Unknown, Verified
-from faithsieve.statetree.cues import by_identity, words_absent
+from faithsieve.mathtext.ast import Rel
+from faithsieve.obligations.models import Obligation, Outcome, Refuted, Unknown, Verified
+from faithsieve.mathtext.cues import by_identity, words_absent
 
 _TRIG = frozenset({"sin", "cos", "tan"})
 _TOWER = re.compile(r"\^\s*(?:\w{1,6}|\([^()]{1,20}\))\s*\^")
@@ -50,7 +51,7 @@ _MODULUS_HINT = re.compile(r"(?i)mod|GF|Z|ℤ|\\mathbb")
 MAX_READINGS = 4
 
 # Words one of which every match contains, lower-cased: on ASCII text without any of them the pattern
-# is not run (``statetree.cues.words_absent``; why that is exact is said at ``CUE_WORDS`` there).
+# is not run (``mathtext.cues.words_absent``; why that is exact is said at ``CUE_WORDS`` there).
 # ``^`` is the one ASCII way to write the exponent a unit power ends with (² and ³ make the text non-ASCII).
 READING_WORDS: dict[re.Pattern[str], tuple[str, ...]] = {
     _BASE_BEFORE: ("base", "binary", "octal", "ternary", "hex"),

@@ -20,8 +20,9 @@ from __future__ import annotations
 import re
 
 from faithsieve.mathtext.ast import BinOp, Expr
-from faithsieve.models import Proof
-from faithsieve.obligations.models import ArithmeticObligation, Rel
+from faithsieve.core.proof import Proof
+from faithsieve.mathtext.ast import Rel
+from faithsieve.obligations.models import ArithmeticObligation
 from faithsieve.obligations.wordclaims import INT as _INT, INT_FIRST as _INT_FIRST, MAX_PER_STEP, SEP as _SEP
 from faithsieve.obligations.wordclaims import Found, closed_claims, glued as _glued, num as _num, word as _word
 

@@ -49,7 +49,7 @@ from fractions import Fraction
 from faithsieve.mathtext.ast import variables
 from faithsieve.obligations import lines, realroots
 from faithsieve.obligations.fastpaths import translates
-from faithsieve.obligations.models import Rel
+from faithsieve.mathtext.ast import Rel
 
 MAX_RELATIONS = 4
 """Most relations (premises and claim together)."""

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from faithsieve.errors import FaithSieveError
-from faithsieve.lazy import lazy_module
+from faithsieve.core.errors import FaithSieveError
+from faithsieve.runtime.lazy import lazy_module
 from faithsieve.mathtext.ast import (
     BinOp, Call, Expr, Neg, Num, Pow, Var, literals,
 )
@@ -25,10 +25,8 @@ from faithsieve.obligations.piecewise import follows as piecewise_follows
 from faithsieve.obligations.sections import univariate_decision
 from faithsieve.obligations.symbolic import _degree_ok
 from faithsieve.obligations.witness import witness_points
-from faithsieve.obligations.models import (
-    CoverageObligation, DerivationObligation, Obligation, Outcome, Refuted,
-    Rel, Unknown, Verified,
-)
+from faithsieve.mathtext.ast import Rel
+from faithsieve.obligations.models import CoverageObligation, DerivationObligation, Obligation, Outcome, Refuted, Unknown, Verified
 
 if TYPE_CHECKING:
     import sympy

@@ -7,8 +7,8 @@ import random
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from faithsieve.errors import FaithSieveError
-from faithsieve.lazy import lazy_module
+from faithsieve.core.errors import FaithSieveError
+from faithsieve.runtime.lazy import lazy_module
 from faithsieve.mathtext.ast import (
     BinOp, Call, Const, Expr, Neg, Num, Pow, Var, literals, nodes_within, substitute, variables, walk,
 )
@@ -22,9 +22,16 @@ from faithsieve.obligations.freevar import polynomial_variable
 from faithsieve.obligations.radicals import radical_equal
 from faithsieve.obligations.ratfunc import rational_identity
 from faithsieve.obligations.varying import varying_difference
+from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.models import (
-    ArithmeticObligation, IdentityObligation, Obligation, Outcome, Refuted,
-    Rel, SubstitutionObligation, Unknown, Verified,
+    ArithmeticObligation,
+    IdentityObligation,
+    Obligation,
+    Outcome,
+    Refuted,
+    SubstitutionObligation,
+    Unknown,
+    Verified,
 )
 
 if TYPE_CHECKING:

@@ -39,11 +39,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 
-from faithsieve.errors import FaithSieveError
+from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var, variables, walk
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 from faithsieve.obligations.fastpaths import MAX_DEPTH, translates
-from faithsieve.obligations.models import Rel
+from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.quadratics import quadratic_in, rational_roots
 
 MAX_NAMES = 6

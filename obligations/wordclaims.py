@@ -16,9 +16,10 @@ from collections.abc import Callable
 from fractions import Fraction
 
 from faithsieve.mathtext.ast import Num
-from faithsieve.models import Proof
-from faithsieve.obligations.models import ArithmeticObligation, Rel
-from faithsieve.statetree.cues import _HYPOTHETICAL, _NEGATION, cue_search
+from faithsieve.core.proof import Proof
+from faithsieve.mathtext.ast import Rel
+from faithsieve.obligations.models import ArithmeticObligation
+from faithsieve.mathtext.cues import _HYPOTHETICAL, _NEGATION, cue_search
 
 MAX_DIGITS = 30  # longer literals are not read (the exact checker bounds the rest)
 MAX_PER_STEP = 20

@@ -15,20 +15,20 @@ import re
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
-from faithsieve.errors import FaithSieveError
+from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext.ast import Chain, Expr, Num, Var, leftmost_operand, render, variables
 from faithsieve.mathtext.evaluate import evaluate
 from faithsieve.mathtext.extract import Formula, extract_formulas
-from faithsieve.models import Proof
-from faithsieve.obligations.models import Rel
+from faithsieve.core.proof import Proof
+from faithsieve.mathtext.ast import Rel
 from faithsieve.statetree.continuation import constrains, continues, rewrite_claim
-from faithsieve.statetree.cues import (
+from faithsieve.mathtext.cues import (
     _ALTERNATIVE, _CASE_HEAD, _CONCLUDE, _CONDITION_CUE, _CUSTOM_OP, _FOR_VALUE, _HYPOTHETICAL, _IF_PARITY, _IMAGINARY,
     _INTEGER_WORDS, _NAMING, _NEGATION, _PARALLEL, _PARITY, _REDUCTIO_CLOSE, _REDUCTIO_CUE, _REDUCTIO_OPEN, _RENAMING,
     _STACKED, _SUBPROBLEM, _SUPPOSE, _VERBAL_CONCLUSION, _VERBAL_DEF, _domain_stated, _first_alternative, _sentence,
     _sentences, _trailing_negation, cue_absent, cue_finditer, cue_search,
 )
-from faithsieve.statetree.cues import _OR_NEXT as _OR_NEXT, _TRAIL_STRONG as _TRAIL_STRONG  # re-exported, unused here
+from faithsieve.mathtext.cues import _OR_NEXT as _OR_NEXT, _TRAIL_STRONG as _TRAIL_STRONG  # re-exported, unused here
 from faithsieve.statetree.rebinding import reused_letter
 from faithsieve.statetree.retraction import retracted
 from faithsieve.statetree.models import CaseSplit, EdgeContext, EdgeUnit, NodeRecord, StateTree, TransitionType

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from faithsieve.lazy import lazy_module
+from faithsieve.runtime.lazy import lazy_module
 from faithsieve.mathtext.extract import Formula
-from faithsieve.obligations.models import Rel
+from faithsieve.mathtext.ast import Rel
 
 if TYPE_CHECKING:
     import networkx as nx

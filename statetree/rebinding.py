@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from faithsieve.errors import FaithSieveError
+from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext.ast import BinOp, Expr, Num, walk
 from faithsieve.mathtext.evaluate import evaluate
-from faithsieve.obligations.models import Rel
+from faithsieve.mathtext.ast import Rel
 
 
 def reused_letter(var: str, update: Expr, new_value: Fraction | None, premise: Rel, env: dict[str, Fraction]) -> bool:

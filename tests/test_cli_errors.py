@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from faithsieve.cli import main
-from faithsieve.cli_common import package_version
+from faithsieve.cli.common import package_version
 
 ROOT = Path(__file__).resolve().parents[1]
 MINI = ROOT / "datasets" / "proofloc-mini" / "proofloc-mini.jsonl"

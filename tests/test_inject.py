@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from faithsieve import cli_inject
+from faithsieve.cli import inject as cli_inject
 from faithsieve.datasets.inject import (
     MUTATIONS,
     ArithError,
@@ -564,7 +564,7 @@ def test_build_check_exits_1_when_the_file_is_stale(tmp_path, monkeypatch, capsy
 
 def test_evaluation_is_mathtexts(monkeypatch):
     import faithsieve.datasets.injection.tokens as inject_mod
-    from faithsieve.errors import ParseError
+    from faithsieve.core.errors import ParseError
 
     assert not hasattr(inject_mod, "_Parser")
     calls = []

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from faithsieve.cli import build_parser, main
-from faithsieve.config import Settings
+from faithsieve.cli.commands import build_parser, main
+from faithsieve.core.settings import Settings
 from faithsieve.grading.config import GraderConfig
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -185,7 +185,7 @@ def test_layout_table_folders_are_the_import_names() -> None:
 
 
 def test_ablations_are_the_cli_choices() -> None:
-    from faithsieve.cli_options import ABLATIONS
+    from faithsieve.cli.options import ABLATIONS
 
     written = re.search(r"`--ablate ([a-z_ |]+)`", README)
     assert written and tuple(n.strip() for n in written.group(1).split("|")) == ABLATIONS

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from faithsieve.errors import FaithSieveError
+from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext import evaluate as mt_evaluate
 from faithsieve.mathtext import lexer as mt
 from faithsieve.mathtext.parser import parse_tokens

@@ -10,7 +10,7 @@ from typing import Any
 
 @lru_cache(maxsize=256)
 def _settings(key: tuple[tuple[str, Any], ...]):  # type: ignore[no-untyped-def]
-    from faithsieve.config import Settings
+    from faithsieve.core.settings import Settings
 
     # The grader is the offline sieve whatever FAITHSIEVE_MODE says: it must stay fast and deterministic.
     return Settings(**{**dict(key), "mode": "offline"})
@@ -18,7 +18,7 @@ def _settings(key: tuple[tuple[str, Any], ...]):  # type: ignore[no-untyped-def]
 
 def _run_check(problem: str, text: str, settings_key: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
     """Split and localize; a compact, JSON-safe summary. Never raises."""
-    from faithsieve.errors import InputError, InputTooLarge
+    from faithsieve.core.errors import InputError, InputTooLarge
     from faithsieve.pipeline import build_checkers, localize
     from faithsieve.split import proof_from_text
 
@@ -85,7 +85,7 @@ def warm_worker() -> int:
     """A grader worker's start-up: import and warm the checker on a small proof; answers its pid."""
     import os
 
-    from faithsieve.lazy import freeze_after_import
+    from faithsieve.runtime.lazy import freeze_after_import
 
     _run_check("Compute.", "Step 1: 2 + 3 = 5.\nStep 2: so 5 * 2 = 10.", (("proof_time_limit_s", 1.0),))
     freeze_after_import()  # long-lived: full collections need not rescan what is imported and warm

@@ -12,7 +12,7 @@ import threading
 import time
 from fractions import Fraction
 
-from faithsieve.errors import FaithSieveError
+from faithsieve.core.errors import FaithSieveError
 from faithsieve.grading.approx import approx, close
 from faithsieve.grading.extract import DEFAULT_POLICY, AnswerPolicy
 from faithsieve.grading.normalize import LIMITS

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Literal
 
-from faithsieve.errors import FaithSieveError
+from faithsieve.core.errors import FaithSieveError
 from faithsieve.grading.extract import MAX_ANSWER_CHARS
 from faithsieve.grading.normalize import LIMITS, _MULTI_CHOICE, _strip_thousands, normalize_answer
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Var, variables

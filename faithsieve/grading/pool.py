@@ -1,4 +1,4 @@
-"""The grader's worker processes: the shared killable pool (``faithsieve.workers.KillablePool``) under
+"""The grader's worker processes: the shared killable pool (``faithsieve.runtime.workers.KillablePool``) under
 the grader's rules. One hard budget per call covers waiting for a worker and the work; a worker past
 it is killed and replaced in the background; start-up (every worker's, and again in a forked
 process) is never charged to a call; every failure is a status, never an exception."""
@@ -13,7 +13,7 @@ from typing import Any
 
 from faithsieve.grading.check import _run_check, run_answer_check, run_math_verify, warm_worker
 from faithsieve.grading.config import GraderConfig, default_config, work_deadline
-from faithsieve.workers import JobTimeout, KillablePool, WorkerCrashed, WorkerUnavailable
+from faithsieve.runtime.workers import JobTimeout, KillablePool, WorkerCrashed, WorkerUnavailable
 
 _POOL: KillablePool | None = None
 _POOL_LOCK = threading.Lock()

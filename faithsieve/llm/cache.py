@@ -20,7 +20,7 @@ from pathlib import Path
 from pydantic import ValidationError
 from typing_extensions import Self
 
-from faithsieve.kvstore import SqliteStore
+from faithsieve.runtime.kvstore import SqliteStore
 from faithsieve.llm.types import ChatMessage, ChatRequest, ChatResponse, StructuredMode
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ import openai
 from typing_extensions import Self
 
 from faithsieve.llm.cache import ResponseCache, cache_key
-from faithsieve.urls import public_url
+from faithsieve.runtime.urls import public_url
 from faithsieve.llm.types import (
     ChatMessage,
     ChatRequest,
@@ -36,7 +36,7 @@ from faithsieve.llm.types import (
 )
 
 if TYPE_CHECKING:
-    from faithsieve.config import Settings
+    from faithsieve.core.settings import Settings
 
 NO_KEY = "sk-no-key"
 """API key sent when none is configured (local servers ignore it, the client needs one)."""
@@ -163,7 +163,7 @@ class OpenAIClient:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> OpenAIClient:
-        """A client configured by ``faithsieve.config.Settings`` (the key is read from the
+        """A client configured by ``faithsieve.core.settings.Settings`` (the key is read from the
         environment variable named by ``llm_api_key_env``)."""
         if not settings.llm_base_url:
             raise LLMError("no LLM endpoint configured: pass --base-url or set FAITHSIEVE_LLM_BASE_URL "

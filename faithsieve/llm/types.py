@@ -14,7 +14,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from faithsieve.errors import BackendUnavailable
+from faithsieve.core.errors import BackendUnavailable
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 

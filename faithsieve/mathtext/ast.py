@@ -261,3 +261,15 @@ def leftmost_operand(e: Expr) -> Expr:
     while isinstance(e, BinOp):
         e = e.left
     return e
+
+
+@dataclass(frozen=True, slots=True)
+class Rel:
+    """``lhs op rhs`` with op one of ``= != < > <= >= ~``."""
+
+    lhs: Expr
+    op: str
+    rhs: Expr
+
+    def __str__(self) -> str:
+        return f"{render(self.lhs)} {'≈' if self.op == '~' else self.op} {render(self.rhs)}"

@@ -31,7 +31,7 @@ from typing import Any
 
 import mpmath
 
-from faithsieve.errors import EvaluationLimit, NotRational
+from faithsieve.core.errors import EvaluationLimit, NotRational
 from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var
 
 

@@ -15,8 +15,8 @@ import math
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from faithsieve.errors import EvaluationLimit, NotRational
-from faithsieve.lazy import lazy_module
+from faithsieve.core.errors import EvaluationLimit, NotRational
+from faithsieve.runtime.lazy import lazy_module
 from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var, literals, variables, walk
 from faithsieve.mathtext.cost import DEFAULT_LIMITS, Limits, Meter, probe
 

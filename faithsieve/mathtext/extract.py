@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from faithsieve.errors import ParseError
+from faithsieve.core.errors import ParseError
 from faithsieve.mathtext.ast import Chain
 from faithsieve.mathtext.barelatex import bare_latex_spans
 from faithsieve.mathtext.lexer import (

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from faithsieve.errors import ParseError
+from faithsieve.core.errors import ParseError
 from faithsieve.mathtext.ast import BinOp, Call, Chain, Const, Expr, Neg, Num, Pow, Var
 from faithsieve.mathtext.lexer import (
     BANG, BAR, CONST, DEG, FUNC, LB, LP, NUM, OP, PCT, POW, RB, REL, RP, SUB, VAR, Token,

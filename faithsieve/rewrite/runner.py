@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from faithsieve.scoring import write_atomic
+from faithsieve.runtime.atomic import write_atomic
 
 RowsAndOutcome = tuple[list[dict[str, Any]], dict[str, Any]]
 

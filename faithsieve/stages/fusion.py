@@ -29,7 +29,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from faithsieve.config import Settings
+from faithsieve.core.settings import Settings
 from faithsieve.llm.structured import Unparsed
 from faithsieve.obligations.models import Evidence, ObligationKind
 from faithsieve.stages.base import FusionResult, Review, RunContext, ScanResult

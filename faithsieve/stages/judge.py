@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, create_model, field_validator
 
 from faithsieve.llm.structured import Unparsed, extract_json
-from faithsieve.models import Proof
+from faithsieve.core.proof import Proof
 from faithsieve.obligations.models import Evidence, ObligationKind
 from faithsieve.stages.base import FusionResult, RunContext
 from faithsieve.statetree.models import StateTree

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import Any
 
-from faithsieve.config import Settings
+from faithsieve.core.settings import Settings
 
 _REGISTRY: dict[str, dict[str, str]] = {
     "decomposer": {"rule": "faithsieve.stages.rule:RuleDecomposer",

@@ -31,7 +31,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 from faithsieve.llm.structured import Unparsed
-from faithsieve.models import ScanCandidate
+from faithsieve.verdict import ScanCandidate
 from faithsieve.stages.base import Review, RunContext, ScanResult
 from faithsieve.stages.llm_decompose import answer_tokens
 from faithsieve.stages.tree_build import Text, as_list

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
-from faithsieve.lazy import lazy_module
+from faithsieve.runtime.lazy import lazy_module
 from faithsieve.statetree.models import EdgeUnit, ProofState, StateTree, TransitionType
 
 if TYPE_CHECKING:

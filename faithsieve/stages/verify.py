@@ -26,7 +26,7 @@ import time
 from fractions import Fraction
 from typing import Literal
 
-from faithsieve.errors import FaithSieveError
+from faithsieve.core.errors import FaithSieveError
 from faithsieve.lean.interface import FormalStatement, KernelResult
 from faithsieve.mathtext.ast import BinOp, Call, Chain, Expr, Neg, Num, Pow, render, walk
 from faithsieve.mathtext.extract import extract_formulas
@@ -45,16 +45,8 @@ from faithsieve.mathtext.lexer import (
 )
 from faithsieve.mathtext.parser import parse_tokens
 from faithsieve.obligations.checkers import run_portfolio
-from faithsieve.obligations.models import (
-    ArithmeticObligation,
-    Evidence,
-    NLObligation,
-    Outcome,
-    Refuted,
-    Rel,
-    Unknown,
-    Verified,
-)
+from faithsieve.mathtext.ast import Rel
+from faithsieve.obligations.models import ArithmeticObligation, Evidence, NLObligation, Outcome, Refuted, Unknown, Verified
 from faithsieve.stages.base import Gate, GateVerdict, RunContext, ScanResult
 from faithsieve.statetree.models import EdgeUnit, StateTree
 

@@ -18,7 +18,7 @@ from fastapi import APIRouter, FastAPI, Request
 from starlette.responses import HTMLResponse, Response
 
 from faithsieve.api.settings import ServiceSettings
-from faithsieve.errors import FaithSieveError
+from faithsieve.core.errors import FaithSieveError
 
 TREE_PATH = "/web/tree"
 OPEN_RUN_PATH = "/web/runs/open"

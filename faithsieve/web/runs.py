@@ -26,7 +26,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
-from faithsieve.errors import FaithSieveError, InputError
+from faithsieve.core.errors import FaithSieveError, InputError
 
 OUTCOMES = ("exact", "early", "late", "missed", "correct")
 PLOTS = ("offsets.png", "subsets.png")

@@ -18,7 +18,7 @@ from faithsieve.api.errors import Saturated
 from faithsieve.api.metrics import ServiceMetrics
 from faithsieve.api.pool import WorkerPool
 from faithsieve.api.worker import sleep_job
-from faithsieve.config import Settings
+from faithsieve.core.settings import Settings
 
 
 def _sleep(seconds: float) -> dict[str, Any]:

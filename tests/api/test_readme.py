@@ -17,7 +17,7 @@ from faithsieve.api.models import LimitsInfo
 from faithsieve.api.pool import WorkerPool
 from faithsieve.api.reward import warm_reward_grader
 from faithsieve.api.settings import ServiceSettings
-from faithsieve.config import Settings
+from faithsieve.core.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "api" / "README.md").read_text(encoding="utf-8")

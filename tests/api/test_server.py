@@ -22,7 +22,7 @@ def test_serve_subprocess_answers_over_a_socket_and_stops_cleanly(tmp_path):
     port = _free_port()
     env = {**os.environ, "FAITHSIEVE_MAX_PENDING": "16", "FAITHSIEVE_API_KEY": "k"}
     log = (tmp_path / "serve.log").open("w+")
-    proc = subprocess.Popen([sys.executable, "-m", "faithsieve.cli_serve", "--host", "127.0.0.1", "--port", str(port),
+    proc = subprocess.Popen([sys.executable, "-m", "faithsieve.cli.serve", "--host", "127.0.0.1", "--port", str(port),
                              "--workers", "1", "--log-level", "warning"], stdout=log, stderr=subprocess.STDOUT,
                             env=env)
     base = f"http://127.0.0.1:{port}"
@@ -61,7 +61,7 @@ def test_serve_subprocess_answers_over_a_socket_and_stops_cleanly(tmp_path):
 
 def test_serve_rejects_invalid_settings():
     env = {**os.environ, "FAITHSIEVE_REQUEST_TIME_LIMIT_S": "1", "FAITHSIEVE_PROOF_TIME_LIMIT_S": "5"}
-    done = subprocess.run([sys.executable, "-m", "faithsieve.cli_serve", "--port", "0"], env=env,
+    done = subprocess.run([sys.executable, "-m", "faithsieve.cli.serve", "--port", "0"], env=env,
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2
     assert "request_time_limit_s" in done.stderr

@@ -20,8 +20,8 @@ from faithsieve.api.models import LocalizeOptions
 from faithsieve.api.pool import WorkerPool
 from faithsieve.api.settings import ServiceSettings
 from faithsieve.api.worker import localize_job, sleep_job
-from faithsieve.config import Settings
-from faithsieve.errors import CheckTimeout, EvaluationLimit, InputError, InputTooLarge
+from faithsieve.core.settings import Settings
+from faithsieve.core.errors import CheckTimeout, EvaluationLimit, InputError, InputTooLarge
 
 
 @pytest.mark.parametrize("exc,status,code", [

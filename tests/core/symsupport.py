@@ -14,7 +14,8 @@ from faithsieve.mathtext.ast import BinOp, Expr, Neg, Num, Pow
 from faithsieve.mathtext.extract import extract_formulas
 from faithsieve.obligations import symbolic
 from faithsieve.obligations.checkers import SympyChecker
-from faithsieve.obligations.models import Obligation, Outcome, Rel
+from faithsieve.mathtext.ast import Rel
+from faithsieve.obligations.models import Obligation, Outcome
 
 BASE: dict[str, Any] = {"id": "o0", "step": 1, "span": (0, 1), "edge": "e0", "source": ""}
 

@@ -7,7 +7,8 @@ import pytest
 
 from faithsieve.mathtext import extract_formulas
 from faithsieve.obligations.checkers import ExactChecker, run_portfolio
-from faithsieve.obligations.models import ArithmeticObligation, Rel
+from faithsieve.mathtext.ast import Rel
+from faithsieve.obligations.models import ArithmeticObligation
 from faithsieve.pipeline import localize
 from faithsieve.split import proof_from_steps
 

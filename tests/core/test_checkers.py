@@ -5,13 +5,21 @@ from fractions import Fraction
 
 import pytest
 
-from faithsieve.errors import EvaluationLimit
+from faithsieve.core.errors import EvaluationLimit
 from faithsieve.mathtext import evaluate, extract_formulas
 from faithsieve.mathtext.ast import Num, Var
 from faithsieve.obligations.checkers import ExactChecker, SympyChecker, Z3Checker, compare_values, run_portfolio
+from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.models import (
-    ArithmeticObligation, CoverageObligation, DerivationObligation, IdentityObligation, Refuted, Rel,
-    SolutionObligation, SubstitutionObligation, Unknown, Verified,
+    ArithmeticObligation,
+    CoverageObligation,
+    DerivationObligation,
+    IdentityObligation,
+    Refuted,
+    SolutionObligation,
+    SubstitutionObligation,
+    Unknown,
+    Verified,
 )
 
 BASE = dict(id="o0", step=1, span=(0, 1), edge="e0", source="")
@@ -218,7 +226,8 @@ def test_portfolio_escalates_symbolic_unknowns_only_to_checkers_that_ask_for_the
 
     from faithsieve.mathtext.ast import BinOp, Num, Var
     from faithsieve.obligations.checkers import run_portfolio
-    from faithsieve.obligations.models import ArithmeticObligation, IdentityObligation, Rel, Unknown, Verified
+    from faithsieve.mathtext.ast import Rel
+    from faithsieve.obligations.models import ArithmeticObligation, IdentityObligation, Unknown, Verified
 
     class Fixed:
         def __init__(self, name, out, escalates=False):  # type: ignore[no-untyped-def]

@@ -5,7 +5,7 @@ import pytest
 
 from faithsieve.mathtext.ast import BinOp, Num, Var
 from faithsieve.mathtext.extract import extract_formulas
-from faithsieve.obligations.models import Rel
+from faithsieve.mathtext.ast import Rel
 from faithsieve.pipeline import localize
 from faithsieve.split import proof_from_steps
 from faithsieve.statetree.continuation import constrains, continues

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from faithsieve.errors import EvaluationLimit, FaithSieveError
+from faithsieve.core.errors import EvaluationLimit, FaithSieveError
 from faithsieve.mathtext.cost import DEFAULT_LIMITS, budget
 from faithsieve.mathtext.evaluate import to_sympy
 from faithsieve.obligations import conversions

@@ -9,11 +9,12 @@ from dataclasses import replace
 
 import pytest
 
-from faithsieve.errors import EvaluationLimit, NotRational
+from faithsieve.core.errors import EvaluationLimit, NotRational
 from faithsieve.mathtext import evaluate, extract_formulas, to_sympy
 from faithsieve.mathtext.cost import DEFAULT_LIMITS, Meter, budget, probe
 from faithsieve.obligations.checkers import ExactChecker, SympyChecker, run_portfolio
-from faithsieve.obligations.models import ArithmeticObligation, Rel, Unknown
+from faithsieve.mathtext.ast import Rel
+from faithsieve.obligations.models import ArithmeticObligation, Unknown
 
 BASE = dict(id="o0", step=1, span=(0, 1), edge="e0", source="")
 

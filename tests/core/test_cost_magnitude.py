@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import pytest
 
-from faithsieve.errors import FaithSieveError
+from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext import cost
 from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Pow
 from faithsieve.mathtext.cost import DEFAULT_LIMITS, Meter, probe

@@ -1,4 +1,4 @@
-"""The word prefilter of the sentence cues (``statetree.cues.CUE_WORDS``) never hides a match.
+"""The word prefilter of the sentence cues (``mathtext.cues.CUE_WORDS``) never hides a match.
 
 ``cue_search`` skips a pattern on ASCII text that holds none of the pattern's words; that is only
 sound if every match of the pattern contains one of them. Checked on seeded matches drawn from
@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import faithsieve.obligations.readings as readings
-import faithsieve.statetree.cues as cues
+import faithsieve.mathtext.cues as cues
 from faithsieve.obligations.readings import READING_WORDS
-from faithsieve.statetree.cues import CUE_STARTS, CUE_WORDS, by_identity, cue_absent, cue_finditer, cue_search, words_absent
+from faithsieve.mathtext.cues import CUE_STARTS, CUE_WORDS, by_identity, cue_absent, cue_finditer, cue_search, words_absent
 
 TABLES = {**CUE_WORDS, **READING_WORDS}
 """Every prefiltered pattern and its words: the sentence cues and the readings' patterns."""

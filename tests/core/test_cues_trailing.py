@@ -7,7 +7,7 @@ import random
 import re
 import time
 
-from faithsieve.statetree import cues
+from faithsieve.mathtext import cues
 
 OLDER = re.compile(r"\s*(\?|,?\s*(but\s+(?:that|this|it)|which|that)?\s*(is|are|'s)?\s*(not|false|wrong|incorrect|"
                    r"impossible|a contradiction))")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from faithsieve.scoring import PREDICTIONS, ScoreRequest, run_score, stable_view
+from faithsieve.scoring.run import PREDICTIONS, ScoreRequest, run_score, stable_view
 
 MINI = Path(__file__).resolve().parents[2] / "datasets" / "proofloc-mini" / "proofloc-mini.jsonl"
 

@@ -10,7 +10,7 @@ import random
 from faithsieve.mathtext.ast import literals
 from faithsieve.mathtext.extract import extract_formulas
 from faithsieve.obligations.extract import _rounded_in
-from faithsieve.obligations.models import Rel
+from faithsieve.mathtext.ast import Rel
 
 NUMS = ["2", "3.5", "0.33", "1.41", "12", "7.0", "0.5", "100"]
 

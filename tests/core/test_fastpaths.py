@@ -15,7 +15,8 @@ from faithsieve.obligations.checkers import SympyChecker, Z3Checker
 from faithsieve.obligations.smt import _NoZ3, _Syms, _z3_rel
 from faithsieve.obligations.fastpaths import MAX_DEPTH, outside_smt, polynomial_class
 from faithsieve.obligations.polynomials import MAX_TERMS, expand
-from faithsieve.obligations.models import DerivationObligation, IdentityObligation, Rel, Unknown
+from faithsieve.mathtext.ast import Rel
+from faithsieve.obligations.models import DerivationObligation, IdentityObligation, Unknown
 
 BASE: dict[str, Any] = {"id": "o0", "step": 1, "span": (0, 1), "edge": "e0", "source": ""}
 LATER = float("inf")

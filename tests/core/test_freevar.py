@@ -11,7 +11,8 @@ import pytest
 
 from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Pow, Var
 from faithsieve.obligations.freevar import polynomial_variable
-from faithsieve.obligations.models import IdentityObligation, Rel
+from faithsieve.mathtext.ast import Rel
+from faithsieve.obligations.models import IdentityObligation
 from tests.core.symsupport import BASE, check, rel, sympy_alone, view
 from tests.core.symsupport import num as _n
 

@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import pytest
 
-from faithsieve.config import Settings
+from faithsieve.core.settings import Settings
 from faithsieve.mathtext.ast import Call, Num
 from faithsieve.obligations import readings as R
 from faithsieve.obligations.remainders import remainder_obligations

@@ -11,7 +11,7 @@ from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits
 from faithsieve.obligations import fastpaths, polynomials
 from faithsieve.obligations.fastpaths import polynomial_class
-from faithsieve.obligations.models import Rel
+from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.polynomials import Poly, _expand_fractions, _sub, _within, _Wide, expand
 
 

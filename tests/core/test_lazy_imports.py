@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from faithsieve.lazy import _LazyModule, lazy_module
+from faithsieve.runtime.lazy import _LazyModule, lazy_module
 
 HEAVY = ("sympy", "networkx", "z3", "matplotlib", "numpy", "pydantic_settings")
 
@@ -48,7 +48,8 @@ def test_lazy_module_rebinds_the_name_on_first_use() -> None:
 def test_checkers_use_the_real_modules_after_a_check() -> None:
     from faithsieve.mathtext.extract import extract_formulas
     from faithsieve.obligations import symbolic
-    from faithsieve.obligations.models import IdentityObligation, Rel
+    from faithsieve.mathtext.ast import Rel
+    from faithsieve.obligations.models import IdentityObligation
 
     # a trigonometric identity: no exact shortcut reads it, so sympy answers (and is really loaded;
     # the rational identity used before is now decided exactly, and the test then passed only
@@ -63,7 +64,7 @@ def test_checkers_use_the_real_modules_after_a_check() -> None:
 
 def test_freeze_after_import_freezes_once() -> None:
     out = _fresh(
-        "import gc\nfrom faithsieve.lazy import freeze_after_import\n"
+        "import gc\nfrom faithsieve.runtime.lazy import freeze_after_import\n"
         "assert gc.get_freeze_count() == 0\nfreeze_after_import()\nn = gc.get_freeze_count()\n"
         "import sys\nassert {'sympy', 'z3', 'networkx', 'faithsieve.pipeline'} <= set(sys.modules)\n"
         "freeze_after_import()\nprint(n > 10000, gc.get_freeze_count() == n, gc.get_threshold() == (50000, 20, 10))"

@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from faithsieve.config import Settings
+from faithsieve.core.settings import Settings
 from faithsieve.obligations import memo
 from faithsieve.obligations.checkers import MEMO_CHECKERS, SympyChecker, Z3Checker, run_portfolio
 from faithsieve.obligations.memo import MEMO, OutcomeMemo, memo_key
 from faithsieve.obligations.models import (
     DerivationObligation, IdentityObligation, SubstitutionObligation, Unknown, Verified,
 )
-from faithsieve.scoring import stable_view
+from faithsieve.scoring.run import stable_view
 from tests.core.test_fastpaths import BASE, rel
 
 LATER = float("inf")
@@ -169,7 +169,7 @@ def test_a_slow_check_is_not_kept() -> None:
 
 def test_verdicts_do_not_depend_on_the_order_of_items() -> None:
     from faithsieve.datasets.adapters import load_dataset
-    from faithsieve.scoring import predict
+    from faithsieve.scoring.run import predict
 
     items = load_dataset(MINI).items[:40]
     settings = Settings()

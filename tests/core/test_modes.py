@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from faithsieve.cli import main
-from faithsieve.config import Settings, method_key
-from faithsieve.errors import BackendUnavailable
+from faithsieve.core.settings import Settings, method_key
+from faithsieve.core.errors import BackendUnavailable
 from faithsieve.pipeline import Pipeline
-from faithsieve.scoring import _endpoint_failed, llm_summary
+from faithsieve.scoring.run import _endpoint_failed, llm_summary
 from faithsieve.split import proof_from_steps
 
 

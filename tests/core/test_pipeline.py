@@ -3,7 +3,7 @@
 import json
 
 from faithsieve.cli import main
-from faithsieve.config import Settings
+from faithsieve.core.settings import Settings
 from faithsieve.pipeline import localize
 from faithsieve.split import proof_from_steps
 

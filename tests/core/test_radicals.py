@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow
-from faithsieve.obligations.models import ArithmeticObligation, Rel, Verified
+from faithsieve.mathtext.ast import Rel
+from faithsieve.obligations.models import ArithmeticObligation, Verified
 from faithsieve.obligations.radicals import (
     MAX_BITS, MAX_POWER, MAX_RADICAND, radical_equal, radical_value, square_part,
 )

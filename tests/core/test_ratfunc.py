@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from faithsieve.mathtext.ast import BinOp, Expr, Neg, Num, Pow, Var
-from faithsieve.obligations.models import IdentityObligation, Rel, Verified
+from faithsieve.mathtext.ast import Rel
+from faithsieve.obligations.models import IdentityObligation, Verified
 from faithsieve.obligations.ratfunc import MAX_BITS, as_ratfn, rational_identity
 from tests.core.symsupport import BASE, check, num, plain_rel, rewrite, sympy_alone, view
 

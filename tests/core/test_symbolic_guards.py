@@ -9,7 +9,7 @@ from fractions import Fraction
 from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var, walk
 from faithsieve.mathtext.evaluate import evaluate
 from faithsieve.obligations import symbolic
-from faithsieve.obligations.models import Rel
+from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.symbolic import MAX_SYMPY_NODES, _too_large
 
 

@@ -1,6 +1,6 @@
 """The word prefilters build exactly the trees and obligations the bare patterns build, on real items.
 
-``statetree.cues`` skips a cue's pattern on ASCII text that holds none of its words (``CUE_WORDS``) and
+``mathtext.cues`` skips a cue's pattern on ASCII text that holds none of its words (``CUE_WORDS``) and
 tries some cues only where their start words begin (``CUE_STARTS``), each table looked up by the
 pattern's id; ``obligations.readings`` does the same for its patterns (``READING_WORDS``). Here every visible source's items (read through the dataset
 adapters, a seeded sample of each) are decomposed and their obligations extracted twice: as shipped,
@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 import faithsieve.obligations.readings as readings
-import faithsieve.statetree.cues as cues
+import faithsieve.mathtext.cues as cues
 from datasets.adapters import load_dataset
-from faithsieve.config import Settings
-from faithsieve.models import Proof
+from faithsieve.core.settings import Settings
+from faithsieve.core.proof import Proof
 from faithsieve.obligations.extract import extract_obligations
 from faithsieve.split import proof_from_steps
 from faithsieve.statetree.decompose import _Builder, decompose

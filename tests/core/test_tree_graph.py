@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import networkx as nx
 
-from faithsieve.config import Settings
+from faithsieve.core.settings import Settings
 from faithsieve.pipeline import Pipeline
-from faithsieve.models import Proof
-from faithsieve.obligations.models import Rel
+from faithsieve.core.proof import Proof
+from faithsieve.mathtext.ast import Rel
 from faithsieve.statetree.decompose import _Builder, _Scope
 from faithsieve.statetree.models import ProofState, StateTree
 

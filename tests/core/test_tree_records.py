@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 
 from faithsieve.mathtext.ast import variables
-from faithsieve.models import Proof, Step
+from faithsieve.core.proof import Proof, Step
 from faithsieve.obligations.extract import _from_edge, extract_obligations
 from faithsieve.statetree.decompose import decompose
 from faithsieve.statetree.models import EdgeUnit, ProofState

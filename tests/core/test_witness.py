@@ -9,7 +9,8 @@ import pytest
 
 from faithsieve.obligations import witness
 from faithsieve.obligations.checkers import Z3Checker
-from faithsieve.obligations.models import DerivationObligation, Rel, Unknown
+from faithsieve.mathtext.ast import Rel
+from faithsieve.obligations.models import DerivationObligation, Unknown
 from faithsieve.obligations.smt import _holds, _Syms, _z3_rel
 from faithsieve.obligations.witness import separating_points
 from tests.core.test_fastpaths import BASE, outcome, rel

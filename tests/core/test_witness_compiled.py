@@ -13,7 +13,7 @@ import pytest
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 from faithsieve.obligations import witness
-from faithsieve.obligations.models import Rel
+from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.witness import MAX_DEPTH, _compile, _Missing, _Undefined
 
 

@@ -1,4 +1,4 @@
-"""The shared killable pool (``faithsieve.workers``): time limit, crash, memory cap, restart,
+"""The shared killable pool (``faithsieve.runtime.workers``): time limit, crash, memory cap, restart,
 orphan watch. Jobs are standard-library callables (a worker cannot import test modules)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from faithsieve.workers import JobTimeout, KillablePool, WorkerCrashed, WorkerUnavailable
+from faithsieve.runtime.workers import JobTimeout, KillablePool, WorkerCrashed, WorkerUnavailable
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +75,7 @@ def test_memory_cap_is_a_memory_error_in_the_job(pool) -> None:
 def test_workers_exit_when_the_parent_dies(tmp_path) -> None:
     script = textwrap.dedent("""
         import sys, time
-        from faithsieve.workers import KillablePool
+        from faithsieve.runtime.workers import KillablePool
         pool = KillablePool(2).start()
         print(" ".join(map(str, pool.worker_pids)), flush=True)
         time.sleep(600)
@@ -149,7 +149,7 @@ def _run_script(body: str) -> list[str]:
 def test_a_forked_process_starts_its_own_workers() -> None:
     out = _run_script("""
         import os
-        from faithsieve.workers import KillablePool
+        from faithsieve.runtime.workers import KillablePool
         pool = KillablePool(1).start()
         parent = pool.run(os.getpid, time_limit=30)
         child = os.fork()
@@ -165,7 +165,7 @@ def test_a_forked_process_starts_its_own_workers() -> None:
 
 def test_clean_main_does_not_import_the_callers_script(tmp_path) -> None:
     script = tmp_path / "trainer.py"  # no __main__ guard, as many training scripts
-    script.write_text("import os\nfrom faithsieve.workers import KillablePool\nprint('top-level', flush=True)\n"
+    script.write_text("import os\nfrom faithsieve.runtime.workers import KillablePool\nprint('top-level', flush=True)\n"
                       "with KillablePool(2, clean_main=True) as p:\n    print(p.run(sum, [1, 2], time_limit=30))\n")
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from faithsieve.scoring import PREDICTIONS, ScoreRequest, run_score
+from faithsieve.scoring.run import PREDICTIONS, ScoreRequest, run_score
 
 FOLDER = Path(__file__).resolve().parents[2] / "datasets" / "fresh-probes"
 

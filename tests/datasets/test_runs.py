@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from faithsieve.cli import main
-from faithsieve.config import Settings
+from faithsieve.core.settings import Settings
 from faithsieve.datasets.adapters import load_dataset
 from faithsieve.datasets.formats import LabelledItem
-from faithsieve.evidence_files import EVIDENCE_DIR, outcome
-from faithsieve.runinfo import identity_diff, predictive_settings, run_identity
-from faithsieve.sampling import class_gaps, select
-from faithsieve.scoring import METRICS, PREDICTIONS, STATE, RunMismatch, ScoreRequest, run_score
+from faithsieve.scoring.evidence import EVIDENCE_DIR, outcome
+from faithsieve.scoring.runinfo import identity_diff, predictive_settings, run_identity
+from faithsieve.scoring.sampling import class_gaps, select
+from faithsieve.scoring.run import METRICS, PREDICTIONS, STATE, RunMismatch, ScoreRequest, run_score
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "datasets" / "examples"
@@ -293,7 +293,7 @@ def test_datasets_readme_usage_matches_the_parser() -> None:
     text = (ROOT / "datasets" / "README.md").read_text(encoding="utf-8")
     usage = text.split("```", 2)[1]
     assert "--subset NAME[,NAME...]" in usage and "--subset NAME ..." not in usage
-    from faithsieve.cli import build_parser
+    from faithsieve.cli.commands import build_parser
 
     sub = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
     blocks: dict[str, str] = {}

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from faithsieve.config import Settings
+from faithsieve.core.settings import Settings
 from faithsieve.datasets.formats import load_proofloc
-from faithsieve.scoring import (
+from faithsieve.scoring.run import (
     METRICS,
     PREDICTIONS,
     REPORT,
@@ -131,7 +131,7 @@ _SLOW_RUNNER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    import faithsieve.scoring as s
+    import faithsieve.scoring.run as s
     orig = s.predict
     def slow(item, settings):
         time.sleep(0.15)
@@ -208,7 +208,7 @@ def test_report_and_plots(good: Path, tmp_path: Path) -> None:
 
 
 def _cli(*argv: str) -> int:
-    from faithsieve import cli_datasets
+    from faithsieve.cli import datasets as cli_datasets
 
     ap = argparse.ArgumentParser(prog="faithsieve")
     cli_datasets.register(ap.add_subparsers(dest="cmd", required=True))

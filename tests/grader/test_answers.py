@@ -1,4 +1,4 @@
-"""Final-answer extraction and value equivalence (faithsieve.answers)."""
+"""Final-answer extraction and value equivalence (faithsieve.grading.answers)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from faithsieve.answers import (
+from faithsieve.grading.answers import (
     AnswerPolicy,
     answers_equal,
     extract_answer,

@@ -367,7 +367,7 @@ def test_costly_comparisons_run_in_a_worker(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 # ---------------------------------------------------------------------------
-# the worker pool (the shared faithsieve.workers.KillablePool)
+# the worker pool (the shared faithsieve.runtime.workers.KillablePool)
 # ---------------------------------------------------------------------------
 
 def test_every_worker_start_is_outside_the_budget() -> None:

@@ -11,7 +11,7 @@ from faithsieve.lean.backend import CheckResult, LeanBackend, LeanMessage
 from faithsieve.lean.cache import CachedBackend, cache_key, timeout_class
 from faithsieve.lean.factory import build_backend
 
-from faithsieve.config import Settings
+from faithsieve.core.settings import Settings
 
 
 class CountingBackend:

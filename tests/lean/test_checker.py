@@ -9,18 +9,18 @@ import pytest
 from faithsieve.lean.checker import LeanChecker
 from faithsieve.lean.kernel import MATHLIB_TACTICS
 from faithsieve.obligations.checkers import CHECKERS, run_portfolio
+from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.models import (
     ArithmeticObligation,
     CoverageObligation,
     DerivationObligation,
     IdentityObligation,
     Refuted,
-    Rel,
     Unknown,
     Verified,
 )
 
-from faithsieve.config import Settings
+from faithsieve.core.settings import Settings
 from faithsieve.mathtext import extract_formulas
 from tests.lean.test_kernel import Transcript, error, sorry, timeout, valid, when
 

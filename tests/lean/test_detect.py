@@ -13,7 +13,7 @@ import pytest
 from faithsieve.lean import detect as det
 from faithsieve.lean.detect import NO_TOOLCHAIN, detect, normalize_lean_version
 
-from faithsieve.config import Settings
+from faithsieve.core.settings import Settings
 
 LEAN_VERSION_OUT = "Lean (version 4.19.0, x86_64-unknown-linux-gnu, commit 0000000000, Release)"
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from faithsieve.cli import main
-from faithsieve.config import Settings
+from faithsieve.core.settings import Settings
 from faithsieve.doctor import render_text, run_doctor
 
 KEY = "sk-doctor-secret-987654321"

@@ -23,7 +23,7 @@ from faithsieve.lean.screen import classify_kimina, classify_repl
 from faithsieve.lean.snippets import negate_header, parse_header
 from faithsieve.obligations.models import NLObligation, ObligationKind
 
-from faithsieve.config import Settings
+from faithsieve.core.settings import Settings
 from faithsieve.llm.types import ChatRequest, ChatResponse, LLMError, ToolCall, Usage
 
 # ---------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import pytest
 from faithsieve.lean.backend import LeanBackend
 from faithsieve.lean.detect import detect
 
-from faithsieve.config import Settings
+from faithsieve.core.settings import Settings
 
 pytestmark = pytest.mark.lean
 

@@ -26,8 +26,8 @@ from faithsieve.lean.detect import NO_TOOLCHAIN
 from faithsieve.lean.factory import build_backend
 from faithsieve.lean.local import LocalLeanBackend, result_from_repl, split_header
 
-from faithsieve.config import Settings
-from faithsieve.errors import FaithSieveError
+from faithsieve.core.settings import Settings
+from faithsieve.core.errors import FaithSieveError
 
 FAKE_REPL = r'''
 import json, os, sys, time
@@ -428,7 +428,7 @@ def test_missing_toolchain_in_a_fresh_process_leaves_no_trace(tmp_path: Path) ->
     home.mkdir()
     env = {"PATH": str(tmp_path), "HOME": str(home), "ELAN_HOME": str(tmp_path / "no-elan"),
            "FAITHSIEVE_LEAN_BACKEND": "local", "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
-    code = ("from faithsieve.config import Settings\nfrom faithsieve.lean.factory import build_backend\n"
+    code = ("from faithsieve.core.settings import Settings\nfrom faithsieve.lean.factory import build_backend\n"
             "from faithsieve.lean.backend import LeanUnavailable\nimport sys\n"
             "try:\n    build_backend(Settings())\nexcept LeanUnavailable as e:\n    print(e.message)\n"
             "    sys.exit(3)\n"

@@ -22,7 +22,7 @@ from faithsieve.lean.backend import LeanBackend, LeanUnavailable
 from faithsieve.lean.factory import build_backend
 from faithsieve.lean.remote import KiminaBackend, classify_item
 
-from faithsieve.config import Settings
+from faithsieve.core.settings import Settings
 
 SECRET = "kimina-secret-0123456789"
 

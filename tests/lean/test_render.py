@@ -14,12 +14,12 @@ from faithsieve.lean.render import (
     render,
     sanitize,
 )
+from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.models import (
     ArithmeticObligation,
     CoverageObligation,
     DerivationObligation,
     IdentityObligation,
-    Rel,
     SolutionObligation,
     SubstitutionObligation,
 )

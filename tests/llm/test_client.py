@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
-from faithsieve.config import Settings
+from faithsieve.core.settings import Settings
 from faithsieve.llm.cache import ResponseCache
 from faithsieve.llm.client import NO_KEY, OpenAIClient, response_format
 from faithsieve.llm.prompts import Prompt

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from faithsieve.config import Settings
+from faithsieve.core.settings import Settings
 from faithsieve.pipeline import Pipeline
 from faithsieve.split import proof_from_input
 

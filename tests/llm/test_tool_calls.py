@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from faithsieve.config import Settings
+from faithsieve.core.settings import Settings
 from faithsieve.llm import cache as cache_module
 from faithsieve.llm.cache import ResponseCache, cache_key
 from faithsieve.llm.client import read_tool_calls, wire_message

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from faithsieve.config import Settings
+from faithsieve.core.settings import Settings
 from faithsieve.rewrite.llm_mode import build_llm_work
 from faithsieve.rewrite.runner import summarize
 

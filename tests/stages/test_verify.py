@@ -14,9 +14,10 @@ from faithsieve.obligations.checkers import CHECKERS
 from faithsieve.obligations.models import NLObligation, ObligationKind
 from faithsieve.statetree.models import EdgeUnit, ProofState, StateTree, TransitionType
 
-from faithsieve.config import Settings
+from faithsieve.core.settings import Settings
 from faithsieve.mathtext.ast import render_chain
-from faithsieve.models import Proof, ScanCandidate, Step
+from faithsieve.core.proof import Proof, Step
+from faithsieve.verdict import ScanCandidate
 from faithsieve.stages.base import Review, RunContext, ScanResult
 from faithsieve.stages.gate import ASPECTS, LLMGate, PassGate
 from faithsieve.stages.verify import (

@@ -9,7 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from faithsieve.api.app import create_app
-from faithsieve.scoring import ScoreRequest, run_score
+from faithsieve.scoring.run import ScoreRequest, run_score
 from tests.web.support import web_settings, write_dataset
 
 

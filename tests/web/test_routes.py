@@ -169,7 +169,7 @@ def test_hostile_inputs_to_the_tree_are_answered_2xx_or_4xx_in_time(client: Test
 
 
 def test_facts_per_state_are_capped_to_the_latest(monkeypatch: pytest.MonkeyPatch) -> None:
-    from faithsieve.config import Settings
+    from faithsieve.core.settings import Settings
     from faithsieve.web import jobs
 
     doc = json.loads((EXAMPLES / "15_case_parity_n2_plus_n.json").read_text(encoding="utf-8"))

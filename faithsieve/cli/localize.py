@@ -1,4 +1,4 @@
-"""The ``faithsieve`` command line. Thin: one function per subcommand, logic lives elsewhere."""
+"""``faithsieve localize``: one proof's verdict, as JSON or as a readable report."""
 
 from __future__ import annotations
 
@@ -8,14 +8,13 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
-from faithsieve import cli_datasets, cli_doctor, cli_inject, cli_rewrite, cli_serve, cli_view
-from faithsieve.cli_common import OneLineParser, VersionAction, add_verbosity, add_verbosity_everywhere, fail
-from faithsieve.cli_options import add_method_options
-from faithsieve.errors import FaithSieveError
-from faithsieve.textfile import decode_utf8, os_error_line
+from faithsieve.cli.common import fail
+from faithsieve.cli.options import add_method_options
+from faithsieve.core.errors import FaithSieveError
+from faithsieve.runtime.textfile import decode_utf8, os_error_line
 
 if TYPE_CHECKING:
-    from faithsieve.models import Verdict
+    from faithsieve.verdict import Verdict
 
 
 def _read_input(path: str) -> Any:
@@ -28,13 +27,6 @@ def _read_input(path: str) -> Any:
         return json.loads(raw)
     except json.JSONDecodeError as exc:
         raise FaithSieveError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
-
-
-def verdict_json(v: Verdict) -> dict[str, Any]:
-    """Verdict as JSON with the headline fields first."""
-    data = v.model_dump(mode="json")
-    head = {k: data.pop(k) for k in ("verdict", "first_error_step", "reason")}
-    return {**head, **data}
 
 
 def render_text(proof_steps: list[str], v: Verdict) -> str:
@@ -86,7 +78,7 @@ def render_text(proof_steps: list[str], v: Verdict) -> str:
 
 def cmd_localize(args: argparse.Namespace) -> int:
     # the pipeline (pydantic models, solvers) is imported here, not at start-up: `--help` stays cheap
-    from faithsieve.cli_options import settings_from_args, warn_if_lean_missing
+    from faithsieve.cli.options import settings_from_args, warn_if_lean_missing
     from faithsieve.pipeline import Pipeline
     from faithsieve.split import proof_from_input
 
@@ -102,6 +94,8 @@ def cmd_localize(args: argparse.Namespace) -> int:
         return fail(os_error_line(exc))
     except (FaithSieveError, ValueError) as exc:
         return fail(str(getattr(exc, "message", exc)))
+    from faithsieve.verdict import verdict_json
+
     v = pipeline.localize(proof)
     logging.getLogger("faithsieve.cli").info("%s: %d steps, verdict %s in %.1f ms", args.file, len(proof.steps),
                                              v.verdict, v.timings.total_ms)
@@ -112,13 +106,7 @@ def cmd_localize(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = OneLineParser(prog="faithsieve", description="First-error localization for math proofs.")
-    p.add_argument("--version", action=VersionAction,
-                   help="print the version (and the checkers' versions) and exit")
-    add_verbosity(p, top=True)
-    sub = p.add_subparsers(dest="command", required=True)
-
+def register(sub: Any) -> None:
     loc = sub.add_parser("localize", help="localize the first error of one proof (JSON file or - for stdin)")
     loc.add_argument("file", help='JSON file with {"problem", "steps": [...]} or {"problem", "proof": "..."}; - for stdin')
     loc.add_argument("--format", choices=("json", "text"), default="json",
@@ -126,36 +114,3 @@ def build_parser() -> argparse.ArgumentParser:
                           "text: a readable report, one block per step")
     add_method_options(loc)
     loc.set_defaults(func=cmd_localize)
-
-    cli_datasets.register(sub)
-    cli_inject.register(sub)
-    cli_rewrite.register(sub)
-    cli_serve.register(sub)
-    cli_view.register(sub)
-    cli_doctor.register(sub)
-    add_verbosity_everywhere(sub)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.verbose and args.quiet:
-        return fail("-v/--verbose and -q/--quiet exclude each other")
-    level = logging.INFO if args.verbose else logging.WARNING
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
-    if args.verbose:  # also when the root logger was configured before (main() called from Python)
-        logging.getLogger("faithsieve").setLevel(logging.INFO)
-    try:
-        return int(args.func(args))
-    except BrokenPipeError:  # output piped into `head`: not an error
-        sys.stderr.close()
-        return 0
-    except OSError as exc:  # a file the command could not read or write, whatever the command
-        return fail(os_error_line(exc))
-    except FaithSieveError as exc:
-        return fail(exc.message)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -12,7 +12,7 @@ import re
 
 from faithsieve.mathtext.ast import Var
 from faithsieve.mathtext.extract import Formula
-from faithsieve.models import Proof
+from faithsieve.core.proof import Proof
 
 
 # Quantifiers are bounded ({0,8}) so that long runs of spaces cannot make matching quadratic.

@@ -10,7 +10,7 @@ from typing import Any
 def cmd_doctor(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from faithsieve.config import Settings
+    from faithsieve.core.settings import Settings
     from faithsieve.doctor import DoctorCheck, render_text, run_doctor  # httpx and detection: not at CLI start-up
 
     bad_settings = None

@@ -10,10 +10,10 @@ Predictions are written in item order whatever the number of workers, so ``--wor
 gives the same ``predictions.jsonl`` as ``--workers 1`` up to timing fields (``stable_view``).
 
 Each run records in ``run.json`` and ``metrics.json`` its configuration, the package and backend
-versions and the data's hash (``faithsieve.runinfo``). A rerun on a directory whose recorded
+versions and the data's hash (``faithsieve.scoring.runinfo``). A rerun on a directory whose recorded
 settings, versions or data differ is refused (``RunMismatch``, listing the differences) unless
 ``force_new`` clears the directory's run files first. ``evidence/<id>.json`` holds every item's
-checks (``faithsieve.evidence_files``); a new run starts with an empty folder.
+checks (``faithsieve.scoring.evidence``); a new run starts with an empty folder.
 """
 
 from __future__ import annotations
@@ -29,16 +29,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from faithsieve.config import Settings, method_key
+from faithsieve.core.settings import Settings, method_key
 from faithsieve.datasets.adapters import LoadedDataset, dataset_files, load_dataset
 from faithsieve.datasets.formats import LabelledItem
-from faithsieve.errors import FaithSieveError, InputError
-from faithsieve.evidence_files import CHECKS_KEY, clear_evidence, step_checks, write_evidence
-from faithsieve.runinfo import RunMismatch, check_resume, run_identity  # noqa: F401 (RunMismatch re-exported)
-from faithsieve.runfiles import PredictionLog, write_atomic
-from faithsieve.sampling import class_gaps, select
-from faithsieve.workers import JobTimeout, KillablePool, WorkerCrashed
-from faithsieve.lazy import OFFLINE_MODULES, freeze_after_import
+from faithsieve.core.errors import FaithSieveError, InputError
+from faithsieve.scoring.evidence import CHECKS_KEY, clear_evidence, step_checks, write_evidence
+from faithsieve.scoring.runinfo import RunMismatch, check_resume, run_identity  # noqa: F401 (RunMismatch re-exported)
+from faithsieve.runtime.atomic import write_atomic
+from faithsieve.scoring.runfiles import PredictionLog
+from faithsieve.scoring.sampling import class_gaps, select
+from faithsieve.runtime.workers import JobTimeout, KillablePool, WorkerCrashed
+from faithsieve.runtime.lazy import OFFLINE_MODULES, freeze_after_import
 
 log = logging.getLogger(__name__)
 
@@ -175,7 +176,7 @@ def iter_predictions(
     items: Sequence[LabelledItem], settings: Settings, workers: int = 1, chunk: int = 4, memory_mb: int = 0
 ) -> Iterator[dict[str, Any]]:
     """Predictions for ``items``, yielded in item order; ``workers > 1`` uses the shared killable pool
-    (``faithsieve.workers``: per-chunk time limit, ``memory_mb`` cap, orphan watch) with a bounded
+    (``faithsieve.runtime.workers``: per-chunk time limit, ``memory_mb`` cap, orphan watch) with a bounded
     window of chunks in flight. A chunk whose worker is killed or dies is retried item by item."""
     if workers <= 1 or len(items) <= chunk:
         freeze_after_import()

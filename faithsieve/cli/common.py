@@ -35,7 +35,7 @@ def package_version() -> str:
 
 def version_line() -> str:
     """``faithsieve X (python Y; sympy Z, z3 W)``: what ``--version`` prints."""
-    from faithsieve.runinfo import backend_versions
+    from faithsieve.scoring.runinfo import backend_versions
 
     b = backend_versions()
     extra = ", ".join(f"{k} {v}" for k, v in b.items() if k not in ("python", "faithsieve"))

@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from faithsieve import cli_serve
-from faithsieve.errors import FaithSieveError
+from faithsieve.cli import serve as cli_serve
+from faithsieve.core.errors import FaithSieveError
 
 
 def view_url(host: str, port: int, run_id: str) -> str:

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from faithsieve.cli_options import add_method_options
+from faithsieve.cli.options import add_method_options
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -64,7 +64,7 @@ def run_rewrite(args: argparse.Namespace) -> int:
         return _compare(args)
     if args.demo_predictions:
         from faithsieve.rewrite.compare import demo_memorizer
-        from faithsieve.scoring import write_atomic
+        from faithsieve.runtime.atomic import write_atomic
 
         o, r, out = (Path(x) for x in args.demo_predictions)
         try:
@@ -132,7 +132,7 @@ def _offline(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
 
 
 def _llm(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
-    from faithsieve.cli_options import settings_from_args
+    from faithsieve.cli.options import settings_from_args
     from faithsieve.rewrite.llm_mode import build_llm_work
 
     return build_llm_work(settings_from_args(args), seed=args.seed, variants=args.variants, budget=args.budget)

@@ -2,7 +2,7 @@
 
 ``PredictionLog`` is the append-only predictions file (one whole line per ``write``, fsynced; a
 torn last line is cut off on load). ``write_atomic`` replaces a file so readers see the old or the
-new content, never a mix. ``faithsieve.scoring`` runs the scoring and re-exports both names.
+new content, never a mix. ``faithsieve.scoring.run`` runs the scoring and re-exports both names.
 """
 
 from __future__ import annotations
@@ -70,20 +70,3 @@ class PredictionLog:
 
     def __exit__(self, *exc: object) -> None:
         os.close(self._fd)
-
-
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Write a file so that readers see the old or the new content, never a mix: temp file,
-    fsync, ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    try:
-        with tmp.open("wb") as fh:
-            fh.write(raw)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)  # nothing half-written left behind
-        raise

@@ -52,7 +52,7 @@ def evidence_doc(item: LabelledItem, rec: Mapping[str, Any], checks: list[dict[s
 
 def write_evidence(out: Path, item: LabelledItem, rec: Mapping[str, Any], checks: list[dict[str, Any]] | None) -> Path:
     """Write ``evidence/<id>.json`` atomically; returns its path."""
-    from faithsieve.scoring import write_atomic
+    from faithsieve.runtime.atomic import write_atomic
 
     path = out / EVIDENCE_DIR / f"{safe_name(item.id)}.json"
     write_atomic(path, json.dumps(evidence_doc(item, rec, checks), indent=1, ensure_ascii=False) + "\n")

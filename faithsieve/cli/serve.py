@@ -61,7 +61,7 @@ def add_serve_options(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run ``serve`` alone (``python -m faithsieve.cli_serve``), before ``faithsieve.cli`` registers it."""
+    """Run ``serve`` alone (``python -m faithsieve.cli.serve``), before ``faithsieve.cli`` registers it."""
     parser = argparse.ArgumentParser(prog="faithsieve")
     register(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["serve", *(sys.argv[1:] if argv is None else argv)])

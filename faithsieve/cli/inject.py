@@ -14,10 +14,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from faithsieve.cli_common import output_file_problem
+from faithsieve.cli.common import output_file_problem
 from faithsieve.datasets.inject import MUTATIONS, inject_items
-from faithsieve.errors import InputError
-from faithsieve.textfile import os_error_line, read_utf8
+from faithsieve.core.errors import InputError
+from faithsieve.runtime.textfile import os_error_line, read_utf8
 
 EXIT_OK = 0
 EXIT_INPUT = 2

@@ -1,6 +1,6 @@
 """CLI subcommands for datasets: ``score``, ``convert``, ``compare``.
 
-Thin: each function parses nothing itself and calls ``faithsieve.scoring`` or the dataset
+Thin: each function parses nothing itself and calls ``faithsieve.scoring.run`` or the dataset
 modules. ``faithsieve.cli`` calls ``register(subparsers)``; each subcommand returns an exit
 code (0 ok, 1 nothing usable, 2 bad input).
 """
@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from faithsieve.cli_common import fail, non_negative_int, output_file_problem, positive_int
-from faithsieve.errors import FaithSieveError
-from faithsieve.textfile import os_error_line
+from faithsieve.cli.common import fail, non_negative_int, output_file_problem, positive_int
+from faithsieve.core.errors import FaithSieveError
+from faithsieve.runtime.textfile import os_error_line
 
 _MAX_BAD_SHOWN = 50
 
@@ -42,9 +42,9 @@ def _subsets(values: list[str] | None) -> tuple[str, ...]:
 
 def cmd_score(args: argparse.Namespace) -> int:
     """``faithsieve score PATH``: predict every item, write predictions, metrics and a report."""
-    from faithsieve.cli_options import settings_from_args, warn_if_lean_missing
+    from faithsieve.cli.options import settings_from_args, warn_if_lean_missing
     from faithsieve.datasets.adapters import load_dataset
-    from faithsieve.scoring import InvalidDataset, ScoreRequest, default_out, run_score
+    from faithsieve.scoring.run import InvalidDataset, ScoreRequest, default_out, run_score
 
     path = Path(args.path)
     subsets = _subsets(args.subset)
@@ -145,7 +145,7 @@ def compare_name_width(names: list[str]) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """``faithsieve compare RUN_A RUN_B``: metric deltas (B − A) and the items that changed."""
-    from faithsieve.scoring import METRICS, compare_runs, load_predictions
+    from faithsieve.scoring.run import METRICS, compare_runs, load_predictions
 
     runs = [Path(args.run_a), Path(args.run_b)]
     docs = []
@@ -183,7 +183,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def register(subparsers: Any) -> None:
     """Add ``score``, ``convert`` and ``compare`` to the main CLI's subparsers."""
-    from faithsieve.cli_options import add_method_options
+    from faithsieve.cli.options import add_method_options
     from faithsieve.datasets.adapters import adapter_names
 
     formats = adapter_names()

@@ -1,12 +1,12 @@
-"""Input and output of the pipeline: Proof, Step, Verdict and its parts.
+"""The pipeline's answer: Verdict and its parts (step reports, coverage, timings, the model stages' audit).
 
-Frozen pydantic models with a docstring per field. Steps are numbered from 1
-in every public interface.
+Frozen pydantic models with a docstring per field. Steps are numbered from 1 in every public
+interface. The input types (``Proof``, ``Step``) are in ``faithsieve.core.proof``.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -15,30 +15,6 @@ from faithsieve.obligations.models import Evidence
 from faithsieve.statetree.models import EdgeUnit
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
-
-
-class Step(BaseModel):
-    """One step of a proof as the user gave it."""
-
-    model_config = _FROZEN
-
-    index: int = Field(ge=1)
-    """1-based step number."""
-    text: str
-    """The step text, verbatim."""
-    offset: int = 0
-    """Character offset of this step in the original proof text (0 when steps were given as a list)."""
-
-
-class Proof(BaseModel):
-    """A problem and its proof, split into steps."""
-
-    model_config = _FROZEN
-
-    problem: str
-    """The problem statement (its numbers and equations are established facts)."""
-    steps: tuple[Step, ...]
-    """The proof's steps in order."""
 
 
 class StepReport(BaseModel):
@@ -166,3 +142,10 @@ class Verdict(BaseModel):
     """Language-model stage record (``llm`` and ``judge`` modes)."""
     usage: UsageReport | None = None
     """Calls, tokens, cache hits and cost of the language-model work for this verdict."""
+
+
+def verdict_json(v: Verdict) -> dict[str, Any]:
+    """Verdict as JSON with the headline fields first."""
+    data = v.model_dump(mode="json")
+    head = {k: data.pop(k) for k in ("verdict", "first_error_step", "reason")}
+    return {**head, **data}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from faithsieve.errors import InputError
+from faithsieve.core.errors import InputError
 
 
 def decode_utf8(raw: bytes, name: str) -> str:

@@ -1,0 +1,60 @@
+"""The parser and the dispatch of the ``faithsieve`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from faithsieve.cli import datasets as cli_datasets
+from faithsieve.cli import doctor as cli_doctor
+from faithsieve.cli import inject as cli_inject
+from faithsieve.cli import localize as cli_localize
+from faithsieve.cli import rewrite as cli_rewrite
+from faithsieve.cli import serve as cli_serve
+from faithsieve.cli import view as cli_view
+from faithsieve.cli.common import OneLineParser, VersionAction, add_verbosity, add_verbosity_everywhere, fail
+from faithsieve.core.errors import FaithSieveError
+from faithsieve.runtime.textfile import os_error_line
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = OneLineParser(prog="faithsieve", description="First-error localization for math proofs.")
+    p.add_argument("--version", action=VersionAction,
+                   help="print the version (and the checkers' versions) and exit")
+    add_verbosity(p, top=True)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    cli_localize.register(sub)
+    cli_datasets.register(sub)
+    cli_inject.register(sub)
+    cli_rewrite.register(sub)
+    cli_serve.register(sub)
+    cli_view.register(sub)
+    cli_doctor.register(sub)
+    add_verbosity_everywhere(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.verbose and args.quiet:
+        return fail("-v/--verbose and -q/--quiet exclude each other")
+    level = logging.INFO if args.verbose else logging.WARNING
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    if args.verbose:  # also when the root logger was configured before (main() called from Python)
+        logging.getLogger("faithsieve").setLevel(logging.INFO)
+    try:
+        return int(args.func(args))
+    except BrokenPipeError:  # output piped into `head`: not an error
+        sys.stderr.close()
+        return 0
+    except OSError as exc:  # a file the command could not read or write, whatever the command
+        return fail(os_error_line(exc))
+    except FaithSieveError as exc:
+        return fail(exc.message)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

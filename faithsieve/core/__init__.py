@@ -1,0 +1,1 @@
+"""The ground floor: the exception root, the settings and the proof input types. Imports nothing of ours."""

@@ -1,0 +1,21 @@
+"""Scoring a step-labelled dataset: the run (``run``), its journal and files (``runfiles``), its
+record of settings and versions (``runinfo``), item sampling (``sampling``) and per-item evidence
+files (``evidence``).
+
+``faithsieve.scoring.stable_view`` is a public entry point; it is loaded on first use, so importing
+a light part of this package (``runinfo`` at CLI start-up) does not import the pipeline.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["TIMING_KEYS", "ScoreRequest", "ScoreResult", "predict", "run_score", "stable_view"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from faithsieve.scoring import run
+
+        return getattr(run, name)
+    raise AttributeError(f"module 'faithsieve.scoring' has no attribute {name!r}")
