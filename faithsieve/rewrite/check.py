@@ -29,7 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from faithsieve.rewrite.arith import ArithError, decimal_text, leaves, number_value
 from faithsieve.rewrite.feasible import fast_violation, order_pairs, z3_verify
 from faithsieve.rewrite.gsm8k import ItemRejected, cues_for, parse_item
-from faithsieve.rewrite.plan import KIND_OF_PREFIX, Source, build_plan, check_readings_agree, conversion_factors, source_value
+from faithsieve.rewrite.plan import build_plan, check_readings_agree, conversion_factors
+from faithsieve.rewrite.sources import KIND_OF_PREFIX, Source, source_value
 from faithsieve.rewrite.sample import substitute
 
 MAX_ROWS = 200_000

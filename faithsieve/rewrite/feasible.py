@@ -28,7 +28,8 @@ import z3
 from faithsieve.rewrite.arith import decimal_text, leaves
 from faithsieve.rewrite.arith import term as build
 from faithsieve.rewrite.gsm8k import unit_class
-from faithsieve.rewrite.plan import Plan, Source, source_value
+from faithsieve.rewrite.plan import Plan
+from faithsieve.rewrite.sources import Source, source_value
 
 MAX_FACTOR = 20
 """A result may grow or shrink at most this many times."""

@@ -44,7 +44,7 @@ def held_inputs(item: Item, cands: list[tuple[tuple[Any, ...], ...]], free: set[
     candidate sources gets the same function from each (``cands``: per annotation, per number, the
     ``plan.Source`` candidates). ``tie`` maps a literal to the first of its group of literals that always
     take one value (``plan.tie_groups``); a group is held or changes as a whole."""
-    from faithsieve.rewrite.plan import source_value
+    from faithsieve.rewrite.sources import source_value
 
     tie = tie or {}
     held: set[int] = set()

@@ -20,15 +20,9 @@ from typing import Any
 from faithsieve.rewrite.arith import ArithError, decimal_text, leaves
 from faithsieve.rewrite.feasible import fast_violation, order_pairs, z3_verify
 from faithsieve.rewrite.gsm8k import ItemRejected, parse_item, prose_numbers
-from faithsieve.rewrite.plan import (
-    LITERAL_KINDS,
-    Plan,
-    Source,
-    build_plan,
-    check_readings_agree,
-    source_value,
-)
+from faithsieve.rewrite.plan import Plan, build_plan, check_readings_agree
 from faithsieve.rewrite.sample import draw, render, substitute, words
+from faithsieve.rewrite.sources import LITERAL_KINDS, Source, source_value
 
 MAX_ATTEMPTS = 400
 """Draws tried per variant before the variant is given up."""

@@ -1,0 +1,192 @@
+"""The import-layer check: no room imports a room above it, and no module cycle.
+
+Rooms and their order are the table below (``ARCHITECTURE.md`` says what each one is for). A
+module may import its own room and rooms of a lower rank; rooms of equal rank are independent
+and may not import each other. Every import counts — at module level, inside functions, under
+``TYPE_CHECKING`` — because each is a dependency a reader has to follow. Independently of rooms,
+the graph of modules must have no cycle (importing a parent package does not count: Python runs
+it for any of its modules). Exit status 1 and one line per finding when the house is broken.
+
+    python tools/layers.py            # check
+    python tools/layers.py --graph    # print the room graph
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+import tomllib
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# (module prefix, room, rank): the longest matching prefix decides
+ROOMS: list[tuple[str, str, int]] = [
+    ("faithsieve.core", "core", 0),
+    ("faithsieve.runtime", "runtime", 1),
+    ("faithsieve.mathtext", "mathtext", 2),
+    ("faithsieve.llm", "llm", 2),
+    ("faithsieve.split", "split", 2),
+    ("faithsieve.statetree", "statetree", 3),
+    ("faithsieve.datasets", "datasets", 3),
+    ("faithsieve.obligations", "obligations", 4),
+    ("faithsieve.lean", "lean", 5),
+    ("faithsieve.verdict", "verdict", 5),
+    ("faithsieve.stages", "stages", 6),
+    ("faithsieve.pipeline", "pipeline", 7),
+    ("faithsieve.synthesis", "pipeline", 7),
+    ("faithsieve.grading", "grading", 8),
+    ("faithsieve.grader", "grading", 8),
+    ("faithsieve.scoring", "scoring", 8),
+    ("faithsieve.doctor", "doctor", 8),
+    ("faithsieve.rewrite", "rewrite", 9),
+    ("faithsieve.api", "service", 9),
+    ("faithsieve.web", "service", 9),
+    ("faithsieve.cli", "cli", 10),
+    ("faithsieve.__main__", "cli", 10),
+    ("faithsieve", "package", 0),  # the empty root package
+]
+
+
+def room_of(module: str) -> tuple[str, int] | None:
+    best = None
+    for prefix, room, rank in ROOMS:
+        if (module == prefix or module.startswith(prefix + ".")) and (best is None or len(prefix) > len(best[0])):
+            best = (prefix, room, rank)
+    return None if best is None else (best[1], best[2])
+
+
+def modules() -> dict[str, Path]:
+    """Every module of the package, by import name, from the package-dir mapping."""
+    with (ROOT / "pyproject.toml").open("rb") as fh:
+        mapping = tomllib.load(fh)["tool"]["setuptools"]["package-dir"]
+    found: dict[str, Path] = {}
+    for name, folder in mapping.items():
+        base = ROOT / folder
+        for path in base.rglob("*.py"):
+            rel = path.relative_to(base).with_suffix("").parts
+            if any(not part.isidentifier() for part in rel):
+                continue  # data folders with scripts (names Python cannot import)
+            parts = [*name.split("."), *rel]
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found.setdefault(".".join(parts), path)
+    return found
+
+
+def imports(module: str, path: Path, known: set[str]) -> Iterator[tuple[str, int]]:
+    """(imported module of ours, line) for every import statement in the file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in known:
+                    yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                target = node.module or ""
+            subs = [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in known]
+            if subs:
+                yield from ((s, node.lineno) for s in subs)
+            elif target in known:
+                yield target, node.lineno
+
+
+def check() -> list[str]:
+    mods = modules()
+    known = set(mods)
+    problems: list[str] = []
+    graph: dict[str, set[str]] = defaultdict(set)
+    for module, path in sorted(mods.items()):
+        src = room_of(module)
+        if src is None:
+            problems.append(f"{path.relative_to(ROOT)}: module {module} belongs to no room (add it to tools/layers.py)")
+            continue
+        for target, line in imports(module, path, known):
+            if module.startswith(target + ".") or target == module:
+                continue  # a parent package: Python runs it for any of its modules
+            graph[module].add(target)
+            dst = room_of(target)
+            if dst is None or dst[0] == src[0] or dst[0] == "package":
+                continue
+            where = f"{path.relative_to(ROOT)}:{line}"
+            if dst[1] > src[1]:
+                problems.append(f"{where}: {module} ({src[0]}, rank {src[1]}) imports {target} "
+                                f"({dst[0]}, rank {dst[1]}): a lower room may not import a higher one")
+            elif dst[1] == src[1]:
+                problems.append(f"{where}: {module} ({src[0]}) imports {target} ({dst[0]}): "
+                                f"rooms of equal rank {src[1]} are independent")
+    problems.extend(f"import cycle: {' -> '.join(c)}" for c in cycles(graph))
+    return problems
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle per strongly connected component of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp) + [sorted(comp)[0]])
+
+    sys.setrecursionlimit(10_000)
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def room_graph() -> dict[str, set[str]]:
+    mods = modules()
+    edges: dict[str, set[str]] = defaultdict(set)
+    for module, path in mods.items():
+        src = room_of(module)
+        for target, _ in imports(module, path, set(mods)):
+            dst = room_of(target)
+            if src and dst and src[0] != dst[0] and dst[0] != "package":
+                edges[src[0]].add(dst[0])
+    return edges
+
+
+def main(argv: list[str]) -> int:
+    if "--graph" in argv:
+        for room, targets in sorted(room_graph().items()):
+            print(f"{room:12s} -> {' '.join(sorted(targets))}")
+        return 0
+    problems = check()
+    for p in problems:
+        print(p)
+    print(f"layers: {len(problems)} finding(s)" if problems else "layers: ok (no upward import, no cycle)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
