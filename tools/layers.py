@@ -9,6 +9,7 @@ it for any of its modules). Exit status 1 and one line per finding when the hous
 
     python tools/layers.py            # check
     python tools/layers.py --graph    # print the room graph
+    python tools/layers.py --root DIR # check another checkout
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+"""The checkout checked (``--root DIR`` checks another one, e.g. a copy with a planted import)."""
 
 # (module prefix, room, rank): the longest matching prefix decides
 ROOMS: list[tuple[str, str, int]] = [
@@ -46,14 +48,15 @@ ROOMS: list[tuple[str, str, int]] = [
     ("faithsieve.web", "service", 9),
     ("faithsieve.cli", "cli", 10),
     ("faithsieve.__main__", "cli", 10),
-    ("faithsieve", "package", 0),  # the empty root package
+    ("faithsieve", "package", 0),  # the empty root package itself (exact match only)
 ]
 
 
 def room_of(module: str) -> tuple[str, int] | None:
     best = None
     for prefix, room, rank in ROOMS:
-        if (module == prefix or module.startswith(prefix + ".")) and (best is None or len(prefix) > len(best[0])):
+        inside = module == prefix or (room != "package" and module.startswith(prefix + "."))
+        if inside and (best is None or len(prefix) > len(best[0])):
             best = (prefix, room, rank)
     return None if best is None else (best[1], best[2])
 
@@ -177,6 +180,9 @@ def room_graph() -> dict[str, set[str]]:
 
 
 def main(argv: list[str]) -> int:
+    global ROOT
+    if "--root" in argv:
+        ROOT = Path(argv[argv.index("--root") + 1]).resolve()
     if "--graph" in argv:
         for room, targets in sorted(room_graph().items()):
             print(f"{room:12s} -> {' '.join(sorted(targets))}")

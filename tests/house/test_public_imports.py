@@ -1,0 +1,43 @@
+"""The import paths users put in their configs keep working after the house moved."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+PUBLIC = [
+    ("faithsieve.grader", "compute_score"),
+    ("faithsieve.grader", "grade"),
+    ("faithsieve.grader", "grade_many"),
+    ("faithsieve.grader", "make_compute_score"),
+    ("faithsieve.grader", "make_trl_reward"),
+    ("faithsieve.grader", "reward_func"),
+    ("faithsieve.grader", "openrlhf_reward"),
+    ("faithsieve.grader", "GraderConfig"),
+    ("faithsieve.pipeline", "localize"),
+    ("faithsieve.pipeline", "Pipeline"),
+    ("faithsieve.scoring", "stable_view"),
+    ("faithsieve.cli", "main"),
+    ("faithsieve.api.app", "create_app"),
+]
+
+
+@pytest.mark.parametrize(("module", "name"), PUBLIC)
+def test_public_name_imports(module: str, name: str) -> None:
+    obj = getattr(importlib.import_module(module), name)
+    assert callable(obj)
+
+
+def test_stable_view_drops_timings() -> None:
+    from faithsieve.scoring import stable_view
+
+    assert stable_view({"verdict": "correct", "timings": {"total_ms": 1.0}, "steps": [{"time_ms": 2}]}) == {
+        "verdict": "correct", "steps": [{}]}
+
+
+def test_console_script_entry_point_resolves() -> None:
+    from importlib.metadata import entry_points
+
+    (ep,) = [e for e in entry_points(group="console_scripts") if e.name == "faithsieve"]
+    assert ep.value == "faithsieve.cli:main" and ep.load() is importlib.import_module("faithsieve.cli").main
