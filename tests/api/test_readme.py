@@ -39,7 +39,7 @@ def _limit_rows() -> list[tuple[str, str]]:
         names = re.findall(r"`([a-z_]+)`", cells[0])
         defaults = [cells[1]] if len(names) == 1 else [d.strip() for d in cells[1].split(", ")]
         assert len(names) == len(defaults), line
-        rows += zip(names, defaults)
+        rows += zip(names, defaults, strict=True)
     return rows
 
 
@@ -133,7 +133,7 @@ def test_every_error_row_is_answered_by_the_service() -> None:
     rows = re.findall(r"^\| ([\d /]+) \| (`[^|]+`) \|", table, re.M)
     pairs = set()
     for statuses, codes in rows:
-        pairs |= set(zip([int(s) for s in statuses.split(" / ")], re.findall(r"`([a-z_]+)`", codes)))
+        pairs |= set(zip([int(s) for s in statuses.split(" / ")], re.findall(r"`([a-z_]+)`", codes), strict=True))
     assert len(pairs) >= 14
     produced = {(cls.status, cls.code) for cls in vars(errors).values()
                 if isinstance(cls, type) and issubclass(cls, errors.ServiceError) and cls is not errors.ServiceError}
