@@ -350,7 +350,7 @@ def test_cli_writes_jsonl(tmp_path, capsys):
 
 
 def test_cli_split_and_per_item(tmp_path):
-    """datasets/README.md's inject options: --split names the ids (default: the file's stem) and
+    """docs/score.md's inject options: --split names the ids (default: the file's stem) and
     --per-item makes up to N variants per record, each a different mutation."""
     src = tmp_path / "dev.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in RECORDS), encoding="utf-8")

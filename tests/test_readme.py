@@ -1,6 +1,6 @@
-"""README.md (and the other READMEs' commands) read against the code: the first screen, every
-``faithsieve`` command the docs show, the defaults the README states, and the layout table.
-Editing a README or the code so that they disagree fails here."""
+"""README.md and the reference pages in docs/ read against the code: the first screen, every
+``faithsieve`` command the docs show, the defaults they state, the layout table, the links, and
+that they tell no history. Editing a page or the code so that they disagree fails here."""
 
 from __future__ import annotations
 
@@ -20,11 +20,17 @@ from faithsieve.grading.config import GraderConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-DOCS = ["README.md", "api/README.md", "datasets/README.md", "datasets/proofloc-mini/README.md"]
+PAGES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md"))
+DOCS = ["README.md", *PAGES, "api/README.md", "datasets/README.md", "datasets/proofloc-mini/README.md"]
 
 
-def _section(title: str) -> str:
-    return re.split(r"\n#{2,4} ", README.split(f"\n{title}\n", 1)[1], maxsplit=1)[0]
+def _page(name: str) -> str:
+    return (ROOT / "docs" / name).read_text(encoding="utf-8")
+
+
+def _section(title: str, text: str = README) -> str:
+    """The text under the heading ``title`` (written with its ``#``s), up to the next heading."""
+    return re.split(r"\n#{2,4} ", ("\n" + text).split(f"\n{title}\n", 1)[1], maxsplit=1)[0]
 
 
 def _run(argv: list[str]) -> tuple[int, str]:
@@ -127,14 +133,15 @@ def _number(text: str) -> Any:
 
 
 def test_configuration_section_defaults_are_the_settings() -> None:
-    pairs = re.findall(r"`FAITHSIEVE_([A-Z_]+)` \((\d+)\)", _section("## Configuration"))
+    pairs = re.findall(r"`FAITHSIEVE_([A-Z_]+)` \((\d+)\)", _section("## Configuration", _page("localize.md")))
     assert len(pairs) == 8
     for name, default in pairs:
         assert Settings.model_fields[name.lower()].default == int(default), name
 
 
 def test_llm_settings_defaults_are_the_settings() -> None:
-    text = " ".join(_section("## With a language model (`--mode llm`, `--mode judge`)").split())
+    text = " ".join(_section("# LLM mode: a language model in front of the checkers (`--mode llm`, `--mode judge`)",
+                             _page("llm.md")).split())
     pairs = re.findall(r"`FAITHSIEVE_(LLM_[A-Z_]+)` \((\d+)", text)
     assert {n for n, _ in pairs} >= {"LLM_TIMEOUT_S", "LLM_MAX_RETRIES", "LLM_CONCURRENCY", "LLM_MAX_TOKENS",
                                      "LLM_PROOF_TIME_LIMIT_S"}
@@ -145,7 +152,7 @@ def test_llm_settings_defaults_are_the_settings() -> None:
 
 
 def _grader_rows() -> list[tuple[str, str]]:
-    table = _section("### Configuration (`GraderConfig`, env prefix `FAITHSIEVE_GRADER_`)")
+    table = _section("## Configuration (`GraderConfig`, env prefix `FAITHSIEVE_GRADER_`)", _page("grade.md"))
     rows = []
     for line in table.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -157,7 +164,7 @@ def _grader_rows() -> list[tuple[str, str]]:
             names += [first] + [first[: first.rfind("_")] + part for part in rest]
         values = re.split(r"\s*(?:/|, )\s*", cells[1])
         assert len(names) == len(values), line
-        rows += zip(names, values)
+        rows += zip(names, values, strict=True)
     return rows
 
 
@@ -172,7 +179,7 @@ def test_grader_table_defaults_are_the_config() -> None:
 
 
 def test_layout_table_folders_are_the_import_names() -> None:
-    table = README.split("\n## Layout\n", 1)[1]
+    table = _page("README.md").split("\n## Layout\n", 1)[1]
     rows = re.findall(r"^\| `([a-z/]+)/` \| `([a-z.]+)` \|", table, re.M)
     assert len(rows) >= 10
     for folder, name in rows:
@@ -181,18 +188,19 @@ def test_layout_table_folders_are_the_import_names() -> None:
         assert Path(list(spec.submodule_search_locations)[0]).resolve() == (ROOT / folder).resolve(), name
 
 
-# --- names the README lists ------------------------------------------------------------------------
+# --- names the pages list ------------------------------------------------------------------------
 
 
 def test_ablations_are_the_cli_choices() -> None:
     from faithsieve.cli.options import ABLATIONS
 
-    written = re.search(r"`--ablate ([a-z_ |]+)`", README)
+    written = re.search(r"`--ablate ([a-z_ |]+)`", _page("llm.md"))
     assert written and tuple(n.strip() for n in written.group(1).split("|")) == ABLATIONS
 
 
 def test_structured_modes_in_the_server_table_are_accepted() -> None:
-    table = _section("Where to point it (the key is read from `OPENAI_API_KEY`, or the variable `--api-key-env` names):")
+    table = _section("Where to point it (the key is read from `OPENAI_API_KEY`, or the variable `--api-key-env` names):",
+                     _page("llm.md"))
     modes = {m for row in table.splitlines()[2:] if row.startswith("|")
              for m in re.findall(r"`(json_[a-z_]+|none)`", row.rsplit("|", 2)[1])}
     assert modes == {"json_schema", "json_object_schema", "json_object", "none"}
@@ -203,7 +211,7 @@ def test_structured_modes_in_the_server_table_are_accepted() -> None:
 def test_grader_flags_list_names_every_flag_the_grader_sets() -> None:
     from faithsieve.grading import reward
 
-    text = " ".join(_section("### Time budget, isolation, determinism").split())
+    text = " ".join(_section("## Time budget, isolation, determinism", _page("grade.md")).split())
     listed = set(re.findall(r"`([a-z_]+)`", text.split("Flags: ", 1)[1].split(".", 1)[0]))
     source = Path(reward.__file__).read_text(encoding="utf-8")
     emitted = set(re.findall(r'flags\.append\("([a-z_]+)"\)', source))
@@ -217,11 +225,12 @@ def test_grader_flags_list_names_every_flag_the_grader_sets() -> None:
 def test_the_grader_example_gives_what_its_comments_say() -> None:
     import ast
 
-    block = _section("## As a reward in RL training loops (`faithsieve.grader`)").split("```python\n", 1)[1]
+    block = _section("# Grading: a reward in RL training loops (`faithsieve.grader`)", _page("grade.md"))
+    block = block.split("```python\n", 1)[1]
     block = block.split("```", 1)[0]
     code, comments = block.split("\nr.score", 1)
     scope: dict[str, Any] = {}
-    exec(compile(code, "README.md", "exec"), scope)  # noqa: S102 - the README's own example
+    exec(compile(code, "docs/grade.md", "exec"), scope)  # the page's own example
     r = scope["r"]
     said = dict(re.findall(r"^r\.(\w+)\s+# (.*)$", "r.score" + comments, re.M))
     assert set(said) == {"score", "first_error_step", "reason", "step_spans"}
@@ -229,3 +238,50 @@ def test_the_grader_example_gives_what_its_comments_say() -> None:
     assert r.first_error_step == int(said["first_error_step"])
     assert r.reason.startswith(ast.literal_eval(said["reason"]).split("...")[0])
     assert r.step_spans == ast.literal_eval(said["step_spans"].split(":")[0])
+
+
+# --- the pages themselves ---------------------------------------------------------------------------
+
+JOBS = ["localize", "score", "grade", "rewrite", "serve", "workbench", "llm", "lean"]
+
+
+def test_readme_is_short_and_every_job_has_its_page() -> None:
+    assert len(README.splitlines()) <= 160
+    index = _page("README.md")
+    for job in JOBS:
+        assert (ROOT / "docs" / f"{job}.md").is_file(), job
+        assert f"]({job}.md)" in index, job
+    assert {Path(p).stem for p in PAGES} == {*JOBS, "README"}
+
+
+def test_every_relative_link_resolves() -> None:
+    for doc in DOCS:
+        text = (ROOT / doc).read_text(encoding="utf-8")
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue
+            assert ((ROOT / doc).parent / target.split("#", 1)[0]).exists(), (doc, target)
+
+
+def test_the_pages_tell_no_history() -> None:
+    """No revision hashes, round numbers or issue numbers: the pages say what holds now."""
+    for doc in ["README.md", *PAGES, "api/README.md", "datasets/README.md"]:
+        text = (ROOT / doc).read_text(encoding="utf-8")
+        assert not re.search(r"(?i)\bissues? \d+|(?<![.\w])#\d{1,4}\b|\b(?:round|speed round) \d+\b|\b(?:first|second|third|fourth|fifth) round\b", text), doc
+        hashes = [h for h in re.findall(r"\b[0-9a-f]{7,40}\b", text) if re.search(r"[a-f]", h) and re.search(r"\d", h)]
+        assert not hashes, (doc, hashes)
+
+
+def test_the_localize_page_python_example_gives_what_it_says() -> None:
+    block = _section("# Localize: the first wrong step of one proof (`faithsieve localize`)", _page("localize.md"))
+    block = block.split("```python\n", 1)[1].split("```", 1)[0]
+    code, said = block.strip().rsplit("\n", 1)
+    scope: dict[str, Any] = {}
+    exec(compile(code, "docs/localize.md", "exec"), scope)  # the page's own example
+    expression, comment = said.split("#", 1)
+    import ast
+
+    names = re.findall(r"\bv\.(\w+)", expression)
+    assert names == ["verdict", "first_error_step"], expression
+    value = tuple(getattr(scope["v"], name) for name in names)
+    assert tuple(str(v) for v in value) == tuple(str(v) for v in ast.literal_eval(comment.strip()))

@@ -1,4 +1,4 @@
-"""The production deployment of ``api/README.md``: gunicorn with FaithSieve's uvicorn worker class
+"""The production deployment of ``docs/serve.md``: gunicorn with FaithSieve's uvicorn worker class
 (``uvicorn[standard]``), two server processes, the same connection limits as ``faithsieve serve``.
 
 Slow (two server processes start their checking pools); ``.ci/run`` runs it with the

@@ -1,7 +1,8 @@
-"""``api/README.md`` read against the service: each row of the limits table is a setting with that
-default, ``GET /limits`` shows the rows the README says it shows, every metric family and label
-value the README names is exported, and every status/code pair of the error table is one the
-service answers with. Editing the README or the code so that they disagree fails here."""
+"""``docs/serve.md`` (the service's reference) read against the service: each row of the limits
+table is a setting with that default, ``GET /limits`` shows the rows the page says it shows, every
+metric family and label value the page names is exported, and every status/code pair of the error
+table is one the service answers with. Editing the page or the code so that they disagree fails
+here."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from faithsieve.api.settings import ServiceSettings
 from faithsieve.core.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "api" / "README.md").read_text(encoding="utf-8")
+README = (ROOT / "docs" / "serve.md").read_text(encoding="utf-8")
 API_SOURCES = "\n".join(p.read_text(encoding="utf-8") for p in sorted((ROOT / "api").glob("*.py")))
 
 
@@ -38,7 +39,7 @@ def _limit_rows() -> list[tuple[str, str]]:
         names = re.findall(r"`([a-z_]+)`", cells[0])
         defaults = [cells[1]] if len(names) == 1 else [d.strip() for d in cells[1].split(", ")]
         assert len(names) == len(defaults), line
-        rows += zip(names, defaults)
+        rows += zip(names, defaults, strict=True)
     return rows
 
 
@@ -132,7 +133,7 @@ def test_every_error_row_is_answered_by_the_service() -> None:
     rows = re.findall(r"^\| ([\d /]+) \| (`[^|]+`) \|", table, re.M)
     pairs = set()
     for statuses, codes in rows:
-        pairs |= set(zip([int(s) for s in statuses.split(" / ")], re.findall(r"`([a-z_]+)`", codes)))
+        pairs |= set(zip([int(s) for s in statuses.split(" / ")], re.findall(r"`([a-z_]+)`", codes), strict=True))
     assert len(pairs) >= 14
     produced = {(cls.status, cls.code) for cls in vars(errors).values()
                 if isinstance(cls, type) and issubclass(cls, errors.ServiceError) and cls is not errors.ServiceError}

@@ -150,14 +150,14 @@ def test_flag_scope_precision_splits_the_flags_by_how_far_they_can_be_trusted() 
 
 
 def test_every_metric_the_readme_defines_is_in_the_metrics_document() -> None:
-    """datasets/README.md's metrics table: each key is in ``metrics.json``; the per-group tables
+    """docs/score.md's metrics table: each key is in ``metrics.json``; the per-group tables
     hold what the README says they hold; ``ci95`` covers six headline ratios."""
     import re
     from pathlib import Path
 
     from faithsieve.datasets.formats import LabelledItem
 
-    text = (Path(__file__).resolve().parents[2] / "datasets" / "README.md").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[2] / "docs" / "score.md").read_text(encoding="utf-8")
     table = text.split("### Metrics", 1)[1].split("\n\n", 2)[1]
     rows = {row.split("|")[1]: row.split("|")[2] for row in table.splitlines()[2:]}
     keys = {k for first in rows for k in re.findall(r"`([a-z_0-9]+)`", first)}

@@ -290,7 +290,7 @@ def test_subsets_plot_is_in_percent_as_titled(tmp_path: Path, monkeypatch: pytes
 
 
 def test_datasets_readme_usage_matches_the_parser() -> None:
-    text = (ROOT / "datasets" / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "score.md").read_text(encoding="utf-8")
     usage = text.split("```", 2)[1]
     assert "--subset NAME[,NAME...]" in usage and "--subset NAME ..." not in usage
     from faithsieve.cli.commands import build_parser
@@ -315,7 +315,7 @@ def test_api_readme_lists_every_route() -> None:
     from faithsieve.api.app import create_app
     from faithsieve.api.settings import ServiceSettings
 
-    table = (ROOT / "api" / "README.md").read_text(encoding="utf-8").split("## Routes", 1)[1].split("\n\n", 2)[1]
+    table = (ROOT / "docs" / "serve.md").read_text(encoding="utf-8").split("## Routes", 1)[1].split("\n\n", 2)[1]
     routes = [r for r in create_app(ServiceSettings(workers=1)).routes
               if isinstance(r, APIRoute) and not r.path.startswith("/docs/assets")]
     assert {r.path for r in routes} >= {"/get_reward", "/docs", "/redoc"}

@@ -52,7 +52,7 @@ def test_every_asset_the_page_names_is_shipped_and_local(client: TestClient) -> 
 
 
 def test_the_page_weighs_under_its_budget() -> None:
-    """README: the page and all its assets stay under 64 KiB."""
+    """docs/workbench.md: the page and all its assets stay under 64 KiB."""
     total = sum(len((STATIC / p.name).read_bytes()) for p in STATIC.iterdir())
     assert total < 64 * 1024, total
 
