@@ -206,3 +206,27 @@ class Gate(Protocol):
     def assess(self, ctx: RunContext, obligation: NLObligation, statement: str, context: str) -> GateVerdict:
         """Score how faithfully ``statement`` renders ``obligation`` under ``context``."""
         ...
+
+
+class Sieve(Protocol):
+    name: str
+
+    def sift(self, ctx: RunContext, decomposition: Decomposition) -> list[Evidence]:
+        """Check the formulas the proof writes literally in ``decomposition``'s EdgeUnits (no model)."""
+        ...
+
+
+class ProofJudge(Protocol):
+    name: str
+
+    def judge(self, ctx: RunContext) -> FusionResult:
+        """Read the whole proof and name its first wrong step (the direct-judge baseline)."""
+        ...
+
+
+class TreeJudge(Protocol):
+    name: str
+
+    def judge(self, ctx: RunContext, tree: StateTree) -> FusionResult:
+        """Read the proof with its proof-state tree and name its first wrong step (the graph-judge ablation)."""
+        ...
