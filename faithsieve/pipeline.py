@@ -23,19 +23,19 @@ import time
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 
-from faithsieve.core.settings import Settings
 from faithsieve.core.errors import BackendUnavailable
+from faithsieve.core.proof import Proof
+from faithsieve.core.settings import Settings
 from faithsieve.lean.backend import LeanBackend
 from faithsieve.lean.interface import Kernel, UnavailableKernel
 from faithsieve.llm.types import LLMClient
 from faithsieve.mathtext.evaluate import Limits
-from faithsieve.core.proof import Proof
-from faithsieve.verdict import Audit, Timings, Verdict
 from faithsieve.obligations.checkers import CHECKERS, Checker
 from faithsieve.stages.base import RunContext
 from faithsieve.stages.plan import ModeStages, Work
 from faithsieve.stages.registry import LLMStages, stages_for
 from faithsieve.synthesis import synthesize, verdict_from
+from faithsieve.verdict import Audit, Timings, Verdict
 
 
 def limits_from(settings: Settings) -> Limits:

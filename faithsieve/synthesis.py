@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Literal
 
-from faithsieve.llm.types import UsageReport
 from faithsieve.core.proof import Proof
-from faithsieve.verdict import Audit, Coverage, StepReport, Timings, Verdict
+from faithsieve.llm.types import UsageReport
 from faithsieve.obligations.models import Evidence
 from faithsieve.statetree.models import StateTree
+from faithsieve.verdict import Audit, Coverage, StepReport, Timings, Verdict
 
 
 def trusted_refutation(ev: Evidence) -> bool:

@@ -15,16 +15,16 @@ from typing import Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from faithsieve.core.proof import Proof
 from faithsieve.core.settings import Settings
 from faithsieve.lean.interface import Kernel, UnavailableKernel
 from faithsieve.llm.prompts import load_prompt
 from faithsieve.llm.structured import Parsed, Unparsed, ask
 from faithsieve.llm.types import LLMClient
-from faithsieve.core.proof import Proof
-from faithsieve.verdict import ScanCandidate
 from faithsieve.obligations.checkers import Checker
 from faithsieve.obligations.models import Evidence, NLObligation
 from faithsieve.statetree.models import StateTree
+from faithsieve.verdict import ScanCandidate
 
 T = TypeVar("T", bound=BaseModel)
 
