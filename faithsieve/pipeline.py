@@ -1,6 +1,7 @@
-"""The pipeline: ``Pipeline(settings, stages, checkers, llm, kernel).localize(proof) -> Verdict``.
+"""The pipeline: ``Pipeline(settings, checkers=, llm=, kernel=, stages=).localize(proof) -> Verdict``.
 
-Three modes share it:
+A mode is a typed list of stages (``faithsieve.stages.plan.ModeStages``) that the registry builds
+from the settings (``faithsieve.stages.registry.stages_for``):
 
 - ``offline``: rule-based EdgeUnits -> literal-formula obligations -> exact/sympy/z3 -> the
   first trusted refutation. No model, no network.
@@ -11,7 +12,9 @@ Three modes share it:
   sieve's closed computations run too and count as checked evidence.
 - ``judge``: the direct-judge baseline (whole proof in, first error out).
 
-The pipeline composes stages and times them; it makes no decision of its own.
+The pipeline runs the stages it is given in order and times them; it makes no decision of its
+own and has no mode switch. When a stage answered (fusion, a judge), ``verdict_from`` dresses
+that answer; otherwise ``synthesize`` names the first step with a trusted refutation.
 """
 
 from __future__ import annotations
@@ -20,20 +23,19 @@ import time
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 
-from faithsieve.core.settings import Settings
 from faithsieve.core.errors import BackendUnavailable
+from faithsieve.core.proof import Proof
+from faithsieve.core.settings import Settings
 from faithsieve.lean.backend import LeanBackend
 from faithsieve.lean.interface import Kernel, UnavailableKernel
 from faithsieve.llm.types import LLMClient
 from faithsieve.mathtext.evaluate import Limits
-from faithsieve.core.proof import Proof
-from faithsieve.verdict import Audit, Timings, Verdict
 from faithsieve.obligations.checkers import CHECKERS, Checker
-from faithsieve.obligations.models import Evidence
-from faithsieve.stages.base import Decomposition, FusionResult, RunContext, ScanResult
-from faithsieve.stages.registry import LLMStages, stage
-from faithsieve.stages.rule import RuleDecomposer, literal_evidence
+from faithsieve.stages.base import RunContext
+from faithsieve.stages.plan import ModeStages, Work
+from faithsieve.stages.registry import LLMStages, stages_for
 from faithsieve.synthesis import synthesize, verdict_from
+from faithsieve.verdict import Audit, Timings, Verdict
 
 
 def limits_from(settings: Settings) -> Limits:
@@ -112,16 +114,23 @@ def build_llm(settings: Settings) -> LLMClient:
 
 
 class Pipeline:
-    """One configured localizer. Build it once per process and call ``localize`` per proof."""
+    """One configured localizer. Build it once per process and call ``localize`` per proof.
+
+    ``stages`` is the mode's list of stages (``stages_for(settings)`` unless given; an ``LLMStages``
+    is taken as ``--mode llm``'s model stages). ``localize`` runs them in order and dresses the result.
+    """
 
     def __init__(self, settings: Settings | None = None, *, checkers: list[Checker] | None = None,
-                 llm: LLMClient | None = None, kernel: Kernel | None = None, stages: LLMStages | None = None) -> None:
+                 llm: LLMClient | None = None, kernel: Kernel | None = None,
+                 stages: ModeStages | LLMStages | None = None) -> None:
         self.settings = settings or Settings()
         self.checkers = checkers if checkers is not None else build_checkers(self.settings)
         self.llm = llm
         self.kernel = kernel or UnavailableKernel()
-        self._stages = stages
-        if self.settings.mode != "offline" and self.llm is None:
+        if isinstance(stages, LLMStages):
+            stages = stages.mode_stages(self.settings)
+        self.stages: ModeStages = stages if stages is not None else stages_for(self.settings)
+        if self.stages.needs_llm and self.llm is None:
             raise BackendUnavailable(f"--mode {self.settings.mode} needs a language model: set an endpoint "
                                      "(FAITHSIEVE_LLM_BASE_URL and FAITHSIEVE_LLM_MODEL, or --base-url/--model)")
 
@@ -129,21 +138,16 @@ class Pipeline:
     def from_settings(cls, settings: Settings) -> Pipeline:
         """The pipeline the settings describe (builds the LLM client for ``llm``/``judge`` modes, and
         the Lean kernel for ``llm`` mode when a Lean backend is configured)."""
-        llm = build_llm(settings) if settings.mode != "offline" else None
-        kernel = build_kernel(settings, llm) if settings.mode == "llm" else None
-        return cls(settings, llm=llm, kernel=kernel)
-
-    @property
-    def stages(self) -> LLMStages:
-        if self._stages is None:
-            self._stages = LLMStages.from_settings(self.settings)
-        return self._stages
+        stages = stages_for(settings)
+        llm = build_llm(settings) if stages.needs_llm else None
+        kernel = build_kernel(settings, llm) if stages.needs_kernel else None
+        return cls(settings, llm=llm, kernel=kernel, stages=stages)
 
     def backends(self) -> dict[str, str]:
         out = {**backend_versions(), "checkers": ",".join(c.name for c in self.checkers)}
-        if self.settings.mode != "offline" and self.llm is not None:
+        if self.stages.needs_llm and self.llm is not None:
             out["llm"] = self.llm.model
-        if self.settings.mode == "llm":
+        if self.stages.needs_kernel:
             ok, why = self.kernel.available()
             out["kernel"] = self.kernel.name if ok else f"{self.kernel.name} ({why})"
         versions = getattr(self.kernel, "versions", None)
@@ -153,62 +157,30 @@ class Pipeline:
 
     def localize(self, proof: Proof) -> Verdict:
         """Return the verdict for one proof: ``correct`` or the first erroneous step, with evidence."""
-        if self.settings.mode == "offline":
-            return self._offline(proof)
-        return self._with_model(proof)
-
-    # -------------------------------------------------------------------------------
-
-    def _context(self, proof: Proof) -> RunContext:
-        budget = self.settings.proof_time_limit_s if self.settings.mode == "offline" else self.settings.llm_proof_time_limit_s
-        return RunContext(proof=proof, settings=self.settings, llm=self.llm, kernel=self.kernel,
-                          checkers=self.checkers, deadline=time.monotonic() + budget)
-
-    def _offline(self, proof: Proof) -> Verdict:
-        ctx = self._context(proof)
+        plan = self.stages
+        ctx = RunContext(proof=proof, settings=self.settings, llm=self.llm, kernel=self.kernel,
+                         checkers=self.checkers, deadline=time.monotonic() + plan.time_limit_s)
+        before = self.llm.usage.snapshot() if plan.needs_llm and self.llm is not None else None
+        work = Work()
         t0 = time.perf_counter()
-        rule = RuleDecomposer().decompose(ctx)
+        for s in plan.decompose:
+            s.run(ctx, work)
         t1 = time.perf_counter()
-        evidence = literal_evidence(ctx, rule)
+        for s in plan.check:
+            s.run(ctx, work)
         t2 = time.perf_counter()
-        timings = Timings(decompose_ms=round((t1 - t0) * 1000, 3), check_ms=round((t2 - t1) * 1000, 3),
-                          total_ms=round((t2 - t0) * 1000, 3))
-        return synthesize(proof, rule.tree, evidence, timings, self.backends())
-
-    def _with_model(self, proof: Proof) -> Verdict:
-        assert self.llm is not None
-        ctx = self._context(proof)
-        before = self.llm.usage.snapshot()
-        t0 = time.perf_counter()
-        if self.settings.mode == "judge":
-            decomposition = RuleDecomposer().decompose(ctx)
-            scan, evidence = ScanResult(), list[Evidence]()
-            t1 = time.perf_counter()
-            fused = stage("judge", "direct").judge(ctx)
-        else:
-            decomposition, scan, evidence, fused, t1 = self._method(ctx)
-        t2 = time.perf_counter()
-        all_evidence = [*evidence, *fused.evidence]
-        audit = Audit(substeps=decomposition.substeps, decomposition=decomposition.kind, overall=scan.overall,
-                      scan=scan.candidates, window=scan.window, notes=tuple(ctx.notes))
         timings = Timings(decompose_ms=round((t1 - t0) * 1000, 3), check_ms=round((t2 - t1) * 1000, 3),
                           total_ms=round((t2 - t0) * 1000, 3), llm_ms=round(ctx.llm_ms, 3))
-        return verdict_from(proof, decomposition.tree, all_evidence, fused.first_error_step, fused.basis, fused.reason,
-                            mode=self.settings.mode, timings=timings, backends=self.backends(), audit=audit,  # type: ignore[arg-type]
-                            usage=self.llm.usage.since(before))
-
-    def _method(self, ctx: RunContext) -> tuple[Decomposition, ScanResult, list[Evidence], FusionResult, float]:
-        s = self.stages
-        rule = RuleDecomposer().decompose(ctx)
-        literal = literal_evidence(ctx, rule, self.settings.llm_rule_kinds)
-        decomposition = s.decomposer.decompose(ctx)
-        t1 = time.perf_counter()
-        if s.graph_judge is not None:
-            return decomposition, ScanResult(), literal, s.graph_judge.judge(ctx, decomposition.tree), t1
-        scan = s.scanner.scan(ctx, decomposition.tree)
-        obligations = s.typer.obligations(ctx, decomposition.tree, scan)
-        evidence = [*literal, *s.verifier.verify(ctx, decomposition.tree, obligations, scan)]
-        return decomposition, scan, evidence, s.fusion.fuse(ctx, decomposition.tree, scan, evidence), t1
+        decomposition = work.decomposed()
+        if work.fused is None:  # no stage answered: the first trusted refutation among the checks
+            return synthesize(proof, decomposition.tree, work.evidence, timings, self.backends())
+        fused, scan = work.fused, work.scan
+        audit = Audit(substeps=decomposition.substeps, decomposition=decomposition.kind, overall=scan.overall,
+                      scan=scan.candidates, window=scan.window, notes=tuple(ctx.notes))
+        usage = self.llm.usage.since(before) if self.llm is not None and before is not None else None
+        return verdict_from(proof, decomposition.tree, [*work.evidence, *fused.evidence], fused.first_error_step,
+                            fused.basis, fused.reason, mode=plan.mode, timings=timings, backends=self.backends(),
+                            audit=audit, usage=usage)
 
 
 @lru_cache(maxsize=4)
@@ -220,9 +192,10 @@ def pipeline_for(settings: Settings) -> Pipeline:
 def localize(proof: Proof, settings: Settings | None = None, checkers: list[Checker] | None = None) -> Verdict:
     """Return the verdict for one proof under ``settings`` (offline unless ``settings.mode`` says otherwise)."""
     settings = settings or Settings()
-    if settings.mode == "offline":
-        return Pipeline(settings, checkers=checkers).localize(proof)
+    stages = stages_for(settings)
+    if not stages.needs_llm:  # nothing worth sharing: a fresh pipeline per call
+        return Pipeline(settings, checkers=checkers, stages=stages).localize(proof)
     shared = pipeline_for(settings)
     if checkers is None:
         return shared.localize(proof)
-    return Pipeline(settings, checkers=checkers, llm=shared.llm, kernel=shared.kernel).localize(proof)
+    return Pipeline(settings, checkers=checkers, llm=shared.llm, kernel=shared.kernel, stages=shared.stages).localize(proof)

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Literal
 
-from faithsieve.llm.types import UsageReport
 from faithsieve.core.proof import Proof
-from faithsieve.verdict import Audit, Coverage, StepReport, Timings, Verdict
+from faithsieve.llm.types import UsageReport
 from faithsieve.obligations.models import Evidence
 from faithsieve.statetree.models import StateTree
+from faithsieve.verdict import Audit, Coverage, StepReport, Timings, Verdict
 
 
 def trusted_refutation(ev: Evidence) -> bool:
@@ -23,7 +23,7 @@ def trusted_refutation(ev: Evidence) -> bool:
     return ev.status == "refuted" and (bool(ev.counterexample) or (ev.basis == "formal" and ev.faithfulness is not None))
 
 
-def _step_status(evs: list[Evidence]) -> str:
+def _step_status(evs: list[Evidence]) -> Literal["refuted", "verified", "unknown", "unchecked"]:
     if not evs:
         return "unchecked"
     if any(trusted_refutation(e) for e in evs):
@@ -38,7 +38,7 @@ def step_reports(proof: Proof, tree: StateTree, evidence: list[Evidence]) -> tup
     by_step: dict[int, list[Evidence]] = defaultdict(list)
     for ev in evidence:
         by_step[ev.step].append(ev)
-    reports = [StepReport(step=step.index, status=_step_status(by_step.get(step.index, [])),  # type: ignore[arg-type]
+    reports = [StepReport(step=step.index, status=_step_status(by_step.get(step.index, [])),
                           edges=tuple(tree.edges_of_step(step.index)), evidence=tuple(by_step.get(step.index, ())))
                for step in proof.steps]
     decided_edges = {edge for edge, ev in _edge_map(tree, evidence) if ev.status != "unknown"}
@@ -86,9 +86,9 @@ def synthesize(proof: Proof, tree: StateTree, evidence: list[Evidence], timings:
 
 def verdict_from(proof: Proof, tree: StateTree, evidence: list[Evidence], first: int | None,
                  basis: Literal["checked", "formal", "reviewed", "judged"] | None, reason: str | None, *,
-                 mode: Literal["llm", "judge"], timings: Timings, backends: dict[str, str], audit: Audit,
+                 mode: Literal["offline", "llm", "judge"], timings: Timings, backends: dict[str, str], audit: Audit,
                  usage: UsageReport | None) -> Verdict:
-    """A verdict whose answer was chosen by the fusion stage (or the direct judge)."""
+    """A verdict whose answer was chosen by a fusion or judge stage."""
     reports, coverage = step_reports(proof, tree, evidence)
     if first is not None and not 1 <= first <= len(proof.steps):
         first, basis, reason = None, None, f"answer pointed outside 1..{len(proof.steps)}: ignored"

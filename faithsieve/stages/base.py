@@ -15,16 +15,16 @@ from typing import Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from faithsieve.core.proof import Proof
 from faithsieve.core.settings import Settings
 from faithsieve.lean.interface import Kernel, UnavailableKernel
 from faithsieve.llm.prompts import load_prompt
 from faithsieve.llm.structured import Parsed, Unparsed, ask
 from faithsieve.llm.types import LLMClient
-from faithsieve.core.proof import Proof
-from faithsieve.verdict import ScanCandidate
 from faithsieve.obligations.checkers import Checker
 from faithsieve.obligations.models import Evidence, NLObligation
 from faithsieve.statetree.models import StateTree
+from faithsieve.verdict import ScanCandidate
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -205,4 +205,28 @@ class Gate(Protocol):
 
     def assess(self, ctx: RunContext, obligation: NLObligation, statement: str, context: str) -> GateVerdict:
         """Score how faithfully ``statement`` renders ``obligation`` under ``context``."""
+        ...
+
+
+class Sieve(Protocol):
+    name: str
+
+    def sift(self, ctx: RunContext, decomposition: Decomposition) -> list[Evidence]:
+        """Check the formulas the proof writes literally in ``decomposition``'s EdgeUnits (no model)."""
+        ...
+
+
+class ProofJudge(Protocol):
+    name: str
+
+    def judge(self, ctx: RunContext) -> FusionResult:
+        """Read the whole proof and name its first wrong step (the direct-judge baseline)."""
+        ...
+
+
+class TreeJudge(Protocol):
+    name: str
+
+    def judge(self, ctx: RunContext, tree: StateTree) -> FusionResult:
+        """Read the proof with its proof-state tree and name its first wrong step (the graph-judge ablation)."""
         ...

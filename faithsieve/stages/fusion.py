@@ -109,7 +109,7 @@ class Reexamination(BaseModel):
     @classmethod
     def _step(cls, v: object) -> object:
         if isinstance(v, bool):
-            raise ValueError("earlier_step must be a step number or null")  # noqa: TRY004 (pydantic reads ValueError)
+            raise ValueError("earlier_step must be a step number or null")
         if isinstance(v, str):
             low = v.strip().lower()
             if low in ("", "null", "none", "no"):

@@ -47,7 +47,7 @@ _EPS = 1e-9
 def snap_score(value: float) -> float:
     """``value`` as one of ``SCORE_LEVELS`` (within 1e-6), else ``ValueError``."""
     if isinstance(value, bool):
-        raise ValueError("a score must be a number, not a boolean")  # noqa: TRY004 (pydantic reads ValueError)
+        raise ValueError("a score must be a number, not a boolean")
     for level in SCORE_LEVELS:
         if abs(float(value) - level) <= 1e-6:
             return level
@@ -72,7 +72,7 @@ def s_faith(s_prem: float, s_conc: float, s_hol: float) -> float:
     product = s_prem * s_conc * s_hol
     if product <= 0:
         return 0.0
-    root = product ** (1.0 / 3.0)
+    root: float = product ** (1.0 / 3.0)
     root = root - (root ** 3 - product) / (3 * root ** 2)  # one Newton step
     return min(1.0, round(root, 12))
 
@@ -132,7 +132,7 @@ def _implied_drift(critical: Mapping[str, float], floor: float) -> tuple[str, ..
 def _number(v: object) -> float:
     """A score as a float: numbers and numeric strings only (``true`` is not a score)."""
     if isinstance(v, bool) or not isinstance(v, (int, float, str)):
-        raise ValueError(f"score {v!r} is not a number")  # noqa: TRY004 (pydantic reads ValueError)
+        raise ValueError(f"score {v!r} is not a number")
     try:
         return float(v)
     except ValueError:
@@ -170,7 +170,7 @@ class SemanticCheck(BaseModel):
     @classmethod
     def _aspects(cls, v: object) -> dict[str, float]:
         if not isinstance(v, dict):
-            raise ValueError("aspects must be an object of five scores")  # noqa: TRY004 (pydantic reads ValueError)
+            raise ValueError("aspects must be an object of five scores")
         out: dict[str, float] = {}
         for key, score in v.items():
             name = str(key).strip().lower().removesuffix("_fidelity")

@@ -20,8 +20,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model, field_validator
 
-from faithsieve.llm.structured import Unparsed, extract_json
 from faithsieve.core.proof import Proof
+from faithsieve.llm.structured import Unparsed, extract_json
 from faithsieve.obligations.models import Evidence, ObligationKind
 from faithsieve.stages.base import FusionResult, RunContext
 from faithsieve.statetree.models import StateTree
@@ -109,7 +109,7 @@ class JudgeAnswer(BaseModel):
     @classmethod
     def _no_bool(cls, v: object) -> object:
         if isinstance(v, bool):
-            raise ValueError("answer must be 'correct' or 'step N'")  # noqa: TRY004 (pydantic reads ValueError)
+            raise ValueError("answer must be 'correct' or 'step N'")
         return v
 
 
@@ -133,7 +133,7 @@ def answer_model(n_steps: int, base: type[BaseModel] | None = None) -> type[Base
             raise ValueError("answer must be 'correct' or 'step N'")
         return f"step {v}" if isinstance(v, int) else v
 
-    return create_model(  # type: ignore[call-overload,no-any-return]
+    return create_model(
         base.__name__, __base__=base,
         answer=(str, Field(json_schema_extra={"enum": list[Any](labels)})),
         __validators__={"int_as_step": field_validator("answer", mode="before")(_int_as_step)},

@@ -1,4 +1,4 @@
-"""The offline stages: the rule-based decomposer and the literal-formula obligations.
+"""The offline stages: the rule-based decomposer and the literal-formula sieve.
 
 No model is involved. Obligations come from the parser reading the step's own formulas,
 so they carry their alignment by construction (each keeps its exact source span).
@@ -44,9 +44,22 @@ def literal_evidence(ctx: RunContext, decomposition: Decomposition,
                      kinds: Collection[str] | None = None) -> list[Evidence]:
     """Evidence of the literal-formula obligations of a rule-based tree (only those of ``kinds``,
     when given: the others are not checked at all)."""
-    obligations = extract_obligations(decomposition.tree)
     # division with remainder and congruences, read from the step text (the formula reader sees no such claim)
-    obligations = sorted(obligations + remainder_obligations(ctx.proof), key=lambda ob: ob.step)
+    obligations: list[Obligation] = sorted([*extract_obligations(decomposition.tree), *remainder_obligations(ctx.proof)],
+                                           key=lambda ob: ob.step)
     if kinds is not None:
         obligations = [ob for ob in obligations if ob.kind.value in kinds]
     return check_obligations(obligations, ctx.checkers, ctx.deadline)
+
+
+class LiteralSieve:
+    """The literal-formula obligations of a rule-based tree, checked by our checkers (``literal_evidence``);
+    only those of ``kinds`` when given (``--mode llm`` keeps ``settings.llm_rule_kinds``)."""
+
+    name = "literal"
+
+    def __init__(self, kinds: Collection[str] | None = None) -> None:
+        self.kinds = kinds
+
+    def sift(self, ctx: RunContext, decomposition: Decomposition) -> list[Evidence]:
+        return literal_evidence(ctx, decomposition, self.kinds)

@@ -31,11 +31,11 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 from faithsieve.llm.structured import Unparsed
-from faithsieve.verdict import ScanCandidate
 from faithsieve.stages.base import Review, RunContext, ScanResult
 from faithsieve.stages.llm_decompose import answer_tokens
 from faithsieve.stages.tree_build import Text, as_list
 from faithsieve.statetree.models import EdgeUnit, ProofState, StateTree
+from faithsieve.verdict import ScanCandidate
 
 NO_FOCUS_WINDOW = 3
 """Units reviewed when none passes the threshold (before the cap)."""
@@ -294,7 +294,7 @@ class LLMScanner:
             ctx.note(f"review {e.id}: suspicion {suspicion} outside [0, 1] replaced by 0.5")
             suspicion = 0.5
         difficulty = _key(r.translation_difficulty)
-        return Review(edge=e.id, verdict=verdict, suspicion=suspicion, error_type=_clip(r.error_type, 80),  # type: ignore[arg-type]
+        return Review(edge=e.id, verdict=verdict, suspicion=suspicion, error_type=_clip(r.error_type, 80),
                       should_formalize=r.should_formalize,
-                      translation_difficulty=difficulty if difficulty in ("easy", "medium", "hard") else "medium",  # type: ignore[arg-type]
+                      translation_difficulty=difficulty if difficulty in ("easy", "medium", "hard") else "medium",
                       reason=_clip(r.reason, 1000))

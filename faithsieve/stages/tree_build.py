@@ -270,7 +270,7 @@ class _Graph:
             line = f"{head}.{int(last) + 1}" if head else f"s{int(last[1:]) + 1}"
             if line not in self.g:
                 return [line]
-        out = []
+        out: list[str] = []
         while len(out) < n:
             j = self.branches.get(parent, 0) + 1
             self.branches[parent] = j
@@ -334,48 +334,25 @@ def build_tree(problem: str, steps: Mapping[int, str], substeps: Sequence[SubSte
         raise TreeBuildError(f"oversized answer: {why}")
     notes: list[str] = []
     clipped: list[bool] = []
-    known = {s.id for s in substeps}
-    by_sub: dict[str, EdgeOut] = {}
-    invented, duplicated = [], []
-    for e in answer.edges:
-        key = e.substep.strip()
-        if key not in known:
-            invented.append(key or "?")
-        elif key in by_sub:
-            duplicated.append(key)
-        else:
-            by_sub[key] = e
-    if not by_sub:
-        raise TreeBuildError("no edge names a known sub-step")
-    if invented:
-        notes.append(f"tree: dropped {len(invented)} edge(s) for unknown sub-steps ({', '.join(invented[:5])})")
-    if duplicated:
-        notes.append(f"tree: dropped {len(duplicated)} extra edge(s) for sub-steps {', '.join(duplicated[:5])}")
-
+    by_sub = _edges_by_substep(answer, substeps, notes)
     states: dict[str, StateOut] = {}
     for s in answer.states:
         states.setdefault(_norm_id(s.id), s)
-    child_ids = {_norm_id(c) for e in by_sub.values() for c in e.children}
-    first = by_sub.get(substeps[0].id)
-    root_id = _norm_id(first.parent) if first is not None and _norm_id(first.parent) not in child_ids else None
-    if root_id is None:
-        root_id = next((k for k in states if k not in child_ids), None)
-    root_state = states.get(root_id) if root_id is not None else None
-    root_goal = _clip(root_state.goal, clipped) if root_state and root_state.goal.strip() else problem.strip()[:GOAL_CHARS]
-    root_hyps = [_clip(c.render(), clipped) for c in root_state.conditions] if root_state else []
-    gb = _Graph(root_goal, root_hyps)
-    mapping: dict[str, str] = {root_id: "s0"} if root_id is not None else {}
+    gb, mapping = _rooted_graph(problem, states, by_sub, substeps, clipped)
 
     edges: list[EdgeUnit] = []
-    missing, bad_parent, reused = [], [], []
+    missing: list[str] = []
+    bad_parent: list[str] = []
+    reused: list[str] = []
     current = "s0"
     for i, sub in enumerate(substeps):
-        e = by_sub.get(sub.id)
-        if e is None:
+        found = by_sub.get(sub.id)
+        if found is None:
             missing.append(sub.id)
             e = EdgeOut(substep=sub.id, parent="", children=[], pattern="simple_implication")
             parent = current
         else:
+            e = found
             parent = mapping.get(_norm_id(e.parent), "")
             if not parent:
                 bad_parent.append(sub.id)
@@ -383,25 +360,10 @@ def build_tree(problem: str, steps: Mapping[int, str], substeps: Sequence[SubSte
         model_children = [c for c in e.children if c.strip()] or [""]
         pattern = normalize_pattern(e.pattern or "simple_implication", len(model_children))
         nodes = gb.child_ids(parent, len(model_children))
-        pstate = gb.state(parent)
         new = [_clip(c.render(), clipped) for c in e.new_conditions if c.render()]
         consumed = [_clip(c, clipped) for c in e.consumed_conditions if c.strip()]
-        gone = {_cond_key(c) for c in consumed}
-        for model_id, node in zip(model_children, nodes):
-            st = states.get(_norm_id(model_id)) if model_id else None
-            merged: dict[str, str] = {_cond_key(h): h for h in gb.hyps[parent]}
-            for c in [*(_clip(c.render(), clipped) for c in (st.conditions if st else []) if c.render()),
-                      *(new if len(nodes) == 1 else [])]:
-                merged[_cond_key(c)] = c
-            hyps = [h for k, h in merged.items() if k not in gone]
-            goal = _clip(st.goal, clipped) if st and st.goal.strip() else pstate.goal
-            branch = _clip(st.branch, clipped) if st and st.branch.strip() else pstate.branch or sub.scope
-            gb.add_node(node, hyps, goal, branch)
-            if model_id:
-                key = _norm_id(model_id)
-                if key in mapping:
-                    reused.append(model_id)
-                mapping[key] = node
+        _add_children(gb, states, mapping, sub, parent, list(zip(model_children, nodes, strict=True)),
+                      new if len(nodes) == 1 else [], {_cond_key(c) for c in consumed}, clipped, reused)
         original = steps.get(sub.step, "")
         edge = EdgeUnit(
             id=f"e{i}", type=transition_type(pattern), parent=parent, child=nodes[0], step=sub.step,
@@ -423,3 +385,65 @@ def build_tree(problem: str, steps: Mapping[int, str], substeps: Sequence[SubSte
     if clipped:
         notes.append(f"tree: {len(clipped)} model-written text field(s) clipped to {MAX_FREE_TEXT} characters")
     return StateTree(graph=gb.g, edges=edges), notes
+
+
+def _edges_by_substep(answer: TreeAnswer, substeps: Sequence[SubStep], notes: list[str]) -> dict[str, EdgeOut]:
+    """The answer's first edge for each known sub-step (notes on the edges dropped); raises
+    ``TreeBuildError`` when no edge names a known sub-step."""
+    known = {s.id for s in substeps}
+    by_sub: dict[str, EdgeOut] = {}
+    invented: list[str] = []
+    duplicated: list[str] = []
+    for e in answer.edges:
+        key = e.substep.strip()
+        if key not in known:
+            invented.append(key or "?")
+        elif key in by_sub:
+            duplicated.append(key)
+        else:
+            by_sub[key] = e
+    if not by_sub:
+        raise TreeBuildError("no edge names a known sub-step")
+    if invented:
+        notes.append(f"tree: dropped {len(invented)} edge(s) for unknown sub-steps ({', '.join(invented[:5])})")
+    if duplicated:
+        notes.append(f"tree: dropped {len(duplicated)} extra edge(s) for sub-steps {', '.join(duplicated[:5])}")
+    return by_sub
+
+
+def _rooted_graph(problem: str, states: Mapping[str, StateOut], by_sub: Mapping[str, EdgeOut],
+                  substeps: Sequence[SubStep], clipped: list[bool]) -> tuple[_Graph, dict[str, str]]:
+    """The graph holding only the root state ``s0`` (the first sub-step's parent when no edge leads to
+    it, else the first state no edge leads to, else the problem), and the model's id for it."""
+    child_ids = {_norm_id(c) for e in by_sub.values() for c in e.children}
+    first = by_sub.get(substeps[0].id)
+    root_id = _norm_id(first.parent) if first is not None and _norm_id(first.parent) not in child_ids else None
+    if root_id is None:
+        root_id = next((k for k in states if k not in child_ids), None)
+    root_state = states.get(root_id) if root_id is not None else None
+    root_goal = _clip(root_state.goal, clipped) if root_state and root_state.goal.strip() else problem.strip()[:GOAL_CHARS]
+    root_hyps = [_clip(c.render(), clipped) for c in root_state.conditions] if root_state else []
+    mapping: dict[str, str] = {root_id: "s0"} if root_id is not None else {}
+    return _Graph(root_goal, root_hyps), mapping
+
+
+def _add_children(gb: _Graph, states: Mapping[str, StateOut], mapping: dict[str, str], sub: SubStep, parent: str,
+                  children: list[tuple[str, str]], new: list[str], gone: set[str], clipped: list[bool],
+                  reused: list[str]) -> None:
+    """Add the child states of one edge (``(model id, node)`` pairs): the parent's hypotheses with the
+    model's conditions and ``new`` on top, less those ``gone``; the model's ids mapped to the nodes."""
+    pstate = gb.state(parent)
+    for model_id, node in children:
+        st = states.get(_norm_id(model_id)) if model_id else None
+        merged: dict[str, str] = {_cond_key(h): h for h in gb.hyps[parent]}
+        for c in [*(_clip(c.render(), clipped) for c in (st.conditions if st else []) if c.render()), *new]:
+            merged[_cond_key(c)] = c
+        hyps = [h for k, h in merged.items() if k not in gone]
+        goal = _clip(st.goal, clipped) if st and st.goal.strip() else pstate.goal
+        branch = _clip(st.branch, clipped) if st and st.branch.strip() else pstate.branch or sub.scope
+        gb.add_node(node, hyps, goal, branch)
+        if model_id:
+            key = _norm_id(model_id)
+            if key in mapping:
+                reused.append(model_id)
+            mapping[key] = node

@@ -278,15 +278,15 @@ class LLMTyper:
             ctx.note(f"typer: {edge.id} answer left slot(s) {unfilled} unfilled; default claims used")
         out = []
         for i, ob in enumerate(base):
-            item = by_slot.get(i + 1)
-            if item is None:
+            filled = by_slot.get(i + 1)
+            if filled is None:
                 out.append(ob)
                 continue
-            equation = (item.equation or "").strip() or None
+            equation = (filled.equation or "").strip() or None
             out.append(ob.model_copy(update={
-                "claim": item.claim.strip(), "equation": equation, "use_formal": item.use_formal,
-                "translation_confidence": item.translation_confidence, "priority": item.priority,
-                "reason": "; ".join(p for p in (ob.reason, item.reason.strip()) if p)[:2000]}))
+                "claim": filled.claim.strip(), "equation": equation, "use_formal": filled.use_formal,
+                "translation_confidence": filled.translation_confidence, "priority": filled.priority,
+                "reason": "; ".join(p for p in (ob.reason, filled.reason.strip()) if p)[:2000]}))
         return out
 
 

@@ -28,7 +28,18 @@ from typing import Literal
 
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.lean.interface import FormalStatement, KernelResult
-from faithsieve.mathtext.ast import BinOp, Call, Chain, Expr, Neg, Num, Pow, render, walk
+from faithsieve.mathtext.ast import (
+    BinOp,
+    Call,
+    Chain,
+    Expr,
+    Neg,
+    Num,
+    Pow,
+    Rel,
+    render,
+    walk,
+)
 from faithsieve.mathtext.extract import extract_formulas
 from faithsieve.mathtext.lexer import (
     FUNC,
@@ -45,8 +56,15 @@ from faithsieve.mathtext.lexer import (
 )
 from faithsieve.mathtext.parser import parse_tokens
 from faithsieve.obligations.checkers import run_portfolio
-from faithsieve.mathtext.ast import Rel
-from faithsieve.obligations.models import ArithmeticObligation, Evidence, NLObligation, Outcome, Refuted, Unknown, Verified
+from faithsieve.obligations.models import (
+    ArithmeticObligation,
+    Evidence,
+    NLObligation,
+    Outcome,
+    Refuted,
+    Unknown,
+    Verified,
+)
 from faithsieve.stages.base import Gate, GateVerdict, RunContext, ScanResult
 from faithsieve.statetree.models import EdgeUnit, StateTree
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import json
 import threading
-import traceback
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field

@@ -4,7 +4,6 @@ limits, cache, concurrency bound, accounting, and ``ask`` end to end."""
 from __future__ import annotations
 
 import json
-
 import socket
 import threading
 import time

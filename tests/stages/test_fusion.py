@@ -9,9 +9,9 @@ import pytest
 from faithsieve.obligations.models import Evidence, ObligationKind
 from faithsieve.statetree.models import EdgeUnit, ProofState, StateTree, TransitionType
 
+from faithsieve.core.proof import Proof, Step
 from faithsieve.core.settings import Settings
 from faithsieve.llm.types import LLMError
-from faithsieve.core.proof import Proof, Step
 from faithsieve.stages.base import Review, RunContext, ScanResult
 from faithsieve.stages.fusion import (
     EvidenceFusion,

@@ -7,8 +7,8 @@ import json
 import pytest
 from faithsieve.obligations.models import NLObligation, ObligationKind
 
-from faithsieve.core.settings import Settings
 from faithsieve.core.proof import Proof, Step
+from faithsieve.core.settings import Settings
 from faithsieve.stages.base import RunContext
 from faithsieve.stages.gate import (
     ASPECTS,

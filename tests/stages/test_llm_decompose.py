@@ -7,9 +7,9 @@ import json
 import pytest
 from faithsieve.statetree.models import TransitionType
 
+from faithsieve.core.proof import Proof, Step
 from faithsieve.core.settings import Settings
 from faithsieve.llm.types import LLMError
-from faithsieve.core.proof import Proof, Step
 from faithsieve.stages.base import RunContext
 from faithsieve.stages.llm_decompose import (
     MAX_SUBSTEPS,

@@ -9,8 +9,8 @@ import pytest
 from faithsieve.obligations.models import ObligationKind
 from faithsieve.statetree.models import EdgeUnit, ProofState, StateTree, TransitionType
 
-from faithsieve.core.settings import Settings
 from faithsieve.core.proof import Proof, Step
+from faithsieve.core.settings import Settings
 from faithsieve.stages.base import Review, RunContext, ScanResult
 from faithsieve.stages.typer import (
     LLMTyper,

@@ -14,10 +14,9 @@ from faithsieve.obligations.checkers import CHECKERS
 from faithsieve.obligations.models import NLObligation, ObligationKind
 from faithsieve.statetree.models import EdgeUnit, ProofState, StateTree, TransitionType
 
+from faithsieve.core.proof import Proof, Step
 from faithsieve.core.settings import Settings
 from faithsieve.mathtext.ast import render_chain
-from faithsieve.core.proof import Proof, Step
-from faithsieve.verdict import ScanCandidate
 from faithsieve.stages.base import Review, RunContext, ScanResult
 from faithsieve.stages.gate import ASPECTS, LLMGate, PassGate
 from faithsieve.stages.verify import (
@@ -26,6 +25,7 @@ from faithsieve.stages.verify import (
     proof_branch,
     pure_numeric_chain,
 )
+from faithsieve.verdict import ScanCandidate
 
 K = ObligationKind
 
