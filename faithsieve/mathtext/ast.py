@@ -7,7 +7,7 @@ evidence records.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from collections.abc import Iterable, Iterator
 from typing import Union
@@ -15,11 +15,15 @@ from typing import Union
 
 @dataclass(frozen=True, slots=True)
 class Num:
-    """A numeric literal as written."""
+    """A numeric literal as written, at ``[start, end)`` of the text its tokens were read from
+    (``-1`` when it was not read from text). The span takes no part in equality, hashing or
+    ``repr``: two literals of the same value and writing are the same number wherever they stand."""
 
     value: Fraction
     text: str
     decimals: int  # digits after the decimal point as written (0 for integers)
+    start: int = field(default=-1, compare=False, repr=False)
+    end: int = field(default=-1, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from faithsieve.mathtext.literals import LATEX, TEXT, number_source
+
 # Token kinds
 NUM, VAR, CONST, OP, POW, LP, RP, LB, RB, REL, BANG, PCT, FUNC, BAR, SUB, BREAK, DEG = (
     "NUM", "VAR", "CONST", "OP", "POW", "LP", "RP", "LB", "RB", "REL", "BANG", "PCT",
@@ -47,7 +49,7 @@ SUPERSCRIPTS = str.maketrans(SUPERSCRIPT_DIGITS + "⁻", "0123456789-")
 SUP = "SUP"  # a superscript run, resolved by _superscripts into ^N or a break
 
 _PLAIN = re.compile(
-    r"(?P<num>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
+    rf"(?P<num>{number_source(TEXT)})"
     rf"|(?P<sup>⁻?[{SUPERSCRIPT_DIGITS}]+)"
     r"|(?P<word>[A-Za-z]+)"
     r"|(?P<ws>[ \t\u00a0]+)"
@@ -57,7 +59,7 @@ _PLAIN = re.compile(
 )
 
 _LATEX = re.compile(
-    r"(?P<num>(?:\d{1,3}(?:(?:,|\{,\})\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
+    rf"(?P<num>{number_source(LATEX)})"
     r"|(?P<cmd>\\[A-Za-z]+|\\.)"
     r"|(?P<letter>[A-Za-z])"
     r"|(?P<ws>\s+)"

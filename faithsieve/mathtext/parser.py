@@ -34,19 +34,20 @@ FUNCTION_LETTERS = frozenset("fghFGHPQpq")
 """Letters read as function names when directly followed by a parenthesis."""
 
 
-def parse_number(text: str) -> Num:
+def parse_number(text: str, start: int = -1, end: int = -1) -> Num:
+    """The literal a NUM token writes (``start``/``end``: its character span)."""
     if " " in text and "/" in text:  # a mixed number "2 1/2" from the lexer
         whole, frac = text.split(" ", 1)
         p, q = frac.split("/", 1)
-        return Num(int(whole) + Fraction(int(p), int(q)), text, 0)
+        return Num(int(whole) + Fraction(int(p), int(q)), text, 0, start, end)
     raw = text.replace(",", "")
     if len(raw) > MAX_NUMBER_CHARS:
         raise ParseError("numeric literal too long")
     if "." in raw:
         whole, frac = raw.split(".", 1)
         value = Fraction(int(whole or "0") * 10 ** len(frac) + int(frac), 10 ** len(frac))
-        return Num(value, text.replace(",", ""), len(frac))
-    return Num(Fraction(int(raw)), raw, 0)
+        return Num(value, text.replace(",", ""), len(frac), start, end)
+    return Num(Fraction(int(raw)), raw, 0, start, end)
 
 
 class _Parser:
@@ -192,7 +193,7 @@ class _Parser:
         if tok is not None and tok.kind == NUM and self.latex and tok.value.isdigit() and len(tok.value) > 1:
             # \frac12 means 1/2: split the digits
             self.take()
-            first = parse_number(tok.value[0])
+            first = parse_number(tok.value[0], tok.start, tok.start + 1)
             rest = Token(NUM, tok.value[1:], tok.start + 1, tok.end, False)
             self.t.insert(self.i, rest)
             return first
@@ -209,7 +210,7 @@ class _Parser:
         tok = self.take()
         k = tok.kind
         if k == NUM:
-            return parse_number(tok.value)
+            return parse_number(tok.value, tok.start, tok.end)
         if k == VAR and tok.value == "i" and self.imaginary and (s := self.peek()) is not None and s.kind != SUB:
             return Const("i")  # the imaginary unit, when the text works with complex numbers
         if k == VAR:
