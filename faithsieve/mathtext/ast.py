@@ -7,9 +7,9 @@ evidence records.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
-from collections.abc import Iterable, Iterator
 from typing import Union
 
 
@@ -126,7 +126,7 @@ def _render(e: Expr, parent: int) -> str:
 
 def render_chain(c: Chain) -> str:
     parts = [render(c.exprs[0])]
-    for r, e in zip(c.rels, c.exprs[1:]):
+    for r, e in zip(c.rels, c.exprs[1:], strict=True):
         parts.append({"~": "≈"}.get(r, r))
         parts.append(render(e))
     return " ".join(parts)

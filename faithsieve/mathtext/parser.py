@@ -22,7 +22,23 @@ from fractions import Fraction
 from faithsieve.core.errors import ParseError
 from faithsieve.mathtext.ast import BinOp, Call, Chain, Const, Expr, Neg, Num, Pow, Var
 from faithsieve.mathtext.lexer import (
-    BANG, BAR, CONST, DEG, FUNC, LB, LP, NUM, OP, PCT, POW, RB, REL, RP, SUB, VAR, Token,
+    BANG,
+    BAR,
+    CONST,
+    DEG,
+    FUNC,
+    LB,
+    LP,
+    NUM,
+    OP,
+    PCT,
+    POW,
+    RB,
+    REL,
+    RP,
+    SUB,
+    VAR,
+    Token,
 )
 
 MAX_TOKENS = 400
@@ -214,27 +230,7 @@ class _Parser:
         if k == VAR and tok.value == "i" and self.imaginary and (s := self.peek()) is not None and s.kind != SUB:
             return Const("i")  # the imaginary unit, when the text works with complex numbers
         if k == VAR:
-            name = tok.value
-            if (s := self.peek()) is not None and s.kind == SUB:
-                self.take()
-                name += "_" + self._subscript_text()
-            if self._function_name(name):
-                nxt = self.peek()
-                if nxt is not None and nxt.kind == POW:
-                    # f^{-1}(3), f^2(x): an iterate or inverse applied
-                    j = self._group_end(self.i + 1)
-                    after = self.t[j] if 0 <= j < len(self.t) else None
-                    if after is not None and after.kind == LP and not after.space_before and after.value in "([":
-                        name += "^" + "".join(t.value for t in self.t[self.i + 1 : j])
-                        self.i = j
-                nxt = self.peek()
-                if nxt is not None and nxt.kind == LP and not nxt.space_before and nxt.value in "([":
-                    # f(x), S(0), p'(1): an unknown function applied, never a product
-                    self.take()
-                    args = [self.expr()]
-                    self.expect(RP)
-                    return Call("fn:" + name, tuple(args))
-            return Var(name)
+            return self._variable(tok.value)
         if k == CONST:
             return Const(tok.value)
         if k == LP:
@@ -258,6 +254,29 @@ class _Parser:
         if k == FUNC:
             return self._func(tok.value)
         raise ParseError(f"unexpected {tok.value!r}")
+
+    def _variable(self, name: str) -> Expr:
+        """A variable, ``x_1``, or an unknown function applied (``f(x)``, ``f^{-1}(3)``)."""
+        if (s := self.peek()) is not None and s.kind == SUB:
+            self.take()
+            name += "_" + self._subscript_text()
+        if self._function_name(name):
+            nxt = self.peek()
+            if nxt is not None and nxt.kind == POW:
+                # f^{-1}(3), f^2(x): an iterate or inverse applied
+                j = self._group_end(self.i + 1)
+                after = self.t[j] if 0 <= j < len(self.t) else None
+                if after is not None and after.kind == LP and not after.space_before and after.value in "([":
+                    name += "^" + "".join(t.value for t in self.t[self.i + 1 : j])
+                    self.i = j
+            nxt = self.peek()
+            if nxt is not None and nxt.kind == LP and not nxt.space_before and nxt.value in "([":
+                # f(x), S(0), p'(1): an unknown function applied, never a product
+                self.take()
+                args = [self.expr()]
+                self.expect(RP)
+                return Call("fn:" + name, tuple(args))
+        return Var(name)
 
     def _function_name(self, name: str) -> bool:
         base = name.split("_")[0]

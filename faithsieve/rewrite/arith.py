@@ -147,6 +147,13 @@ def leaves(node: Node) -> list[Lit]:
     return out
 
 
+def _binary(n: Node) -> BinOp:
+    """``n`` as the ``+ - * /`` node it is in every tree ``parse`` builds."""
+    if not isinstance(n, BinOp) or n.op not in ("+", "-", "*", "/"):
+        raise ArithError(f"not an annotation node: {type(n).__name__}")
+    return n
+
+
 def term(node: Node, leaf_terms: list[Any]) -> tuple[Any, list[Any]]:
     """``node`` built over ``leaf_terms`` (writing order) with their own ``+ - * /`` (z3 or sympy terms),
     and every divisor in it."""
@@ -158,6 +165,7 @@ def term(node: Node, leaf_terms: list[Any]) -> tuple[Any, list[Any]]:
             return next(it)
         if isinstance(n, Neg):
             return -go(n.operand)
+        n = _binary(n)
         a, b = go(n.left), go(n.right)
         if n.op == "/":
             divisors.append(b)
@@ -185,6 +193,7 @@ def value(node: Node, leaf_value: Callable[[int, Lit], Fraction] | None = None) 
             return _guard(leaf_value(i, n) if leaf_value else n.value)
         if isinstance(n, Neg):
             return -go(n.operand)
+        n = _binary(n)
         a, b = go(n.left), go(n.right)
         if n.op == "+":
             return _guard(a + b)
