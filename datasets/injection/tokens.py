@@ -15,13 +15,17 @@ from fractions import Fraction
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext import evaluate as mt_evaluate
 from faithsieve.mathtext import lexer as mt
+from faithsieve.mathtext.literals import GROUPED_WHOLE, read_number
 from faithsieve.mathtext.parser import parse_tokens
 
 __all__ = ["ArithError", "Tok", "evaluate", "evaluate_tokens", "tokenize"]
 
 
-class ArithError(ValueError):
-    """A text is not an arithmetic expression this module can evaluate."""
+class ArithError(FaithSieveError, ValueError):
+    """A text is not an arithmetic expression this module can evaluate (also a ``ValueError``,
+    as it was before the exception root)."""
+
+    code = "arith_error"
 
 
 # ---------------------------------------------------------------------------
@@ -44,16 +48,11 @@ class Tok:
     """For NUM tokens: the exact value."""
 
 
-_NUM_RE = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d)|\d+(?:\.\d+)?|\.\d+")
 _WORD_RE = re.compile(r"[^\W\d_]+")
 _OPS = {"+": "+", "-": "-", "\u2212": "-", "\u2013": "-", "*": "*", "\u00d7": "*", "\u00b7": "*", "\u22c5": "*",
         "/": "/", "\u00f7": "/"}
 _SINGLE = {"(": "LP", ")": "RP", "=": "EQ", "$": "CUR", "%": "PCT"}
 _MAX_TEXT = 20_000
-
-
-def _num_value(text: str) -> Fraction:
-    return Fraction(text.replace(",", ""))
 
 
 def tokenize(text: str) -> list[Tok]:
@@ -71,10 +70,10 @@ def tokenize(text: str) -> list[Tok]:
             toks.append(Tok("SP", text[i:j], i, j))
             i = j
             continue
-        m = _NUM_RE.match(text, i) if (ch.isdigit() or ch == ".") else None
-        if m and ch.isascii():
-            toks.append(Tok("NUM", m.group(), i, m.end(), value=_num_value(m.group())))
-            i = m.end()
+        lit = read_number(text, i, GROUPED_WHOLE) if (ch.isdigit() or ch == ".") else None
+        if lit and ch.isascii():
+            toks.append(Tok("NUM", lit.text, i, lit.end, value=lit.value))
+            i = lit.end
             continue
         if ch in _OPS:
             toks.append(Tok("OP", ch, i, i + 1, op=_OPS[ch]))

@@ -7,19 +7,23 @@ evidence records.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from fractions import Fraction
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Union
 
 
 @dataclass(frozen=True, slots=True)
 class Num:
-    """A numeric literal as written."""
+    """A numeric literal as written, at ``[start, end)`` of the text its tokens were read from
+    (``-1`` when it was not read from text). The span takes no part in equality, hashing or
+    ``repr``: two literals of the same value and writing are the same number wherever they stand."""
 
     value: Fraction
     text: str
     decimals: int  # digits after the decimal point as written (0 for integers)
+    start: int = field(default=-1, compare=False, repr=False)
+    end: int = field(default=-1, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +126,7 @@ def _render(e: Expr, parent: int) -> str:
 
 def render_chain(c: Chain) -> str:
     parts = [render(c.exprs[0])]
-    for r, e in zip(c.rels, c.exprs[1:]):
+    for r, e in zip(c.rels, c.exprs[1:], strict=True):
         parts.append({"~": "≈"}.get(r, r))
         parts.append(render(e))
     return " ".join(parts)

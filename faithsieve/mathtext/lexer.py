@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from faithsieve.mathtext.literals import LATEX, TEXT, number_source
+
 # Token kinds
 NUM, VAR, CONST, OP, POW, LP, RP, LB, RB, REL, BANG, PCT, FUNC, BAR, SUB, BREAK, DEG = (
     "NUM", "VAR", "CONST", "OP", "POW", "LP", "RP", "LB", "RB", "REL", "BANG", "PCT",
@@ -47,7 +49,7 @@ SUPERSCRIPTS = str.maketrans(SUPERSCRIPT_DIGITS + "⁻", "0123456789-")
 SUP = "SUP"  # a superscript run, resolved by _superscripts into ^N or a break
 
 _PLAIN = re.compile(
-    r"(?P<num>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
+    rf"(?P<num>{number_source(TEXT)})"
     rf"|(?P<sup>⁻?[{SUPERSCRIPT_DIGITS}]+)"
     r"|(?P<word>[A-Za-z]+)"
     r"|(?P<ws>[ \t\u00a0]+)"
@@ -57,7 +59,7 @@ _PLAIN = re.compile(
 )
 
 _LATEX = re.compile(
-    r"(?P<num>(?:\d{1,3}(?:(?:,|\{,\})\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
+    rf"(?P<num>{number_source(LATEX)})"
     r"|(?P<cmd>\\[A-Za-z]+|\\.)"
     r"|(?P<letter>[A-Za-z])"
     r"|(?P<ws>\s+)"
@@ -321,6 +323,21 @@ def _is_operand_end(t: Token | None) -> bool:
     return t is not None and t.kind in (NUM, VAR, CONST, RP, PCT, BANG)
 
 
+def _approx_word(out: list[Token], t: Token, prev: Token | None, nxt: Token | None) -> None:
+    """'= approximately 3', '2 about 3', 'is roughly 5': an approximation word joins the relation
+    before it (or is one between an operand and a number); anywhere else it is a break."""
+    if prev is not None and prev.kind == REL and prev.value == "=":
+        out[-1] = Token(REL, "~", prev.start, t.end, prev.space_before)
+    elif prev is not None and prev.kind == REL:
+        out.append(Token(BREAK, t.value, t.start, t.end, t.space_before))
+    elif nxt is not None and nxt.kind == NUM and _is_operand_end(prev):
+        out.append(Token(REL, "~", t.start, t.end, True))
+    elif prev is not None and prev.kind == "WORD_IS" and nxt is not None and nxt.kind == NUM:
+        out[-1] = Token(REL, "~", prev.start, t.end, True)
+    else:
+        out.append(Token(BREAK, t.value, t.start, t.end, t.space_before))
+
+
 def _plain_words(toks: list[Token]) -> list[Token]:
     """Resolve words in plain text: variables, 'x' as times, 'of', 'equals', 'approximately'."""
     out: list[Token] = []
@@ -354,16 +371,7 @@ def _plain_words(toks: list[Token]) -> list[Token]:
         elif lw in _REL_WORDS and _is_operand_end(prev):
             out.append(Token(REL, "=", t.start, t.end, True))
         elif lw in _APPROX_WORDS:
-            if prev is not None and prev.kind == REL and prev.value == "=":
-                out[-1] = Token(REL, "~", prev.start, t.end, prev.space_before)
-            elif prev is not None and prev.kind == REL:
-                out.append(Token(BREAK, w, t.start, t.end, t.space_before))
-            elif nxt is not None and nxt.kind == NUM and _is_operand_end(prev):
-                out.append(Token(REL, "~", t.start, t.end, True))
-            elif prev is not None and prev.kind == "WORD_IS" and nxt is not None and nxt.kind == NUM:
-                out[-1] = Token(REL, "~", prev.start, t.end, True)
-            else:
-                out.append(Token(BREAK, w, t.start, t.end, t.space_before))
+            _approx_word(out, t, prev, nxt)
         elif lw == "is" and _is_operand_end(prev):
             # kept provisionally: becomes "~" before "approximately", else a break
             out.append(Token("WORD_IS", w, t.start, t.end, t.space_before))
@@ -491,10 +499,7 @@ def tokenize_latex(text: str, offset: int = 0) -> list[Token]:
                 toks.append(Token(SUB, "_", s, e, space))
             elif v == "|":
                 toks.append(Token(BAR, "|", s, e, space))
-            elif v == "&":
-                space = True
-                continue
-            elif v == "$":
+            elif v == "&" or v == "$":
                 space = True
                 continue
             elif v == "[":

@@ -22,7 +22,23 @@ from fractions import Fraction
 from faithsieve.core.errors import ParseError
 from faithsieve.mathtext.ast import BinOp, Call, Chain, Const, Expr, Neg, Num, Pow, Var
 from faithsieve.mathtext.lexer import (
-    BANG, BAR, CONST, DEG, FUNC, LB, LP, NUM, OP, PCT, POW, RB, REL, RP, SUB, VAR, Token,
+    BANG,
+    BAR,
+    CONST,
+    DEG,
+    FUNC,
+    LB,
+    LP,
+    NUM,
+    OP,
+    PCT,
+    POW,
+    RB,
+    REL,
+    RP,
+    SUB,
+    VAR,
+    Token,
 )
 
 MAX_TOKENS = 400
@@ -34,19 +50,20 @@ FUNCTION_LETTERS = frozenset("fghFGHPQpq")
 """Letters read as function names when directly followed by a parenthesis."""
 
 
-def parse_number(text: str) -> Num:
+def parse_number(text: str, start: int = -1, end: int = -1) -> Num:
+    """The literal a NUM token writes (``start``/``end``: its character span)."""
     if " " in text and "/" in text:  # a mixed number "2 1/2" from the lexer
         whole, frac = text.split(" ", 1)
         p, q = frac.split("/", 1)
-        return Num(int(whole) + Fraction(int(p), int(q)), text, 0)
+        return Num(int(whole) + Fraction(int(p), int(q)), text, 0, start, end)
     raw = text.replace(",", "")
     if len(raw) > MAX_NUMBER_CHARS:
         raise ParseError("numeric literal too long")
     if "." in raw:
         whole, frac = raw.split(".", 1)
         value = Fraction(int(whole or "0") * 10 ** len(frac) + int(frac), 10 ** len(frac))
-        return Num(value, text.replace(",", ""), len(frac))
-    return Num(Fraction(int(raw)), raw, 0)
+        return Num(value, text.replace(",", ""), len(frac), start, end)
+    return Num(Fraction(int(raw)), raw, 0, start, end)
 
 
 class _Parser:
@@ -192,7 +209,7 @@ class _Parser:
         if tok is not None and tok.kind == NUM and self.latex and tok.value.isdigit() and len(tok.value) > 1:
             # \frac12 means 1/2: split the digits
             self.take()
-            first = parse_number(tok.value[0])
+            first = parse_number(tok.value[0], tok.start, tok.start + 1)
             rest = Token(NUM, tok.value[1:], tok.start + 1, tok.end, False)
             self.t.insert(self.i, rest)
             return first
@@ -209,31 +226,11 @@ class _Parser:
         tok = self.take()
         k = tok.kind
         if k == NUM:
-            return parse_number(tok.value)
+            return parse_number(tok.value, tok.start, tok.end)
         if k == VAR and tok.value == "i" and self.imaginary and (s := self.peek()) is not None and s.kind != SUB:
             return Const("i")  # the imaginary unit, when the text works with complex numbers
         if k == VAR:
-            name = tok.value
-            if (s := self.peek()) is not None and s.kind == SUB:
-                self.take()
-                name += "_" + self._subscript_text()
-            if self._function_name(name):
-                nxt = self.peek()
-                if nxt is not None and nxt.kind == POW:
-                    # f^{-1}(3), f^2(x): an iterate or inverse applied
-                    j = self._group_end(self.i + 1)
-                    after = self.t[j] if 0 <= j < len(self.t) else None
-                    if after is not None and after.kind == LP and not after.space_before and after.value in "([":
-                        name += "^" + "".join(t.value for t in self.t[self.i + 1 : j])
-                        self.i = j
-                nxt = self.peek()
-                if nxt is not None and nxt.kind == LP and not nxt.space_before and nxt.value in "([":
-                    # f(x), S(0), p'(1): an unknown function applied, never a product
-                    self.take()
-                    args = [self.expr()]
-                    self.expect(RP)
-                    return Call("fn:" + name, tuple(args))
-            return Var(name)
+            return self._variable(tok.value)
         if k == CONST:
             return Const(tok.value)
         if k == LP:
@@ -257,6 +254,29 @@ class _Parser:
         if k == FUNC:
             return self._func(tok.value)
         raise ParseError(f"unexpected {tok.value!r}")
+
+    def _variable(self, name: str) -> Expr:
+        """A variable, ``x_1``, or an unknown function applied (``f(x)``, ``f^{-1}(3)``)."""
+        if (s := self.peek()) is not None and s.kind == SUB:
+            self.take()
+            name += "_" + self._subscript_text()
+        if self._function_name(name):
+            nxt = self.peek()
+            if nxt is not None and nxt.kind == POW:
+                # f^{-1}(3), f^2(x): an iterate or inverse applied
+                j = self._group_end(self.i + 1)
+                after = self.t[j] if 0 <= j < len(self.t) else None
+                if after is not None and after.kind == LP and not after.space_before and after.value in "([":
+                    name += "^" + "".join(t.value for t in self.t[self.i + 1 : j])
+                    self.i = j
+            nxt = self.peek()
+            if nxt is not None and nxt.kind == LP and not nxt.space_before and nxt.value in "([":
+                # f(x), S(0), p'(1): an unknown function applied, never a product
+                self.take()
+                args = [self.expr()]
+                self.expect(RP)
+                return Call("fn:" + name, tuple(args))
+        return Var(name)
 
     def _function_name(self, name: str) -> bool:
         base = name.split("_")[0]

@@ -1,18 +1,25 @@
-"""Calculator annotations as exact arithmetic: a small bounded parser that never evaluates text as code.
+"""Calculator annotations as exact arithmetic, read by ``faithsieve.mathtext`` (never evaluated as code).
 
 An annotation expression (the part of ``<<16-3-4=9>>`` before ``=``) is numbers, ``+ - * /``,
-unary minus and parentheses. ``parse`` turns it into a tree whose leaves remember where they
-were written, so a rewrite can replace exactly those characters. ``value`` computes with
-``Fraction``. Every size is bounded: text length, number length, nesting depth, leaf count and
+unary minus and parentheses. ``parse`` checks that grammar in one left-to-right pass whose
+numbers come from the one number-literal reader (``mathtext.literals``), and hands the tokens to
+``mathtext``'s parser: the tree is a ``mathtext.ast`` expression whose literals carry the span
+where they were written, so a rewrite can replace exactly those characters. ``value`` walks it
+with ``Fraction``. Every size is bounded: text length, number length, nesting depth, leaf count and
 the bit length of every intermediate value. Anything else raises ``ArithError``.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Callable, Union
+from typing import Any
+
+from faithsieve.core.errors import FaithSieveError
+from faithsieve.mathtext.ast import BinOp, Expr, Neg, Num
+from faithsieve.mathtext.lexer import LP, NUM, OP, RP, Token
+from faithsieve.mathtext.literals import PLAIN, number_pattern, read_number
+from faithsieve.mathtext.parser import parse_tokens
 
 MAX_CHARS = 200
 """Longest expression accepted."""
@@ -25,107 +32,104 @@ MAX_LEAVES = 40
 MAX_BITS = 256
 """Largest bit length of a numerator or denominator produced while computing."""
 
-_NUMBER = re.compile(r"\d+(?:\.\d+)?|\.\d+")
+
+class ArithError(FaithSieveError, ValueError):
+    """The expression is not plain bounded arithmetic (or divides by zero). Also a ``ValueError``,
+    as it was before the exception root."""
+
+    code = "arith_error"
 
 
-class ArithError(ValueError):
-    """The expression is not plain bounded arithmetic (or divides by zero)."""
-
-
-@dataclass(frozen=True)
-class Lit:
-    """A number as written, at ``[start, end)`` of the expression text."""
-
-    value: Fraction
-    start: int
-    end: int
-
-
-@dataclass(frozen=True)
-class Bin:
-    op: str
-    left: "Node"
-    right: "Node"
-
-
-@dataclass(frozen=True)
-class Neg:
-    operand: "Node"
-
-
-Node = Union[Lit, Bin, Neg]
+Lit = Num
+"""A number as written, at ``[start, end)`` of the expression text (a ``mathtext`` literal)."""
+Node = Expr
+"""An annotation's tree: ``Num``, ``BinOp`` (``+ - * /``) and ``Neg`` of ``mathtext.ast``."""
 
 
 def number_value(text: str) -> Fraction:
     """``"1,200.50"`` -> ``Fraction(2401, 2)``: digits, one optional point, thousands commas."""
     plain = text.replace(",", "")
-    if not plain or len(plain) > MAX_NUMBER_CHARS or not _NUMBER.fullmatch(plain):
+    if not plain or len(plain) > MAX_NUMBER_CHARS or not number_pattern(PLAIN).fullmatch(plain):
         raise ArithError(f"not a plain number: {text[:30]!r}")
     return Fraction(plain)
 
 
-class _Parser:
+class _Reader:
+    """The annotation grammar checked over the text, as mathtext tokens (all marked spaced, so
+    mathtext reads no juxtaposition as a product)."""
+
     def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
         self.leaves = 0
+        self.toks: list[Token] = []
+        self.opened: list[int] = []  # the depth of each open parenthesis' enclosing expression
 
     def peek(self) -> str:
-        while self.pos < len(self.text) and self.text[self.pos] == " ":
+        text = self.text
+        while self.pos < len(text) and text[self.pos] == " ":
             self.pos += 1
-        return self.text[self.pos] if self.pos < len(self.text) else ""
+        return text[self.pos] if self.pos < len(text) else ""
 
-    def expr(self, depth: int) -> Node:
-        node = self.term(depth)
-        while self.peek() in ("+", "-"):
-            op = self.text[self.pos]
-            self.pos += 1
-            node = Bin(op, node, self.term(depth))
-        return node
+    def emit(self, kind: str, value: str, length: int) -> None:
+        self.toks.append(Token(kind, value, self.pos, self.pos + length, True))
+        self.pos += length
 
-    def term(self, depth: int) -> Node:
-        node = self.unary(depth)
-        while self.peek() in ("*", "/"):
-            op = self.text[self.pos]
-            self.pos += 1
-            if self.peek() == "*":
-                raise ArithError("powers are not supported")
-            node = Bin(op, node, self.unary(depth))
-        return node
-
-    def unary(self, depth: int) -> Node:
-        if depth > MAX_DEPTH:
-            raise ArithError("expression nested too deeply")
-        c = self.peek()
-        if c == "-":
-            self.pos += 1
-            return Neg(self.unary(depth + 1))
-        if c == "(":
-            self.pos += 1
-            node = self.expr(depth + 1)
-            if self.peek() != ")":
-                raise ArithError("unbalanced parenthesis")
-            self.pos += 1
-            return node
-        m = _NUMBER.match(self.text, self.pos)
-        if not m:
+    def operand(self, depth: int) -> None:
+        """An operand at nesting ``depth``: unary minuses and open parentheses, then a number."""
+        while True:
+            if depth > MAX_DEPTH:
+                raise ArithError("expression nested too deeply")
+            c = self.peek()
+            if c == "-":
+                self.emit(OP, "-", 1)
+                depth += 1
+            elif c == "(":
+                self.emit(LP, "(", 1)
+                depth += 1
+                self.opened.append(depth)
+            else:
+                break
+        lit = read_number(self.text, self.pos, PLAIN)
+        if lit is None:
             raise ArithError(f"unexpected {c!r} at {self.pos}" if c else "expression ends too early")
         self.leaves += 1
         if self.leaves > MAX_LEAVES:
             raise ArithError(f"more than {MAX_LEAVES} numbers")
-        self.pos = m.end()
-        return Lit(number_value(m.group()), m.start(), m.end())
+        number_value(lit.text)
+        self.emit(NUM, lit.text, len(lit.text))
+
+    def read(self) -> list[Token]:
+        depth = 0
+        self.operand(depth)
+        while True:
+            c = self.peek()
+            if c in ("+", "-", "*", "/"):
+                self.emit(OP, c, 1)
+                if c in ("*", "/") and self.peek() == "*":
+                    raise ArithError("powers are not supported")
+                self.operand(self.opened[-1] if self.opened else 0)
+            elif self.opened:
+                if c != ")":
+                    raise ArithError("unbalanced parenthesis")
+                self.emit(RP, ")", 1)
+                self.opened.pop()
+            elif c:
+                raise ArithError(f"unexpected {c!r} at {self.pos}")
+            else:
+                return self.toks
 
 
 def parse(text: str) -> Node:
     """The tree of ``text``; raises ``ArithError`` when it is not bounded plain arithmetic."""
     if len(text) > MAX_CHARS:
         raise ArithError(f"expression longer than {MAX_CHARS} characters")
-    p = _Parser(text)
-    node = p.expr(0)
-    if p.peek():
-        raise ArithError(f"unexpected {p.peek()!r} at {p.pos}")
-    return node
+    toks = _Reader(text).read()
+    try:
+        chain, _ = parse_tokens(toks, latex=False)
+    except FaithSieveError as exc:  # the grammar above is a subset of mathtext's: not expected
+        raise ArithError(exc.message) from None
+    return chain.exprs[0]
 
 
 def leaves(node: Node) -> list[Lit]:
@@ -134,13 +138,20 @@ def leaves(node: Node) -> list[Lit]:
     stack = [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, Lit):
+        if isinstance(n, Num):
             out.append(n)
         elif isinstance(n, Neg):
             stack.append(n.operand)
-        else:
+        elif isinstance(n, BinOp):
             stack.extend((n.right, n.left))
     return out
+
+
+def _binary(n: Node) -> BinOp:
+    """``n`` as the ``+ - * /`` node it is in every tree ``parse`` builds."""
+    if not isinstance(n, BinOp) or n.op not in ("+", "-", "*", "/"):
+        raise ArithError(f"not an annotation node: {type(n).__name__}")
+    return n
 
 
 def term(node: Node, leaf_terms: list[Any]) -> tuple[Any, list[Any]]:
@@ -154,6 +165,7 @@ def term(node: Node, leaf_terms: list[Any]) -> tuple[Any, list[Any]]:
             return next(it)
         if isinstance(n, Neg):
             return -go(n.operand)
+        n = _binary(n)
         a, b = go(n.left), go(n.right)
         if n.op == "/":
             divisors.append(b)
@@ -181,6 +193,7 @@ def value(node: Node, leaf_value: Callable[[int, Lit], Fraction] | None = None) 
             return _guard(leaf_value(i, n) if leaf_value else n.value)
         if isinstance(n, Neg):
             return -go(n.operand)
+        n = _binary(n)
         a, b = go(n.left), go(n.right)
         if n.op == "+":
             return _guard(a + b)

@@ -28,6 +28,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
 
 from faithsieve.llm.structured import Unparsed
 from faithsieve.mathtext.lexer import SUPERSCRIPTS
+from faithsieve.mathtext.literals import GROUPED_INTEGERS, scan_numbers
 from faithsieve.stages.base import Decomposition, RunContext
 from faithsieve.stages.tree_build import (
     SubStep,
@@ -134,7 +135,6 @@ def issue_label(raw: str) -> str | None:
 # ---------------------------------------------------------------------------------------
 # Deterministic repair screen
 
-_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d+)?")
 _RELATION = re.compile(
     r"\\(?:leqslant|geqslant|leq|geq|le|ge|neq|ne|lt|gt|equiv|approx|iff|implies|rightarrow|leftrightarrow|"
     r"notin|in|subseteq|subset|nmid|mid)(?![a-z])|<=>|<=|>=|!=|==|:=|=>|[<>=≤≥≠≈≡∈∉⊂⊆⇒⇔⟹⟺∣∤⩽⩾]")
@@ -176,8 +176,8 @@ _DECISIVE_RE = tuple((word, re.compile(p)) for word, p in _DECISIVE)
 
 def _numbers(text: str) -> set[str]:
     out = set()
-    for m in _NUMBER.finditer(text.translate(SUPERSCRIPTS)):
-        whole, _, frac = m.group().replace(",", "").partition(".")
+    for lit in scan_numbers(text.translate(SUPERSCRIPTS), GROUPED_INTEGERS):
+        whole, _, frac = lit.text.replace(",", "").partition(".")
         frac = frac.rstrip("0")
         out.add((whole.lstrip("0") or "0") + (f".{frac}" if frac else ""))
     return out

@@ -54,6 +54,7 @@ from faithsieve.mathtext.lexer import (
     tokenize_latex,
     tokenize_plain,
 )
+from faithsieve.mathtext.literals import DIGITS, scan_numbers, strip_thousands
 from faithsieve.mathtext.parser import parse_tokens
 from faithsieve.obligations.checkers import run_portfolio
 from faithsieve.obligations.models import (
@@ -76,7 +77,6 @@ _DELIMS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
 _PURE_TOKENS = frozenset({NUM, OP, POW, LP, RP, LB, RB, REL, FUNC})
 _PURE_OPS = frozenset({"+", "-", "*", "/"})
 _PURE_FUNCS = frozenset({"sqrt", "frac"})
-_SOURCE_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
 # ---------------------------------------------------------------------------------------
@@ -126,7 +126,7 @@ def literals_in_source(chain: Chain, source: str) -> bool:
     """Every number the equation uses is written in the source text (by value)."""
     if not source.strip():
         return True
-    written = {Fraction(m.group()) for m in _SOURCE_NUMBER.finditer(re.sub(r"(?<=\d),(?=\d{3})", "", source))}
+    written = {lit.value for lit in scan_numbers(strip_thousands(source), DIGITS)}
     used = {n.value for e in chain.exprs for n in walk(e) if isinstance(n, Num)}
     return used <= written
 
