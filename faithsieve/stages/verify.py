@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import re
 import time
-from fractions import Fraction
 from typing import Literal
 
 from faithsieve.core.errors import FaithSieveError
