@@ -25,13 +25,23 @@ _POINTS = 6
 _TL = threading.local()
 
 
-class AnswerTimeout(Exception):
+class AnswerTimeout(FaithSieveError):
     """The comparison passed its deadline (raised only when ``answers_equal`` was given one)."""
 
+    code = "answer_timeout"
 
-class NeedsIsolation(Exception):
+    def __init__(self, message: str = "the answer comparison passed its deadline", detail: object | None = None) -> None:
+        super().__init__(message, detail)
+
+
+class NeedsIsolation(FaithSieveError):
     """A ``light`` comparison reached a step whose cost is not tiny (sympy, evaluation at sample points):
     the caller runs the comparison again where it can be killed (a worker process)."""
+
+    code = "needs_isolation"
+
+    def __init__(self, message: str = "the answer comparison needs a worker process", detail: object | None = None) -> None:
+        super().__init__(message, detail)
 
 
 def _heavy() -> None:

@@ -266,10 +266,9 @@ def test_hostile_through_every_entry_point() -> None:
 def test_budget_exceeded_is_outcome_only_and_the_pool_recovers() -> None:
     tight = GraderConfig(cache_size=0, time_budget_s=0.02)
     text = LONG_PROOF + "\nThe answer is 7."
-    from faithsieve.grading import pool as gp
-
-    assert gp._POOL is not None
-    before = set(gp._POOL.worker_pids)
+    pool = g.default_grader().pool.processes
+    assert pool is not None
+    before = set(pool.worker_pids)
     t = time.perf_counter()
     r = g.grade(text, "7", "", tight)
     elapsed = time.perf_counter() - t
@@ -277,10 +276,10 @@ def test_budget_exceeded_is_outcome_only_and_the_pool_recovers() -> None:
     assert r.score == 1.0 and r.first_error_step is None  # outcome only
     assert elapsed < 0.5
     replaced = time.monotonic() + 30
-    while len(set(gp._POOL.worker_pids) - before) != 1:  # the overrunning worker is replaced in the background
+    while len(set(pool.worker_pids) - before) != 1:  # the overrunning worker is replaced in the background
         assert time.monotonic() < replaced
         time.sleep(0.05)
-    assert len(before & set(gp._POOL.worker_pids)) == len(before) - 1  # the spare was kept
+    assert len(before & set(pool.worker_pids)) == len(before) - 1  # the spare was kept
     # the killed worker is replaced; the spare answers at once
     r2 = g.grade(BAD_STEP, "18", PROBLEM, NOCACHE)
     assert r2.process_checked and r2.first_error_step == 1
