@@ -56,7 +56,15 @@ from faithsieve.grading.adapters import (
 from faithsieve.grading.check import _run_check, _settings  # noqa: F401 - kept under faithsieve.grader for callers (tests clear _settings' cache)
 from faithsieve.grading.config import GraderConfig, default_config
 from faithsieve.grading.result import LOG_KEYS, GradeResult
-from faithsieve.grading.reward import Grader, default_grader, grade, grade_many, replace_default_grader, shutdown, warmup
+from faithsieve.grading.reward import (
+    Grader,
+    default_grader,
+    grade,
+    grade_many,
+    replace_default_grader,
+    shutdown,
+    warmup,
+)
 
 __all__ = [
     "LOG_KEYS",

@@ -17,10 +17,11 @@ from faithsieve.grading.approx import approx, close
 from faithsieve.grading.extract import DEFAULT_POLICY, AnswerPolicy
 from faithsieve.grading.normalize import LIMITS
 from faithsieve.grading.parse import ParsedAnswer, parse_answer
-from faithsieve.mathtext.ast import Expr, variables, walk
+from faithsieve.mathtext.ast import Expr, variables
+from faithsieve.mathtext.cost import GRADER, within
 from faithsieve.mathtext.evaluate import evaluate, to_sympy
 
-MAX_SYMPY_NODES = 80
+MAX_SYMPY_NODES = GRADER.max_nodes
 _POINTS = 6
 _TL = threading.local()
 
@@ -99,18 +100,8 @@ def _rounded_match(dec: ParsedAnswer, other: ParsedAnswer) -> bool:
     return False
 
 
-def _size(e: Expr) -> int:
-    """Node count, stopping early once past the symbolic size limit."""
-    n = 0
-    for _ in walk(e):
-        n += 1
-        if n > MAX_SYMPY_NODES:
-            break
-    return n
-
-
 def _sympy(e: Expr):  # type: ignore[no-untyped-def]
-    if _size(e) > MAX_SYMPY_NODES:
+    if not within((e,), GRADER):
         return None
     try:
         # structural: every numeric evaluation here is preceded by the ``_finite`` magnitude check

@@ -17,7 +17,12 @@ from typing import Literal
 
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.grading.extract import MAX_ANSWER_CHARS
-from faithsieve.grading.normalize import LIMITS, _MULTI_CHOICE, _strip_thousands, normalize_answer
+from faithsieve.grading.normalize import (
+    _MULTI_CHOICE,
+    LIMITS,
+    _strip_thousands,
+    normalize_answer,
+)
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Var, variables
 from faithsieve.mathtext.evaluate import evaluate
 from faithsieve.mathtext.lexer import BREAK, UNIT, tokenize_latex, tokenize_plain

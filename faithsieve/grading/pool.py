@@ -11,9 +11,19 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from faithsieve.grading.check import _run_check, run_answer_check, run_math_verify, warm_worker
+from faithsieve.grading.check import (
+    _run_check,
+    run_answer_check,
+    run_math_verify,
+    warm_worker,
+)
 from faithsieve.grading.config import GraderConfig, default_config, work_deadline
-from faithsieve.runtime.workers import JobTimeout, KillablePool, WorkerCrashed, WorkerUnavailable
+from faithsieve.runtime.workers import (
+    JobTimeout,
+    KillablePool,
+    WorkerCrashed,
+    WorkerUnavailable,
+)
 
 __all__ = ["GraderPool"]
 

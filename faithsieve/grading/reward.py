@@ -14,10 +14,21 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from faithsieve.grading.check import _run_check, run_math_verify
-from faithsieve.grading.config import GraderConfig, _apply_overrides, default_config, work_deadline
+from faithsieve.grading.config import (
+    GraderConfig,
+    _apply_overrides,
+    default_config,
+    work_deadline,
+)
 from faithsieve.grading.equivalence import AnswerTimeout, NeedsIsolation, answers_equal
 from faithsieve.grading.extract import AnswerPolicy, ExtractedAnswer, extract_answer
-from faithsieve.grading.inputs import BadInput, _as_text, _prompt_problem, _references, _strip_special_tail
+from faithsieve.grading.inputs import (
+    BadInput,
+    _as_text,
+    _prompt_problem,
+    _references,
+    _strip_special_tail,
+)
 from faithsieve.grading.pool import GraderPool
 from faithsieve.grading.result import GradeResult
 
