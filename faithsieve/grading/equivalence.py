@@ -45,8 +45,10 @@ class NeedsIsolation(FaithSieveError):
         super().__init__(message, detail)
 
 
-def _heavy() -> None:
-    if getattr(_TL, "light", False):
+def _heavy(work: str) -> None:
+    """About to do ``work`` (``numeric``, ``symbolic``, ``samples``): in a ``light`` comparison, work the
+    grader's cost profile does not run inline (``GRADER.inline_work``) asks for isolation."""
+    if getattr(_TL, "light", False) and work not in GRADER.inline_work:
         raise NeedsIsolation
 
 
@@ -112,8 +114,8 @@ def _sympy(e: Expr):  # type: ignore[no-untyped-def]
 
 def _numeric(e: Expr) -> Fraction | None:
     """A closed real value to ~40 digits, as a Fraction (None if not real or not computable)."""
-    _heavy()
-    import sympy  # type: ignore[import-untyped]
+    _heavy("numeric")
+    import sympy
 
     if not _finite(e):
         return None
@@ -131,8 +133,8 @@ def _numeric(e: Expr) -> Fraction | None:
 
 
 def _closed_equal(a: Expr, b: Expr) -> bool:
-    _heavy()
-    import sympy  # type: ignore[import-untyped]
+    _heavy("symbolic")
+    import sympy
 
     sa, sb = _sympy(a), _sympy(b)
     if sa is None or sb is None:
@@ -167,7 +169,7 @@ def _exact_samples(a: Expr, b: Expr, names: list[str], seed: int):  # type: igno
 
 def _identity_equal(a: Expr, b: Expr) -> bool:
     """Equal as functions: agree at fixed pseudo-random rational points (bounded exact arithmetic)."""
-    _heavy()
+    _heavy("samples")
     names = sorted(variables(a) | variables(b))
     if len(names) > 8:
         return False
@@ -230,7 +232,7 @@ def _set_equal(p: ParsedAnswer, r: ParsedAnswer, policy: AnswerPolicy) -> bool:
 def _equation_equal(a: Expr, b: Expr) -> bool:
     """Two equations ``a = 0`` and ``b = 0`` are the same when ``a = c·b`` for a constant ``c != 0``
     (``34x+45y-20z+100=0`` and its negation): the ratio agrees at fixed rational points."""
-    _heavy()
+    _heavy("samples")
     names = sorted(variables(a) | variables(b))
     if not names or len(names) > 8:
         return False
@@ -270,14 +272,14 @@ def _equal_as_read(p: ParsedAnswer, r: ParsedAnswer, policy: AnswerPolicy) -> bo
         s, q = (p, r) if p.kind == "set" else (r, p)
         # a list as written against a tuple: "1, 3" is "(1, 3)", in that order
         if s.brackets == "" and q.brackets == "()" and len(s.items) == len(q.items):
-            return all(_equal(a, b, policy) for a, b in zip(p.items, r.items))
+            return all(_equal(a, b, policy) for a, b in zip(p.items, r.items, strict=True))
         return False
     if p.kind == "seq" or r.kind == "seq":
         if p.kind != r.kind:
             return p.norm == r.norm and bool(p.norm)
         if p.brackets != r.brackets or len(p.items) != len(r.items):
             return False
-        return all(_equal(a, b, policy) for a, b in zip(p.items, r.items))
+        return all(_equal(a, b, policy) for a, b in zip(p.items, r.items, strict=True))
     if p.kind == "set" or r.kind == "set":
         return p.norm == r.norm and bool(p.norm)
     if p.kind == "equation" or r.kind == "equation":

@@ -11,7 +11,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from faithsieve.grading.check import _run_check, run_math_verify
 from faithsieve.grading.config import (
@@ -191,7 +191,7 @@ class Grader:
         if cfg.cache_size:
             hit = self._checks.get(ckey)
             if hit is not None:
-                return hit
+                return cast(dict[str, Any], hit)
         if cfg.isolation == "process" and os.name == "posix":
             out = self.pool.check(problem, text, key, cfg, deadline)
         else:

@@ -106,6 +106,10 @@ class CostProfile:
     value, a sum, a variable) makes a formula heavy (its expansion is costly)."""
     max_operator_run: int = 15
     """Lane estimate: a run of more operator characters than this makes a proof heavy."""
+    inline_work: frozenset[str] = frozenset({"exact"})
+    """The work a caller that can isolate (the grader's answer comparison) runs in its own thread:
+    exact arithmetic on parsed values; ``numeric`` (50-digit), ``symbolic`` (sympy) and ``samples``
+    (evaluation at sample points) go where they can be killed."""
 
     @property
     def max_magnitude(self) -> float:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from faithsieve.core.errors import EvaluationLimit, NotRational
 from faithsieve.mathtext.ast import (
@@ -209,7 +209,7 @@ def _binom(n: int, k: int, lim: Limits, meter: Meter) -> Fraction:
 class _SympyFuncs(dict[str, str]):
     """Function name -> the sympy function, looked up when used (sympy is imported lazily)."""
 
-    def __getitem__(self, fn: str):  # type: ignore[override]
+    def __getitem__(self, fn: str) -> Any:
         return getattr(sympy, super().__getitem__(fn))
 
 

@@ -344,3 +344,19 @@ def test_shim_files_load_like_verl_and_openrlhf(tmp_path) -> None:  # type: igno
     assert mod.compute_score("d", GOOD, "18", None)["score"] == 1.0
     mod = _load_file(str(shim), "reward_func")  # OpenRLHF: --remote_rm_url file.py
     assert mod.reward_func([GOOD], [""], ["18"])["rewards"] == [1.0]
+
+
+def test_the_default_grader_is_an_owned_object_replaced_through_a_public_method() -> None:
+    """The pool and the caches belong to a ``Grader``; ``grade`` uses the default one, which a caller
+    replaces (closing the old one: its workers stop) without touching module state."""
+    old = g.default_grader()
+    assert g.default_grader() is old
+    assert old.grade(GOOD, "18", PROBLEM, NOCACHE).score == g.grade(GOOD, "18", PROBLEM, NOCACHE).score
+    mine = g.Grader()
+    assert g.replace_default_grader(mine) is mine and g.default_grader() is mine
+    assert old.pool.processes is None  # closed
+    r = g.grade(BAD_STEP, "18", PROBLEM, NOCACHE)
+    assert r.process_checked and r.first_error_step == 1 and mine.pool.processes is not None
+    fresh = g.replace_default_grader()
+    assert fresh is not mine and mine.pool.processes is None
+    assert g.warmup(NOCACHE)
