@@ -504,6 +504,17 @@ class _Doubles:
 # ---------------------------------------------------------------------------
 
 _OPERATOR_CHARS = frozenset("=<>+*/^-")
+_COST_HINTS = ("^", "!", "|", "√", "∛", "∜", "⁰", "¹", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸", "⁹",
+               "exp", "sin", "cos", "tan", "ln", "log", "binom", "sqrt", "root", "abs", "floor", "ceil")
+"""What a costly formula must contain (a power, a factorial, a function name) unless it is long."""
+
+
+def _quick_light(text: str, profile: CostProfile) -> bool:
+    """Certainly cheap without reading it: short enough that its formulas have at most
+    ``profile.max_nodes`` nodes (a character makes at most two) and their literals fit the bit limit
+    (a digit is under 4 bits), with no power, factorial or function name in it."""
+    return (2 * len(text) + 1 <= profile.max_nodes and 4 * len(text) <= profile.limits.max_bits
+            and not any(h in text for h in _COST_HINTS))
 
 
 def formula_cost(e: Expr, profile: CostProfile = SERVICE) -> str | None:
@@ -571,6 +582,8 @@ def text_cost(text: str, profile: CostProfile = SERVICE) -> str | None:
 
     if _operator_run(text, profile.max_operator_run):
         return "operators"
+    if _quick_light(text, profile):
+        return None
     for seg in find_segments(text):
         tokenize = tokenize_latex if seg.latex else tokenize_plain
         for tok in tokenize(text[seg.start:seg.end]):
