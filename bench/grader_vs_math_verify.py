@@ -110,14 +110,14 @@ def side_by_side(pairs: list[tuple[str, str, str]]) -> dict[str, Any]:
         rows[name] = {"seconds": round(secs, 3), "calls_per_s": round(len(pairs) / secs, 1), "equal": sum(res)}
         print(f"  {name:13s} {rows[name]['calls_per_s']:9.1f} calls/s  ({secs:.2f} s, {sum(res)} judged equal)",
               flush=True)
-    agree = sum(a == b for a, b in zip(results["math_verify"], results["answer_check"]))
+    agree = sum(a == b for a, b in zip(results["math_verify"], results["answer_check"], strict=True))
     rows["speedup_answer_check"] = round(rows["answer_check"]["calls_per_s"] / rows["math_verify"]["calls_per_s"], 1)
     rows["speedup_with_process"] = round(rows["with_process"]["calls_per_s"] / rows["math_verify"]["calls_per_s"], 2)
     rows["agreement"] = agree
     rows["disagreements"] = [
         {"kind": k, "gold": gold, "answer": (g.grade(comp, gold, "", outcome_only).answer or "")[:120],
          "math_verify": a, "ours": b}
-        for (k, gold, comp), a, b in zip(pairs, results["math_verify"], results["answer_check"]) if a != b
+        for (k, gold, comp), a, b in zip(pairs, results["math_verify"], results["answer_check"], strict=True) if a != b
     ]
     print(f"  answer check {rows['speedup_answer_check']}x Math-Verify; with the process check "
           f"{rows['speedup_with_process']}x; agreement {agree}/{len(pairs)}", flush=True)

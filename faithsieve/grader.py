@@ -37,7 +37,7 @@ raises into the trainer. Nothing in a completion is ever evaluated as code.
 
 The parts live in ``faithsieve.grading``: ``extract`` / ``normalize`` / ``parse`` / ``equivalence``
 / ``approx`` (the answer check), ``inputs``, ``config``, ``result``, ``check`` and ``pool`` (the
-worker processes), ``reward`` (``grade``), ``adapters`` (verl, TRL, OpenRLHF).
+worker processes), ``reward`` (``Grader``, ``grade``), ``adapters`` (verl, TRL, OpenRLHF).
 
 Determinism: the answer comparison and the pipeline are deterministic; a result that did not
 finish within budget is flagged and carries no process term, so the same input gives the same
@@ -55,21 +55,31 @@ from faithsieve.grading.adapters import (
 )
 from faithsieve.grading.check import _run_check, _settings  # noqa: F401 - kept under faithsieve.grader for callers (tests clear _settings' cache)
 from faithsieve.grading.config import GraderConfig, default_config
-from faithsieve.grading.pool import shutdown, warmup
 from faithsieve.grading.result import LOG_KEYS, GradeResult
-from faithsieve.grading.reward import grade, grade_many
+from faithsieve.grading.reward import (
+    Grader,
+    default_grader,
+    grade,
+    grade_many,
+    replace_default_grader,
+    shutdown,
+    warmup,
+)
 
 __all__ = [
     "LOG_KEYS",
     "GradeResult",
+    "Grader",
     "GraderConfig",
     "compute_score",
     "default_config",
+    "default_grader",
     "grade",
     "grade_many",
     "make_compute_score",
     "make_trl_reward",
     "openrlhf_reward",
+    "replace_default_grader",
     "reward_func",
     "shutdown",
     "warmup",

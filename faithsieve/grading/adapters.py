@@ -79,8 +79,8 @@ def make_trl_reward(reference_column: str = "answer", problem_column: str | None
         if not (len(refs) == len(comps) == len(probs)):
             raise ValueError(f"faithsieve TRL reward: {len(comps)} completions, {len(refs)} references, "
                              f"{len(probs)} prompts")
-        results = grade_many([(c, r, p) for c, r, p in zip(comps, refs, probs)], cfg)
-        out: list[float | None] = [None if ref is None else r.score for r, ref in zip(results, refs)]
+        results = grade_many([(c, r, p) for c, r, p in zip(comps, refs, probs, strict=True)], cfg)
+        out: list[float | None] = [None if ref is None else r.score for r, ref in zip(results, refs, strict=True)]
         if log:
             _trl_log(results, kwargs)
         return out
@@ -146,7 +146,7 @@ def openrlhf_reward(query: Sequence[Any], prompts: Sequence[Any] | None = None, 
     ls = list(labels) if labels is not None else [None] * n
     if len(ps) != n or len(ls) != n:
         raise ValueError(f"query, prompts and labels must have equal lengths (got {n}, {len(ps)}, {len(ls)})")
-    items = [(_completion_from_query(q, p), (None if isinstance(lab, str) and not lab else lab), p) for q, p, lab in zip(queries, ps, ls)]
+    items = [(_completion_from_query(q, p), (None if isinstance(lab, str) and not lab else lab), p) for q, p, lab in zip(queries, ps, ls, strict=True)]
     results = grade_many(items, config or default_config())
     logs = [r.log_values() for r in results]
     return {

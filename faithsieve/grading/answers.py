@@ -27,7 +27,12 @@ rounded decimals (``0.33`` against ``1/3``).
 from __future__ import annotations
 
 from faithsieve.grading.equivalence import answers_equal
-from faithsieve.grading.extract import AnswerPolicy, ExtractedAnswer, extract_answer, reference_answer
+from faithsieve.grading.extract import (
+    AnswerPolicy,
+    ExtractedAnswer,
+    extract_answer,
+    reference_answer,
+)
 from faithsieve.grading.normalize import normalize_answer
 from faithsieve.grading.parse import ParsedAnswer, parse_answer
 

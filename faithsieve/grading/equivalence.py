@@ -17,25 +17,38 @@ from faithsieve.grading.approx import approx, close
 from faithsieve.grading.extract import DEFAULT_POLICY, AnswerPolicy
 from faithsieve.grading.normalize import LIMITS
 from faithsieve.grading.parse import ParsedAnswer, parse_answer
-from faithsieve.mathtext.ast import Expr, variables, walk
+from faithsieve.mathtext.ast import Expr, variables
+from faithsieve.mathtext.cost import GRADER, within
 from faithsieve.mathtext.evaluate import evaluate, to_sympy
 
-MAX_SYMPY_NODES = 80
+MAX_SYMPY_NODES = GRADER.max_nodes
 _POINTS = 6
 _TL = threading.local()
 
 
-class AnswerTimeout(Exception):
+class AnswerTimeout(FaithSieveError):
     """The comparison passed its deadline (raised only when ``answers_equal`` was given one)."""
 
+    code = "answer_timeout"
 
-class NeedsIsolation(Exception):
+    def __init__(self, message: str = "the answer comparison passed its deadline", detail: object | None = None) -> None:
+        super().__init__(message, detail)
+
+
+class NeedsIsolation(FaithSieveError):
     """A ``light`` comparison reached a step whose cost is not tiny (sympy, evaluation at sample points):
     the caller runs the comparison again where it can be killed (a worker process)."""
 
+    code = "needs_isolation"
 
-def _heavy() -> None:
-    if getattr(_TL, "light", False):
+    def __init__(self, message: str = "the answer comparison needs a worker process", detail: object | None = None) -> None:
+        super().__init__(message, detail)
+
+
+def _heavy(work: str) -> None:
+    """About to do ``work`` (``numeric``, ``symbolic``, ``samples``): in a ``light`` comparison, work the
+    grader's cost profile does not run inline (``GRADER.inline_work``) asks for isolation."""
+    if getattr(_TL, "light", False) and work not in GRADER.inline_work:
         raise NeedsIsolation
 
 
@@ -89,18 +102,8 @@ def _rounded_match(dec: ParsedAnswer, other: ParsedAnswer) -> bool:
     return False
 
 
-def _size(e: Expr) -> int:
-    """Node count, stopping early once past the symbolic size limit."""
-    n = 0
-    for _ in walk(e):
-        n += 1
-        if n > MAX_SYMPY_NODES:
-            break
-    return n
-
-
 def _sympy(e: Expr):  # type: ignore[no-untyped-def]
-    if _size(e) > MAX_SYMPY_NODES:
+    if not within((e,), GRADER):
         return None
     try:
         # structural: every numeric evaluation here is preceded by the ``_finite`` magnitude check
@@ -111,8 +114,8 @@ def _sympy(e: Expr):  # type: ignore[no-untyped-def]
 
 def _numeric(e: Expr) -> Fraction | None:
     """A closed real value to ~40 digits, as a Fraction (None if not real or not computable)."""
-    _heavy()
-    import sympy  # type: ignore[import-untyped]
+    _heavy("numeric")
+    import sympy
 
     if not _finite(e):
         return None
@@ -130,8 +133,8 @@ def _numeric(e: Expr) -> Fraction | None:
 
 
 def _closed_equal(a: Expr, b: Expr) -> bool:
-    _heavy()
-    import sympy  # type: ignore[import-untyped]
+    _heavy("symbolic")
+    import sympy
 
     sa, sb = _sympy(a), _sympy(b)
     if sa is None or sb is None:
@@ -166,7 +169,7 @@ def _exact_samples(a: Expr, b: Expr, names: list[str], seed: int):  # type: igno
 
 def _identity_equal(a: Expr, b: Expr) -> bool:
     """Equal as functions: agree at fixed pseudo-random rational points (bounded exact arithmetic)."""
-    _heavy()
+    _heavy("samples")
     names = sorted(variables(a) | variables(b))
     if len(names) > 8:
         return False
@@ -229,7 +232,7 @@ def _set_equal(p: ParsedAnswer, r: ParsedAnswer, policy: AnswerPolicy) -> bool:
 def _equation_equal(a: Expr, b: Expr) -> bool:
     """Two equations ``a = 0`` and ``b = 0`` are the same when ``a = c·b`` for a constant ``c != 0``
     (``34x+45y-20z+100=0`` and its negation): the ratio agrees at fixed rational points."""
-    _heavy()
+    _heavy("samples")
     names = sorted(variables(a) | variables(b))
     if not names or len(names) > 8:
         return False
@@ -269,14 +272,14 @@ def _equal_as_read(p: ParsedAnswer, r: ParsedAnswer, policy: AnswerPolicy) -> bo
         s, q = (p, r) if p.kind == "set" else (r, p)
         # a list as written against a tuple: "1, 3" is "(1, 3)", in that order
         if s.brackets == "" and q.brackets == "()" and len(s.items) == len(q.items):
-            return all(_equal(a, b, policy) for a, b in zip(p.items, r.items))
+            return all(_equal(a, b, policy) for a, b in zip(p.items, r.items, strict=True))
         return False
     if p.kind == "seq" or r.kind == "seq":
         if p.kind != r.kind:
             return p.norm == r.norm and bool(p.norm)
         if p.brackets != r.brackets or len(p.items) != len(r.items):
             return False
-        return all(_equal(a, b, policy) for a, b in zip(p.items, r.items))
+        return all(_equal(a, b, policy) for a, b in zip(p.items, r.items, strict=True))
     if p.kind == "set" or r.kind == "set":
         return p.norm == r.norm and bool(p.norm)
     if p.kind == "equation" or r.kind == "equation":

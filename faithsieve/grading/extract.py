@@ -153,11 +153,30 @@ def extract_answer(text: str, policy: AnswerPolicy = DEFAULT_POLICY) -> Extracte
     if turn is not None and text[: turn.start()].strip():
         text = text[: turn.start()]
     found = _last_boxed(text)
+    best = _marked_answer(text)
+    if found is not None:
+        boxed, boxed_end = found
+        if best is not None and best.source == "answer_is" and best.start > boxed_end:
+            return best
+        return boxed
+    if best is not None:
+        return best
+    return _unmarked_answer(text, policy)
+
+
+def _last_match(pattern: re.Pattern[str], text: str, pos: int = 0) -> re.Match[str] | None:
+    """The last match of ``pattern`` in ``text`` from ``pos``."""
+    last = None
+    for m in pattern.finditer(text, pos):
+        last = m
+    return last
+
+
+def _marked_answer(text: str) -> ExtractedAnswer | None:
+    """The latest answer after an "answer is" statement or a ``####`` marker."""
     best: ExtractedAnswer | None = None
     for pattern, source in ((_ANSWER_IS, "answer_is"), (_HASH, "hash")):
-        last = None
-        for last in pattern.finditer(text):
-            pass
+        last = _last_match(pattern, text)
         if last is None:
             continue
         seg, at = _after_marker(text, last.end())
@@ -171,23 +190,18 @@ def extract_answer(text: str, policy: AnswerPolicy = DEFAULT_POLICY) -> Extracte
                 at, seg = at + nums[0].start(), nums[0].group()
         if seg and (best is None or at > best.start):
             best = ExtractedAnswer(seg, source, at)  # type: ignore[arg-type]
-    if found is not None:
-        boxed, boxed_end = found
-        if best is not None and best.source == "answer_is" and best.start > boxed_end:
-            return best
-        return boxed
-    if best is not None:
-        return best
+    return best
+
+
+def _unmarked_answer(text: str, policy: AnswerPolicy) -> ExtractedAnswer | None:
+    """Without markers: a formula that closes the text, else (``policy.last_number``) the last number."""
     tail = _CLOSING_MATH.search(text, max(0, len(text) - 700))
     if tail is not None:
         for g in range(1, 5):
             if tail.group(g) is not None and tail.group(g).strip():
                 return ExtractedAnswer(tail.group(g), "closing_math", tail.start(g))
     if policy.last_number:
-        base = max(0, len(text) - _TAIL_SCAN)
-        last_num = None
-        for last_num in _NUMBER.finditer(text, base):
-            pass
+        last_num = _last_match(_NUMBER, text, max(0, len(text) - _TAIL_SCAN))
         if last_num is not None:
             return ExtractedAnswer(last_num.group(), "last_number", last_num.start())
     return None

@@ -7,11 +7,11 @@ from __future__ import annotations
 import re
 
 from faithsieve.grading.extract import MAX_ANSWER_CHARS
-from faithsieve.mathtext.evaluate import Limits
+from faithsieve.mathtext.cost import GRADER
 from faithsieve.mathtext.lexer import brace_group_end
 
-LIMITS = Limits(max_bits=2048, max_exponent=2048, max_factorial=300, max_binom_n=10_000)
-"""Evaluation guards for answers: tighter than the pipeline's, answers are short."""
+LIMITS = GRADER.limits
+"""Evaluation guards for answers (the cost model's grader profile): tighter than the pipeline's, answers are short."""
 
 # ---------------------------------------------------------------------------
 # Normalization

@@ -17,7 +17,12 @@ from typing import Literal
 
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.grading.extract import MAX_ANSWER_CHARS
-from faithsieve.grading.normalize import LIMITS, _MULTI_CHOICE, _strip_thousands, normalize_answer
+from faithsieve.grading.normalize import (
+    _MULTI_CHOICE,
+    LIMITS,
+    _strip_thousands,
+    normalize_answer,
+)
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Var, variables
 from faithsieve.mathtext.evaluate import evaluate
 from faithsieve.mathtext.lexer import BREAK, UNIT, tokenize_latex, tokenize_plain
@@ -233,12 +238,33 @@ def parse_answer(s: str, _depth: int = 0) -> ParsedAnswer:
     sub = _depth + 1
     mat = _MATRIX.match(norm)
     if mat is not None:
-        rows = [r for r in re.split(r"\\\\", mat.group(2)) if r.strip()]
-        return ParsedAnswer("seq", _text_key(norm), brackets="matrix", items=tuple(
-            ParsedAnswer("seq", "", brackets="row", items=tuple(parse_answer(c, sub) for c in r.split("&")[:_MAX_ITEMS]))
-            for r in rows[:_MAX_ITEMS]))
+        return _parse_matrix(norm, mat, sub)
     if norm.startswith("{") and norm.endswith("}") and min(_depths(norm)[1:-1]) >= 1:
         norm = norm[1:-1].strip()  # LaTeX grouping: "{1, 3}"
+    found = _parse_alternatives(norm, sub)
+    if found is not None:
+        return found
+    value = _strip_label(norm)
+    if value is not None:
+        inner = parse_answer(value, sub)
+        return ParsedAnswer(inner.kind, inner.norm, inner.value, inner.expr, inner.percent_base, inner.decimals,
+                            inner.brackets, inner.items, labelled=True)
+    seq = _sequence(norm)
+    if seq is not None:
+        return _parse_sequence(norm, seq, sub)
+    return _parse_plain(norm, sub)
+
+
+def _parse_matrix(norm: str, mat: re.Match[str], sub: int) -> ParsedAnswer:
+    rows = [r for r in re.split(r"\\\\", mat.group(2)) if r.strip()]
+    return ParsedAnswer("seq", _text_key(norm), brackets="matrix", items=tuple(
+        ParsedAnswer("seq", "", brackets="row", items=tuple(parse_answer(c, sub) for c in r.split("&")[:_MAX_ITEMS]))
+        for r in rows[:_MAX_ITEMS]))
+
+
+def _parse_alternatives(norm: str, sub: int) -> ParsedAnswer | None:
+    """Several values in one answer: joined (``;``, ``and``, ``or``), a union, ``a \\pm b``, or an
+    interval written as ``a < x < b``; None when it is none of these."""
     parts = _split_top(norm, _JOIN)
     if len(parts) > 1 and all(parts):
         if ";" in norm:  # "p=5,q=2; p=7,q=2": each part one solution
@@ -257,19 +283,20 @@ def parse_answer(s: str, _depth: int = 0) -> ParsedAnswer:
         interval = _interval_text(chain)
         if interval is not None:
             return parse_answer(interval, sub)
-    value = _strip_label(norm)
-    if value is not None:
-        inner = parse_answer(value, sub)
-        return ParsedAnswer(inner.kind, inner.norm, inner.value, inner.expr, inner.percent_base, inner.decimals,
-                            inner.brackets, inner.items, labelled=True)
-    seq = _sequence(norm)
-    if seq is not None:
-        brackets, inner_s = seq
-        items = _split_top(inner_s, re.compile(r",|;")) if brackets not in ("\\{\\}",) else _split_top(inner_s, re.compile(","))
-        parsed = [parse_answer(_strip_thousands(p), sub) for p in items[:_MAX_ITEMS]]
-        if brackets == "\\{\\}":
-            return _set(norm, parsed, "\\{\\}")
-        return ParsedAnswer("seq", _text_key(norm), brackets=brackets, items=tuple(parsed))
+    return None
+
+
+def _parse_sequence(norm: str, seq: tuple[str, str], sub: int) -> ParsedAnswer:
+    brackets, inner_s = seq
+    items = _split_top(inner_s, re.compile(r",|;")) if brackets not in ("\\{\\}",) else _split_top(inner_s, re.compile(","))
+    parsed = [parse_answer(_strip_thousands(p), sub) for p in items[:_MAX_ITEMS]]
+    if brackets == "\\{\\}":
+        return _set(norm, parsed, "\\{\\}")
+    return ParsedAnswer("seq", _text_key(norm), brackets=brackets, items=tuple(parsed))
+
+
+def _parse_plain(norm: str, sub: int) -> ParsedAnswer:
+    """A list without brackets, or one value (with the last side of a written-out computation as its tail)."""
     stripped = _strip_thousands(norm) if not re.search(r"[(\[{]", norm) else norm
     elems = _top_level_split(stripped)
     if elems is not None and len(elems) > 1 and all(elems):

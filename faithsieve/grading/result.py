@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-
 LOG_KEYS = (
     "acc", "answer_found", "has_reference", "process_checked", "error_found", "first_error_step", "steps",
     "steps_decided", "obligations", "obligations_decided", "budget_exceeded", "time_ms",

@@ -1,28 +1,38 @@
-"""The core: ``grade`` one solution (outcome term, process term, flags) and ``grade_many``."""
+"""The core: a ``Grader`` (its worker pool and its caches) grades one solution (outcome term, process
+term, flags) or many. ``grade`` and ``grade_many`` use the process's default grader, created on first use;
+``default_grader().close()`` (or ``replace_default_grader()``) stops it and drops its caches."""
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from faithsieve.grading.check import _run_check, run_math_verify
-from faithsieve.grading.config import GraderConfig, _apply_overrides, default_config, work_deadline
+from faithsieve.grading.config import (
+    GraderConfig,
+    _apply_overrides,
+    default_config,
+    work_deadline,
+)
 from faithsieve.grading.equivalence import AnswerTimeout, NeedsIsolation, answers_equal
 from faithsieve.grading.extract import AnswerPolicy, ExtractedAnswer, extract_answer
-from faithsieve.grading.inputs import BadInput, _as_text, _prompt_problem, _references, _strip_special_tail
-from faithsieve.grading.pool import _check_in_worker, answer_in_worker, executor, math_verify_in_worker
+from faithsieve.grading.inputs import (
+    BadInput,
+    _as_text,
+    _prompt_problem,
+    _references,
+    _strip_special_tail,
+)
+from faithsieve.grading.pool import GraderPool
 from faithsieve.grading.result import GradeResult
 
 log = logging.getLogger("faithsieve.grader")
-
-
-_CACHE: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
-_CACHE_LOCK = threading.Lock()
 
 
 def _settings_key(cfg: GraderConfig, remaining_s: float) -> tuple[tuple[str, Any], ...]:
@@ -41,161 +51,18 @@ def _settings_key(cfg: GraderConfig, remaining_s: float) -> tuple[tuple[str, Any
 _CACHEABLE = frozenset({"ok", "too_long", "too_many_steps", "empty", "error"})
 
 
-def _process(problem: str, text: str, cfg: GraderConfig, deadline: float) -> dict[str, Any]:
-    remaining = deadline - time.monotonic()
-    if remaining <= 0.005:
-        return {"status": "timeout"}
-    key = _settings_key(cfg, remaining)
-    ckey = (problem, text, cfg.time_budget_s, cfg.obligation_time_limit_ms, cfg.max_chars, cfg.max_steps)
-    if cfg.cache_size:
-        hit = _cached(_CACHE, ckey, cfg.cache_size)
-        if hit is not None:
-            return hit
-    if cfg.isolation == "process" and os.name == "posix":
-        out = _check_in_worker(problem, text, key, cfg, deadline)
-    else:
-        out = _run_check(problem, text, key)
-        if time.monotonic() > deadline and out.get("status") == "ok":
-            out = {**out, "budget_hit": True}
-    if cfg.cache_size and out.get("status") in _CACHEABLE and not out.get("budget_hit"):
-        _cached(_CACHE, ckey, cfg.cache_size, out)
-    return out
-
-
 _STATUS_FLAG = {
     "too_long": "too_long", "too_many_steps": "too_many_steps", "empty": "empty", "error": "process_error",
     "timeout": "budget_exceeded", "worker_unavailable": "worker_unavailable", "worker_crashed": "worker_crashed",
 }
 
 
-def _cached(cache: OrderedDict[Any, Any], key: Any, size: int, value: Any = None) -> Any:
-    """Look up ``key`` (value None) or store ``value`` under it, keeping at most ``size`` entries."""
-    with _CACHE_LOCK:
-        if value is None:
-            hit = cache.get(key)
-            if hit is not None:
-                cache.move_to_end(key)
-            return hit
-        cache[key] = value
-        while len(cache) > size:
-            cache.popitem(last=False)
-        return value
-
-
-_ANSWER_CACHE: OrderedDict[tuple[Any, ...], bool] = OrderedDict()
-
-
 _ANSWER_FLAG = {"timeout": "answer_budget_exceeded", "worker_unavailable": "worker_unavailable",
                 "worker_crashed": "worker_crashed"}
 
 
-def _outcome(answer: str, refs: list[str], policy: AnswerPolicy, cfg: GraderConfig,
-             deadline: float) -> tuple[bool, str | None]:
-    """Whether ``answer`` equals one of ``refs``, and a flag when that could not be decided in budget.
-
-    With process isolation only what exact arithmetic decides at once runs in the caller's thread;
-    a comparison that needs sympy or sample points runs in a worker, killed at the deadline."""
-    def compare() -> tuple[bool, str | None]:
-        isolate = cfg.isolation == "process" and os.name == "posix"
-        try:
-            return any(answers_equal(answer, r, policy, deadline, light=isolate) for r in refs), None
-        except AnswerTimeout:
-            return False, "answer_budget_exceeded"
-        except NeedsIsolation:
-            res = answer_in_worker(answer, refs, policy.percent, policy.decimal_rounding, cfg, deadline)
-            if res.get("status") != "ok":
-                return False, _ANSWER_FLAG.get(str(res.get("status")), "grader_error")
-            return bool(res.get("equal")), None
-
-    return _memoized(_ANSWER_CACHE, (answer, tuple(refs), policy), cfg, compare)
-
-
-def _memoized(cache: OrderedDict[Any, Any], key: Any, cfg: GraderConfig,
-              compute: Callable[[], tuple[bool, str | None]]) -> tuple[bool, str | None]:
-    """``compute()`` through ``cache``; only decided results (no flag) are kept."""
-    if cfg.cache_size:
-        hit = _cached(cache, key, cfg.cache_size)
-        if hit is not None:
-            return bool(hit), None
-    equal, flag = compute()
-    if flag is None and cfg.cache_size:
-        _cached(cache, key, cfg.cache_size, equal)
-    return equal, flag
-
-
 _MV_FLAG = {"timeout": "answer_budget_exceeded", "unavailable": "answer_backend_unavailable",
             "worker_unavailable": "worker_unavailable", "worker_crashed": "worker_crashed"}
-_MV_CACHE: OrderedDict[tuple[Any, ...], bool] = OrderedDict()
-
-
-def _math_verify_outcome(text: str, refs: list[str], cfg: GraderConfig, deadline: float) -> tuple[bool, str | None]:
-    """The outcome by Math-Verify (``answer_backend="math-verify"``) and a flag when it could not say."""
-    def compare() -> tuple[bool, str | None]:
-        if cfg.isolation == "process" and os.name == "posix":
-            res = math_verify_in_worker(text, refs, cfg, deadline)
-        else:
-            res = run_math_verify(text, refs)
-        if res.get("status") != "ok":
-            return False, _MV_FLAG.get(str(res.get("status")), "grader_error")
-        return bool(res.get("equal")), None
-
-    return _memoized(_MV_CACHE, (text, tuple(refs)), cfg, compare)
-
-
-def grade(solution: Any, reference: Any = None, problem: Any = "", config: GraderConfig | None = None,
-          **overrides: Any) -> GradeResult:
-    """Grade one solution. ``reference``: the expected answer (a string such as ``"18"`` or
-    ``"\\frac{1}{2}"``, a full solution ending in ``#### 18`` or ``\\boxed{...}``, a number, or a
-    list of acceptable answers); None grades the process only. ``problem``: the problem text (its
-    numbers are facts for the checker); a chat prompt's last user message is used. Keyword
-    ``overrides`` replace ``GraderConfig`` fields for this call (an invalid value raises
-    ``ValueError``; nothing in the inputs ever does: unreadable input is flagged ``bad_input``,
-    an internal failure ``grader_error``, and the reward is then the outcome term alone)."""
-    t0 = time.perf_counter()
-    cfg = _apply_overrides(config, overrides) if overrides else (config or default_config())
-    deadline = work_deadline(cfg)
-    policy = AnswerPolicy(percent=cfg.percent, decimal_rounding=cfg.decimal_rounding, last_number=cfg.last_number)
-    flags: list[str] = []
-    outcome: bool | None = None
-    outcome_term = 0.0
-    ex = None
-    refs: list[str] = []
-    try:
-        try:
-            text = _strip_special_tail(_as_text(solution))
-            prob = _prompt_problem(problem)[: cfg.max_problem_chars]
-            refs = _references(reference)
-        except BadInput as exc:
-            flags.append("bad_input")
-            log.debug("faithsieve.grader: bad input: %s", exc)
-            return _outcome_only(cfg, flags, t0, refs)
-        ex = extract_answer(text, policy)
-        if not refs:
-            flags.append("no_reference")
-        elif cfg.answer_backend == "math-verify":
-            outcome, flag = _math_verify_outcome(text, refs, cfg, deadline)
-            if flag:
-                flags.append(flag)
-            outcome_term = (cfg.correct_reward if outcome else
-                            cfg.incorrect_reward if ex is not None else cfg.no_answer_reward)
-        elif ex is None:
-            outcome, outcome_term = False, cfg.no_answer_reward
-        else:
-            outcome, flag = _outcome(ex.text, refs, policy, cfg, deadline)
-            if flag:
-                flags.append(flag)
-            outcome_term = cfg.correct_reward if outcome else cfg.incorrect_reward
-        if ex is None:
-            flags.append("no_answer")
-        if {"answer_budget_exceeded", "worker_crashed", "worker_unavailable", "grader_error"} & set(flags):
-            return _outcome_only(cfg, flags, t0, refs, outcome, outcome_term, ex)
-        return _with_process(text, prob, cfg, deadline, flags, t0, refs, outcome, outcome_term, ex)
-    except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - never crash the trainer
-        log.debug("faithsieve.grader: grader_error: %s: %s", type(exc).__name__, exc)
-        flags.append("grader_error")
-        if outcome is None and refs:
-            outcome, outcome_term = False, (cfg.incorrect_reward if ex is not None else cfg.no_answer_reward)
-        return _outcome_only(cfg, flags, t0, refs, outcome, outcome_term, ex)
 
 
 def _outcome_only(cfg: GraderConfig, flags: list[str], t0: float, refs: list[str], outcome: bool | None = None,
@@ -212,18 +79,9 @@ def _outcome_only(cfg: GraderConfig, flags: list[str], t0: float, refs: list[str
     )
 
 
-def _with_process(text: str, prob: str, cfg: GraderConfig, deadline: float, flags: list[str], t0: float,
-                  refs: list[str], outcome: bool | None, outcome_term: float, ex: ExtractedAnswer | None) -> GradeResult:
-    proc: dict[str, Any] | None = None
-    if not cfg.process:
-        flags.append("process_disabled")
-    elif not text.strip():
-        flags.append("empty")
-    elif len(text) > cfg.max_chars:
-        flags.append("too_long")
-    else:
-        proc = _process(prob, text, cfg, deadline)
-
+def _with_process(proc: dict[str, Any] | None, cfg: GraderConfig, flags: list[str], t0: float, refs: list[str],
+                  outcome: bool | None, outcome_term: float, ex: ExtractedAnswer | None) -> GradeResult:
+    """The result with the step check's summary ``proc`` (None: not run)."""
     checked = proc is not None and proc.get("status") == "ok" and not proc.get("budget_hit")
     budget_exceeded = proc is not None and (proc.get("status") == "timeout" or bool(proc.get("budget_hit")))
     if proc is not None and not checked:
@@ -272,11 +130,269 @@ def _with_process(text: str, prob: str, cfg: GraderConfig, deadline: float, flag
     )
 
 
+
+
+class _LRU:
+    """A bounded, thread-safe map: look up ``key`` or store a value, keeping at most ``size`` entries."""
+
+    def __init__(self) -> None:
+        self._data: OrderedDict[Any, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Any) -> Any:
+        with self._lock:
+            hit = self._data.get(key)
+            if hit is not None:
+                self._data.move_to_end(key)
+            return hit
+
+    def put(self, key: Any, value: Any, size: int) -> None:
+        with self._lock:
+            self._data[key] = value
+            while len(self._data) > size:
+                self._data.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+
+class Grader:
+    """One grader: its worker pool (``GraderPool``) and its caches of step checks and answer comparisons.
+    Thread-safe; ``close`` stops the workers and empties the caches (a later call starts them again)."""
+
+    def __init__(self) -> None:
+        self.pool = GraderPool()
+        self._checks = _LRU()
+        self._answers = _LRU()
+        self._math_verify = _LRU()
+
+    # -- life cycle ----------------------------------------------------------------------------------
+
+    def warmup(self, config: GraderConfig | None = None) -> bool:
+        """Start the worker pool now and wait for every worker (it otherwise starts on the first call).
+        True when all are up."""
+        return self.pool.warmup(config)
+
+    def close(self) -> None:
+        """Stop the worker processes and drop the caches."""
+        self.pool.close()
+        for cache in (self._checks, self._answers, self._math_verify):
+            cache.clear()
+
+    # -- the process term ----------------------------------------------------------------------------
+
+    def _process(self, problem: str, text: str, cfg: GraderConfig, deadline: float) -> dict[str, Any]:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0.005:
+            return {"status": "timeout"}
+        key = _settings_key(cfg, remaining)
+        ckey = (problem, text, cfg.time_budget_s, cfg.obligation_time_limit_ms, cfg.max_chars, cfg.max_steps)
+        if cfg.cache_size:
+            hit = self._checks.get(ckey)
+            if hit is not None:
+                return cast(dict[str, Any], hit)
+        if cfg.isolation == "process" and os.name == "posix":
+            out = self.pool.check(problem, text, key, cfg, deadline)
+        else:
+            out = _run_check(problem, text, key)
+            if time.monotonic() > deadline and out.get("status") == "ok":
+                out = {**out, "budget_hit": True}
+        if cfg.cache_size and out.get("status") in _CACHEABLE and not out.get("budget_hit"):
+            self._checks.put(ckey, out, cfg.cache_size)
+        return out
+
+    # -- the outcome term ----------------------------------------------------------------------------
+
+    def _outcome(self, answer: str, refs: list[str], policy: AnswerPolicy, cfg: GraderConfig,
+                 deadline: float) -> tuple[bool, str | None]:
+        """Whether ``answer`` equals one of ``refs``, and a flag when that could not be decided in budget.
+
+        With process isolation only what exact arithmetic decides at once runs in the caller's thread;
+        a comparison that needs sympy or sample points runs in a worker, killed at the deadline."""
+        def compare() -> tuple[bool, str | None]:
+            isolate = cfg.isolation == "process" and os.name == "posix"
+            try:
+                return any(answers_equal(answer, r, policy, deadline, light=isolate) for r in refs), None
+            except AnswerTimeout:
+                return False, "answer_budget_exceeded"
+            except NeedsIsolation:
+                res = self.pool.answer(answer, refs, policy.percent, policy.decimal_rounding, cfg, deadline)
+                if res.get("status") != "ok":
+                    return False, _ANSWER_FLAG.get(str(res.get("status")), "grader_error")
+                return bool(res.get("equal")), None
+
+        return _memoized(self._answers, (answer, tuple(refs), policy), cfg, compare)
+
+    def _math_verify_outcome(self, text: str, refs: list[str], cfg: GraderConfig,
+                             deadline: float) -> tuple[bool, str | None]:
+        """The outcome by Math-Verify (``answer_backend="math-verify"``) and a flag when it could not say."""
+        def compare() -> tuple[bool, str | None]:
+            if cfg.isolation == "process" and os.name == "posix":
+                res = self.pool.math_verify(text, refs, cfg, deadline)
+            else:
+                res = run_math_verify(text, refs)
+            if res.get("status") != "ok":
+                return False, _MV_FLAG.get(str(res.get("status")), "grader_error")
+            return bool(res.get("equal")), None
+
+        return _memoized(self._math_verify, (text, tuple(refs)), cfg, compare)
+
+    def _outcome_term(self, text: str, ex: ExtractedAnswer | None, refs: list[str], policy: AnswerPolicy,
+                      cfg: GraderConfig, deadline: float, flags: list[str]) -> tuple[bool | None, float]:
+        """The outcome and its term; a flag in ``flags`` when it could not be decided."""
+        if not refs:
+            flags.append("no_reference")
+            return None, 0.0
+        if cfg.answer_backend == "math-verify":
+            outcome, flag = self._math_verify_outcome(text, refs, cfg, deadline)
+            if flag:
+                flags.append(flag)
+            return outcome, (cfg.correct_reward if outcome else
+                             cfg.incorrect_reward if ex is not None else cfg.no_answer_reward)
+        if ex is None:
+            return False, cfg.no_answer_reward
+        outcome, flag = self._outcome(ex.text, refs, policy, cfg, deadline)
+        if flag:
+            flags.append(flag)
+        return outcome, cfg.correct_reward if outcome else cfg.incorrect_reward
+
+    # -- grading -------------------------------------------------------------------------------------
+
+    def grade(self, solution: Any, reference: Any = None, problem: Any = "", config: GraderConfig | None = None,
+              **overrides: Any) -> GradeResult:
+        """Grade one solution (see the module-level ``grade``)."""
+        t0 = time.perf_counter()
+        cfg = _apply_overrides(config, overrides) if overrides else (config or default_config())
+        deadline = work_deadline(cfg)
+        policy = AnswerPolicy(percent=cfg.percent, decimal_rounding=cfg.decimal_rounding, last_number=cfg.last_number)
+        flags: list[str] = []
+        outcome: bool | None = None
+        outcome_term = 0.0
+        ex = None
+        refs: list[str] = []
+        try:
+            try:
+                text = _strip_special_tail(_as_text(solution))
+                prob = _prompt_problem(problem)[: cfg.max_problem_chars]
+                refs = _references(reference)
+            except BadInput as exc:
+                flags.append("bad_input")
+                log.debug("faithsieve.grader: bad input: %s", exc)
+                return _outcome_only(cfg, flags, t0, refs)
+            ex = extract_answer(text, policy)
+            outcome, outcome_term = self._outcome_term(text, ex, refs, policy, cfg, deadline, flags)
+            if ex is None:
+                flags.append("no_answer")
+            if {"answer_budget_exceeded", "worker_crashed", "worker_unavailable", "grader_error"} & set(flags):
+                return _outcome_only(cfg, flags, t0, refs, outcome, outcome_term, ex)
+            proc = self._process_term(text, prob, cfg, deadline, flags)
+            return _with_process(proc, cfg, flags, t0, refs, outcome, outcome_term, ex)
+        except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 (isolation boundary: never crash the trainer)
+            log.debug("faithsieve.grader: grader_error: %s: %s", type(exc).__name__, exc)
+            flags.append("grader_error")
+            if outcome is None and refs:
+                outcome, outcome_term = False, (cfg.incorrect_reward if ex is not None else cfg.no_answer_reward)
+            return _outcome_only(cfg, flags, t0, refs, outcome, outcome_term, ex)
+
+    def _process_term(self, text: str, prob: str, cfg: GraderConfig, deadline: float,
+                      flags: list[str]) -> dict[str, Any] | None:
+        """The step check's summary, or None (and a flag) when it is not run."""
+        if not cfg.process:
+            flags.append("process_disabled")
+        elif not text.strip():
+            flags.append("empty")
+        elif len(text) > cfg.max_chars:
+            flags.append("too_long")
+        else:
+            return self._process(prob, text, cfg, deadline)
+        return None
+
+    def grade_many(self, items: Sequence[tuple[Any, Any, Any]], config: GraderConfig | None = None) -> list[GradeResult]:
+        """Grade ``(solution, reference, problem)`` triples, in order; spread over the worker pool
+        when ``workers > 1``."""
+        cfg = config or default_config()
+        if len(items) <= 1 or cfg.workers <= 1 or cfg.isolation != "process" or not cfg.process:
+            return [self.grade(s, r, p, cfg) for s, r, p in items]
+        ex = self.pool.executor(cfg.workers)
+        return list(ex.map(lambda it: self.grade(it[0], it[1], it[2], cfg), items))
+
+
+def _memoized(cache: _LRU, key: Any, cfg: GraderConfig,
+              compute: Callable[[], tuple[bool, str | None]]) -> tuple[bool, str | None]:
+    """``compute()`` through ``cache``; only decided results (no flag) are kept."""
+    if cfg.cache_size:
+        hit = cache.get(key)
+        if hit is not None:
+            return bool(hit), None
+    equal, flag = compute()
+    if flag is None and cfg.cache_size:
+        cache.put(key, equal, cfg.cache_size)
+    return equal, flag
+
+
+# ---------------------------------------------------------------------------
+# The process's default grader
+# ---------------------------------------------------------------------------
+
+_DEFAULT_LOCK = threading.Lock()
+_default: list[Grader] = []
+"""The default grader once created (a one-element holder: the grader is the owned object)."""
+
+
+def default_grader() -> Grader:
+    """The grader ``grade``, ``grade_many`` and the framework adapters use, created on first use."""
+    if _default:
+        return _default[0]
+    with _DEFAULT_LOCK:
+        if not _default:
+            _default.append(Grader())
+        return _default[0]
+
+
+def replace_default_grader(grader: Grader | None = None) -> Grader:
+    """Close the default grader and put ``grader`` (a fresh one when None) in its place; returns it."""
+    new = grader or Grader()
+    with _DEFAULT_LOCK:
+        old = _default[0] if _default else None
+        _default[:] = [new]
+    if old is not None and old is not new:
+        old.close()
+    return new
+
+
+def _close_default() -> None:
+    if _default:
+        _default[0].close()
+
+
+atexit.register(_close_default)
+
+
+def grade(solution: Any, reference: Any = None, problem: Any = "", config: GraderConfig | None = None,
+          **overrides: Any) -> GradeResult:
+    """Grade one solution. ``reference``: the expected answer (a string such as ``"18"`` or
+    ``"\\frac{1}{2}"``, a full solution ending in ``#### 18`` or ``\\boxed{...}``, a number, or a
+    list of acceptable answers); None grades the process only. ``problem``: the problem text (its
+    numbers are facts for the checker); a chat prompt's last user message is used. Keyword
+    ``overrides`` replace ``GraderConfig`` fields for this call (an invalid value raises
+    ``ValueError``; nothing in the inputs ever does: unreadable input is flagged ``bad_input``,
+    an internal failure ``grader_error``, and the reward is then the outcome term alone)."""
+    return default_grader().grade(solution, reference, problem, config, **overrides)
+
+
 def grade_many(items: Sequence[tuple[Any, Any, Any]], config: GraderConfig | None = None) -> list[GradeResult]:
     """Grade ``(solution, reference, problem)`` triples, in order; spread over the worker pool
     when ``workers > 1``."""
-    cfg = config or default_config()
-    if len(items) <= 1 or cfg.workers <= 1 or cfg.isolation != "process" or not cfg.process:
-        return [grade(s, r, p, cfg) for s, r, p in items]
-    ex = executor(cfg.workers)
-    return list(ex.map(lambda it: grade(it[0], it[1], it[2], cfg), items))
+    return default_grader().grade_many(items, config)
+
+
+def warmup(config: GraderConfig | None = None) -> bool:
+    """Start the default grader's worker pool now and wait for every worker. True when all are up."""
+    return default_grader().warmup(config)
+
+
+def shutdown() -> None:
+    """Stop the default grader's worker processes (they also exit on their own when this process ends)."""
+    if _default:
+        _default[0].pool.close()

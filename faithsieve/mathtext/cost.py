@@ -1,7 +1,19 @@
-"""The evaluator's cost model: what a numeric evaluation may cost, checked before it runs.
+"""The cost model: what working on a formula may cost, checked before the work runs.
 
-Two guards, both deterministic (the same input always gets the same answer, whatever the
-machine's speed):
+One model serves every caller, each with its own limits (a ``CostProfile``): the checkers
+(``CHECKERS``), the service's lanes (``SERVICE``) and the RL grader (``GRADER``). Its parts, all
+deterministic (the same input always gets the same answer, whatever the machine's speed):
+
+* **Size.** ``within`` is the one node guard: trees of at most ``max_nodes`` nodes in all, counted
+  iteratively and stopping past the limit (the parser bounds nesting depth as it reads).
+* **Magnitudes, exactly.** ``probe`` (below) bounds every value before exact or 50-digit work.
+* **Magnitudes, in doubles.** ``approx`` evaluates in complex doubles, refusing any value or
+  intermediate past ``10^max_magnitude_digits`` and any tree past ``float_nodes`` nodes: the
+  grader's guard before ``sympy.N`` and its comparison at sample points.
+* **Lanes.** ``text_cost`` estimates, from a proof's text alone, whether checking it may use the
+  whole budget (the service puts such proofs in its heavy lane).
+
+The exact guards:
 
 * **Magnitudes.** ``probe`` walks the variable-free parts of a formula bottom-up and evaluates
   them with mpmath at a small fixed precision. Before it applies a function it checks the size
@@ -21,18 +33,30 @@ inside it stop with ``EvaluationLimit`` once ``time.monotonic()`` passes the dea
 
 from __future__ import annotations
 
+import cmath
 import contextvars
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import mpmath
 
-from faithsieve.core.errors import EvaluationLimit, NotRational
-from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var
+from faithsieve.core.errors import EvaluationLimit, FaithSieveError, NotRational
+from faithsieve.mathtext.ast import (
+    BinOp,
+    Call,
+    Const,
+    Expr,
+    Neg,
+    Num,
+    Pow,
+    Var,
+    nodes_within,
+)
 
 
 @dataclass(frozen=True)
@@ -56,6 +80,57 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
+
+_COSTLY_FUNCTIONS = frozenset({"exp", "sin", "cos", "tan", "ln", "log", "binom"})
+
+
+@dataclass(frozen=True)
+class CostProfile:
+    """What one caller lets the work on a formula cost."""
+
+    name: str
+    limits: Limits = DEFAULT_LIMITS
+    """Exact evaluation and the magnitude probe."""
+    max_nodes: int = 400
+    """The node guard (``within``): larger trees get no symbolic work."""
+    float_nodes: int = 200
+    """Nodes one double-precision evaluation (``approx``) may visit."""
+    max_magnitude_digits: int = 200
+    """``approx`` refuses a value or intermediate past ``10^max_magnitude_digits``."""
+    costly_functions: frozenset[str] = _COSTLY_FUNCTIONS
+    """Functions whose checking the cost model must bound (the lane estimate: one makes a proof heavy)."""
+    max_light_exponent: int = 99
+    """Lane estimate: a literal integer exponent past this makes a formula heavy."""
+    max_light_power: int = 9
+    """Lane estimate: an exponent past this on a base that is not a plain number (a root, an absolute
+    value, a sum, a variable) makes a formula heavy (its expansion is costly)."""
+    max_operator_run: int = 15
+    """Lane estimate: a run of more operator characters than this makes a proof heavy."""
+    inline_work: frozenset[str] = frozenset({"exact"})
+    """The work a caller that can isolate (the grader's answer comparison) runs in its own thread:
+    exact arithmetic on parsed values; ``numeric`` (50-digit), ``symbolic`` (sympy) and ``samples``
+    (evaluation at sample points) go where they can be killed."""
+
+    @property
+    def max_magnitude(self) -> float:
+        return float(f"1e{self.max_magnitude_digits}")
+
+
+CHECKERS = CostProfile("checkers")
+"""The decision procedures (``evaluate``, ``to_sympy``, the symbolic checkers' size guard)."""
+GRADER = CostProfile("grader", limits=Limits(max_bits=2048, max_exponent=2048, max_factorial=300, max_binom_n=10_000),
+                     max_nodes=80)
+"""The RL grader's answers: short, so tighter limits; at most 80 nodes go to sympy."""
+SERVICE = CostProfile("service", limits=Limits(max_bits=1024, max_factorial=99, max_binom_n=1000, max_steps=5000),
+                      max_nodes=400)
+"""The service's lane estimate: a proof past these limits runs in the heavy lane."""
+PROFILES = {p.name: p for p in (CHECKERS, GRADER, SERVICE)}
+
+
+def within(exprs: Iterable[Expr], profile: CostProfile | int) -> bool:
+    """The node guard: the trees in ``exprs`` have at most ``profile.max_nodes`` (or the given number)
+    nodes in all (counting stops past it)."""
+    return nodes_within(exprs, profile if isinstance(profile, int) else profile.max_nodes)
 
 _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("faithsieve_eval_deadline", default=None)
 _CLOCK_EVERY = 1024
@@ -142,6 +217,7 @@ def _int_arg(v: Any, what: str) -> int:
     return int(_CTX.re(v))
 
 
+
 def _value(e: Expr, lim: Limits, meter: Meter) -> Any:
     """The value of ``e`` at probe precision, or None when it has free variables."""
     meter.charge()
@@ -155,35 +231,43 @@ def _value(e: Expr, lim: Limits, meter: Meter) -> Any:
         a = _value(e.operand, lim, meter)
         return None if a is None else -a
     if isinstance(e, BinOp):
-        a, b = _value(e.left, lim, meter), _value(e.right, lim, meter)
-        if a is None or b is None:
-            return None
-        if e.op == "+":
-            return _bounded(a + b, lim, meter)
-        if e.op == "-":
-            return _bounded(a - b, lim, meter)
-        if e.op == "*":
-            return _bounded(a * b, lim, meter)
-        if b == 0:
-            raise NotRational("division by zero")
-        if e.op == "mod":
-            if _CTX.im(a) != 0 or _CTX.im(b) != 0:
-                raise NotRational("mod of complex numbers")
-            return _bounded(_CTX.fmod(_CTX.re(a), _CTX.re(b)), lim, meter)
-        return _bounded(a / b, lim, meter)
+        return _binop_value(e, lim, meter)
     if isinstance(e, Pow):
-        base, exp = _value(e.base, lim, meter), _value(e.exponent, lim, meter)
-        if base is None or exp is None:
-            return None
-        if base == 0:
-            return _CTX.mpf(0)
-        size = abs(exp) * max(abs(_log2_abs(base)), 1.0)
-        if size > lim.max_bits:
-            raise EvaluationLimit("power too large")
-        return _bounded(_CTX.power(base, exp), lim, meter)
+        return _pow_value(e, lim, meter)
     if isinstance(e, Call):
         return _call(e, lim, meter)
     raise NotRational("unsupported node")
+
+
+def _binop_value(e: BinOp, lim: Limits, meter: Meter) -> Any:
+    a, b = _value(e.left, lim, meter), _value(e.right, lim, meter)
+    if a is None or b is None:
+        return None
+    if e.op == "+":
+        return _bounded(a + b, lim, meter)
+    if e.op == "-":
+        return _bounded(a - b, lim, meter)
+    if e.op == "*":
+        return _bounded(a * b, lim, meter)
+    if b == 0:
+        raise NotRational("division by zero")
+    if e.op == "mod":
+        if _CTX.im(a) != 0 or _CTX.im(b) != 0:
+            raise NotRational("mod of complex numbers")
+        return _bounded(_CTX.fmod(_CTX.re(a), _CTX.re(b)), lim, meter)
+    return _bounded(a / b, lim, meter)
+
+
+def _pow_value(e: Pow, lim: Limits, meter: Meter) -> Any:
+    base, exp = _value(e.base, lim, meter), _value(e.exponent, lim, meter)
+    if base is None or exp is None:
+        return None
+    if base == 0:
+        return _CTX.mpf(0)
+    size = abs(exp) * max(abs(_log2_abs(base)), 1.0)
+    if size > lim.max_bits:
+        raise EvaluationLimit("power too large")
+    return _bounded(_CTX.power(base, exp), lim, meter)
 
 
 def _call(e: Call, lim: Limits, meter: Meter) -> Any:
@@ -192,49 +276,322 @@ def _call(e: Call, lim: Limits, meter: Meter) -> Any:
         return None
     if not args:
         return None
-    x = args[0]
-    fn = e.fn
-    if fn == "exp":
-        if abs(x) > lim.max_bits * _LN2:
-            raise EvaluationLimit("exponential of a too large argument")
-        return _bounded(_CTX.exp(x), lim, meter)
-    if fn in ("sin", "cos", "tan"):
-        # argument reduction needs as many extra bits as the argument has: bounded by max_bits
-        if x != 0:
-            meter.charge_bits(max(0, int(_log2_abs(x))))
-        return _bounded({"sin": _CTX.sin, "cos": _CTX.cos, "tan": _CTX.tan}[fn](x), lim, meter)
-    if fn in ("ln", "log"):
-        if x == 0:
-            raise NotRational("logarithm of zero")
-        return _bounded(_CTX.log(x), lim, meter)
-    if fn == "sqrt":
-        return _bounded(_CTX.sqrt(x), lim, meter)
-    if fn == "root" and len(args) == 2:
-        n = _int_arg(args[1], "root index")
-        if not 0 < n <= 64:
-            raise EvaluationLimit("root index too large")
-        return _bounded(_CTX.root(x, n), lim, meter)
-    if fn == "factorial":
-        n = _int_arg(x, "factorial argument")
-        if n < 0:
-            raise NotRational("factorial of a negative number")
-        if n > lim.max_factorial:
-            raise EvaluationLimit("factorial argument too large")
-        return _bounded(_CTX.factorial(n), lim, meter)
-    if fn == "binom" and len(args) == 2:
-        n, k = _int_arg(x, "binomial n"), _int_arg(args[1], "binomial k")
-        if n < 0 or n > lim.max_binom_n:
-            raise EvaluationLimit("binomial n out of range")
-        return _bounded(_CTX.binomial(n, k), lim, meter)
-    if fn == "abs":
-        return abs(x)
-    if fn in ("floor", "ceil"):
-        if _CTX.im(x) != 0:
-            raise NotRational(f"{fn} of a complex number")
-        return (_CTX.floor if fn == "floor" else _CTX.ceil)(x)
-    if fn == "percent":
-        return x / 100
-    if fn == "deg":
-        return x
-    return None  # a function the evaluator does not know: to_sympy refuses it
+    handler = _PROBE_FUNCS.get(e.fn)
+    if handler is None:
+        return None  # a function the evaluator does not know: to_sympy refuses it
+    return handler(e.fn, args, lim, meter)
 
+
+_ProbeFn = Callable[[str, list[Any], Limits, Meter], Any]
+
+
+def _p_exp(fn: str, args: list[Any], lim: Limits, meter: Meter) -> Any:
+    if abs(args[0]) > lim.max_bits * _LN2:
+        raise EvaluationLimit("exponential of a too large argument")
+    return _bounded(_CTX.exp(args[0]), lim, meter)
+
+
+def _p_trig(fn: str, args: list[Any], lim: Limits, meter: Meter) -> Any:
+    x = args[0]
+    # argument reduction needs as many extra bits as the argument has: bounded by max_bits
+    if x != 0:
+        meter.charge_bits(max(0, int(_log2_abs(x))))
+    return _bounded({"sin": _CTX.sin, "cos": _CTX.cos, "tan": _CTX.tan}[fn](x), lim, meter)
+
+
+def _p_log(fn: str, args: list[Any], lim: Limits, meter: Meter) -> Any:
+    if args[0] == 0:
+        raise NotRational("logarithm of zero")
+    return _bounded(_CTX.log(args[0]), lim, meter)
+
+
+def _p_sqrt(fn: str, args: list[Any], lim: Limits, meter: Meter) -> Any:
+    return _bounded(_CTX.sqrt(args[0]), lim, meter)
+
+
+def _p_root(fn: str, args: list[Any], lim: Limits, meter: Meter) -> Any:
+    if len(args) != 2:
+        return None
+    n = _int_arg(args[1], "root index")
+    if not 0 < n <= 64:
+        raise EvaluationLimit("root index too large")
+    return _bounded(_CTX.root(args[0], n), lim, meter)
+
+
+def _p_factorial(fn: str, args: list[Any], lim: Limits, meter: Meter) -> Any:
+    n = _int_arg(args[0], "factorial argument")
+    if n < 0:
+        raise NotRational("factorial of a negative number")
+    if n > lim.max_factorial:
+        raise EvaluationLimit("factorial argument too large")
+    return _bounded(_CTX.factorial(n), lim, meter)
+
+
+def _p_binom(fn: str, args: list[Any], lim: Limits, meter: Meter) -> Any:
+    if len(args) != 2:
+        return None
+    n, k = _int_arg(args[0], "binomial n"), _int_arg(args[1], "binomial k")
+    if n < 0 or n > lim.max_binom_n:
+        raise EvaluationLimit("binomial n out of range")
+    return _bounded(_CTX.binomial(n, k), lim, meter)
+
+
+def _p_rounding(fn: str, args: list[Any], lim: Limits, meter: Meter) -> Any:
+    x = args[0]
+    if _CTX.im(x) != 0:
+        raise NotRational(f"{fn} of a complex number")
+    return (_CTX.floor if fn == "floor" else _CTX.ceil)(x)
+
+
+_PROBE_FUNCS: dict[str, _ProbeFn] = {
+    "exp": _p_exp, "sin": _p_trig, "cos": _p_trig, "tan": _p_trig, "ln": _p_log, "log": _p_log,
+    "sqrt": _p_sqrt, "root": _p_root, "factorial": _p_factorial, "binom": _p_binom,
+    "abs": lambda fn, args, lim, meter: abs(args[0]),
+    "floor": _p_rounding, "ceil": _p_rounding,
+    "percent": lambda fn, args, lim, meter: args[0] / 100,
+    "deg": lambda fn, args, lim, meter: args[0],
+}
+
+
+# ---------------------------------------------------------------------------
+# The double-precision probe
+# ---------------------------------------------------------------------------
+
+_DOUBLE_FUNCS: dict[str, Callable[[complex], complex]] = {
+    "sin": cmath.sin, "cos": cmath.cos, "tan": cmath.tan, "exp": cmath.exp, "ln": cmath.log, "log": cmath.log,
+    "sqrt": cmath.sqrt, "sec": lambda z: 1 / cmath.cos(z), "csc": lambda z: 1 / cmath.sin(z),
+    "cot": lambda z: 1 / cmath.tan(z), "arcsin": cmath.asin, "arccos": cmath.acos, "arctan": cmath.atan,
+    "sinh": cmath.sinh, "cosh": cmath.cosh, "tanh": cmath.tanh,
+}
+
+
+class _TooBig(FaithSieveError):
+    """A value past the profile's magnitude, or a node the double evaluator does not know."""
+
+    def __init__(self) -> None:
+        super().__init__("too large to evaluate in doubles")
+
+
+def approx(e: Expr, env: Mapping[str, complex] | None = None, profile: CostProfile = GRADER) -> complex | None:
+    """The value of ``e`` as a complex double (variables from ``env``), or None when it is too large
+    (past ``10^profile.max_magnitude_digits``, or more than ``profile.float_nodes`` nodes visited),
+    undefined, or uses a node this evaluator does not know. Every operation is a constant-time double
+    (or complex) operation."""
+    try:
+        return _Doubles(env or {}, profile).ev(e)
+    except (_TooBig, EvaluationLimit, ArithmeticError, ValueError, TypeError, RecursionError):
+        return None
+
+
+def close(a: complex, b: complex, rel: float = 1e-9) -> bool:
+    """Equal to a relative tolerance (absolute near zero)."""
+    return abs(a - b) <= rel * max(1.0, abs(a), abs(b))
+
+
+def _odd_root(x: float) -> bool:
+    if x == 0:
+        return False
+    inv = 1 / x
+    return abs(inv - round(inv)) < 1e-12 and int(round(inv)) % 2 == 1
+
+
+class _Doubles:
+    """One double-precision evaluation: the environment, the magnitude bound and the node meter."""
+
+    __slots__ = ("big", "big_int", "env", "log_big", "meter")
+
+    def __init__(self, env: Mapping[str, complex], profile: CostProfile) -> None:
+        self.env = env
+        self.big = profile.max_magnitude
+        self.big_int = 10**profile.max_magnitude_digits
+        self.log_big = math.log(self.big)
+        self.meter = Meter(profile.float_nodes, deadline=None)
+
+    def chk(self, z: complex) -> complex:
+        if not (abs(z.real) <= self.big and abs(z.imag) <= self.big):  # also catches nan
+            raise _TooBig
+        return z
+
+    def ev(self, e: Expr) -> complex:
+        self.meter.charge()
+        if isinstance(e, Num):
+            v = e.value
+            if abs(v.numerator) > self.big_int * v.denominator:
+                raise _TooBig
+            return complex(float(v))
+        if isinstance(e, Var):
+            if e.name in self.env:
+                return self.env[e.name]
+            if e.name == "e":
+                return complex(math.e)
+            raise _TooBig
+        if isinstance(e, Const):
+            return {"pi": complex(math.pi), "i": 1j}.get(e.name, complex(math.e))
+        if isinstance(e, Neg):
+            return -self.ev(e.operand)
+        if isinstance(e, BinOp):
+            return self.binop(e)
+        if isinstance(e, Pow):
+            return self.power(self.ev(e.base), self.ev(e.exponent))
+        if isinstance(e, Call):
+            return self.call(e)
+        raise _TooBig
+
+    def binop(self, e: BinOp) -> complex:
+        a, b = self.ev(e.left), self.ev(e.right)
+        if e.op == "+":
+            return self.chk(a + b)
+        if e.op == "-":
+            return self.chk(a - b)
+        if e.op == "*":
+            return self.chk(a * b)
+        if e.op == "/":
+            return self.chk(a / b)
+        raise _TooBig
+
+    def power(self, base: complex, ex: complex) -> complex:
+        if base == 0:
+            return 0j if ex.real > 0 else self.chk(complex(math.inf))
+        # |base^ex| = exp(Re(ex·log base)): refuse before computing a huge power
+        if (ex * cmath.log(base)).real > self.log_big:
+            raise _TooBig
+        if ex.imag == 0 and base.imag == 0 and float(ex.real).is_integer():
+            return self.chk(complex(base.real ** int(ex.real)))
+        if ex.imag == 0 and base.imag == 0 and base.real < 0 and _odd_root(ex.real):
+            return self.chk(complex(-((-base.real) ** ex.real)))  # (-8)^{1/3} = -2, as written
+        return self.chk(base**ex)
+
+    def call(self, e: Call) -> complex:
+        args = [self.ev(a) for a in e.args]
+        fn = e.fn
+        if len(args) == 2 and fn == "root":
+            # root(a, n) is a^(1/n), evaluated (and counted) as that tree
+            return self.ev(Pow(e.args[0], BinOp("/", Num(Fraction(1), "1", 0), e.args[1])))
+        if len(args) != 1:
+            raise _TooBig
+        x = args[0]
+        if fn == "percent":
+            return x / 100
+        if fn == "abs":
+            return complex(abs(x))
+        if fn == "deg":
+            return x * math.pi / 180
+        if fn == "factorial" and x.imag == 0 and 0 <= x.real <= 170:
+            return complex(math.gamma(x.real + 1))
+        if fn.startswith("log_"):
+            return self.chk(cmath.log(x) / math.log(self.log_base(fn[4:])))
+        return self.function(fn, x)
+
+    def log_base(self, base: str) -> float:
+        b = float(base) if base.replace(".", "", 1).isdigit() else None
+        if b is None or b <= 0 or b == 1:
+            raise _TooBig
+        return b
+
+    def function(self, fn: str, x: complex) -> complex:
+        f = _DOUBLE_FUNCS.get(fn)
+        if f is None:
+            raise _TooBig
+        if fn == "exp" and x.real > self.log_big:
+            raise _TooBig
+        if fn in ("sinh", "cosh") and abs(x.real) > self.log_big:
+            raise _TooBig
+        return self.chk(f(x))
+
+
+# ---------------------------------------------------------------------------
+# The lane estimate: a proof's cost from its text alone
+# ---------------------------------------------------------------------------
+
+_OPERATOR_CHARS = frozenset("=<>+*/^-")
+_COST_HINTS = ("^", "!", "|", "√", "∛", "∜", "⁰", "¹", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸", "⁹",
+               "exp", "sin", "cos", "tan", "ln", "log", "binom", "sqrt", "root", "abs", "floor", "ceil")
+"""What a costly formula must contain (a power, a factorial, a function name) unless it is long."""
+
+
+def _quick_light(text: str, profile: CostProfile) -> bool:
+    """Certainly cheap without reading it: short enough that its formulas have at most
+    ``profile.max_nodes`` nodes (a character makes at most two) and their literals fit the bit limit
+    (a digit is under 4 bits), with no power, factorial or function name in it."""
+    return (2 * len(text) + 1 <= profile.max_nodes and 4 * len(text) <= profile.limits.max_bits
+            and not any(h in text for h in _COST_HINTS))
+
+
+def formula_cost(e: Expr, profile: CostProfile = SERVICE) -> str | None:
+    """Why checking ``e`` may use the whole budget under ``profile`` (``"size"``, ``"function"``,
+    ``"exponent"``, ``"power"``, ``"magnitude"``), or None when it is cheap."""
+    if not within((e,), profile):
+        return "size"
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Call):
+            if n.fn in profile.costly_functions or n.fn.startswith("log_"):
+                return "function"
+            stack.extend(n.args)
+        elif isinstance(n, Pow):
+            why = _power_cost(n, profile)
+            if why is not None:
+                return why
+            stack.extend((n.base, n.exponent))
+        elif isinstance(n, BinOp):
+            stack.extend((n.left, n.right))
+        elif isinstance(n, Neg):
+            stack.append(n.operand)
+    try:
+        probe(e, profile.limits)
+    except EvaluationLimit:
+        return "magnitude"
+    except NotRational:
+        pass  # undefined somewhere (a division by zero): the check says so at once
+    return None
+
+
+def _power_cost(n: Pow, profile: CostProfile) -> str | None:
+    exp = n.exponent.operand if isinstance(n.exponent, Neg) else n.exponent
+    if not (isinstance(exp, Num) and exp.value.denominator == 1):
+        return None
+    k = abs(exp.value.numerator)
+    if k > profile.max_light_exponent:
+        return "exponent"
+    if k > profile.max_light_power and not isinstance(n.base, Num):
+        return "power"
+    return None
+
+
+def _operator_run(text: str, longest: int) -> bool:
+    """More than ``longest`` operator characters in a row (the reader's own work on them)."""
+    run = 0
+    for ch in text:
+        if ch in _OPERATOR_CHARS:
+            run += 1
+            if run > longest:
+                return True
+        else:
+            run = 0
+    return False
+
+
+def text_cost(text: str, profile: CostProfile = SERVICE) -> str | None:
+    """Why checking a step written as ``text`` may use the whole budget (``"operators"``, a function
+    the reader names, or ``formula_cost``'s reason for one of its formulas), or None when it is cheap.
+    Reads the text the way the checkers do (``extract_formulas``); nothing is evaluated past the
+    profile's limits."""
+    from faithsieve.mathtext.extract import extract_formulas, find_segments
+    from faithsieve.mathtext.lexer import FUNC, tokenize_latex, tokenize_plain
+
+    if _operator_run(text, profile.max_operator_run):
+        return "operators"
+    if _quick_light(text, profile):
+        return None
+    for seg in find_segments(text):
+        tokenize = tokenize_latex if seg.latex else tokenize_plain
+        for tok in tokenize(text[seg.start:seg.end]):
+            if tok.kind == FUNC and (tok.value in profile.costly_functions or tok.value.startswith("log")):
+                return "function"
+    for f in extract_formulas(text):
+        for e in f.chain.exprs:
+            why = formula_cost(e, profile)
+            if why is not None:
+                return why
+    return None

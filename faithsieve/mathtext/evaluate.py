@@ -13,14 +13,26 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from faithsieve.core.errors import EvaluationLimit, NotRational
+from faithsieve.mathtext.ast import (
+    BinOp,
+    Call,
+    Const,
+    Expr,
+    Neg,
+    Num,
+    Pow,
+    Var,
+    literals,
+    variables,
+    walk,
+)
+from faithsieve.mathtext.cost import CHECKERS, DEFAULT_LIMITS, Limits, Meter, probe
 from faithsieve.runtime.lazy import lazy_module
-from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var, literals, variables, walk
-from faithsieve.mathtext.cost import DEFAULT_LIMITS, Limits, Meter, probe
 
-__all__ = ["DEFAULT_LIMITS", "Limits", "Meter", "evaluate", "to_sympy"]
+__all__ = ["CHECKERS", "DEFAULT_LIMITS", "Limits", "Meter", "evaluate", "to_sympy"]
 
 if TYPE_CHECKING:
     import sympy
@@ -102,9 +114,7 @@ def evaluate(e: Expr, env: dict[str, Fraction] | None = None, lim: Limits = DEFA
         if b == 0:
             raise NotRational("division by zero")
         if e.op == "mod":
-            if a.denominator != 1 or b.denominator != 1:
-                raise NotRational("mod of non-integers")
-            return Fraction(a.numerator % b.numerator)
+            return _mod(a, b)
         return _guard(a / b, lim, meter)
     if isinstance(e, Pow):
         base = evaluate(e.base, env, lim, meter)
@@ -113,6 +123,12 @@ def evaluate(e: Expr, env: dict[str, Fraction] | None = None, lim: Limits = DEFA
     if isinstance(e, Call):
         return _call(e, env, lim, meter)
     raise NotRational("unsupported node")
+
+
+def _mod(a: Fraction, b: Fraction) -> Fraction:
+    if a.denominator != 1 or b.denominator != 1:
+        raise NotRational("mod of non-integers")
+    return Fraction(a.numerator % b.numerator)
 
 
 def _pow(base: Fraction, exp: Fraction, lim: Limits, meter: Meter) -> Fraction:
@@ -145,25 +161,10 @@ def _call(e: Call, env: dict[str, Fraction] | None, lim: Limits, meter: Meter) -
     if fn == "deg":
         return evaluate(e.args[0], env, lim, meter)  # degrees are consistent units outside trigonometry
     if fn == "factorial":
-        n = _as_int(evaluate(e.args[0], env, lim, meter), "factorial argument")
-        if n < 0:
-            raise NotRational("factorial of a negative number")
-        if n > lim.max_factorial:
-            raise EvaluationLimit("factorial argument too large")
-        meter.charge_bits(int(n * math.log2(n + 1)))
-        return Fraction(math.factorial(n))
+        return _factorial(_as_int(evaluate(e.args[0], env, lim, meter), "factorial argument"), lim, meter)
     if fn == "binom":
         n = _as_int(evaluate(e.args[0], env, lim, meter), "binomial n")
-        k = _as_int(evaluate(e.args[1], env, lim, meter), "binomial k")
-        if n < 0 or n > lim.max_binom_n:
-            raise EvaluationLimit("binomial n out of range")
-        if k < 0 or k > n:
-            return Fraction(0)
-        k = min(k, n - k)
-        if k * max(1, n.bit_length()) > lim.max_bits:
-            raise EvaluationLimit("binomial too large")
-        meter.charge_bits(k * max(1, n.bit_length()))
-        return Fraction(math.comb(n, k))
+        return _binom(n, _as_int(evaluate(e.args[1], env, lim, meter), "binomial k"), lim, meter)
     if fn == "sqrt":
         return _exact_root(evaluate(e.args[0], env, lim, meter), 2)
     if fn == "root":
@@ -180,6 +181,27 @@ def _call(e: Call, env: dict[str, Fraction] | None, lim: Limits, meter: Meter) -
     raise NotRational(f"function {fn}")
 
 
+def _factorial(n: int, lim: Limits, meter: Meter) -> Fraction:
+    if n < 0:
+        raise NotRational("factorial of a negative number")
+    if n > lim.max_factorial:
+        raise EvaluationLimit("factorial argument too large")
+    meter.charge_bits(int(n * math.log2(n + 1)))
+    return Fraction(math.factorial(n))
+
+
+def _binom(n: int, k: int, lim: Limits, meter: Meter) -> Fraction:
+    if n < 0 or n > lim.max_binom_n:
+        raise EvaluationLimit("binomial n out of range")
+    if k < 0 or k > n:
+        return Fraction(0)
+    k = min(k, n - k)
+    if k * max(1, n.bit_length()) > lim.max_bits:
+        raise EvaluationLimit("binomial too large")
+    meter.charge_bits(k * max(1, n.bit_length()))
+    return Fraction(math.comb(n, k))
+
+
 # ---------------------------------------------------------------------------
 # Symbolic conversion (same guards, built node by node: never sympify text)
 # ---------------------------------------------------------------------------
@@ -187,7 +209,7 @@ def _call(e: Call, env: dict[str, Fraction] | None, lim: Limits, meter: Meter) -
 class _SympyFuncs(dict[str, str]):
     """Function name -> the sympy function, looked up when used (sympy is imported lazily)."""
 
-    def __getitem__(self, fn: str):  # type: ignore[override]
+    def __getitem__(self, fn: str) -> Any:
         return getattr(sympy, super().__getitem__(fn))
 
 
@@ -217,64 +239,83 @@ def _to_sympy(e: Expr, lim: Limits) -> sympy.Expr:
     if isinstance(e, Neg):
         return -_to_sympy(e.operand, lim)
     if isinstance(e, BinOp):
-        a, b = _to_sympy(e.left, lim), _to_sympy(e.right, lim)
-        if e.op == "+":
-            return a + b
-        if e.op == "-":
-            return a - b
-        if e.op == "*":
-            return a * b
-        if b == 0:
-            raise NotRational("division by zero")
-        if e.op == "mod":
-            return sympy.Mod(a, b)
-        return a / b
+        return _sympy_binop(e, lim)
     if isinstance(e, Pow):
-        exp = e.exponent
-        try:
-            ev = evaluate(exp, None, lim)
-            if abs(ev.numerator) > lim.max_exponent or ev.denominator > 64:
-                raise EvaluationLimit("exponent too large")
-            base_is_num = not _has_var(e.base)
-            if base_is_num and ev.denominator == 1:
-                # a numeric power: check the size first
-                try:
-                    evaluate(e, None, lim)
-                except NotRational:
-                    if abs(ev.numerator) > 64:
-                        raise EvaluationLimit("power of an irrational base too large") from None
-        except NotRational:
-            if not _is_small_symbolic(exp):
-                raise EvaluationLimit("symbolic exponent") from None
-        return sympy.Pow(_to_sympy(e.base, lim), _to_sympy(exp, lim))
+        _check_power(e, lim)
+        return sympy.Pow(_to_sympy(e.base, lim), _to_sympy(e.exponent, lim))
     if isinstance(e, Call):
-        if e.fn in ("factorial", "binom", "percent", "floor", "ceil"):
-            try:
-                v = evaluate(e, None, lim)
-                return sympy.Rational(v.numerator, v.denominator)
-            except NotRational:
-                pass
-            if e.fn == "percent":
-                return _to_sympy(e.args[0], lim) / 100
-            raise NotRational(f"symbolic {e.fn}")
-        if e.fn == "deg":
-            return _to_sympy(e.args[0], lim)  # degrees are plain numbers outside trigonometry
-        if e.fn == "sqrt":
-            return sympy.sqrt(_to_sympy(e.args[0], lim))
-        if e.fn == "root":
-            idx = evaluate(e.args[1], None, lim)
-            if idx.denominator != 1 or not 0 < idx.numerator <= 64:
-                raise NotRational("root index")
-            return sympy.root(_to_sympy(e.args[0], lim), idx.numerator)
-        if e.fn == "abs":
-            return sympy.Abs(_to_sympy(e.args[0], lim))
-        if e.fn in _SYM_FUNCS:
-            arg = e.args[0]
-            if e.fn in ("sin", "cos", "tan") and any(isinstance(n, Call) and n.fn == "deg" for n in walk(arg)):
-                return _SYM_FUNCS[e.fn](_to_sympy(arg, lim) * sympy.pi / 180)  # sin(45° + 105°)
-            return _SYM_FUNCS[e.fn](_to_sympy(arg, lim))
-        raise NotRational(f"function {e.fn}")
+        return _sympy_call(e, lim)
     raise NotRational("unsupported node")
+
+
+def _sympy_binop(e: BinOp, lim: Limits) -> sympy.Expr:
+    a, b = _to_sympy(e.left, lim), _to_sympy(e.right, lim)
+    if e.op == "+":
+        return a + b
+    if e.op == "-":
+        return a - b
+    if e.op == "*":
+        return a * b
+    if b == 0:
+        raise NotRational("division by zero")
+    if e.op == "mod":
+        return sympy.Mod(a, b)
+    return a / b
+
+
+def _check_power(e: Pow, lim: Limits) -> None:
+    """The exact guards of a power before sympy builds it: a bounded exponent, a numeric power's size,
+    a symbolic exponent only with small literals."""
+    exp = e.exponent
+    try:
+        ev = evaluate(exp, None, lim)
+        if abs(ev.numerator) > lim.max_exponent or ev.denominator > 64:
+            raise EvaluationLimit("exponent too large")
+        base_is_num = not _has_var(e.base)
+        if base_is_num and ev.denominator == 1:
+            # a numeric power: check the size first
+            try:
+                evaluate(e, None, lim)
+            except NotRational:
+                if abs(ev.numerator) > 64:
+                    raise EvaluationLimit("power of an irrational base too large") from None
+    except NotRational:
+        if not _is_small_symbolic(exp):
+            raise EvaluationLimit("symbolic exponent") from None
+
+
+def _sympy_call(e: Call, lim: Limits) -> sympy.Expr:
+    if e.fn in ("factorial", "binom", "percent", "floor", "ceil"):
+        return _sympy_exact_call(e, lim)
+    if e.fn == "deg":
+        return _to_sympy(e.args[0], lim)  # degrees are plain numbers outside trigonometry
+    if e.fn == "sqrt":
+        return sympy.sqrt(_to_sympy(e.args[0], lim))
+    if e.fn == "root":
+        idx = evaluate(e.args[1], None, lim)
+        if idx.denominator != 1 or not 0 < idx.numerator <= 64:
+            raise NotRational("root index")
+        return sympy.root(_to_sympy(e.args[0], lim), idx.numerator)
+    if e.fn == "abs":
+        return sympy.Abs(_to_sympy(e.args[0], lim))
+    if e.fn in _SYM_FUNCS:
+        arg = e.args[0]
+        if e.fn in ("sin", "cos", "tan") and any(isinstance(n, Call) and n.fn == "deg" for n in walk(arg)):
+            return _SYM_FUNCS[e.fn](_to_sympy(arg, lim) * sympy.pi / 180)  # sin(45° + 105°)
+        return _SYM_FUNCS[e.fn](_to_sympy(arg, lim))
+    raise NotRational(f"function {e.fn}")
+
+
+def _sympy_exact_call(e: Call, lim: Limits) -> sympy.Expr:
+    """factorial, binom, percent, floor, ceil: their exact value (a symbolic percent stays a quotient)."""
+    try:
+        v = evaluate(e, None, lim)
+        return sympy.Rational(v.numerator, v.denominator)
+    except NotRational:
+        pass
+    if e.fn == "percent":
+        return _to_sympy(e.args[0], lim) / 100
+    raise NotRational(f"symbolic {e.fn}")
 
 
 def _has_var(e: Expr) -> bool:

@@ -37,6 +37,29 @@ def test_cost_estimate(data: dict[str, Any], lane: str) -> None:
     assert lane_of(data, 4000) == lane
 
 
+@pytest.mark.parametrize("step", [
+    "sqrt((sqrt(2)+sqrt(3)+sqrt(5))^60) = 5",     # a power of a sum of roots: sympy's expansion is costly
+    "\\(\\sqrt{(\\sqrt{2}+\\sqrt{3})^{40}} = 7\\)",
+    "$|x-3|^{12} = 4$",                          # a two-digit power of an absolute value
+    "$(x + y + z)^{30} = 1$",                    # a two-digit power of a sum
+    "2^{2^{20}} = 4",                            # a tower the probe bounds (2^20 bits)
+    "\\(\\log_2 8 = 3\\)",
+])
+def test_costly_formulas_the_old_regex_missed_are_heavy(step: str) -> None:
+    """The lane is the cost model's (``faithsieve.mathtext.cost.text_cost``, profile ``SERVICE``): roots,
+    absolute values and two-digit exponents it bounds make a proof heavy; the old text regex missed them."""
+    from faithsieve.mathtext.cost import SERVICE, text_cost
+
+    assert text_cost(step, SERVICE) is not None
+    assert lane_of({"problem": "p", "steps": ["x = 1", step]}, 4000) == "heavy"
+    assert lane_of({"problem": "p", "proof": "We compute. " + step}, 4000) == "heavy"
+
+
+def test_cheap_powers_stay_light() -> None:
+    for step in ("$x^2 + 2x + 1 = (x+1)^2$", "2^{10} = 1024", "$\\sqrt{2}^{4} = 4$", "$(1/2)^{3} = 1/8$"):
+        assert lane_of({"problem": "p", "steps": [step]}, 4000) == "light", step
+
+
 def test_heavy_proofs_leave_a_worker_for_light_ones(make_client) -> None:
     with make_client(sleep_job, workers=2, max_pending=8, request_time_limit_s=10) as c:
         done: dict[str, float] = {}

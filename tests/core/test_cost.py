@@ -112,3 +112,22 @@ def test_evaluation_stops_at_the_budget_deadline() -> None:
 def test_logarithm_of_zero_is_not_a_value() -> None:
     with pytest.raises(NotRational):
         to_sympy(expr(r"\( \ln(0) = 5 \)"))
+
+
+def test_one_cost_model_with_a_profile_per_caller() -> None:
+    """The checkers, the grader and the service's lanes read one model with their own limits."""
+    from faithsieve.grading import approx as grading_approx
+    from faithsieve.grading.normalize import LIMITS
+    from faithsieve.mathtext import cost
+    from faithsieve.mathtext.evaluate import DEFAULT_LIMITS as EVAL_LIMITS
+
+    assert set(cost.PROFILES) == {"checkers", "grader", "service"}
+    assert cost.CHECKERS.limits is DEFAULT_LIMITS is EVAL_LIMITS
+    assert cost.GRADER.limits is LIMITS and cost.GRADER.max_nodes == 80
+    assert grading_approx.MAX_MAGNITUDE == 1e200 and grading_approx.MAX_NODES == cost.GRADER.float_nodes
+    e = expr(r"\( (2 + 3) \cdot 4 = 20 \)")
+    assert cost.within((e,), 5) and not cost.within((e,), 4)  # the one node guard: 5 nodes
+    assert cost.approx(e) == 20 and grading_approx.approx(e) == 20
+    tower = expr(r"\( 10^{10^{10}} = 5 \)")
+    assert cost.approx(tower) is None  # past 10^200: never evaluated
+    assert cost.formula_cost(tower) == "magnitude" and cost.formula_cost(e) is None

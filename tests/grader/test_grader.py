@@ -266,10 +266,9 @@ def test_hostile_through_every_entry_point() -> None:
 def test_budget_exceeded_is_outcome_only_and_the_pool_recovers() -> None:
     tight = GraderConfig(cache_size=0, time_budget_s=0.02)
     text = LONG_PROOF + "\nThe answer is 7."
-    from faithsieve.grading import pool as gp
-
-    assert gp._POOL is not None
-    before = set(gp._POOL.worker_pids)
+    pool = g.default_grader().pool.processes
+    assert pool is not None
+    before = set(pool.worker_pids)
     t = time.perf_counter()
     r = g.grade(text, "7", "", tight)
     elapsed = time.perf_counter() - t
@@ -277,10 +276,10 @@ def test_budget_exceeded_is_outcome_only_and_the_pool_recovers() -> None:
     assert r.score == 1.0 and r.first_error_step is None  # outcome only
     assert elapsed < 0.5
     replaced = time.monotonic() + 30
-    while len(set(gp._POOL.worker_pids) - before) != 1:  # the overrunning worker is replaced in the background
+    while len(set(pool.worker_pids) - before) != 1:  # the overrunning worker is replaced in the background
         assert time.monotonic() < replaced
         time.sleep(0.05)
-    assert len(before & set(gp._POOL.worker_pids)) == len(before) - 1  # the spare was kept
+    assert len(before & set(pool.worker_pids)) == len(before) - 1  # the spare was kept
     # the killed worker is replaced; the spare answers at once
     r2 = g.grade(BAD_STEP, "18", PROBLEM, NOCACHE)
     assert r2.process_checked and r2.first_error_step == 1
@@ -345,3 +344,19 @@ def test_shim_files_load_like_verl_and_openrlhf(tmp_path) -> None:  # type: igno
     assert mod.compute_score("d", GOOD, "18", None)["score"] == 1.0
     mod = _load_file(str(shim), "reward_func")  # OpenRLHF: --remote_rm_url file.py
     assert mod.reward_func([GOOD], [""], ["18"])["rewards"] == [1.0]
+
+
+def test_the_default_grader_is_an_owned_object_replaced_through_a_public_method() -> None:
+    """The pool and the caches belong to a ``Grader``; ``grade`` uses the default one, which a caller
+    replaces (closing the old one: its workers stop) without touching module state."""
+    old = g.default_grader()
+    assert g.default_grader() is old
+    assert old.grade(GOOD, "18", PROBLEM, NOCACHE).score == g.grade(GOOD, "18", PROBLEM, NOCACHE).score
+    mine = g.Grader()
+    assert g.replace_default_grader(mine) is mine and g.default_grader() is mine
+    assert old.pool.processes is None  # closed
+    r = g.grade(BAD_STEP, "18", PROBLEM, NOCACHE)
+    assert r.process_checked and r.first_error_step == 1 and mine.pool.processes is not None
+    fresh = g.replace_default_grader()
+    assert fresh is not mine and mine.pool.processes is None
+    assert g.warmup(NOCACHE)

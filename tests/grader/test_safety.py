@@ -14,7 +14,6 @@ import pytest
 
 from faithsieve import grader as g
 from faithsieve.grader import GraderConfig
-from faithsieve.grading import pool as gp
 from faithsieve.grading import reward
 from faithsieve.grading.equivalence import AnswerTimeout, answers_equal
 
@@ -36,7 +35,7 @@ def pool() -> Iterator[None]:
 def whole_pool() -> Iterator[None]:
     """Tests here kill workers; the next test starts with every worker up again."""
     yield
-    p = gp._POOL
+    p = g.default_grader().pool.processes
     deadline = time.monotonic() + 60
     while p is not None and p.ready and p.idle < p.workers and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -96,13 +95,14 @@ def test_work_stops_before_the_budget_ends(monkeypatch: pytest.MonkeyPatch) -> N
     """The worker is given up on min(0.1 s, 10% of the budget) before the budget ends: that margin is
     for returning on a busy machine (GIL waits, killing the worker)."""
     seen: list[float] = []
-    real = reward._check_in_worker
+    pool = g.default_grader().pool
+    real = pool.check
 
     def spy(problem, text, key, cfg, deadline):  # type: ignore[no-untyped-def]
         seen.append(deadline - t0)
         return real(problem, text, key, cfg, deadline)
 
-    monkeypatch.setattr(reward, "_check_in_worker", spy)
+    monkeypatch.setattr(pool, "check", spy)
     for budget, margin in ((1.0, 0.1), (0.3, 0.03), (5.0, 0.1)):
         t0 = time.monotonic()
         g.grade(GOOD + f"\n(margin {budget})", "18", PROBLEM, GraderConfig(cache_size=0, time_budget_s=budget))
@@ -209,7 +209,7 @@ def test_flag_process_error(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_flag_worker_unavailable() -> None:
     cfg = GraderConfig(cache_size=0, acquire_timeout_s=0.05)
-    p, _ = gp._pool(cfg)
+    p, _ = g.default_grader().pool.get(cfg)
     held = [p.submit(time.sleep, 1.5) for _ in range(p.workers)]  # every worker busy
     while p.idle:
         time.sleep(0.01)
@@ -224,7 +224,7 @@ def test_flag_worker_unavailable() -> None:
 
 def test_flag_worker_crashed() -> None:
     cfg = GraderConfig(cache_size=0, time_budget_s=30)
-    p, _ = gp._pool(cfg)
+    p, _ = g.default_grader().pool.get(cfg)
     # the long proof's check takes ~0.1-0.3 s, so a kill can land after it finished: a few tries, each
     # killing the workers as they are while the check runs (read then, not before the pool started)
     assert g.grade(GOOD, "18", PROBLEM, cfg).process_checked  # the pool is up: its idle count means something
@@ -286,21 +286,21 @@ def test_problem_is_cut_to_max_problem_chars(monkeypatch: pytest.MonkeyPatch) ->
 # the caches
 # ---------------------------------------------------------------------------
 
-def _count_calls(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
+def _count_calls(monkeypatch: pytest.MonkeyPatch, name: str, owner: object = reward) -> list[int]:
     calls = [0]
-    real = getattr(reward, name)
+    real = getattr(owner, name)
 
     def counted(*a, **k):  # type: ignore[no-untyped-def]
         calls[0] += 1
         return real(*a, **k)
 
-    monkeypatch.setattr(reward, name, counted)
+    monkeypatch.setattr(owner, name, counted)
     return calls
 
 
 @pytest.mark.parametrize(("size", "expected"), [(16, 1), (0, 3)])
 def test_process_cache_skips_the_repeated_check(monkeypatch: pytest.MonkeyPatch, size: int, expected: int) -> None:
-    calls = _count_calls(monkeypatch, "_check_in_worker")
+    calls = _count_calls(monkeypatch, "check", g.default_grader().pool)
     cfg = GraderConfig(cache_size=size)
     text = GOOD + f"\n(cache probe {size})"
     first = [g.grade(text, "18", PROBLEM, cfg) for _ in range(3)]
@@ -353,7 +353,7 @@ def test_math_verify_backend_in_a_worker() -> None:
 def test_costly_comparisons_run_in_a_worker(monkeypatch: pytest.MonkeyPatch) -> None:
     """With process isolation the caller's thread decides only what exact arithmetic decides at once;
     a comparison that needs sympy or sample points goes to a (killable) worker."""
-    calls = _count_calls(monkeypatch, "answer_in_worker")
+    calls = _count_calls(monkeypatch, "answer", g.default_grader().pool)
     cfg = GraderConfig(cache_size=0, process=False)
     assert g.grade("\\boxed{18}", "18.0", "", cfg).score == 1.0
     assert g.grade("\\boxed{(1, 2), (3, 4)}", "(3,4),(1,2)", "", cfg).score == 1.0
@@ -377,7 +377,8 @@ def test_every_worker_start_is_outside_the_budget() -> None:
     cfg = GraderConfig(cache_size=0, workers=3, time_budget_s=1.0)
     out = g.grade_many([(GOOD + f"\n(fresh {i})", "18", PROBLEM) for i in range(6)], cfg)
     assert [r.flags for r in out] == [()] * 6 and all(r.process_checked for r in out)
-    assert gp._POOL is not None and gp._POOL.idle == 3 and len(set(gp._POOL.worker_pids)) == 3
+    p = g.default_grader().pool.processes
+    assert p is not None and p.idle == 3 and len(set(p.worker_pids)) == 3
     g.shutdown()
     assert g.warmup(NOCACHE)
 
@@ -391,20 +392,19 @@ def test_a_forked_trainer_gets_its_own_workers(tmp_path) -> None:
     script = tmp_path / "train.py"
     script.write_text(f"""import os
 from faithsieve import grader as g
-from faithsieve.grading import pool as gp
 print("top-level", flush=True)
 GOOD, PROBLEM = {GOOD!r}, {PROBLEM!r}
 first = g.grade(GOOD, "18", PROBLEM, g.GraderConfig(cache_size=0))
-parent = set(gp._POOL.worker_pids)
+parent = set(g.default_grader().pool.processes.worker_pids)
 child = os.fork()
 if child == 0:
     r = g.grade(GOOD + " ", "18", PROBLEM, g.GraderConfig(cache_size=0))
-    ok = r.process_checked and r.flags == () and not (set(gp._POOL.worker_pids) & parent)
+    ok = r.process_checked and r.flags == () and not (set(g.default_grader().pool.processes.worker_pids) & parent)
     g.shutdown()
     os._exit(0 if ok else 1)
 _, status = os.waitpid(child, 0)
 again = g.grade(GOOD + "  ", "18", PROBLEM, g.GraderConfig(cache_size=0))
-print(first.process_checked, os.waitstatus_to_exitcode(status), again.process_checked and set(gp._POOL.worker_pids) == parent)
+print(first.process_checked, os.waitstatus_to_exitcode(status), again.process_checked and set(g.default_grader().pool.processes.worker_pids) == parent)
 """)
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
