@@ -28,7 +28,8 @@ from faithsieve.llm.types import LLMClient
 from faithsieve.mathtext.evaluate import Limits
 from faithsieve.core.proof import Proof
 from faithsieve.verdict import Audit, Timings, Verdict
-from faithsieve.obligations.checkers import CHECKERS, Checker
+from faithsieve.obligations.checkers import CHECKERS, Checker, new_memo
+from faithsieve.obligations.memo import OutcomeMemo
 from faithsieve.obligations.models import Evidence
 from faithsieve.stages.base import Decomposition, FusionResult, RunContext, ScanResult
 from faithsieve.stages.registry import LLMStages, stage
@@ -40,9 +41,11 @@ def limits_from(settings: Settings) -> Limits:
     return Limits(max_bits=settings.max_bits, max_exponent=settings.max_exponent, max_factorial=settings.max_factorial)
 
 
-def build_checkers(settings: Settings) -> list[Checker]:
+def build_checkers(settings: Settings, memo: OutcomeMemo | None = None) -> list[Checker]:
     """Instantiate the configured checkers, cheapest first (the Lean checker last, when a Lean
-    backend is configured and available)."""
+    backend is configured and available). They share one outcome memo: ``memo``, or a new one
+    (none when ``settings.procedures_off`` names ``memo``)."""
+    memo = new_memo(settings) if memo is None or "memo" in settings.procedures_off else memo
     backend, _ = lean_backend(settings)
     names = list(settings.checkers)
     if backend is not None and "lean" not in names:
@@ -57,7 +60,7 @@ def build_checkers(settings: Settings) -> list[Checker]:
         if name not in CHECKERS:
             raise KeyError(f"unknown checker {name!r}; known: {sorted(CHECKERS)}")
         out.append(CHECKERS[name](limits=limits_from(settings), timeout_ms=settings.obligation_time_limit_ms,
-                                  settings=settings, **extra))
+                                  settings=settings, memo=memo, **extra))
     return out
 
 
@@ -212,6 +215,13 @@ class Pipeline:
 
 
 @lru_cache(maxsize=4)
+def checkers_for(settings: Settings) -> list[Checker]:
+    """One set of checkers per settings in this process: their outcome memo and conversion cache serve
+    every proof the process checks offline (a scoring run, a grader's worker, the service's workers)."""
+    return build_checkers(settings)
+
+
+@lru_cache(maxsize=4)
 def pipeline_for(settings: Settings) -> Pipeline:
     """One pipeline per settings in this process (the LLM client and its cache are reused)."""
     return Pipeline.from_settings(settings)
@@ -221,7 +231,7 @@ def localize(proof: Proof, settings: Settings | None = None, checkers: list[Chec
     """Return the verdict for one proof under ``settings`` (offline unless ``settings.mode`` says otherwise)."""
     settings = settings or Settings()
     if settings.mode == "offline":
-        return Pipeline(settings, checkers=checkers).localize(proof)
+        return Pipeline(settings, checkers=checkers if checkers is not None else checkers_for(settings)).localize(proof)
     shared = pipeline_for(settings)
     if checkers is None:
         return shared.localize(proof)

@@ -13,12 +13,13 @@ from faithsieve.mathtext.ast import (
     BinOp, Call, Const, Expr, Neg, Num, Pow, Var, literals, nodes_within, substitute, variables, walk,
 )
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
-from faithsieve.obligations.conversions import CONVERSIONS
+from faithsieve.obligations.conversions import ConversionCache
 from faithsieve.obligations.exact import _shown_tolerance, fmt
 from faithsieve.obligations.fastpaths import (
     numerator_has_root, numerator_not_constant, polynomial_class,
 )
 from faithsieve.obligations.freevar import polynomial_variable
+from faithsieve.obligations.memo import OutcomeMemo
 from faithsieve.obligations.radicals import radical_equal
 from faithsieve.obligations.ratfunc import rational_identity
 from faithsieve.obligations.varying import varying_difference
@@ -155,10 +156,25 @@ class SympyChecker:
     """Symbolic checks: closed values with radicals/pi, polynomial identities, random exact points."""
 
     name = "sympy"
+    memo_kinds: tuple[type, ...] = (ArithmeticObligation, SubstitutionObligation, IdentityObligation)
+    """The obligations whose outcome is a function of the obligation and the settings alone."""
 
-    def __init__(self, limits: Limits = DEFAULT_LIMITS, seed: int = 0) -> None:
+    def __init__(self, limits: Limits = DEFAULT_LIMITS, seed: int = 0, off: frozenset[str] = frozenset(),
+                 memo: OutcomeMemo | None = None, conversions: ConversionCache | None = None) -> None:
         self.lim = limits
         self.seed = seed
+        self.radicals = "radicals" not in off
+        """Closed values with square roots and pi decided exactly (``radicals``)."""
+        self.ratfunc = "ratfunc" not in off
+        """Rational-function identities decided exactly (``ratfunc``)."""
+        self.freevar = "freevar" not in off
+        """"Not an identity" from a variable entering the difference polynomially (``freevar``)."""
+        self.varying = "varying" not in off
+        """"Not an identity" from a difference that takes two values (``varying``)."""
+        self.memo = memo
+        """The outcome memo this checker's outcomes are kept in (owned by whoever built the checkers)."""
+        self.conversions = conversions if conversions is not None else ConversionCache()
+        """This checker's cache of sympy conversions."""
 
     def check(self, ob: Obligation, deadline: float) -> Outcome | None:
         try:
@@ -182,9 +198,9 @@ class SympyChecker:
         vals = {Var(k): Num(v, str(v), 0) for k, v in env.items()}
         lhs = substitute(c.lhs, {k: n for k, n in ((v.name, n) for v, n in vals.items())})
         rhs = substitute(c.rhs, {k: n for k, n in ((v.name, n) for v, n in vals.items())})
-        if radical_equal(lhs, rhs, self.lim):  # equal in exact arithmetic with square roots and pi
+        if self.radicals and radical_equal(lhs, rhs, self.lim):  # equal in exact arithmetic with square roots and pi
             return Verified("radicals", "equal in exact arithmetic with square roots and pi")
-        a, b = CONVERSIONS.convert(lhs, self.lim), CONVERSIONS.convert(rhs, self.lim)
+        a, b = self.conversions.convert(lhs, self.lim), self.conversions.convert(rhs, self.lim)
         d = sympy.expand(a - b)
         if d == 0:
             return Verified("sympy")
@@ -219,18 +235,20 @@ class SympyChecker:
         # expand would (numerator zero, or not a number) without building sympy expressions
         cls = polynomial_class(c.lhs, c.rhs, self.lim)
         if cls == "zero":
-            return Verified("sympy-poly", "identity")
-        if cls == "nonconstant" or (cls is None and (numerator_has_root(c.lhs, c.rhs, self.lim)
-                                                     or numerator_not_constant(c.lhs, c.rhs, self.lim))):
-            return self._not_identity(ob)
-        if rational_identity(c.lhs, c.rhs, self.lim):  # rational functions, exactly: sympy's numerator is 0
-            return Verified("sympy-poly", "identity")
-        a, b = CONVERSIONS.convert(c.lhs, self.lim), CONVERSIONS.convert(c.rhs, self.lim)
-        if (polynomial_variable(c.lhs, c.rhs, self.lim) or varying_difference(c.lhs, c.rhs, self.lim)) \
-                and not _undefined(a, b):
-            # a variable free in the claim, or one outside every denominator whose change changes the
-            # difference: the numerator is not a number
-            return self._not_identity(ob)
+            return Verified("polynomial", "identity")
+        if cls == "nonconstant":
+            return self._not_identity(ob, "polynomial")
+        if cls is None and (numerator_has_root(c.lhs, c.rhs, self.lim) or numerator_not_constant(c.lhs, c.rhs, self.lim)):
+            return self._not_identity(ob, "polynomial")
+        if self.ratfunc and rational_identity(c.lhs, c.rhs, self.lim):
+            return Verified("ratfunc", "identity")  # rational functions, exactly: sympy's numerator is 0
+        a, b = self.conversions.convert(c.lhs, self.lim), self.conversions.convert(c.rhs, self.lim)
+        # a variable free in the claim, or one outside every denominator whose change changes the
+        # difference: the numerator is not a number
+        varies = ("freevar" if self.freevar and polynomial_variable(c.lhs, c.rhs, self.lim) else
+                  "varying" if self.varying and varying_difference(c.lhs, c.rhs, self.lim) else None)
+        if varies is not None and not _undefined(a, b):
+            return self._not_identity(ob, varies)
         num, _den = sympy.fraction(sympy.together(a - b))
         num = sympy.expand(num)
         if num == 0:
@@ -242,10 +260,11 @@ class SympyChecker:
             return Unknown(self.name, "constant difference of unknown sign")
         return self._not_identity(ob)
 
-    def _not_identity(self, ob: IdentityObligation) -> Outcome:
+    def _not_identity(self, ob: IdentityObligation, by: str = "sympy") -> Outcome:
+        """Not an identity (shown by the procedure ``by``): a claimed identity goes to random points."""
         if ob.asserted_identity:
             return self._random_points(ob.claim)
-        return Unknown(self.name, "not an identity; may be an equation in its unknowns")
+        return Unknown(by, "not an identity; may be an equation in its unknowns")
 
     def _holds_for_positive(self, c: Rel, names: list[str], rng: random.Random) -> bool:
         """No positive rational point separates the sides (8 tries)."""
@@ -270,12 +289,12 @@ class SympyChecker:
             if a != b:
                 if self._holds_for_positive(c, names, rng):
                     # letters often name lengths, counts or sizes: the domain is guessed ("sqrt(a^2) = a")
-                    return Unknown(self.name, "fails only where some letter is negative or zero: the letters "
+                    return Unknown("random-points", "fails only where some letter is negative or zero: the letters "
                                               "may denote positive quantities (the domain is guessed)")
                 cx = {n: fmt(v) for n, v in env.items()}
                 cx.update({"lhs": fmt(a), "rhs": fmt(b)})
                 return Refuted("random-points", cx, "claimed identity fails at an exact rational point")
-        return Unknown(self.name, "no exact point separated the sides")
+        return Unknown("random-points", "no exact point separated the sides")
 
 
 # ---------------------------------------------------------------------------
