@@ -24,7 +24,7 @@ from faithsieve.obligations.fastpaths import (
 from faithsieve.obligations.piecewise import contradicts as piecewise_contradicts
 from faithsieve.obligations.piecewise import follows as piecewise_follows
 from faithsieve.obligations.sections import univariate_decision
-from faithsieve.obligations.symbolic import _degree_ok
+from faithsieve.obligations.symbolic import degree_ok
 from faithsieve.obligations.witness import witness_points
 from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.models import CoverageObligation, DerivationObligation, Obligation, Outcome, Refuted, Unknown, Verified
@@ -110,7 +110,7 @@ def _holds(r: Rel, env: dict[str, Fraction]) -> bool | None:
 
 def _constant_gap(p: Rel, c: Rel) -> str | None:
     """For equations P: a = b and C: c = d, the nonzero constant (a - b) ∓ (c - d), if there is one."""
-    if p.op != "=" or c.op != "=" or not all(_degree_ok(e) for e in (p.lhs, p.rhs, c.lhs, c.rhs)):
+    if p.op != "=" or c.op != "=" or not all(degree_ok(e) for e in (p.lhs, p.rhs, c.lhs, c.rhs)):
         return None
     try:
         dp = to_sympy(p.lhs) - to_sympy(p.rhs)

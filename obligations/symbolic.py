@@ -14,7 +14,7 @@ from faithsieve.mathtext.ast import (
 )
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 from faithsieve.obligations.conversions import ConversionCache
-from faithsieve.obligations.exact import _shown_tolerance, fmt
+from faithsieve.obligations.exact import shown_tolerance, fmt
 from faithsieve.obligations.fastpaths import (
     numerator_has_root, numerator_not_constant, polynomial_class,
 )
@@ -47,7 +47,7 @@ MAX_DEGREE = 24
 
 def _too_large(c: Rel) -> bool:
     """``c`` has more than ``MAX_SYMPY_NODES`` nodes (counting stops past it), or an expansion
-    past ``MAX_TERMS`` terms or a variable power past ``MAX_DEGREE``: what ``_degree_ok`` of both
+    past ``MAX_TERMS`` terms or a variable power past ``MAX_DEGREE``: what ``degree_ok`` of both
     sides answers, read in one pass per side (``_shape``)."""
     if not nodes_within((c.lhs, c.rhs), MAX_SYMPY_NODES):
         return True
@@ -63,9 +63,9 @@ class _Refused(Exception):
 
 def _shape(e: Expr) -> tuple[int, bool]:
     """``(_term_bound(e), e has a variable)`` in one walk, raising ``_Refused`` where the walk of
-    ``_degree_ok`` meets a power it refuses: the same recursion as ``_term_bound`` (calls count as
+    ``degree_ok`` meets a power it refuses: the same recursion as ``_term_bound`` (calls count as
     one term), which also visits every node ``walk`` visits (call arguments, exponents), so both
-    guards of ``_degree_ok`` are decided by the same reads of the same exponents. Recursion depth is
+    guards of ``degree_ok`` are decided by the same reads of the same exponents. Recursion depth is
     the tree's depth, at most ``MAX_SYMPY_NODES`` (``_too_large`` counts the nodes first)."""
     t = type(e)
     if t is Var:
@@ -124,7 +124,7 @@ def _term_bound(e: Expr) -> int:
     return 1
 
 
-def _degree_ok(e: Expr) -> bool:
+def degree_ok(e: Expr) -> bool:
     """Reject expressions whose expansion would be large before asking sympy to expand."""
     return _term_bound(e) <= MAX_TERMS and _powers_ok(e)
 
@@ -210,7 +210,7 @@ class SympyChecker:
         av = a.evalf(30)
         if not (dv.is_real and av.is_real):
             return Unknown(self.name, "non-real value")
-        tol = max(_shown_tolerance(c.lhs), _shown_tolerance(c.rhs))
+        tol = max(shown_tolerance(c.lhs), shown_tolerance(c.rhs))
         mag = max(abs(av), 1)
         if abs(dv) < sympy.Float(10) ** -40 * mag:
             return Verified("sympy-numeric", "equal to 40 significant digits")
