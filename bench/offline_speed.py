@@ -59,8 +59,9 @@ def _pct(xs: list[float], q: float) -> float:
 
 
 def load_proofs(data: Path, limit: int | None):
-    from faithsieve.core.settings import Settings
     from faithsieve.datasets.adapters import load_dataset
+
+    from faithsieve.core.settings import Settings
     from faithsieve.split import proof_from_steps
 
     settings = Settings()
@@ -84,8 +85,9 @@ def _clear_memo(pipeline) -> None:
 
 
 def _reading(proof) -> None:
-    from faithsieve.mathtext.extract import extract_formulas
     from faithsieve.statetree.decompose import imaginary_unit
+
+    from faithsieve.mathtext.extract import extract_formulas
 
     texts = [proof.problem, *(s.text for s in proof.steps)]
     imaginary = imaginary_unit(texts)  # as the decomposer decides it, so the floor is its reading
@@ -132,8 +134,8 @@ def corpus(proofs, repeat: int) -> dict[str, float]:
 
 def growth(proofs, max_steps: int) -> dict[str, object]:
     """CPU time of one proof of n steps, n = 1, 2, 4, ... max_steps, and the exponent of each doubling."""
-    from faithsieve.core.settings import Settings
     from faithsieve.core.proof import Proof, Step
+    from faithsieve.core.settings import Settings
     from faithsieve.pipeline import Pipeline
 
     pool = [s.text for p in proofs for s in p.steps if s.text.strip()]
@@ -243,9 +245,10 @@ def phases(proofs) -> dict[str, object]:
     around its call, the checks per obligation kind and the method that decided it)."""
     from collections import Counter
 
+    import faithsieve.statetree.decompose as tree
+
     import faithsieve.pipeline as pipeline_mod
     import faithsieve.stages.rule as rule
-    import faithsieve.statetree.decompose as tree
     from faithsieve.core.settings import Settings
     from faithsieve.pipeline import Pipeline
 

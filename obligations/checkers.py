@@ -21,15 +21,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from faithsieve.core.settings import Settings
-from faithsieve.mathtext.cost import budget
-from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits
 from faithsieve.obligations.exact import Checker, ExactChecker, compare_values, fmt
 from faithsieve.obligations.memo import OutcomeMemo
 from faithsieve.obligations.models import Obligation, Outcome, Unknown
 from faithsieve.obligations.procedures import PROCEDURES, check_off
 from faithsieve.obligations.smt import MAX_GAP_CANDIDATES, Z3Checker
 from faithsieve.obligations.symbolic import MAX_SYMPY_NODES, SympyChecker
+
+from faithsieve.core.settings import Settings
+from faithsieve.mathtext.cost import budget
+from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits
 
 __all__ = [
     "CHECKERS", "ESCALATED_KINDS", "MAX_GAP_CANDIDATES", "MAX_SYMPY_NODES", "PROCEDURES", "Checker", "CheckerFactory",

@@ -22,10 +22,16 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
-from faithsieve.obligations.fastpaths import MAX_DEPTH, multiple_of, normal_form, smt_power, translates
+from faithsieve.obligations.fastpaths import (
+    MAX_DEPTH,
+    multiple_of,
+    normal_form,
+    smt_power,
+    translates,
+)
 from faithsieve.obligations.polynomials import Poly, pmul, psub
-from faithsieve.mathtext.ast import Rel
+
+from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Rel, Var
 
 MAX_SUBSTITUTED_DEGREE = 6
 """Highest power of the solved variable in the premise that the substitution expands."""

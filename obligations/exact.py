@@ -7,12 +7,6 @@ from collections.abc import Iterable
 from fractions import Fraction
 from typing import Protocol
 
-from faithsieve.core.errors import FaithSieveError, NotRational
-from faithsieve.mathtext.ast import (
-    BinOp, Call, Expr, Neg, Num, Pow, leftmost_operand, walk,
-)
-from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
-from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.models import (
     ArithmeticObligation,
     Obligation,
@@ -23,6 +17,20 @@ from faithsieve.obligations.models import (
     Unknown,
     Verified,
 )
+
+from faithsieve.core.errors import FaithSieveError, NotRational
+from faithsieve.mathtext.ast import (
+    BinOp,
+    Call,
+    Expr,
+    Neg,
+    Num,
+    Pow,
+    Rel,
+    leftmost_operand,
+    walk,
+)
+from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 
 
 class Checker(Protocol):

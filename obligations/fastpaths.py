@@ -24,11 +24,18 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from faithsieve.obligations.polynomials import (
+    MAX_DEPTH,
+    QUOTIENT,
+    Poly,
+    fractions_of,
+    poly_difference,
+    small_int,
+)
+
 from faithsieve.core.errors import FaithSieveError
-from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
+from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Rel, Var
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
-from faithsieve.mathtext.ast import Rel
-from faithsieve.obligations.polynomials import MAX_DEPTH, QUOTIENT, Poly, fractions_of, poly_difference, small_int
 
 
 def polynomial_class(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -> str | None:
@@ -156,7 +163,7 @@ def numerator_not_constant(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -
             return False
         values.append(1 / f)
     for _ in range(d + 1):
-        values = [b - a for a, b in zip(values, values[1:])]
+        values = [b - a for a, b in zip(values, values[1:], strict=False)]
     return values[0] != 0
 
 

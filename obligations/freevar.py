@@ -36,12 +36,23 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from faithsieve.core.errors import FaithSieveError
-from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var, variables
-from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 from faithsieve.obligations.fastpaths import MAX_DEPTH, rational_expr
 from faithsieve.obligations.polynomials import MAX_POWER, Poly, pconst, pmul, psub
 from faithsieve.obligations.radicals import radical_value
+
+from faithsieve.core.errors import FaithSieveError
+from faithsieve.mathtext.ast import (
+    BinOp,
+    Call,
+    Const,
+    Expr,
+    Neg,
+    Num,
+    Pow,
+    Var,
+    variables,
+)
+from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 
 ATOM = "\x01"
 """First character of an atom's name (no variable name has it)."""

@@ -37,8 +37,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from faithsieve.mathtext.ast import Rel, nodes_within
 from faithsieve.obligations.models import Obligation, Outcome, Unknown
+
+from faithsieve.mathtext.ast import Rel, nodes_within
 
 MAX_ENTRIES = 4096
 """Most outcomes one process keeps."""

@@ -58,11 +58,21 @@ from __future__ import annotations
 from fractions import Fraction
 from itertools import product
 
-from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var, variables
-from faithsieve.mathtext.evaluate import DEFAULT_LIMITS
 from faithsieve.obligations.fastpaths import MAX_DEPTH, smt_power
-from faithsieve.obligations.polynomials import Poly, pconst, pneg, pmul, psub
-from faithsieve.mathtext.ast import Rel
+from faithsieve.obligations.polynomials import Poly, pconst, pmul, pneg, psub
+
+from faithsieve.mathtext.ast import (
+    BinOp,
+    Call,
+    Expr,
+    Neg,
+    Num,
+    Pow,
+    Rel,
+    Var,
+    variables,
+)
+from faithsieve.mathtext.evaluate import DEFAULT_LIMITS
 
 MAX_NAMES = 6
 """Most variables a derivation may have."""

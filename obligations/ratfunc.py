@@ -28,11 +28,12 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from faithsieve.obligations.fastpaths import MAX_DEPTH, rational_expr
+from faithsieve.obligations.polynomials import MAX_POWER, Poly, pmul, pneg, psub
+
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
-from faithsieve.obligations.fastpaths import MAX_DEPTH, rational_expr
-from faithsieve.obligations.polynomials import MAX_POWER, Poly, pneg, pmul, psub
 
 MAX_BITS = 2048
 """Largest bit length of any coefficient (numerator or denominator) formed along the way."""

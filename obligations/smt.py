@@ -9,25 +9,44 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from faithsieve.core.errors import FaithSieveError
-from faithsieve.runtime.lazy import lazy_module
-from faithsieve.mathtext.ast import (
-    BinOp, Call, Expr, Neg, Num, Pow, Var, literals,
-)
-from faithsieve.mathtext.evaluate import evaluate, to_sympy
 from faithsieve.obligations.cleared import cleared_derivation
 from faithsieve.obligations.exact import fmt
-from faithsieve.obligations.memo import OutcomeMemo
 from faithsieve.obligations.fastpaths import (
-    linear_derivation, outside_smt, quotient_derivation, smt_power,
+    linear_derivation,
+    outside_smt,
+    quotient_derivation,
+    smt_power,
+)
+from faithsieve.obligations.memo import OutcomeMemo
+from faithsieve.obligations.models import (
+    CoverageObligation,
+    DerivationObligation,
+    Obligation,
+    Outcome,
+    Refuted,
+    Unknown,
+    Verified,
 )
 from faithsieve.obligations.piecewise import contradicts as piecewise_contradicts
 from faithsieve.obligations.piecewise import follows as piecewise_follows
 from faithsieve.obligations.sections import univariate_decision
 from faithsieve.obligations.symbolic import degree_ok
 from faithsieve.obligations.witness import witness_points
-from faithsieve.mathtext.ast import Rel
-from faithsieve.obligations.models import CoverageObligation, DerivationObligation, Obligation, Outcome, Refuted, Unknown, Verified
+
+from faithsieve.core.errors import FaithSieveError
+from faithsieve.mathtext.ast import (
+    BinOp,
+    Call,
+    Expr,
+    Neg,
+    Num,
+    Pow,
+    Rel,
+    Var,
+    literals,
+)
+from faithsieve.mathtext.evaluate import evaluate, to_sympy
+from faithsieve.runtime.lazy import lazy_module
 
 if TYPE_CHECKING:
     import sympy
@@ -189,7 +208,7 @@ def _gap_outcome(ob: CoverageObligation, val: Fraction) -> Outcome:
     bounds = sorted({lit.value for r in ob.conditions for lit in literals(r.lhs) + literals(r.rhs)})[:MAX_GAP_CANDIDATES]
     integer = ob.domain == "integer" or (bool(bounds) and all(b.denominator == 1 for b in bounds))
     candidates: list[Fraction] = list(bounds)
-    for a, b in zip(bounds, bounds[1:]):
+    for a, b in zip(bounds, bounds[1:], strict=False):
         if integer:
             lo = math.floor(a)
             candidates += [Fraction(i) for i in range(lo, min(math.ceil(b), lo + MAX_GAP_CANDIDATES) + 1)]

@@ -7,23 +7,15 @@ import random
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from faithsieve.core.errors import FaithSieveError
-from faithsieve.runtime.lazy import lazy_module
-from faithsieve.mathtext.ast import (
-    BinOp, Call, Const, Expr, Neg, Num, Pow, Var, literals, nodes_within, substitute, variables, walk,
-)
-from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 from faithsieve.obligations.conversions import ConversionCache
-from faithsieve.obligations.exact import shown_tolerance, fmt
+from faithsieve.obligations.exact import fmt, shown_tolerance
 from faithsieve.obligations.fastpaths import (
-    numerator_has_root, numerator_not_constant, polynomial_class,
+    numerator_has_root,
+    numerator_not_constant,
+    polynomial_class,
 )
 from faithsieve.obligations.freevar import polynomial_variable
 from faithsieve.obligations.memo import OutcomeMemo
-from faithsieve.obligations.radicals import radical_equal
-from faithsieve.obligations.ratfunc import rational_identity
-from faithsieve.obligations.varying import varying_difference
-from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.models import (
     ArithmeticObligation,
     IdentityObligation,
@@ -34,6 +26,29 @@ from faithsieve.obligations.models import (
     Unknown,
     Verified,
 )
+from faithsieve.obligations.radicals import radical_equal
+from faithsieve.obligations.ratfunc import rational_identity
+from faithsieve.obligations.varying import varying_difference
+
+from faithsieve.core.errors import FaithSieveError
+from faithsieve.mathtext.ast import (
+    BinOp,
+    Call,
+    Const,
+    Expr,
+    Neg,
+    Num,
+    Pow,
+    Rel,
+    Var,
+    literals,
+    nodes_within,
+    substitute,
+    variables,
+    walk,
+)
+from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
+from faithsieve.runtime.lazy import lazy_module
 
 if TYPE_CHECKING:
     import sympy

@@ -5,13 +5,13 @@ from __future__ import annotations
 import time
 
 import pytest
+from faithsieve.obligations import conversions
+from faithsieve.obligations.conversions import MAX_NODES, ConversionCache
+from faithsieve.obligations.symbolic import SympyChecker
 
 from faithsieve.core.errors import EvaluationLimit, FaithSieveError
 from faithsieve.mathtext.cost import DEFAULT_LIMITS, budget
 from faithsieve.mathtext.evaluate import to_sympy
-from faithsieve.obligations import conversions
-from faithsieve.obligations.conversions import MAX_NODES, ConversionCache
-from faithsieve.obligations.symbolic import SympyChecker
 from tests.core.symsupport import rel
 
 

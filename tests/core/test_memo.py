@@ -10,14 +10,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from faithsieve.core.settings import Settings
 from faithsieve.obligations import memo
 from faithsieve.obligations.checkers import SympyChecker, Z3Checker, run_portfolio
 from faithsieve.obligations.memo import OutcomeMemo, memo_key
 from faithsieve.obligations.models import (
-    DerivationObligation, IdentityObligation, SubstitutionObligation, Unknown, Verified,
+    DerivationObligation,
+    IdentityObligation,
+    SubstitutionObligation,
+    Unknown,
+    Verified,
 )
+
+from faithsieve.core.settings import Settings
 from faithsieve.scoring.run import stable_view
 from tests.core.test_fastpaths import BASE, rel
 
@@ -171,9 +175,9 @@ def test_a_slow_check_is_not_kept() -> None:
 
 def test_verdicts_do_not_depend_on_the_order_of_items() -> None:
     from faithsieve.datasets.adapters import load_dataset
-    from faithsieve.scoring.run import predict
 
     from faithsieve.pipeline import checkers_for
+    from faithsieve.scoring.run import predict
 
     items = load_dataset(MINI).items[:40]
     settings = Settings()

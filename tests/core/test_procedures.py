@@ -6,14 +6,28 @@ import time
 from typing import Any
 
 import pytest
+from faithsieve.obligations.checkers import (
+    SympyChecker,
+    Z3Checker,
+    new_memo,
+    procedures_off,
+    run_portfolio,
+)
+from faithsieve.obligations.models import (
+    DerivationObligation,
+    IdentityObligation,
+    Outcome,
+)
+from faithsieve.obligations.procedures import (
+    PROCEDURES,
+    check_off,
+    procedures_for,
+    switchable,
+)
 
 from faithsieve.core.settings import Settings
-from faithsieve.obligations.checkers import SympyChecker, Z3Checker, new_memo, procedures_off, run_portfolio
-from faithsieve.obligations.models import DerivationObligation, IdentityObligation, Outcome
-from faithsieve.obligations.procedures import PROCEDURES, check_off, procedures_for, switchable
 from faithsieve.pipeline import build_checkers
 from tests.core.test_fastpaths import BASE, rel, view
-
 
 
 def soon() -> float:
