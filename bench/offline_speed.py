@@ -17,7 +17,7 @@ Prints, for the 1,400 ProcessBench items in one warm process (CPU time, median o
 * ``--ablate``: ProcessBench localize CPU with each switchable speed change of issue 16's third
   and fourth rounds turned off in turn, then all of them, in interleaved passes (and the ratio to
   all on): ``witness``, ``quotients``, ``memo``, ``gc``, ``sections``, ``sympy-exact``, ``piecewise``
-  (see ``ablate``);
+  (each through ``Settings.procedures_off``, ``gc`` through the collector's thresholds; see ``ablate``);
 * ``--phases``: where one ProcessBench pass spends its CPU: the reading inside the tree builder, the
   rest of tree building, obligation extraction, each kind of check by the method that decided it,
   synthesis, and the rest (each measured around the call, so the parts add up to the pass);
@@ -59,8 +59,9 @@ def _pct(xs: list[float], q: float) -> float:
 
 
 def load_proofs(data: Path, limit: int | None):
-    from faithsieve.core.settings import Settings
     from faithsieve.datasets.adapters import load_dataset
+
+    from faithsieve.core.settings import Settings
     from faithsieve.split import proof_from_steps
 
     settings = Settings()
@@ -74,17 +75,19 @@ def load_proofs(data: Path, limit: int | None):
     return proofs
 
 
-def _clear_memo() -> None:
-    try:  # absent before the outcome memo existed
-        from faithsieve.obligations.memo import MEMO
-    except ImportError:
-        return
-    MEMO.clear()
+def _clear_memo(pipeline) -> None:
+    """Empty the outcome memo and the conversion cache the pipeline's checkers own: the next pass
+    costs what a fresh process pays."""
+    for checker in pipeline.checkers:
+        for owned in (getattr(checker, "memo", None), getattr(checker, "conversions", None)):
+            if owned is not None:
+                owned.clear()
 
 
 def _reading(proof) -> None:
-    from faithsieve.mathtext.extract import extract_formulas
     from faithsieve.statetree.decompose import imaginary_unit
+
+    from faithsieve.mathtext.extract import extract_formulas
 
     texts = [proof.problem, *(s.text for s in proof.steps)]
     imaginary = imaginary_unit(texts)  # as the decomposer decides it, so the floor is its reading
@@ -110,7 +113,7 @@ def corpus(proofs, repeat: int) -> dict[str, float]:
     full_passes, read_passes, per_proof = [], [], [[] for _ in proofs]
     for _ in range(repeat):
         tot = 0.0
-        _clear_memo()
+        _clear_memo(pipeline)
         for i, p in enumerate(proofs):
             t = time.process_time()
             pipeline.localize(p)
@@ -131,8 +134,8 @@ def corpus(proofs, repeat: int) -> dict[str, float]:
 
 def growth(proofs, max_steps: int) -> dict[str, object]:
     """CPU time of one proof of n steps, n = 1, 2, 4, ... max_steps, and the exponent of each doubling."""
-    from faithsieve.core.settings import Settings
     from faithsieve.core.proof import Proof, Step
+    from faithsieve.core.settings import Settings
     from faithsieve.pipeline import Pipeline
 
     pool = [s.text for p in proofs for s in p.steps if s.text.strip()]
@@ -151,7 +154,7 @@ def growth(proofs, max_steps: int) -> dict[str, object]:
     runs: dict[int, list[float]] = {n: [] for n in batches}
     for _ in range(5):  # rounds over every size, the least per size: a load change hits all sizes alike
         for n, batch in batches.items():
-            _clear_memo()
+            _clear_memo(pipeline)
             t = time.process_time()
             for proof in batch:
                 pipeline.localize(proof)
@@ -207,43 +210,31 @@ def ablate(proofs, repeat: int) -> dict[str, dict[str, float]]:
     import gc
 
     from faithsieve.core.settings import Settings
-    from faithsieve.obligations import checkers, smt, symbolic
     from faithsieve.pipeline import Pipeline
 
-    memo_checkers, thresholds = checkers.MEMO_CHECKERS, gc.get_threshold()
-    originals = {(m, n): getattr(m, n) for m, n in ((smt, "quotient_derivation"), (smt, "cleared_derivation"),
-                                                     (symbolic, "rational_identity"), (symbolic, "polynomial_variable"),
-                                                     (symbolic, "radical_equal"), (symbolic, "varying_difference"))}
-
-    def toggle(module, name: str, off: bool, undecided) -> None:
-        setattr(module, name, undecided if off else originals[(module, name)])
-
-    def setting(off: set[str]) -> None:
-        smt.Z3Checker.witness_points = "witness" not in off
-        toggle(smt, "quotient_derivation", "quotients" in off, lambda *a, **k: None)
-        checkers.MEMO_CHECKERS = {} if "memo" in off else memo_checkers
-        gc.set_threshold(*((700, 10, 10) if "gc" in off else thresholds))
-        smt.Z3Checker.real_sections = "sections" not in off
-        smt.Z3Checker.piecewise = "piecewise" not in off
-        toggle(smt, "cleared_derivation", "sections" in off, lambda *a, **k: False)
-        for name in ("rational_identity", "polynomial_variable", "radical_equal", "varying_difference"):
-            toggle(symbolic, name, "sympy-exact" in off, lambda *a, **k: False)
-
-    pipeline = Pipeline(Settings())
-    changes = ("witness", "quotients", "memo", "gc", "sections", "sympy-exact", "piecewise")
+    thresholds = gc.get_threshold()
+    procedures = {  # each change by the procedures it switches off (``Settings.procedures_off``)
+        "witness": ("witness",), "quotients": ("quotients",), "memo": ("memo",), "gc": (),
+        "sections": ("sections", "cleared"), "sympy-exact": ("radicals", "ratfunc", "freevar", "varying"),
+        "piecewise": ("piecewise",),
+    }
+    changes = tuple(procedures)
     variants = {"all on": set(), **{f"without {c}": {c} for c in changes}, "without all": set(changes)}
+    pipelines = {name: Pipeline(Settings(procedures_off=tuple(sorted({p for c in off for p in procedures[c]}))))
+                 for name, off in variants.items()}
     passes: dict[str, list[float]] = {name: [] for name in variants}
     try:
         for _ in range(repeat):  # round-robin: a drift in load or warm caches touches every variant alike
             for name, off in variants.items():
-                setting(off)
-                _clear_memo()
+                gc.set_threshold(*((700, 10, 10) if "gc" in off else thresholds))
+                pipeline = pipelines[name]
+                _clear_memo(pipeline)
                 t = time.process_time()
                 for p in proofs:
                     pipeline.localize(p)
                 passes[name].append(time.process_time() - t)
     finally:
-        setting(set())
+        gc.set_threshold(*thresholds)
     base = statistics.median(passes["all on"])
     return {name: {"localize_cpu_s": round(statistics.median(xs), 3),
                    "vs_all_on": round(statistics.median(xs) / base, 3)} for name, xs in passes.items()}
@@ -254,9 +245,10 @@ def phases(proofs) -> dict[str, object]:
     around its call, the checks per obligation kind and the method that decided it)."""
     from collections import Counter
 
+    import faithsieve.statetree.decompose as tree
+
     import faithsieve.pipeline as pipeline_mod
     import faithsieve.stages.rule as rule
-    import faithsieve.statetree.decompose as tree
     from faithsieve.core.settings import Settings
     from faithsieve.pipeline import Pipeline
 
@@ -292,7 +284,7 @@ def phases(proofs) -> dict[str, object]:
     timed(rule, "run_portfolio", check_label)
     timed(pipeline_mod, "synthesize", "synthesis")
     try:
-        _clear_memo()
+        _clear_memo(pipeline)
         t = time.process_time()
         for p in proofs:
             pipeline.localize(p)
@@ -313,26 +305,23 @@ def phases(proofs) -> dict[str, object]:
 def rollouts(data: Path, limit: int) -> dict[str, object]:
     """Localize CPU over a many-rollouts workload, memo off and on (one pass each, off first)."""
     from faithsieve.core.settings import Settings
-    from faithsieve.obligations import checkers
-    from faithsieve.obligations.memo import MEMO
     from faithsieve.pipeline import Pipeline
 
     proofs = load_proofs(data, limit)
-    pipeline = Pipeline(Settings())
-    for p in proofs[:20]:
-        pipeline.localize(p)
-    memo_checkers, res = checkers.MEMO_CHECKERS, {}
-    for name, on in (("memo off", {}), ("memo on", memo_checkers)):
-        checkers.MEMO_CHECKERS = on
-        MEMO.clear()
+    res = {}
+    for name, off in (("memo off", ("memo",)), ("memo on", ())):
+        pipeline = Pipeline(Settings(procedures_off=off))
+        for p in proofs[:20]:
+            pipeline.localize(p)
+        _clear_memo(pipeline)
         t = time.process_time()
         for p in proofs:
             pipeline.localize(p)
         res[name] = round(time.process_time() - t, 3)
-    checkers.MEMO_CHECKERS = memo_checkers
-    looked = MEMO.hits + MEMO.misses
+    memo = next(ch.memo for ch in pipeline.checkers if getattr(ch, "memo", None) is not None)
+    looked = memo.hits + memo.misses
     return {"data": data.name, "proofs": len(proofs), "problems": len({p.problem for p in proofs}), **res,
-            "speedup": round(res["memo off"] / res["memo on"], 3), "hit_rate": round(MEMO.hits / max(1, looked), 3),
+            "speedup": round(res["memo off"] / res["memo on"], 3), "hit_rate": round(memo.hits / max(1, looked), 3),
             "lookups": looked}
 
 

@@ -30,7 +30,8 @@ from faithsieve.lean.backend import LeanBackend
 from faithsieve.lean.interface import Kernel, UnavailableKernel
 from faithsieve.llm.types import LLMClient
 from faithsieve.mathtext.evaluate import Limits
-from faithsieve.obligations.checkers import CHECKERS, Checker
+from faithsieve.obligations.checkers import CHECKERS, Checker, new_memo
+from faithsieve.obligations.memo import OutcomeMemo
 from faithsieve.stages.base import RunContext
 from faithsieve.stages.plan import ModeStages, Work
 from faithsieve.stages.registry import LLMStages, stages_for
@@ -42,9 +43,11 @@ def limits_from(settings: Settings) -> Limits:
     return Limits(max_bits=settings.max_bits, max_exponent=settings.max_exponent, max_factorial=settings.max_factorial)
 
 
-def build_checkers(settings: Settings) -> list[Checker]:
+def build_checkers(settings: Settings, memo: OutcomeMemo | None = None) -> list[Checker]:
     """Instantiate the configured checkers, cheapest first (the Lean checker last, when a Lean
-    backend is configured and available)."""
+    backend is configured and available). They share one outcome memo: ``memo``, or a new one
+    (none when ``settings.procedures_off`` names ``memo``)."""
+    memo = new_memo(settings) if memo is None or "memo" in settings.procedures_off else memo
     backend, _ = lean_backend(settings)
     names = list(settings.checkers)
     if backend is not None and "lean" not in names:
@@ -59,7 +62,7 @@ def build_checkers(settings: Settings) -> list[Checker]:
         if name not in CHECKERS:
             raise KeyError(f"unknown checker {name!r}; known: {sorted(CHECKERS)}")
         out.append(CHECKERS[name](limits=limits_from(settings), timeout_ms=settings.obligation_time_limit_ms,
-                                  settings=settings, **extra))
+                                  settings=settings, memo=memo, **extra))
     return out
 
 
@@ -184,6 +187,13 @@ class Pipeline:
 
 
 @lru_cache(maxsize=4)
+def checkers_for(settings: Settings) -> list[Checker]:
+    """One set of checkers per settings in this process: their outcome memo and conversion cache serve
+    every proof the process checks offline (a scoring run, a grader's worker, the service's workers)."""
+    return build_checkers(settings)
+
+
+@lru_cache(maxsize=4)
 def pipeline_for(settings: Settings) -> Pipeline:
     """One pipeline per settings in this process (the LLM client and its cache are reused)."""
     return Pipeline.from_settings(settings)
@@ -193,8 +203,9 @@ def localize(proof: Proof, settings: Settings | None = None, checkers: list[Chec
     """Return the verdict for one proof under ``settings`` (offline unless ``settings.mode`` says otherwise)."""
     settings = settings or Settings()
     stages = stages_for(settings)
-    if not stages.needs_llm:  # nothing worth sharing: a fresh pipeline per call
-        return Pipeline(settings, checkers=checkers, stages=stages).localize(proof)
+    if not stages.needs_llm:  # offline: the process's checkers (their memo serves every proof), a fresh pipeline
+        return Pipeline(settings, checkers=checkers if checkers is not None else checkers_for(settings),
+                        stages=stages).localize(proof)
     shared = pipeline_for(settings)
     if checkers is None:
         return shared.localize(proof)

@@ -173,6 +173,6 @@ def _one_line(tactic: str) -> str:
     return tactic.replace("\n", "; ")
 
 
-register_checker("lean", lambda limits=DEFAULT_LIMITS, timeout_ms=300, **kw: LeanChecker(limits, timeout_ms, **kw))
+register_checker("lean", lambda limits=DEFAULT_LIMITS, timeout_ms=300, memo=None, **kw: LeanChecker(limits, timeout_ms, **kw))
 
 __all__ = ["LeanChecker"]

@@ -10,8 +10,10 @@ only when no reading of the precision shown explains it: rounding or
 truncation to the digits written, values rounded earlier in the proof,
 running-total chains (``3 × 4 = 12 + 5 = 17``), and percent-of-base notation.
 
-The checkers live in ``exact``, ``symbolic`` and ``smt``; this module holds their registry and the
-portfolio that runs them, and re-exports them.
+The checkers live in ``exact``, ``symbolic`` and ``smt``; the decision procedures they run are named in
+``procedures``. This module holds the checkers' registry and the portfolio that runs them, and
+re-exports them. An outcome memo (``memo``) is owned by the checkers it is given to: a checker with a
+``memo`` keeps its outcomes for the obligation classes it lists in ``memo_kinds``.
 """
 
 from __future__ import annotations
@@ -19,23 +21,22 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from faithsieve.mathtext.cost import budget
-from faithsieve.mathtext.evaluate import DEFAULT_LIMITS
 from faithsieve.obligations.exact import Checker, ExactChecker, compare_values, fmt
-from faithsieve.obligations.memo import MEMO
-from faithsieve.obligations.models import (
-    ArithmeticObligation, CoverageObligation, DerivationObligation, IdentityObligation, Obligation, Outcome,
-    SubstitutionObligation, Unknown,
-)
+from faithsieve.obligations.memo import OutcomeMemo
+from faithsieve.obligations.models import Obligation, Outcome, Unknown
+from faithsieve.obligations.procedures import PROCEDURES, check_off
 from faithsieve.obligations.smt import MAX_GAP_CANDIDATES, Z3Checker
 from faithsieve.obligations.symbolic import MAX_SYMPY_NODES, SympyChecker
 
+from faithsieve.core.settings import Settings
+from faithsieve.mathtext.cost import budget
+from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits
+
 __all__ = [
-    "CHECKERS", "ESCALATED_KINDS", "MAX_GAP_CANDIDATES", "MAX_SYMPY_NODES", "Checker", "CheckerFactory",
-    "ExactChecker", "SympyChecker", "Z3Checker", "compare_values", "fmt", "register_checker", "run_portfolio",
+    "CHECKERS", "ESCALATED_KINDS", "MAX_GAP_CANDIDATES", "MAX_SYMPY_NODES", "PROCEDURES", "Checker", "CheckerFactory",
+    "ExactChecker", "SympyChecker", "Z3Checker", "compare_values", "fmt", "new_memo", "procedures_off",
+    "register_checker", "run_portfolio",
 ]
-
-
 
 
 # ---------------------------------------------------------------------------
@@ -47,21 +48,39 @@ CHECKERS: dict[str, CheckerFactory] = {}
 
 
 def register_checker(name: str, factory: CheckerFactory) -> None:
-    """Register a checker factory under ``name`` (e.g. the Lean backend registers ``lean``)."""
+    """Register a checker factory under ``name`` (e.g. the Lean backend registers ``lean``). The
+    pipeline calls it with ``limits``, ``timeout_ms``, ``settings`` and ``memo`` (the outcome memo the
+    built checkers share, or None) as keywords; a factory takes what it needs."""
     CHECKERS[name] = factory
 
 
-register_checker("exact", lambda limits=DEFAULT_LIMITS, **_: ExactChecker(limits))
-register_checker("sympy", lambda limits=DEFAULT_LIMITS, **_: SympyChecker(limits))
-register_checker("z3", lambda timeout_ms=300, **_: Z3Checker(timeout_ms))
+def procedures_off(settings: Settings | None) -> frozenset[str]:
+    """The procedures the settings switch off (``Settings.procedures_off``), checked against the registry."""
+    return check_off(settings.procedures_off) if settings is not None else frozenset()
 
 
-MEMO_CHECKERS: dict[type, tuple[type, ...]] = {
-    SympyChecker: (ArithmeticObligation, SubstitutionObligation, IdentityObligation),
-    Z3Checker: (DerivationObligation, CoverageObligation),
-}
-"""Checkers whose outcome is a function of the obligation and their settings alone, with the
-obligations they decide: those outcomes are kept in the process's memo (``obligations.memo``)."""
+def _exact(limits: Limits = DEFAULT_LIMITS, **_: object) -> Checker:
+    return ExactChecker(limits)
+
+
+def _sympy(limits: Limits = DEFAULT_LIMITS, settings: Settings | None = None, memo: OutcomeMemo | None = None,
+           **_: object) -> Checker:
+    return SympyChecker(limits, off=procedures_off(settings), memo=memo)
+
+
+def _z3(timeout_ms: int = 300, settings: Settings | None = None, memo: OutcomeMemo | None = None,
+        **_: object) -> Checker:
+    return Z3Checker(timeout_ms, off=procedures_off(settings), memo=memo)
+
+
+register_checker("exact", _exact)
+register_checker("sympy", _sympy)
+register_checker("z3", _z3)
+
+
+def new_memo(settings: Settings | None) -> OutcomeMemo | None:
+    """A fresh outcome memo for one set of checkers; None when the settings switch ``memo`` off."""
+    return None if "memo" in procedures_off(settings) else OutcomeMemo()
 
 
 ESCALATED_KINDS = frozenset({"identity", "derivation"})
@@ -84,8 +103,9 @@ def run_portfolio(ob: Obligation, checkers: list[Checker], deadline: float) -> O
         if time.monotonic() > deadline:
             return first or Unknown("budget", "time budget exhausted")
         with budget(deadline):  # evaluation inside the checker stops at the deadline
-            if isinstance(ob, MEMO_CHECKERS.get(type(ch), ())):
-                out = MEMO.check(ch, ob, deadline, lambda: ch.check(ob, deadline))  # noqa: B023 (called at once)
+            memo: OutcomeMemo | None = getattr(ch, "memo", None)
+            if memo is not None and isinstance(ob, getattr(ch, "memo_kinds", ())):
+                out = memo.check(ch, ob, deadline, lambda: ch.check(ob, deadline))  # noqa: B023 (called at once)
             else:
                 out = ch.check(ob, deadline)
         if out is None:

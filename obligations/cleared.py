@@ -22,10 +22,16 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
-from faithsieve.obligations.fastpaths import MAX_DEPTH, _multiple, _normal, smt_power, translates
-from faithsieve.obligations.polynomials import Poly, _pmul, _sub
-from faithsieve.mathtext.ast import Rel
+from faithsieve.obligations.fastpaths import (
+    MAX_DEPTH,
+    multiple_of,
+    normal_form,
+    smt_power,
+    translates,
+)
+from faithsieve.obligations.polynomials import Poly, pmul, psub
+
+from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Rel, Var
 
 MAX_SUBSTITUTED_DEGREE = 6
 """Highest power of the solved variable in the premise that the substitution expands."""
@@ -38,7 +44,7 @@ class _Outside(Exception):
 
 
 def _mul(a: Poly, b: Poly) -> Poly:
-    out = _pmul(a, b)
+    out = pmul(a, b)
     if out is None:
         raise _Outside
     return out
@@ -78,7 +84,7 @@ def _quotient(e: Expr, divisors: list[Poly], depth: int = 0) -> tuple[Poly, Poly
             divisors.append(c)
             return _mul(a, d), _mul(b, c)
         right = _mul(c, b) if e.op == "-" else {m: -x for m, x in _mul(c, b).items()}
-        return _sub(_mul(a, d), right), _mul(b, d)
+        return psub(_mul(a, d), right), _mul(b, d)
     raise _Outside
 
 
@@ -102,7 +108,7 @@ def _nonzero_where_zero(d: Poly, f: Poly) -> bool:
                 return False
             for _ in range(k):
                 term = _mul(term, value)
-            result = _sub(result, {mm: -cc for mm, cc in term.items()})
+            result = psub(result, {mm: -cc for mm, cc in term.items()})
         if result and all(not m for m in result):
             return True
     return False
@@ -112,7 +118,7 @@ def cleared_derivation(premise: Rel, claim: Rel, integer_vars: bool) -> bool:
     """True where the module docstring shows "follows"; False: undecided."""
     if integer_vars or premise.op != "=" or claim.op != "=" or not (translates(premise) and translates(claim)):
         return False
-    normal = _normal(premise)
+    normal = normal_form(premise)
     if normal is None:
         return False
     f = normal[0]
@@ -121,11 +127,11 @@ def cleared_derivation(premise: Rel, claim: Rel, integer_vars: bool) -> bool:
     divisors: list[Poly] = []
     try:
         (a, b), (c, d) = _quotient(claim.lhs, divisors), _quotient(claim.rhs, divisors)
-        n = _sub(_mul(a, d), _mul(c, b))
+        n = psub(_mul(a, d), _mul(c, b))
         if not divisors:
             return False  # no division: ``linear_derivation``'s case
         shown = all(_nonzero_where_zero(x, f) for x in divisors)
     except _Outside:
         return False
-    multiple = _multiple(f, n)
+    multiple = multiple_of(f, n)
     return shown and multiple is not None and multiple[0] != 0 and multiple[1] == 0

@@ -1,4 +1,4 @@
-"""A bounded per-process cache of the sympy checker's conversions (``to_sympy``).
+"""A bounded cache of the sympy checker's conversions (``to_sympy``), owned by the checker.
 
 The sides of a proof's claims repeat: a chain ``a = b = c`` checks ``b`` twice, a derivation
 restates the previous line, rollouts of one problem repeat whole steps; on ProcessBench a third of
@@ -68,6 +68,3 @@ class ConversionCache:
                     self._map.popitem(last=False)
         return out
 
-
-CONVERSIONS = ConversionCache()
-"""The process's cache (the sympy checker converts through it)."""

@@ -7,12 +7,6 @@ from collections.abc import Iterable
 from fractions import Fraction
 from typing import Protocol
 
-from faithsieve.core.errors import FaithSieveError, NotRational
-from faithsieve.mathtext.ast import (
-    BinOp, Call, Expr, Neg, Num, Pow, leftmost_operand, walk,
-)
-from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
-from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.models import (
     ArithmeticObligation,
     Obligation,
@@ -23,6 +17,20 @@ from faithsieve.obligations.models import (
     Unknown,
     Verified,
 )
+
+from faithsieve.core.errors import FaithSieveError, NotRational
+from faithsieve.mathtext.ast import (
+    BinOp,
+    Call,
+    Expr,
+    Neg,
+    Num,
+    Pow,
+    Rel,
+    leftmost_operand,
+    walk,
+)
+from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 
 
 class Checker(Protocol):
@@ -80,14 +88,14 @@ def _printable(x: Fraction) -> bool:
 # Precision shown, intervals for earlier-rounded literals
 # ---------------------------------------------------------------------------
 
-def _shown_tolerance(e: Expr) -> Fraction:
+def shown_tolerance(e: Expr) -> Fraction:
     """Rounding tolerance implied by how a literal side is written (one unit in the last place)."""
     if isinstance(e, Neg):
-        return _shown_tolerance(e.operand)
+        return shown_tolerance(e.operand)
     if isinstance(e, Num) and e.decimals:
         return Fraction(1, 10**e.decimals)
     if isinstance(e, Call) and e.fn == "percent" and isinstance(e.args[0], Num):
-        return _shown_tolerance(e.args[0]) / 100 if e.args[0].decimals else Fraction(1, 100)
+        return shown_tolerance(e.args[0]) / 100 if e.args[0].decimals else Fraction(1, 100)
     return Fraction(0)
 
 
@@ -175,7 +183,7 @@ def compare_values(
             return Verified(method)
         if op in ("<=", ">=") or approx:
             return Unknown(method, "inequality fails only within rounding") if abs(a - b) <= max(
-                _shown_tolerance(lhs), _shown_tolerance(rhs)) else Refuted(method, cx())
+                shown_tolerance(lhs), shown_tolerance(rhs)) else Refuted(method, cx())
         return Refuted(method, cx())
     if a == b:
         return Verified(method)
@@ -187,11 +195,11 @@ def compare_values(
             if value == other * 100:
                 return Verified(method, "percent notation")
             inner = pct.args[0]
-            ptol = _shown_tolerance(inner) or (Fraction(1) if value.denominator != 1 else Fraction(0))
+            ptol = shown_tolerance(inner) or (Fraction(1) if value.denominator != 1 else Fraction(0))
             if ptol and abs(value - other * 100) < ptol:
                 return Verified(f"{method}-rounding", "percent notation, rounded to the digits shown")
     diff = a - b
-    tol = max(_shown_tolerance(lhs), _shown_tolerance(rhs))
+    tol = max(shown_tolerance(lhs), shown_tolerance(rhs))
     # an integer written for a non-integer value: rounding, floor or ceiling
     if tol == 0 and (a.denominator != 1 or b.denominator != 1) and (
         (isinstance(rhs, Num) and b.denominator == 1) or (isinstance(lhs, Num) and a.denominator == 1)

@@ -12,10 +12,6 @@ import re
 from collections.abc import Callable
 from fractions import Fraction
 
-from faithsieve.mathtext.ast import BinOp, Expr, Neg, Num, Pow, Var, literals, variables
-from faithsieve.mathtext.evaluate import evaluate
-from faithsieve.core.errors import FaithSieveError
-from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.models import (
     ArithmeticObligation,
     CoverageObligation,
@@ -25,11 +21,34 @@ from faithsieve.obligations.models import (
     SolutionObligation,
     SubstitutionObligation,
 )
-from faithsieve.obligations.readings import guessed_reading, notation_written, written_readings
-from faithsieve.mathtext.extract import Formula
-from faithsieve.statetree.models import CaseSplit, EdgeContext, StateTree
+from faithsieve.obligations.readings import (
+    guessed_reading,
+    notation_written,
+    written_readings,
+)
+from faithsieve.statetree.models import (
+    CaseSplit,
+    EdgeContext,
+    EdgeUnit,
+    StateTree,
+    TransitionType,
+)
 from faithsieve.statetree.rebinding import solved_again
-from faithsieve.statetree.models import EdgeUnit, TransitionType
+
+from faithsieve.core.errors import FaithSieveError
+from faithsieve.mathtext.ast import (
+    BinOp,
+    Expr,
+    Neg,
+    Num,
+    Pow,
+    Rel,
+    Var,
+    literals,
+    variables,
+)
+from faithsieve.mathtext.evaluate import evaluate
+from faithsieve.mathtext.extract import Formula
 
 _EXPAND_CONTEXT = re.compile(r"(?i)\b(expand\w*|multiply\w* out|foil\w*|distribut\w*|factor\w*)\b")
 MAX_VARS = 4

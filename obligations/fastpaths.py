@@ -24,11 +24,18 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from faithsieve.obligations.polynomials import (
+    MAX_DEPTH,
+    QUOTIENT,
+    Poly,
+    fractions_of,
+    poly_difference,
+    small_int,
+)
+
 from faithsieve.core.errors import FaithSieveError
-from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
+from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Rel, Var
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
-from faithsieve.mathtext.ast import Rel
-from faithsieve.obligations.polynomials import MAX_DEPTH, QUOTIENT, Poly, _difference, _fractions, _small_int
 
 
 def polynomial_class(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -> str | None:
@@ -36,7 +43,7 @@ def polynomial_class(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -> str 
     classes in which sympy's numerator of ``together(lhs - rhs)``, expanded, is ``0`` or has free
     symbols (with numeric denominators only, that numerator is the difference times a number).
     None for a nonzero constant (its exact form is left to sympy), other expressions, or past a bound."""
-    difference = _difference(lhs, rhs, lim, False)
+    difference = poly_difference(lhs, rhs, lim, False)
     if difference is None:
         return None
     d = difference[0]
@@ -45,7 +52,7 @@ def polynomial_class(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -> str 
     return "nonconstant" if any(m for m in d) else None
 
 
-def _rational(e: Expr, depth: int = 0) -> bool:
+def rational_expr(e: Expr, depth: int = 0) -> bool:
     """``e`` is a rational function as written: numbers, variables, ``+ - * /``, ``p%``, and powers
     with a small integer exponent (negative too)."""
     if depth > MAX_DEPTH:
@@ -53,14 +60,14 @@ def _rational(e: Expr, depth: int = 0) -> bool:
     if isinstance(e, (Num, Var)):
         return True
     if isinstance(e, Neg):
-        return _rational(e.operand, depth + 1)
+        return rational_expr(e.operand, depth + 1)
     if isinstance(e, BinOp):
-        return e.op in ("+", "-", "*", "/") and _rational(e.left, depth + 1) and _rational(e.right, depth + 1)
+        return e.op in ("+", "-", "*", "/") and rational_expr(e.left, depth + 1) and rational_expr(e.right, depth + 1)
     if isinstance(e, Pow):
         k = e.exponent.operand if isinstance(e.exponent, Neg) else e.exponent
-        return _small_int(k) is not None and _rational(e.base, depth + 1)
+        return small_int(k) is not None and rational_expr(e.base, depth + 1)
     if isinstance(e, Call):
-        return e.fn == "percent" and len(e.args) == 1 and _rational(e.args[0], depth + 1)
+        return e.fn == "percent" and len(e.args) == 1 and rational_expr(e.args[0], depth + 1)
     return False
 
 
@@ -71,7 +78,7 @@ def numerator_has_root(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -> bo
     give) vanishes at the first point: ``N`` is a polynomial with a root and not zero, so not a
     number ("not an identity"). The root is sought along one variable at a time by a secant step
     from two points and checked exactly; False when none is found (sympy decides)."""
-    if not (_rational(lhs) and _rational(rhs)):
+    if not (rational_expr(lhs) and rational_expr(rhs)):
         return False
     names = sorted(_names(lhs) | _names(rhs))
     if not names or len(names) > 8:
@@ -98,7 +105,7 @@ def numerator_has_root(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -> bo
 
 
 def _degrees(e: Expr) -> tuple[int, int]:
-    """Bounds on the degrees of a numerator and a denominator of a ``_rational`` expression, read
+    """Bounds on the degrees of a numerator and a denominator of a ``rational_expr`` expression, read
     off its syntax (a sum over a common denominator, products, quotients, integer powers)."""
     if isinstance(e, Num):
         return 0, 0
@@ -110,7 +117,7 @@ def _degrees(e: Expr) -> tuple[int, int]:
         return _degrees(e.args[0])
     if isinstance(e, Pow):
         neg = isinstance(e.exponent, Neg)
-        k = _small_int(e.exponent.operand if isinstance(e.exponent, Neg) else e.exponent) or 0
+        k = small_int(e.exponent.operand if isinstance(e.exponent, Neg) else e.exponent) or 0
         n, d = _degrees(e.base)
         return (k * d, k * n) if neg else (k * n, k * d)
     assert isinstance(e, BinOp)
@@ -135,7 +142,7 @@ def numerator_not_constant(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -
     builds: the finite difference of order (that degree bound + 1) of the reciprocal at
     equally spaced exact points would be zero. A nonzero one disproves the form; the points must
     all be defined and nonzero (a zero is a root, which ``numerator_has_root`` covers)."""
-    if not (_rational(lhs) and _rational(rhs)):
+    if not (rational_expr(lhs) and rational_expr(rhs)):
         return False
     names = sorted(_names(lhs) | _names(rhs))
     if not names or len(names) > 8:
@@ -156,7 +163,7 @@ def numerator_not_constant(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -
             return False
         values.append(1 / f)
     for _ in range(d + 1):
-        values = [b - a for a, b in zip(values, values[1:])]
+        values = [b - a for a, b in zip(values, values[1:], strict=False)]
     return values[0] != 0
 
 
@@ -166,18 +173,18 @@ def _names(e: Expr) -> set[str]:
     return set(variables(e))
 
 
-def _normal(r: Rel, quotients: bool = False) -> tuple[Poly, str] | None:
+def normal_form(r: Rel, quotients: bool = False) -> tuple[Poly, str] | None:
     """``r`` as ``f R 0`` with R one of ``= > >=`` (sides moved left, ``<`` and ``<=`` flipped)."""
     if r.op in ("=", ">", ">="):  # the difference over one denominator: Fractions made once, at the end
-        d = _difference(r.lhs, r.rhs, DEFAULT_LIMITS, quotients)
-        return None if d is None else (_fractions(d), r.op)
+        d = poly_difference(r.lhs, r.rhs, DEFAULT_LIMITS, quotients)
+        return None if d is None else (fractions_of(d), r.op)
     if r.op in ("<", "<="):
-        d = _difference(r.rhs, r.lhs, DEFAULT_LIMITS, quotients)
-        return None if d is None else (_fractions(d), {"<": ">", "<=": ">="}[r.op])
+        d = poly_difference(r.rhs, r.lhs, DEFAULT_LIMITS, quotients)
+        return None if d is None else (fractions_of(d), {"<": ">", "<=": ">="}[r.op])
     return None
 
 
-def _multiple(f: Poly, g: Poly) -> tuple[Fraction, Fraction] | None:
+def multiple_of(f: Poly, g: Poly) -> tuple[Fraction, Fraction] | None:
     """``(k, c)`` with ``g = k·f + c`` when the non-constant parts are proportional (``f`` is not constant)."""
     fv = [m for m in f if m]
     if not fv or any(m and m not in f for m in g):
@@ -208,7 +215,7 @@ def linear_derivation(premise: Rel, claim: Rel, integer_vars: bool) -> str | Non
       claim (no integer variables);
     * None: anything else (the solver decides).
     """
-    p, c = _normal(premise), _normal(claim)
+    p, c = normal_form(premise), normal_form(claim)
     if p is None or c is None:
         return None
     return _decide(p, c, integer_vars)
@@ -225,7 +232,7 @@ def quotient_derivation(premise: Rel, claim: Rel, integer_vars: bool) -> str | N
     every value of the opaque quantities follows for the ones a model gives them."""
     if integer_vars:
         return None
-    p, c = _normal(premise, quotients=True), _normal(claim, quotients=True)
+    p, c = normal_form(premise, quotients=True), normal_form(claim, quotients=True)
     if p is None or c is None or not any(v.startswith(QUOTIENT) for f, _ in (p, c) for m in f for v, _k in m):
         return None
     return "follows" if _decide(p, c, False) == "follows" else None
@@ -240,7 +247,7 @@ def _decide(p: tuple[Poly, str], c: tuple[Poly, str], integer_vars: bool) -> str
     if not any(g):
         gc = g.get((), Fraction(0))
         return "follows" if {"=": gc == 0, ">": gc > 0, ">=": gc >= 0}[rc] else None
-    m = _multiple(f, g)
+    m = multiple_of(f, g)
     if m is None:
         linear_eqs = rp == rc == "=" and _linear(f) and _linear(g) and not integer_vars
         return "independent" if linear_eqs and (not f or any(f)) else None

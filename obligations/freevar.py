@@ -36,12 +36,23 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from faithsieve.core.errors import FaithSieveError
-from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var, variables
-from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
-from faithsieve.obligations.fastpaths import MAX_DEPTH, _rational
-from faithsieve.obligations.polynomials import MAX_POWER, Poly, _const, _pmul, _sub
+from faithsieve.obligations.fastpaths import MAX_DEPTH, rational_expr
+from faithsieve.obligations.polynomials import MAX_POWER, Poly, pconst, pmul, psub
 from faithsieve.obligations.radicals import radical_value
+
+from faithsieve.core.errors import FaithSieveError
+from faithsieve.mathtext.ast import (
+    BinOp,
+    Call,
+    Const,
+    Expr,
+    Neg,
+    Num,
+    Pow,
+    Var,
+    variables,
+)
+from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 
 ATOM = "\x01"
 """First character of an atom's name (no variable name has it)."""
@@ -102,7 +113,7 @@ class _Reader:
             if e.fn in _POLES:
                 # tan of a rational function: its poles are irrational, a nowhere dense set of points;
                 # a logarithm of one that is nonzero somewhere (checked with the divisors)
-                if len(e.args) != 1 or not _rational(e.args[0]):
+                if len(e.args) != 1 or not rational_expr(e.args[0]):
                     self.defined = False
                 elif e.fn != "tan":
                     self.divisors.append(e.args[0])
@@ -131,14 +142,14 @@ class _Reader:
             if a is None or b is None:
                 return None
             if e.op == "*":
-                return _pmul(a, b)
-            return _sub(a, b) if e.op == "-" else _sub(a, {m: -c for m, c in b.items()})
+                return pmul(a, b)
+            return psub(a, b) if e.op == "-" else psub(a, {m: -c for m, c in b.items()})
         if isinstance(e, BinOp) and e.op == "/" and not variables(e.right):
             a = self.expand(e.left, depth + 1)
             try:
                 d = evaluate(e.right, None, self.lim)
             except FaithSieveError:
-                return None if a is None else _pmul(a, self.atom(BinOp("/", Num(Fraction(1), "1", 0), e.right)))
+                return None if a is None else pmul(a, self.atom(BinOp("/", Num(Fraction(1), "1", 0), e.right)))
             self.divisors.append(e.right)
             return None if a is None or not d else {m: c / d for m, c in a.items()}
         if isinstance(e, Pow) and isinstance(e.exponent, Num) and e.exponent.value.denominator == 1 \
@@ -146,7 +157,7 @@ class _Reader:
             base = self.expand(e.base, depth + 1)
             if base is None:
                 return None
-            if _const(base) is not None:
+            if pconst(base) is not None:
                 try:  # a power of a number: its exact value, or one opaque quantity
                     v = evaluate(e, None, self.lim)
                 except FaithSieveError:
@@ -154,7 +165,7 @@ class _Reader:
                 return {(): v} if v else {}
             out: Poly | None = {(): Fraction(1)}
             for _ in range(e.exponent.value.numerator):
-                out = _pmul(out, base) if out is not None else None
+                out = pmul(out, base) if out is not None else None
             return out
         return self.atom(e)
 
@@ -165,7 +176,7 @@ def _nonzero_somewhere(e: Expr, point: dict[str, Fraction], lim: Limits) -> bool
     if not variables(e):
         v = radical_value(e, lim)
         return bool(v)
-    if not _rational(e):
+    if not rational_expr(e):
         return False
     try:
         return evaluate(e, point, lim) != 0
@@ -180,7 +191,7 @@ def polynomial_variable(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -> b
     a, b = reader.expand(lhs, 0), reader.expand(rhs, 0)
     if a is None or b is None or not reader.defined:
         return False
-    d = _sub(a, b)
+    d = psub(a, b)
     names = {v for m in d for v, _ in m if not v.startswith(ATOM)} - reader.outside
     if not names:
         return False

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
 from faithsieve.obligations import realroots
 from faithsieve.obligations.fastpaths import MAX_DEPTH, smt_power
-from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.realroots import Poly1, trim
+
+from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Rel, Var
 
 Quotient = tuple[Poly1, Poly1]
 """``N / D`` along the line (``D`` never the zero polynomial)."""

@@ -1,4 +1,5 @@
-"""A bounded per-process memo of decided checker outcomes, keyed by the obligation as checked.
+"""A bounded memo of decided checker outcomes, keyed by the obligation as checked; one is owned by
+the checkers ``pipeline.build_checkers`` builds (a pipeline, or a grader's worker process).
 
 A grader sees many rollouts of one problem, and they repeat the same symbolic steps; the sympy
 and z3 checkers are deterministic functions of the obligation's mathematical content and the
@@ -13,7 +14,8 @@ it, and a hit returns it without the symbolic work.
   outcome per slot, the latest). Rollouts of one problem repeat the same text; most
   obligations are seen once, and for them the slot is all the memo computes. A hit needs the
   same slot and equal keys (the full key is computed only when a slot is met again).
-* Only classes listed in ``MEMO_CHECKERS`` are memoized (an LLM or Lean checker is not).
+* Only checkers that hold a memo (``memo``) are memoized, for the obligation classes they list in
+  ``memo_kinds`` (an LLM or Lean checker holds none).
 * Never kept: an outcome that may have ended by the clock, since another run with more time may
   decide it: the check took ``CLOCK_SAFE_S`` or more (or half the checker's shortest internal
   time limit, ``min_time_limit_s``), ended less than ``CLOCK_SAFE_S`` before its deadline, or
@@ -35,10 +37,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from faithsieve.mathtext.ast import nodes_within
-from faithsieve.obligations.conversions import CONVERSIONS
-from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.models import Obligation, Outcome, Unknown
+
+from faithsieve.mathtext.ast import Rel, nodes_within
 
 MAX_ENTRIES = 4096
 """Most outcomes one process keeps."""
@@ -63,8 +64,14 @@ def _frozen(v: Any) -> Hashable:
     return v
 
 
+_OWNED = frozenset({"memo", "conversions"})
+"""Checker attributes that hold state it was given, not settings: not part of a key."""
+
+
 def _settings(checker: Any) -> Hashable:
-    return _frozen(dict(vars(checker))) if hasattr(checker, "__dict__") else ()
+    if not hasattr(checker, "__dict__"):
+        return ()
+    return _frozen({k: v for k, v in vars(checker).items() if k not in _OWNED})
 
 
 class _Key:
@@ -141,13 +148,10 @@ class OutcomeMemo:
         return len(self._map)
 
     def clear(self) -> None:
-        """Forget every outcome; the process's memo also empties the conversion cache
-        (``obligations.conversions``), so that a cleared process redoes all symbolic work."""
+        """Forget every outcome."""
         with self._lock:
             self._map.clear()
             self.hits = self.misses = 0
-        if self is MEMO:
-            CONVERSIONS.clear()
 
     def check(self, checker: Any, ob: Obligation, deadline: float,
               run: Callable[[], Outcome | None]) -> Outcome | None:
@@ -180,6 +184,3 @@ class OutcomeMemo:
                         self._map.popitem(last=False)
         return out
 
-
-MEMO = OutcomeMemo()
-"""The process's memo (``run_portfolio`` uses it for the checkers in ``MEMO_CHECKERS``)."""

@@ -92,11 +92,11 @@ class _ObligationBase(BaseModel):
 
     def claim_text(self) -> str:
         """The obligation as checked, rendered: premises ⊢ claim."""
-        return str(getattr(self, "claim"))
+        return str(self.claim)
 
     def evidence(self, outcome: Outcome, ms: float) -> Evidence:
         """The public record of checking this obligation with ``outcome`` in ``ms`` milliseconds."""
-        common = dict(obligation=self.id, kind=getattr(self, "kind"), step=self.step, span=self.span,
+        common = dict(obligation=self.id, kind=self.kind, step=self.step, span=self.span,
                       source=self.source, claim=self.claim_text(), method=outcome.method, time_ms=round(ms, 3))
         if isinstance(outcome, Verified):
             return Evidence(**common, status="verified", reason=outcome.note or None)

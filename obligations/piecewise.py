@@ -50,7 +50,7 @@ answer is undecided.
 
 Bounded: ``MAX_NAMES`` variables, ``MAX_CASES`` conjunctions per query, ``MAX_PIECES`` pieces per
 side, ``MAX_ROWS`` inequalities during elimination, the degree and term bounds of
-``polynomials._pmul`` and the bit limit of ``evaluate`` on every coefficient, ``MAX_DEPTH`` nesting.
+``polynomials.pmul`` and the bit limit of ``evaluate`` on every coefficient, ``MAX_DEPTH`` nesting.
 """
 
 from __future__ import annotations
@@ -58,11 +58,21 @@ from __future__ import annotations
 from fractions import Fraction
 from itertools import product
 
-from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var, variables
-from faithsieve.mathtext.evaluate import DEFAULT_LIMITS
 from faithsieve.obligations.fastpaths import MAX_DEPTH, smt_power
-from faithsieve.obligations.polynomials import Poly, _const, _neg, _pmul, _sub
-from faithsieve.mathtext.ast import Rel
+from faithsieve.obligations.polynomials import Poly, pconst, pmul, pneg, psub
+
+from faithsieve.mathtext.ast import (
+    BinOp,
+    Call,
+    Expr,
+    Neg,
+    Num,
+    Pow,
+    Rel,
+    Var,
+    variables,
+)
+from faithsieve.mathtext.evaluate import DEFAULT_LIMITS
 
 MAX_NAMES = 6
 """Most variables a derivation may have."""
@@ -98,7 +108,7 @@ def _checked(p: Poly | None) -> Poly:
 
 
 def _mul(a: Poly, b: Poly) -> Poly:
-    return _checked(_pmul(a, b))
+    return _checked(pmul(a, b))
 
 
 def _canon(p: Poly) -> str:
@@ -125,18 +135,18 @@ def _pieces(e: Expr, depth: int = 0) -> list[Piece]:
     if isinstance(e, Var):
         return [(_var(e.name), (), frozenset())]
     if isinstance(e, Neg):
-        return [(_neg(p), c, ch) for p, c, ch in _pieces(e.operand, depth + 1)]
+        return [(pneg(p), c, ch) for p, c, ch in _pieces(e.operand, depth + 1)]
     if isinstance(e, Call) and e.fn == "percent" and len(e.args) == 1:
         return [({m: k / 100 for m, k in p.items()}, c, ch) for p, c, ch in _pieces(e.args[0], depth + 1)]
     if isinstance(e, Call) and e.fn == "abs" and len(e.args) == 1:
         out: list[Piece] = []
         for p, c, ch in _pieces(e.args[0], depth + 1):
-            k = _const(p)
+            k = pconst(p)
             if k is not None:  # the branch z3's If takes everywhere
-                out.append((p if k >= 0 else _neg(p), c, ch))
+                out.append((p if k >= 0 else pneg(p), c, ch))
                 continue
             key = "abs " + _canon(p)
-            for branch, value, cond in ((True, p, (p, ">=")), (False, _neg(p), (_neg(p), ">"))):
+            for branch, value, cond in ((True, p, (p, ">=")), (False, pneg(p), (pneg(p), ">"))):
                 if (choices := _merged(ch, frozenset({(key, branch)}))) is not None:
                     out.append((value, (*c, cond), choices))
         return _bounded(out)
@@ -151,7 +161,7 @@ def _pieces(e: Expr, depth: int = 0) -> list[Piece]:
                 acc = _mul(acc, p)
             # an even power is never negative: a condition true at every point, kept for the
             # elimination, where the expanded monomials no longer show it ("(x - y)^2 >= 0")
-            even = times % 2 == 0 and _const(acc) is None
+            even = times % 2 == 0 and pconst(acc) is None
             out.append((acc, (*c, (acc, ">=")) if even else c, ch))
         return out
     if isinstance(e, BinOp) and e.op in ("+", "-", "*", "/"):
@@ -162,9 +172,9 @@ def _pieces(e: Expr, depth: int = 0) -> list[Piece]:
             if choices is None:
                 continue
             if e.op == "+":
-                out.append((_checked(_sub(a, _neg(b))), ca + cb, choices))
+                out.append((_checked(psub(a, pneg(b))), ca + cb, choices))
             elif e.op == "-":
-                out.append((_checked(_sub(a, b)), ca + cb, choices))
+                out.append((_checked(psub(a, b)), ca + cb, choices))
             elif e.op == "*":
                 out.append((_mul(a, b), ca + cb, choices))
             else:
@@ -179,7 +189,7 @@ def _quotients(a: Poly, b: Poly, conds: tuple[Atom, ...], choices: Choices) -> l
     ``q`` is the quotient) and, where ``b = 0``, a new unknown ``z`` for ``a/0`` (SMT's value of a
     division by zero depends on the dividend alone). The unknowns are named after the
     polynomials they come from, so a quotient met twice is one unknown, as in every model."""
-    d = _const(b)
+    d = pconst(b)
     if d:
         return [(_checked({m: k / d for m, k in a.items()}), conds, choices)]
     zero = _var("\0z " + _canon(a))
@@ -188,7 +198,7 @@ def _quotients(a: Poly, b: Poly, conds: tuple[Atom, ...], choices: Choices) -> l
     key = "div " + _canon(a) + " / " + _canon(b)
     q = _var("\0q " + key)
     out: list[Piece] = []
-    for branch, value, cond in ((True, q, (_checked(_sub(_mul(q, b), a)), "=")), (False, zero, (b, "="))):
+    for branch, value, cond in ((True, q, (_checked(psub(_mul(q, b), a)), "=")), (False, zero, (b, "="))):
         if (merged := _merged(choices, frozenset({(key, branch)}))) is not None:
             out.append((value, (*conds, cond), merged))
     return out
@@ -210,13 +220,13 @@ def _relation(r: Rel, negated: bool) -> list[tuple[tuple[Atom, ...], Choices]]:
         choices = _merged(cha, chb)
         if choices is None:
             continue
-        d = _checked(_sub(a, b))
+        d = _checked(psub(a, b))
         if op in ("=", ">", ">="):
             atoms: list[Atom] = [(d, op)]
         elif op in ("<", "<="):
-            atoms = [(_neg(d), {"<": ">", "<=": ">="}[op])]
+            atoms = [(pneg(d), {"<": ">", "<=": ">="}[op])]
         else:  # "!=": one side or the other
-            atoms = [(d, ">"), (_neg(d), ">")]
+            atoms = [(d, ">"), (pneg(d), ">")]
         out += [((*ca, *cb, atom), choices) for atom in atoms]
     if len(out) > MAX_CASES:
         raise _Outside
@@ -295,7 +305,7 @@ def _substituted(system: list[Atom]) -> list[Atom] | None:
     while True:
         rows: list[Atom] = []
         for p, op in system:
-            k = _const(p)
+            k = pconst(p)
             if k is None:
                 rows.append((p, op))
             elif not _holds(k, op):
@@ -327,7 +337,7 @@ def _substitute(p: Poly, v: str, value: Poly) -> Poly:
         term: Poly = {tuple(x for x in m if x[0] != v): c}
         for _ in range(sum(k for name, k in m if name == v)):
             term = _mul(term, value)
-        out = _checked(_sub(out, _neg(term)))
+        out = _checked(psub(out, pneg(term)))
     return out
 
 

@@ -27,7 +27,7 @@ MAX_POWER = 24
 """Largest exponent a polynomial fast path accepts (the symbolic checker's degree cap)."""
 
 
-def _small_int(e: Expr) -> int | None:
+def small_int(e: Expr) -> int | None:
     if isinstance(e, Num) and e.value.denominator == 1 and 0 <= e.value.numerator <= MAX_POWER:
         return e.value.numerator
     return None
@@ -70,7 +70,7 @@ def _mono_mul(ma: tuple[tuple[str, int], ...], mb: tuple[tuple[str, int], ...]) 
     return tuple(out)
 
 
-def _pmul(a: Poly, b: Poly) -> Poly | None:
+def pmul(a: Poly, b: Poly) -> Poly | None:
     if len(a) * len(b) > MAX_PRODUCTS:
         return None
     out: Poly = {}
@@ -83,11 +83,11 @@ def _pmul(a: Poly, b: Poly) -> Poly | None:
     return out if len(out) <= MAX_TERMS else None
 
 
-def _const(p: Poly) -> Fraction | None:
+def pconst(p: Poly) -> Fraction | None:
     return p.get((), Fraction(0)) if all(not m for m in p) else None
 
 
-def _neg(p: Poly) -> Poly:
+def pneg(p: Poly) -> Poly:
     return {m: -c for m, c in p.items()}
 
 
@@ -151,7 +151,7 @@ def _iconst(p: IntPoly) -> Fraction | None:
     return Fraction(p[0].get((), 0), p[1]) if all(not m for m in p[0]) else None
 
 
-def _fractions(p: tuple[dict, int]) -> Poly:
+def fractions_of(p: tuple[dict, int]) -> Poly:
     return {m: Fraction(c, p[1]) for m, c in p[0].items()}
 
 
@@ -181,12 +181,12 @@ def _iexpand(e: Expr, lim: Limits, depth: int, quotients: bool) -> IntPoly | Non
         if a is None or b is None:
             return None
         if e.op == "*":
-            product = _pmul(a[0], b[0])
+            product = pmul(a[0], b[0])
             out = None if product is None else _reduced(product, a[1] * b[1])
         elif e.op == "/":
             d = _iconst(b)
             if d is None and quotients:
-                out = {((_quotient_name(_fractions(a), _fractions(b)), 1),): 1}, 1
+                out = {((_quotient_name(fractions_of(a), fractions_of(b)), 1),): 1}, 1
             elif not d:
                 return None  # a variable or a zero divisor
             else:
@@ -194,7 +194,7 @@ def _iexpand(e: Expr, lim: Limits, depth: int, quotients: bool) -> IntPoly | Non
                 out = _reduced({m: c * k for m, c in a[0].items()}, a[1] * abs(d.numerator))
         else:
             out = _icombine(a, b, -1 if e.op == "-" else 1)
-    elif isinstance(e, Pow) and _small_int(e.exponent) is not None:
+    elif isinstance(e, Pow) and small_int(e.exponent) is not None:
         base = _iexpand(e.base, lim, depth + 1, quotients)
         if base is None:
             return None
@@ -205,10 +205,10 @@ def _iexpand(e: Expr, lim: Limits, depth: int, quotients: bool) -> IntPoly | Non
                 return None
             out = _number(v)
         else:
-            k = _small_int(e.exponent) or 0
+            k = small_int(e.exponent) or 0
             power: dict | None = {(): 1}
             for _ in range(k):
-                power = _pmul(power, base[0]) if power is not None else None
+                power = pmul(power, base[0]) if power is not None else None
             out = None if power is None else _reduced(power, base[1] ** k)
     else:
         return None
@@ -239,9 +239,9 @@ def _expand_fractions(e: Expr, lim: Limits, depth: int, quotients: bool) -> Poly
         if a is None or b is None:
             return None
         if e.op == "*":
-            out = _pmul(a, b)
+            out = pmul(a, b)
         elif e.op == "/":
-            d = _const(b)
+            d = pconst(b)
             if d is None and quotients:
                 out = {((_quotient_name(a, b), 1),): Fraction(1)}
             elif not d:
@@ -249,12 +249,12 @@ def _expand_fractions(e: Expr, lim: Limits, depth: int, quotients: bool) -> Poly
             else:
                 out = {m: c / d for m, c in a.items()}
         else:
-            out = _sub(a, b) if e.op == "-" else _sub(a, {m: -c for m, c in b.items()})
-    elif isinstance(e, Pow) and _small_int(e.exponent) is not None:
+            out = psub(a, b) if e.op == "-" else psub(a, {m: -c for m, c in b.items()})
+    elif isinstance(e, Pow) and small_int(e.exponent) is not None:
         base = _expand_fractions(e.base, lim, depth + 1, quotients)
         if base is None:
             return None
-        if _const(base) is not None:
+        if pconst(base) is not None:
             try:
                 v = evaluate(e, None, lim)
             except FaithSieveError:
@@ -262,8 +262,8 @@ def _expand_fractions(e: Expr, lim: Limits, depth: int, quotients: bool) -> Poly
             out = {(): v} if v else {}
         else:
             out = {(): Fraction(1)}
-            for _ in range(_small_int(e.exponent) or 0):
-                out = _pmul(out, base) if out is not None else None
+            for _ in range(small_int(e.exponent) or 0):
+                out = pmul(out, base) if out is not None else None
     else:
         return None
     if out is None or any(c.numerator.bit_length() > lim.max_bits or c.denominator.bit_length() > lim.max_bits
@@ -272,7 +272,7 @@ def _expand_fractions(e: Expr, lim: Limits, depth: int, quotients: bool) -> Poly
     return out
 
 
-def _difference(lhs: Expr, rhs: Expr, lim: Limits, quotients: bool) -> tuple[dict, int] | None:
+def poly_difference(lhs: Expr, rhs: Expr, lim: Limits, quotients: bool) -> tuple[dict, int] | None:
     """``lhs - rhs`` expanded, as ``(coefficients, denominator)``: integers over a common
     denominator, or, where one would outgrow the bit bound, ``Fraction`` coefficients over 1; None
     where either side does not expand."""
@@ -280,7 +280,7 @@ def _difference(lhs: Expr, rhs: Expr, lim: Limits, quotients: bool) -> tuple[dic
         a, b = _iexpand(lhs, lim, 0, quotients), _iexpand(rhs, lim, 0, quotients)
     except _Wide:
         fa, fb = expand(lhs, lim, quotients=quotients), expand(rhs, lim, quotients=quotients)
-        return None if fa is None or fb is None else (_sub(fa, fb), 1)
+        return None if fa is None or fb is None else (psub(fa, fb), 1)
     return None if a is None or b is None else _icombine(a, b, -1)
 
 
@@ -297,7 +297,7 @@ def expand(e: Expr, lim: Limits = DEFAULT_LIMITS, depth: int = 0, quotients: boo
         out = _iexpand(e, lim, depth, quotients)
     except _Wide:
         return _expand_fractions(e, lim, depth, quotients)
-    return None if out is None else _fractions(out)
+    return None if out is None else fractions_of(out)
 
 
 QUOTIENT = "\0"
@@ -311,7 +311,7 @@ def _quotient_name(a: Poly, b: Poly) -> str:
     return f"{QUOTIENT}({canon(a)})/({canon(b)})"
 
 
-def _sub(a: Poly, b: Poly) -> Poly:
+def psub(a: Poly, b: Poly) -> Poly:
     d = dict(a)
     for m, c in b.items():
         d[m] = d.get(m, Fraction(0)) - c

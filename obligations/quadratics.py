@@ -14,9 +14,19 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var, variables
 from faithsieve.obligations.fastpaths import MAX_DEPTH, smt_power
-from faithsieve.mathtext.ast import Rel
+
+from faithsieve.mathtext.ast import (
+    BinOp,
+    Call,
+    Expr,
+    Neg,
+    Num,
+    Pow,
+    Rel,
+    Var,
+    variables,
+)
 
 
 def degree_along(e: Expr, v: str, depth: int = 0) -> int | None:

@@ -28,11 +28,12 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from faithsieve.obligations.fastpaths import MAX_DEPTH, rational_expr
+from faithsieve.obligations.polynomials import MAX_POWER, Poly, pmul, pneg, psub
+
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
-from faithsieve.obligations.fastpaths import MAX_DEPTH, _rational
-from faithsieve.obligations.polynomials import MAX_POWER, Poly, _neg, _pmul, _sub
 
 MAX_BITS = 2048
 """Largest bit length of any coefficient (numerator or denominator) formed along the way."""
@@ -60,20 +61,20 @@ def _bounded(p: Poly | None) -> Poly | None:
 
 
 def _mul(a: RatFn, b: RatFn) -> RatFn | None:
-    p, q = _bounded(_pmul(a[0], b[0])), _bounded(_pmul(a[1], b[1]) if b[1] != _ONE else a[1])
+    p, q = _bounded(pmul(a[0], b[0])), _bounded(pmul(a[1], b[1]) if b[1] != _ONE else a[1])
     return None if p is None or q is None else (p, q)
 
 
 def _add(a: RatFn, b: RatFn, sign: int) -> RatFn | None:
     """``a + b`` (``sign`` 1) or ``a - b`` (``sign`` -1)."""
     if a[1] == b[1]:  # a common denominator as written ("x/3 + 1/3"): no cross products
-        p = _bounded(_sub(a[0], _neg(b[0]) if sign > 0 else b[0]))
+        p = _bounded(psub(a[0], pneg(b[0]) if sign > 0 else b[0]))
         return None if p is None else (p, a[1])
-    left, right = _pmul(a[0], b[1]), _pmul(b[0], a[1])
-    q = _bounded(_pmul(a[1], b[1]))
+    left, right = pmul(a[0], b[1]), pmul(b[0], a[1])
+    q = _bounded(pmul(a[1], b[1]))
     if left is None or right is None or q is None:
         return None
-    p = _bounded(_sub(left, _neg(right) if sign > 0 else right))
+    p = _bounded(psub(left, pneg(right) if sign > 0 else right))
     return None if p is None else (p, q)
 
 
@@ -87,7 +88,7 @@ def _ratfn(e: Expr, lim: Limits, depth: int) -> RatFn | None:
         return {((e.name, 1),): Fraction(1)}, _ONE
     if isinstance(e, Neg):
         a = _ratfn(e.operand, lim, depth + 1)
-        return None if a is None else (_neg(a[0]), a[1])
+        return None if a is None else (pneg(a[0]), a[1])
     if isinstance(e, Call):
         if e.fn != "percent" or len(e.args) != 1:
             return None
@@ -139,10 +140,10 @@ def as_ratfn(e: Expr, lim: Limits = DEFAULT_LIMITS) -> RatFn | None:
 def rational_identity(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -> bool:
     """Both sides are rational functions and ``lhs - rhs`` is the zero rational function (see the
     module docstring for why sympy then finds the numerator 0)."""
-    if not (_rational(lhs) and _rational(rhs)):  # a cheap look at the syntax first
+    if not (rational_expr(lhs) and rational_expr(rhs)):  # a cheap look at the syntax first
         return False
     a, b = as_ratfn(lhs, lim), as_ratfn(rhs, lim)
     if a is None or b is None:
         return False
-    left, right = _pmul(a[0], b[1]), _pmul(b[0], a[1])
-    return left is not None and right is not None and not _sub(left, right)
+    left, right = pmul(a[0], b[1]), pmul(b[0], a[1])
+    return left is not None and right is not None and not psub(left, right)

@@ -16,11 +16,30 @@ import re
 from collections.abc import Callable
 from fractions import Fraction
 
-from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var, nodes, variables, walk
-from faithsieve.mathtext.extract import Formula, extract_formulas
-from faithsieve.mathtext.ast import Rel
-from faithsieve.obligations.models import Obligation, Outcome, Refuted, Unknown, Verified
+from faithsieve.obligations.models import (
+    Obligation,
+    Outcome,
+    Refuted,
+    Unknown,
+    Verified,
+)
+
+from faithsieve.mathtext.ast import (
+    BinOp,
+    Call,
+    Const,
+    Expr,
+    Neg,
+    Num,
+    Pow,
+    Rel,
+    Var,
+    nodes,
+    variables,
+    walk,
+)
 from faithsieve.mathtext.cues import by_identity, words_absent
+from faithsieve.mathtext.extract import Formula, extract_formulas
 
 _TRIG = frozenset({"sin", "cos", "tan"})
 _TOWER = re.compile(r"\^\s*(?:\w{1,6}|\([^()]{1,20}\))\s*\^")

@@ -156,7 +156,7 @@ def _sturm(p: Poly1) -> list[IntPoly]:
 
 def _variations(seq: list[IntPoly], x: Fraction) -> int:
     signs = [s for s in (_sign_at(p, x) for p in seq) if s]
-    return sum(1 for u, v in zip(signs, signs[1:]) if u != v)
+    return sum(1 for u, v in zip(signs, signs[1:], strict=False) if u != v)
 
 
 def _roots_between(seq: list[IntPoly], a: Fraction, b: Fraction) -> int:
@@ -210,7 +210,7 @@ def satisfiable(conditions: list[tuple[Poly1, str]]) -> bool | None:
     table = sign_table([p for p, _ in conditions])
     if table is None:
         return None
-    return any(all(OPS[op](sign) for sign, (_, op) in zip(row, conditions)) for row in table)
+    return any(all(OPS[op](sign) for sign, (_, op) in zip(row, conditions, strict=False)) for row in table)
 
 
 def sign_table(polys: list[Poly1]) -> list[tuple[int, ...]] | None:
@@ -279,7 +279,7 @@ def _cells(polys: list[Poly1]) -> list[Cell]:
     common = [_sturm(g) if len(g) > 1 else None for g in (_gcd(s, p) if len(p) > 1 else [] for p in polys)]
     for a, b in intervals:
         out.append(Cell(tuple(0 if seq is not None and _roots_between(seq, a, b) > 0 else _sign_at(pi, a)
-                              for seq, pi in zip(common, scaled)), (a, b), s))
+                              for seq, pi in zip(common, scaled, strict=False)), (a, b), s))
     return out
 
 

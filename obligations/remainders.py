@@ -19,12 +19,17 @@ from __future__ import annotations
 
 import re
 
-from faithsieve.mathtext.ast import BinOp, Expr
-from faithsieve.core.proof import Proof
-from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.models import ArithmeticObligation
-from faithsieve.obligations.wordclaims import INT as _INT, INT_FIRST as _INT_FIRST, MAX_PER_STEP, SEP as _SEP
-from faithsieve.obligations.wordclaims import Found, closed_claims, glued as _glued, num as _num, word as _word
+from faithsieve.obligations.wordclaims import INT as _INT
+from faithsieve.obligations.wordclaims import INT_FIRST as _INT_FIRST
+from faithsieve.obligations.wordclaims import MAX_PER_STEP, Found, closed_claims
+from faithsieve.obligations.wordclaims import SEP as _SEP
+from faithsieve.obligations.wordclaims import glued as _glued
+from faithsieve.obligations.wordclaims import num as _num
+from faithsieve.obligations.wordclaims import word as _word
+
+from faithsieve.core.proof import Proof
+from faithsieve.mathtext.ast import BinOp, Expr, Rel
 
 _DIV = r"(?:÷|\\div|/|%s)" % _word(r"divided\s{1,3}by")
 _EQ = r"(?:=|%s)" % _word(r"is|equals|gives")

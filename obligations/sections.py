@@ -46,10 +46,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from faithsieve.mathtext.ast import variables
 from faithsieve.obligations import lines, realroots
 from faithsieve.obligations.fastpaths import translates
-from faithsieve.mathtext.ast import Rel
+
+from faithsieve.mathtext.ast import Rel, variables
 
 MAX_RELATIONS = 4
 """Most relations (premises and claim together)."""
@@ -95,7 +95,7 @@ def _decide(premises: list[Rel], claim: Rel, name: str, conds: list[tuple[realro
     ops = [op for _, op in conds]
 
     def premises_hold(row: tuple[int, ...]) -> bool:
-        return all(_OPS[op](sign) for op, sign in zip(ops[:n], row))
+        return all(_OPS[op](sign) for op, sign in zip(ops[:n], row, strict=False))
 
     def claim_holds(row: tuple[int, ...]) -> bool:
         return _OPS[claim.op](row[n])

@@ -9,24 +9,44 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from faithsieve.core.errors import FaithSieveError
-from faithsieve.runtime.lazy import lazy_module
-from faithsieve.mathtext.ast import (
-    BinOp, Call, Expr, Neg, Num, Pow, Var, literals,
-)
-from faithsieve.mathtext.evaluate import evaluate, to_sympy
 from faithsieve.obligations.cleared import cleared_derivation
 from faithsieve.obligations.exact import fmt
 from faithsieve.obligations.fastpaths import (
-    linear_derivation, outside_smt, quotient_derivation, smt_power,
+    linear_derivation,
+    outside_smt,
+    quotient_derivation,
+    smt_power,
+)
+from faithsieve.obligations.memo import OutcomeMemo
+from faithsieve.obligations.models import (
+    CoverageObligation,
+    DerivationObligation,
+    Obligation,
+    Outcome,
+    Refuted,
+    Unknown,
+    Verified,
 )
 from faithsieve.obligations.piecewise import contradicts as piecewise_contradicts
 from faithsieve.obligations.piecewise import follows as piecewise_follows
 from faithsieve.obligations.sections import univariate_decision
-from faithsieve.obligations.symbolic import _degree_ok
+from faithsieve.obligations.symbolic import degree_ok
 from faithsieve.obligations.witness import witness_points
-from faithsieve.mathtext.ast import Rel
-from faithsieve.obligations.models import CoverageObligation, DerivationObligation, Obligation, Outcome, Refuted, Unknown, Verified
+
+from faithsieve.core.errors import FaithSieveError
+from faithsieve.mathtext.ast import (
+    BinOp,
+    Call,
+    Expr,
+    Neg,
+    Num,
+    Pow,
+    Rel,
+    Var,
+    literals,
+)
+from faithsieve.mathtext.evaluate import evaluate, to_sympy
+from faithsieve.runtime.lazy import lazy_module
 
 if TYPE_CHECKING:
     import sympy
@@ -109,7 +129,7 @@ def _holds(r: Rel, env: dict[str, Fraction]) -> bool | None:
 
 def _constant_gap(p: Rel, c: Rel) -> str | None:
     """For equations P: a = b and C: c = d, the nonzero constant (a - b) ∓ (c - d), if there is one."""
-    if p.op != "=" or c.op != "=" or not all(_degree_ok(e) for e in (p.lhs, p.rhs, c.lhs, c.rhs)):
+    if p.op != "=" or c.op != "=" or not all(degree_ok(e) for e in (p.lhs, p.rhs, c.lhs, c.rhs)):
         return None
     try:
         dp = to_sympy(p.lhs) - to_sympy(p.rhs)
@@ -122,14 +142,14 @@ def _constant_gap(p: Rel, c: Rel) -> str | None:
     return None
 
 
-def _refutation(ob: DerivationObligation, point: dict[str, Fraction]) -> Refuted | None:
+def _refutation(ob: DerivationObligation, point: dict[str, Fraction], method: str = "z3") -> Refuted | None:
     """The refutation shown with ``point``, confirmed exactly (every premise holds there and the
     claim fails); None where it is not confirmed."""
     if not all(_holds(p, point) for p in ob.premises) or _holds(ob.claim, point) is not False:
         return None
     cx = {k: fmt(v) for k, v in point.items()}
     cx["premise"] = "; ".join(str(p) for p in ob.premises)
-    return Refuted("z3", cx, "contradicts the relation it is derived from (no value satisfies both)")
+    return Refuted(method, cx, "contradicts the relation it is derived from (no value satisfies both)")
 
 
 def _gap_refutation(ob: DerivationObligation) -> Outcome | None:
@@ -188,7 +208,7 @@ def _gap_outcome(ob: CoverageObligation, val: Fraction) -> Outcome:
     bounds = sorted({lit.value for r in ob.conditions for lit in literals(r.lhs) + literals(r.rhs)})[:MAX_GAP_CANDIDATES]
     integer = ob.domain == "integer" or (bool(bounds) and all(b.denominator == 1 for b in bounds))
     candidates: list[Fraction] = list(bounds)
-    for a, b in zip(bounds, bounds[1:]):
+    for a, b in zip(bounds, bounds[1:], strict=False):
         if integer:
             lo = math.floor(a)
             candidates += [Fraction(i) for i in range(lo, min(math.ceil(b), lo + MAX_GAP_CANDIDATES) + 1)]
@@ -203,20 +223,33 @@ def _gap_outcome(ob: CoverageObligation, val: Fraction) -> Outcome:
 
 
 class Z3Checker:
-    """SMT over the reals (integers where known): Γ ∧ ¬G unsat = verified; sat = counterexample."""
+    """SMT over the reals (integers where known): Γ ∧ ¬G unsat = verified; sat = counterexample.
+
+    Before any solver state is built, the cheaper procedures registered for derivations
+    (``obligations.procedures``) decide what they can, each under its own name: ``linear``,
+    ``quotients``, ``cleared``, ``witness``, ``piecewise``, ``sections``; what they leave goes to z3."""
 
     name = "z3"
-    witness_points = True
-    """Look for exact points showing "does not follow" before building solver state (``witness``)."""
-    real_sections = True
-    """Decide polynomial derivations exactly along lines before building solver state (``sections``)."""
-    piecewise = True
-    """Prove "follows" (and, for integer refutations, "no real point") for polynomial pieces, ``abs`` and
-    quotients split, by elimination before building solver state (``piecewise``)."""
+    memo_kinds: tuple[type, ...] = (DerivationObligation, CoverageObligation)
+    """The obligations whose outcome is a function of the obligation and the settings alone."""
 
-    def __init__(self, timeout_ms: int = 300, rlimit: int = 2_000_000) -> None:
+    def __init__(self, timeout_ms: int = 300, rlimit: int = 2_000_000,
+                 off: frozenset[str] = frozenset(), memo: OutcomeMemo | None = None) -> None:
         self.timeout_ms = timeout_ms
         self.rlimit = rlimit
+        self.witness_points = "witness" not in off
+        """Look for exact points showing "does not follow" before building solver state (``witness``)."""
+        self.real_sections = "sections" not in off
+        """Decide polynomial derivations exactly along lines before building solver state (``sections``)."""
+        self.piecewise = "piecewise" not in off
+        """Prove "follows" (and, for integer refutations, "no real point") for polynomial pieces, ``abs``
+        and quotients split, by elimination before building solver state (``piecewise``)."""
+        self.quotients = "quotients" not in off
+        """Read quotients as opaque quantities in one-premise derivations (``quotients``)."""
+        self.cleared = "cleared" not in off
+        """Divide the premise through and clear denominators (``cleared``)."""
+        self.memo = memo
+        """The outcome memo this checker's outcomes are kept in (owned by whoever built the checkers)."""
 
     @property
     def min_time_limit_s(self) -> float:
@@ -244,37 +277,53 @@ class Z3Checker:
         return None
 
     def _derivation(self, ob: DerivationObligation, deadline: float) -> Outcome:
-        # decided before a context is made: translation would stop outside the fragment, or one
-        # linear equation is a multiple of the other (z3 answers unsat: the same verdict)
+        # decided before a context is made: translation would stop outside the fragment
         if outside_smt([*ob.premises, ob.claim]):
             raise _NoZ3
-        linear = linear_derivation(ob.premises[0], ob.claim, bool(ob.integer_vars)) if len(ob.premises) == 1 else None
-        if linear is None and len(ob.premises) == 1:
-            linear = quotient_derivation(ob.premises[0], ob.claim, bool(ob.integer_vars))
-        if linear is None and len(ob.premises) == 1 and cleared_derivation(ob.premises[0], ob.claim, bool(ob.integer_vars)):
-            linear = "follows"
+        return self._one_premise(ob) or self._exact(ob) or self._solve(ob, deadline)
+
+    def _one_premise(self, ob: DerivationObligation) -> Outcome | None:
+        """One premise: one linear equation a multiple of the other, quotients read as quantities, or
+        the premise divided through (z3 answers unsat: the same verdict)."""
+        if len(ob.premises) != 1:
+            return None
+        p, ints = ob.premises[0], bool(ob.integer_vars)
+        decided: tuple[str | None, str] = (linear_derivation(p, ob.claim, ints), "linear")
+        if decided[0] is None and self.quotients:
+            decided = (quotient_derivation(p, ob.claim, ints), "quotients")
+        if decided[0] is None and self.cleared and cleared_derivation(p, ob.claim, ints):
+            decided = ("follows", "cleared")
+        linear, method = decided
         if linear == "follows":
-            return Verified("z3", "follows from the previous relation")
+            return Verified(method, "follows from the previous relation")
         if linear == "independent":
-            return Unknown(self.name, "does not follow from the previous relation alone")
+            return Unknown(method, "does not follow from the previous relation alone")
+        return None
+
+    def _exact(self, ob: DerivationObligation) -> Outcome | None:
+        """Exact points, elimination and one-variable sections, each the answer z3 would give."""
         fails, holds = witness_points(list(ob.premises), ob.claim, ob.integer_vars) if self.witness_points else (None, None)
         if fails is not None and holds is not None:
             # both SMT queries below have these exact points as models: both answer "sat"
-            return Unknown(self.name, "does not follow from the previous relation alone")
+            return Unknown("witness", "does not follow from the previous relation alone")
         # a point where the claim fails (``fails``) is a model of the first query: no proof to look for
         if fails is None and self.piecewise and piecewise_follows(list(ob.premises), ob.claim, ob.integer_vars):
-            return Verified("z3", "follows from the previous relation")  # z3 answers "unsat" to the first query
+            return Verified("piecewise", "follows from the previous relation")  # z3 answers "unsat" to the first query
         shown = (fails is not None, holds is not None)
         exact, point = univariate_decision(list(ob.premises), ob.claim, ob.integer_vars, shown) \
             if self.real_sections else (None, None)
         if exact == "follows":  # "premises and not claim" has no real point: z3 answers unsat
-            return Verified("z3", "follows from the previous relation")
+            return Verified("sections", "follows from the previous relation")
         if exact == "independent":  # both queries have real points: z3 answers sat to both
-            return Unknown(self.name, "does not follow from the previous relation alone")
+            return Unknown("sections", "does not follow from the previous relation alone")
         if exact == "irrational":  # z3: "sat" with no rational model to show, then "unsat"
-            return _gap_refutation(ob) or Unknown(self.name, "does not follow from the previous relation alone")
-        if exact == "contradicted" and point is not None and (refuted := _refutation(ob, point)) is not None:
+            return _gap_refutation(ob) or Unknown("sections", "does not follow from the previous relation alone")
+        if exact == "contradicted" and point is not None and (refuted := _refutation(ob, point, "sections")) is not None:
             return refuted  # z3: "sat" with this point, its only model, then "unsat"
+        return None
+
+    def _solve(self, ob: DerivationObligation, deadline: float) -> Outcome:
+        """The two SMT queries: premises and not claim (unsat: follows), premises and claim."""
         syms = _Syms(z3.Context())
         prem = [_z3_rel(p, syms) for p in ob.premises]
         goal = _z3_rel(ob.claim, syms)

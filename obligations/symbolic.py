@@ -7,22 +7,15 @@ import random
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from faithsieve.core.errors import FaithSieveError
-from faithsieve.runtime.lazy import lazy_module
-from faithsieve.mathtext.ast import (
-    BinOp, Call, Const, Expr, Neg, Num, Pow, Var, literals, nodes_within, substitute, variables, walk,
-)
-from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
-from faithsieve.obligations.conversions import CONVERSIONS
-from faithsieve.obligations.exact import _shown_tolerance, fmt
+from faithsieve.obligations.conversions import ConversionCache
+from faithsieve.obligations.exact import fmt, shown_tolerance
 from faithsieve.obligations.fastpaths import (
-    numerator_has_root, numerator_not_constant, polynomial_class,
+    numerator_has_root,
+    numerator_not_constant,
+    polynomial_class,
 )
 from faithsieve.obligations.freevar import polynomial_variable
-from faithsieve.obligations.radicals import radical_equal
-from faithsieve.obligations.ratfunc import rational_identity
-from faithsieve.obligations.varying import varying_difference
-from faithsieve.mathtext.ast import Rel
+from faithsieve.obligations.memo import OutcomeMemo
 from faithsieve.obligations.models import (
     ArithmeticObligation,
     IdentityObligation,
@@ -33,6 +26,29 @@ from faithsieve.obligations.models import (
     Unknown,
     Verified,
 )
+from faithsieve.obligations.radicals import radical_equal
+from faithsieve.obligations.ratfunc import rational_identity
+from faithsieve.obligations.varying import varying_difference
+
+from faithsieve.core.errors import FaithSieveError
+from faithsieve.mathtext.ast import (
+    BinOp,
+    Call,
+    Const,
+    Expr,
+    Neg,
+    Num,
+    Pow,
+    Rel,
+    Var,
+    literals,
+    nodes_within,
+    substitute,
+    variables,
+    walk,
+)
+from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
+from faithsieve.runtime.lazy import lazy_module
 
 if TYPE_CHECKING:
     import sympy
@@ -46,7 +62,7 @@ MAX_DEGREE = 24
 
 def _too_large(c: Rel) -> bool:
     """``c`` has more than ``MAX_SYMPY_NODES`` nodes (counting stops past it), or an expansion
-    past ``MAX_TERMS`` terms or a variable power past ``MAX_DEGREE``: what ``_degree_ok`` of both
+    past ``MAX_TERMS`` terms or a variable power past ``MAX_DEGREE``: what ``degree_ok`` of both
     sides answers, read in one pass per side (``_shape``)."""
     if not nodes_within((c.lhs, c.rhs), MAX_SYMPY_NODES):
         return True
@@ -62,9 +78,9 @@ class _Refused(Exception):
 
 def _shape(e: Expr) -> tuple[int, bool]:
     """``(_term_bound(e), e has a variable)`` in one walk, raising ``_Refused`` where the walk of
-    ``_degree_ok`` meets a power it refuses: the same recursion as ``_term_bound`` (calls count as
+    ``degree_ok`` meets a power it refuses: the same recursion as ``_term_bound`` (calls count as
     one term), which also visits every node ``walk`` visits (call arguments, exponents), so both
-    guards of ``_degree_ok`` are decided by the same reads of the same exponents. Recursion depth is
+    guards of ``degree_ok`` are decided by the same reads of the same exponents. Recursion depth is
     the tree's depth, at most ``MAX_SYMPY_NODES`` (``_too_large`` counts the nodes first)."""
     t = type(e)
     if t is Var:
@@ -123,7 +139,7 @@ def _term_bound(e: Expr) -> int:
     return 1
 
 
-def _degree_ok(e: Expr) -> bool:
+def degree_ok(e: Expr) -> bool:
     """Reject expressions whose expansion would be large before asking sympy to expand."""
     return _term_bound(e) <= MAX_TERMS and _powers_ok(e)
 
@@ -155,10 +171,25 @@ class SympyChecker:
     """Symbolic checks: closed values with radicals/pi, polynomial identities, random exact points."""
 
     name = "sympy"
+    memo_kinds: tuple[type, ...] = (ArithmeticObligation, SubstitutionObligation, IdentityObligation)
+    """The obligations whose outcome is a function of the obligation and the settings alone."""
 
-    def __init__(self, limits: Limits = DEFAULT_LIMITS, seed: int = 0) -> None:
+    def __init__(self, limits: Limits = DEFAULT_LIMITS, seed: int = 0, off: frozenset[str] = frozenset(),
+                 memo: OutcomeMemo | None = None, conversions: ConversionCache | None = None) -> None:
         self.lim = limits
         self.seed = seed
+        self.radicals = "radicals" not in off
+        """Closed values with square roots and pi decided exactly (``radicals``)."""
+        self.ratfunc = "ratfunc" not in off
+        """Rational-function identities decided exactly (``ratfunc``)."""
+        self.freevar = "freevar" not in off
+        """"Not an identity" from a variable entering the difference polynomially (``freevar``)."""
+        self.varying = "varying" not in off
+        """"Not an identity" from a difference that takes two values (``varying``)."""
+        self.memo = memo
+        """The outcome memo this checker's outcomes are kept in (owned by whoever built the checkers)."""
+        self.conversions = conversions if conversions is not None else ConversionCache()
+        """This checker's cache of sympy conversions."""
 
     def check(self, ob: Obligation, deadline: float) -> Outcome | None:
         try:
@@ -182,9 +213,9 @@ class SympyChecker:
         vals = {Var(k): Num(v, str(v), 0) for k, v in env.items()}
         lhs = substitute(c.lhs, {k: n for k, n in ((v.name, n) for v, n in vals.items())})
         rhs = substitute(c.rhs, {k: n for k, n in ((v.name, n) for v, n in vals.items())})
-        if radical_equal(lhs, rhs, self.lim):  # equal in exact arithmetic with square roots and pi
+        if self.radicals and radical_equal(lhs, rhs, self.lim):  # equal in exact arithmetic with square roots and pi
             return Verified("radicals", "equal in exact arithmetic with square roots and pi")
-        a, b = CONVERSIONS.convert(lhs, self.lim), CONVERSIONS.convert(rhs, self.lim)
+        a, b = self.conversions.convert(lhs, self.lim), self.conversions.convert(rhs, self.lim)
         d = sympy.expand(a - b)
         if d == 0:
             return Verified("sympy")
@@ -194,7 +225,7 @@ class SympyChecker:
         av = a.evalf(30)
         if not (dv.is_real and av.is_real):
             return Unknown(self.name, "non-real value")
-        tol = max(_shown_tolerance(c.lhs), _shown_tolerance(c.rhs))
+        tol = max(shown_tolerance(c.lhs), shown_tolerance(c.rhs))
         mag = max(abs(av), 1)
         if abs(dv) < sympy.Float(10) ** -40 * mag:
             return Verified("sympy-numeric", "equal to 40 significant digits")
@@ -219,18 +250,20 @@ class SympyChecker:
         # expand would (numerator zero, or not a number) without building sympy expressions
         cls = polynomial_class(c.lhs, c.rhs, self.lim)
         if cls == "zero":
-            return Verified("sympy-poly", "identity")
-        if cls == "nonconstant" or (cls is None and (numerator_has_root(c.lhs, c.rhs, self.lim)
-                                                     or numerator_not_constant(c.lhs, c.rhs, self.lim))):
-            return self._not_identity(ob)
-        if rational_identity(c.lhs, c.rhs, self.lim):  # rational functions, exactly: sympy's numerator is 0
-            return Verified("sympy-poly", "identity")
-        a, b = CONVERSIONS.convert(c.lhs, self.lim), CONVERSIONS.convert(c.rhs, self.lim)
-        if (polynomial_variable(c.lhs, c.rhs, self.lim) or varying_difference(c.lhs, c.rhs, self.lim)) \
-                and not _undefined(a, b):
-            # a variable free in the claim, or one outside every denominator whose change changes the
-            # difference: the numerator is not a number
-            return self._not_identity(ob)
+            return Verified("polynomial", "identity")
+        if cls == "nonconstant":
+            return self._not_identity(ob, "polynomial")
+        if cls is None and (numerator_has_root(c.lhs, c.rhs, self.lim) or numerator_not_constant(c.lhs, c.rhs, self.lim)):
+            return self._not_identity(ob, "polynomial")
+        if self.ratfunc and rational_identity(c.lhs, c.rhs, self.lim):
+            return Verified("ratfunc", "identity")  # rational functions, exactly: sympy's numerator is 0
+        a, b = self.conversions.convert(c.lhs, self.lim), self.conversions.convert(c.rhs, self.lim)
+        # a variable free in the claim, or one outside every denominator whose change changes the
+        # difference: the numerator is not a number
+        varies = ("freevar" if self.freevar and polynomial_variable(c.lhs, c.rhs, self.lim) else
+                  "varying" if self.varying and varying_difference(c.lhs, c.rhs, self.lim) else None)
+        if varies is not None and not _undefined(a, b):
+            return self._not_identity(ob, varies)
         num, _den = sympy.fraction(sympy.together(a - b))
         num = sympy.expand(num)
         if num == 0:
@@ -242,10 +275,11 @@ class SympyChecker:
             return Unknown(self.name, "constant difference of unknown sign")
         return self._not_identity(ob)
 
-    def _not_identity(self, ob: IdentityObligation) -> Outcome:
+    def _not_identity(self, ob: IdentityObligation, by: str = "sympy") -> Outcome:
+        """Not an identity (shown by the procedure ``by``): a claimed identity goes to random points."""
         if ob.asserted_identity:
             return self._random_points(ob.claim)
-        return Unknown(self.name, "not an identity; may be an equation in its unknowns")
+        return Unknown(by, "not an identity; may be an equation in its unknowns")
 
     def _holds_for_positive(self, c: Rel, names: list[str], rng: random.Random) -> bool:
         """No positive rational point separates the sides (8 tries)."""
@@ -270,12 +304,12 @@ class SympyChecker:
             if a != b:
                 if self._holds_for_positive(c, names, rng):
                     # letters often name lengths, counts or sizes: the domain is guessed ("sqrt(a^2) = a")
-                    return Unknown(self.name, "fails only where some letter is negative or zero: the letters "
+                    return Unknown("random-points", "fails only where some letter is negative or zero: the letters "
                                               "may denote positive quantities (the domain is guessed)")
                 cx = {n: fmt(v) for n, v in env.items()}
                 cx.update({"lhs": fmt(a), "rhs": fmt(b)})
                 return Refuted("random-points", cx, "claimed identity fails at an exact rational point")
-        return Unknown(self.name, "no exact point separated the sides")
+        return Unknown("random-points", "no exact point separated the sides")
 
 
 # ---------------------------------------------------------------------------

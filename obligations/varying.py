@@ -52,10 +52,22 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from faithsieve.core.errors import FaithSieveError
-from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var, variables, walk
-from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 from faithsieve.obligations.fastpaths import MAX_DEPTH
+
+from faithsieve.core.errors import FaithSieveError
+from faithsieve.mathtext.ast import (
+    BinOp,
+    Call,
+    Const,
+    Expr,
+    Neg,
+    Num,
+    Pow,
+    Var,
+    variables,
+    walk,
+)
+from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 
 Interval = tuple[float, float]
 

@@ -39,12 +39,23 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 
-from faithsieve.core.errors import FaithSieveError
-from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var, variables, walk
-from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 from faithsieve.obligations.fastpaths import MAX_DEPTH, translates
-from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.quadratics import quadratic_in, rational_roots
+
+from faithsieve.core.errors import FaithSieveError
+from faithsieve.mathtext.ast import (
+    BinOp,
+    Call,
+    Expr,
+    Neg,
+    Num,
+    Pow,
+    Rel,
+    Var,
+    variables,
+    walk,
+)
+from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 
 MAX_NAMES = 6
 """Most variables a derivation may have for the search (more go to the solver)."""

@@ -15,10 +15,10 @@ import re
 from collections.abc import Callable
 from fractions import Fraction
 
-from faithsieve.mathtext.ast import Num
-from faithsieve.core.proof import Proof
-from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.models import ArithmeticObligation
+
+from faithsieve.core.proof import Proof
+from faithsieve.mathtext.ast import Num, Rel
 from faithsieve.mathtext.cues import _HYPOTHETICAL, _NEGATION, cue_search
 
 MAX_DIGITS = 30  # longer literals are not read (the exact checker bounds the rest)

@@ -1,17 +1,3 @@
-"""Every test starts with an empty outcome memo (``obligations.memo``): a test that changes how a
-checker decides (a monkeypatched fast path, other settings) must not be answered by an outcome an
-earlier test left in this process."""
-
-from __future__ import annotations
-
-from collections.abc import Iterator
-
-import pytest
-
-from faithsieve.obligations.memo import MEMO
-
-
-@pytest.fixture(autouse=True)
-def _empty_outcome_memo() -> Iterator[None]:
-    MEMO.clear()
-    yield
+"""Shared test configuration. No fixture clears process state: the outcome memo and the conversion
+cache belong to the checkers that own them (``pipeline.build_checkers``), so a test that builds its
+own checkers starts with empty ones."""

@@ -32,6 +32,11 @@ class Settings(BaseSettings):
     """Largest bit length of an exact intermediate value."""
     checkers: tuple[str, ...] = ("exact", "sympy", "z3")
     """Checkers to run, cheapest first (names from the checker registry)."""
+    procedures_off: tuple[str, ...] = ()
+    """Decision procedures switched off (switchable names from ``obligations.procedures``: ``witness``,
+    ``quotients``, ``cleared``, ``sections``, ``piecewise``, ``radicals``, ``ratfunc``, ``freevar``,
+    ``varying``, and ``memo`` for the outcome memo). A shortcut switched off leaves the obligation to
+    the later, general procedures: verdicts stay, only the time and the evidence's ``method`` change."""
 
     # ---- modes and the language-model method (``--mode llm`` / ``--mode judge``) ----
     mode: Literal["offline", "llm", "judge"] = "offline"

@@ -19,7 +19,7 @@ def _settings(key: tuple[tuple[str, Any], ...]):  # type: ignore[no-untyped-def]
 def _run_check(problem: str, text: str, settings_key: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
     """Split and localize; a compact, JSON-safe summary. Never raises."""
     from faithsieve.core.errors import InputError, InputTooLarge
-    from faithsieve.pipeline import build_checkers, localize
+    from faithsieve.pipeline import checkers_for, localize
     from faithsieve.split import proof_from_text
 
     try:
@@ -33,7 +33,7 @@ def _run_check(problem: str, text: str, settings_key: tuple[tuple[str, Any], ...
             return {"status": "error", "error": exc.message}
         if not proof.steps:
             return {"status": "empty"}
-        v = localize(proof, settings, build_checkers(settings))
+        v = localize(proof, settings, checkers_for(settings))
         budget_hit = any(e.method == "budget" for st in v.steps for e in st.evidence)
         c = v.coverage
         return {

@@ -41,7 +41,9 @@ def plain_rel(text: str) -> Rel:
 
 
 def view(out: Any) -> dict[str, Any]:
-    return {"type": type(out).__name__, **asdict(out)}
+    """What an outcome decides: its type and fields, except ``method``, which names the procedure that
+    decided (a shortcut and the solver it stands in for give the same outcome under their own names)."""
+    return {"type": type(out).__name__, **{k: v for k, v in asdict(out).items() if k != "method"}}
 
 
 def num(v: Fraction | int) -> Num:

@@ -1,17 +1,17 @@
-"""The conversion cache hands out only successful conversions, bounded, and is emptied with the memo."""
+"""The conversion cache hands out only successful conversions, bounded, and belongs to its checker."""
 
 from __future__ import annotations
 
 import time
 
 import pytest
+from faithsieve.obligations import conversions
+from faithsieve.obligations.conversions import MAX_NODES, ConversionCache
+from faithsieve.obligations.symbolic import SympyChecker
 
 from faithsieve.core.errors import EvaluationLimit, FaithSieveError
 from faithsieve.mathtext.cost import DEFAULT_LIMITS, budget
 from faithsieve.mathtext.evaluate import to_sympy
-from faithsieve.obligations import conversions
-from faithsieve.obligations.conversions import MAX_NODES, ConversionCache
-from faithsieve.obligations.memo import MEMO
 from tests.core.symsupport import rel
 
 
@@ -57,8 +57,9 @@ def test_bounds() -> None:
     assert (small, DEFAULT_LIMITS) in cache._map
 
 
-def test_the_memo_clears_the_conversions() -> None:
-    conversions.CONVERSIONS.convert(rel("y + 1 = 0").lhs, DEFAULT_LIMITS)
-    assert len(conversions.CONVERSIONS) > 0
-    MEMO.clear()
-    assert len(conversions.CONVERSIONS) == 0
+def test_each_checker_owns_its_conversions() -> None:
+    a, b = SympyChecker(), SympyChecker()
+    a.conversions.convert(rel("y + 1 = 0").lhs, DEFAULT_LIMITS)
+    assert len(a.conversions) == 1 and len(b.conversions) == 0
+    shared = ConversionCache()
+    assert SympyChecker(conversions=shared).conversions is shared

@@ -32,7 +32,9 @@ def rel(text: str) -> Rel:
 
 
 def view(out: Any) -> dict[str, Any]:
-    return {"type": type(out).__name__, **asdict(out)}
+    """What an outcome decides: its type and fields, except ``method``, which names the procedure that
+    decided (a shortcut and the solver it stands in for give the same outcome under their own names)."""
+    return {"type": type(out).__name__, **{k: v for k, v in asdict(out).items() if k != "method"}}
 
 
 def outcome(check: Any, ob: Any) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits
 from faithsieve.obligations import fastpaths, polynomials
 from faithsieve.obligations.fastpaths import polynomial_class
 from faithsieve.mathtext.ast import Rel
-from faithsieve.obligations.polynomials import Poly, _expand_fractions, _sub, _within, _Wide, expand
+from faithsieve.obligations.polynomials import Poly, _expand_fractions, psub, _within, _Wide, expand
 
 
 def former_expand(e: Expr, lim: Limits = DEFAULT_LIMITS, depth: int = 0, quotients: bool = False) -> Poly | None:
@@ -25,7 +25,7 @@ def former_class(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -> str | No
     a, b = former_expand(lhs, lim), former_expand(rhs, lim)
     if a is None or b is None:
         return None
-    d = _sub(a, b)
+    d = psub(a, b)
     if not d:
         return "zero"
     return "nonconstant" if any(m for m in d) else None
@@ -106,7 +106,7 @@ def test_the_expansion_keeps_one_denominator_small() -> None:
 
 
 def test_normal_forms_match_the_former_subtraction() -> None:
-    """``_normal`` (the derivation fast paths' ``f R 0``) gives the former ``_sub`` of the two
+    """``normal_form`` (the derivation fast paths' ``f R 0``) gives the former ``psub`` of the two
     former expansions: the same monomials in the same order, the same coefficients."""
     rng = random.Random(17)
     ops = ("=", ">", ">=", "<", "<=", "!=")
@@ -114,12 +114,12 @@ def test_normal_forms_match_the_former_subtraction() -> None:
     for i in range(2000):
         r = Rel(gen(rng, 3, i % 4 == 0), rng.choice(ops), gen(rng, 3, i % 4 == 0))
         for quotients in (False, True):
-            new = fastpaths._normal(r, quotients)
+            new = fastpaths.normal_form(r, quotients)
             a, b = former_expand(r.lhs, quotients=quotients), former_expand(r.rhs, quotients=quotients)
             if a is None or b is None or r.op == "!=":
                 assert new is None
                 continue
-            old = (_sub(a, b), r.op) if r.op in ("=", ">", ">=") else (_sub(b, a), {"<": ">", "<=": ">="}[r.op])
+            old = (psub(a, b), r.op) if r.op in ("=", ">", ">=") else (psub(b, a), {"<": ">", "<=": ">="}[r.op])
             assert new is not None and list(new[0].items()) == list(old[0].items()) and new[1] == old[1], str(r)
             compared += 1
     assert compared > 1500
@@ -140,5 +140,5 @@ def test_a_common_denominator_past_the_bound_falls_back_to_fractions() -> None:
     assert expand(e, lim) == {(("x", 1),): Fraction(1, p), (("y", 1),): Fraction(1, q)}
     assert polynomial_class(e, e, lim) == "zero"
     assert polynomial_class(e, Var("x"), lim) == "nonconstant"
-    assert fastpaths._normal(Rel(e, "<", Var("x"))) is not None
+    assert fastpaths.normal_form(Rel(e, "<", Var("x"))) is not None
     assert polynomials._iexpand(e, Limits(max_bits=81), 0, False) is not None  # the bound is what stops it

@@ -10,14 +10,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from faithsieve.obligations import memo
+from faithsieve.obligations.checkers import SympyChecker, Z3Checker, run_portfolio
+from faithsieve.obligations.memo import OutcomeMemo, memo_key
+from faithsieve.obligations.models import (
+    DerivationObligation,
+    IdentityObligation,
+    SubstitutionObligation,
+    Unknown,
+    Verified,
+)
 
 from faithsieve.core.settings import Settings
-from faithsieve.obligations import memo
-from faithsieve.obligations.checkers import MEMO_CHECKERS, SympyChecker, Z3Checker, run_portfolio
-from faithsieve.obligations.memo import MEMO, OutcomeMemo, memo_key
-from faithsieve.obligations.models import (
-    DerivationObligation, IdentityObligation, SubstitutionObligation, Unknown, Verified,
-)
 from faithsieve.scoring.run import stable_view
 from tests.core.test_fastpaths import BASE, rel
 
@@ -43,24 +47,26 @@ def soon() -> float:
     return time.monotonic() + 60
 
 
+MEMO = OutcomeMemo()
+"""The memo of this module's tests (each test starts with it empty)."""
+
+
 @pytest.fixture(autouse=True)
 def fresh_memo():
     for ob in OBLIGATIONS:  # the solvers load on first use: a first check slower than the clock rule
         run_portfolio(ob, [SympyChecker(), Z3Checker()], time.monotonic() + 60)
     MEMO.clear()
-    yield
-    MEMO.clear()
 
 
 @pytest.mark.parametrize("ob", OBLIGATIONS)
 def test_a_hit_is_the_fresh_outcome(ob: Any) -> None:
-    checkers = [SympyChecker(), Z3Checker()]
+    checkers = [SympyChecker(memo=MEMO), Z3Checker(memo=MEMO)]
     first = run_portfolio(ob, checkers, soon())
     lookups = MEMO.misses
     assert lookups >= 1 and MEMO.hits == 0
     again = run_portfolio(_at(ob, id="o9", step=4, span=(3, 9), edge="e7"), checkers, soon())  # same text elsewhere
     assert MEMO.hits == lookups and MEMO.misses == lookups  # each checker's outcome came from the memo
-    fresh = next(o for o in (ch.check(ob, soon()) for ch in checkers) if o is not None)
+    fresh = next(o for o in (ch.check(ob, soon()) for ch in (SympyChecker(), Z3Checker())) if o is not None)
     assert again == first == fresh
 
 
@@ -96,10 +102,10 @@ def test_only_deterministic_checkers_are_memoized() -> None:
             calls.append(1)
             return Verified("counting")
 
-    assert Counting not in MEMO_CHECKERS
+    assert not hasattr(Counting(), "memo")
     ob = OBLIGATIONS[0]
     for _ in range(3):
-        run_portfolio(ob, [Counting()], LATER)
+        run_portfolio(ob, [Counting(), SympyChecker(memo=MEMO)], LATER)
     assert len(calls) == 3 and len(MEMO) == 0
 
 
@@ -115,7 +121,7 @@ def test_size_bound() -> None:
     assert runs == [1]
     m.check(ch, obs[4], LATER, lambda: runs.append(1) or Verified("sympy-poly"))  # the newest is kept
     assert runs == [1]
-    assert MEMO.max_entries == memo.MAX_ENTRIES == 4096
+    assert OutcomeMemo().max_entries == memo.MAX_ENTRIES == 4096
 
 
 def test_bound_on_obligation_size() -> None:
@@ -169,15 +175,19 @@ def test_a_slow_check_is_not_kept() -> None:
 
 def test_verdicts_do_not_depend_on_the_order_of_items() -> None:
     from faithsieve.datasets.adapters import load_dataset
+
+    from faithsieve.pipeline import checkers_for
     from faithsieve.scoring.run import predict
 
     items = load_dataset(MINI).items[:40]
     settings = Settings()
+    owned = next(ch.memo for ch in checkers_for(settings) if getattr(ch, "memo", None) is not None)
+    owned.clear()
     forward = [stable_view(predict(it, settings)) for it in items]
-    MEMO.clear()
+    owned.clear()
     backward = [stable_view(predict(it, settings)) for it in reversed(items)][::-1]
-    MEMO.clear()
+    owned.clear()
     twice = [stable_view(predict(it, settings)) for it in items]  # every symbolic check a hit
     assert forward == backward == twice
-    assert MEMO.hits > 0
+    assert owned.hits > 0
     assert json.dumps(forward)  # records stay serialisable

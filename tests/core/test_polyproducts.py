@@ -9,7 +9,7 @@ from fractions import Fraction
 
 from faithsieve.mathtext.extract import extract_formulas
 from faithsieve.obligations import polynomials
-from faithsieve.obligations.polynomials import MAX_PRODUCTS, MAX_TERMS, _mono_mul, _pmul, expand
+from faithsieve.obligations.polynomials import MAX_PRODUCTS, MAX_TERMS, _mono_mul, pmul, expand
 
 
 def _pmul_by_sorting(a: dict, b: dict) -> dict | None:
@@ -40,7 +40,7 @@ def test_products_are_those_of_the_sorting_reference() -> None:
 
     for _ in range(3000):
         a, b = poly(), poly()
-        fast, ref = _pmul(a, b), _pmul_by_sorting(a, b)
+        fast, ref = pmul(a, b), _pmul_by_sorting(a, b)
         assert fast == ref and list(fast.items()) == list(ref.items())
 
 
@@ -54,7 +54,7 @@ def test_expansions_are_those_of_the_sorting_reference(monkeypatch) -> None:
     for text in texts:
         a, _op, b = extract_formulas(f"${text}$")[0].chain.links()[0]
         fast = [expand(a), expand(b)]
-        monkeypatch.setattr(polynomials, "_pmul", _pmul_by_sorting)
+        monkeypatch.setattr(polynomials, "pmul", _pmul_by_sorting)
         ref = [expand(a), expand(b)]
         monkeypatch.undo()
         assert fast == ref and [list(p.items()) for p in fast] == [list(p.items()) for p in ref]

@@ -23,7 +23,7 @@ def former_too_large(c: Rel, monkeypatch) -> bool:
     with monkeypatch.context() as m:
         m.setattr(symbolic, "_exponent", evaluate)
         size = sum(1 for _ in walk(c.lhs)) + sum(1 for _ in walk(c.rhs))
-        return size > MAX_SYMPY_NODES or not (symbolic._degree_ok(c.lhs) and symbolic._degree_ok(c.rhs))
+        return size > MAX_SYMPY_NODES or not (symbolic.degree_ok(c.lhs) and symbolic.degree_ok(c.rhs))
 
 
 def gen(rng: random.Random, depth: int) -> Expr:
@@ -90,14 +90,14 @@ def _wide(rng: random.Random, depth: int) -> Expr:
 
 
 def test_one_pass_guard_answers_as_the_degree_walk() -> None:
-    """``_too_large`` (one pass per side) against the node count and ``_degree_ok`` of both sides as
+    """``_too_large`` (one pass per side) against the node count and ``degree_ok`` of both sides as
     written (the term bound, then every power of a variable expression)."""
     rng = random.Random(16)
     answers = {True: 0, False: 0}
     for _ in range(4000):
         c = Rel(_wide(rng, rng.randint(2, 7)), "=", _wide(rng, rng.randint(1, 6)))
         walked = sum(1 for _ in walk(c.lhs)) + sum(1 for _ in walk(c.rhs)) > MAX_SYMPY_NODES \
-            or not (symbolic._degree_ok(c.lhs) and symbolic._degree_ok(c.rhs))
+            or not (symbolic.degree_ok(c.lhs) and symbolic.degree_ok(c.rhs))
         assert _too_large(c) == walked, str(c)
         answers[walked] += 1
     assert min(answers.values()) > 800, answers
