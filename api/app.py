@@ -16,14 +16,6 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI, Security
-from fastapi.exceptions import RequestValidationError
-from fastapi.middleware import Middleware
-from fastapi.middleware.cors import CORSMiddleware
-from fastapi.security import APIKeyHeader
-from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.responses import Response
-
 from faithsieve.api import errors
 from faithsieve.api.cache import VerdictCache
 from faithsieve.api.docs import install_docs
@@ -54,6 +46,14 @@ from faithsieve.api.service import (
 )
 from faithsieve.api.settings import ServiceSettings
 from faithsieve.api.worker import localize_job
+from fastapi import FastAPI, Security
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware import Middleware
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.security import APIKeyHeader
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.verdict import Verdict
 from faithsieve.web import routes as workbench

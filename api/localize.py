@@ -6,10 +6,6 @@ import asyncio
 import json
 from typing import Any
 
-from fastapi import Request
-from pydantic import ValidationError
-from starlette.responses import Response
-
 from faithsieve.api.admission import Lane
 from faithsieve.api.cache import cache_key
 from faithsieve.api.errors import ServiceError, validation_detail
@@ -25,8 +21,12 @@ from faithsieve.api.service import (
     until_disconnected,
 )
 from faithsieve.api.worker import JobResult
-from faithsieve.core.settings import Settings
+from fastapi import Request
+from pydantic import ValidationError
+from starlette.responses import Response
+
 from faithsieve.core.errors import FaithSieveError, InputError, InputTooLarge
+from faithsieve.core.settings import Settings
 
 __all__ = ["route_localize", "route_localize_batch"]
 

@@ -26,6 +26,7 @@ from faithsieve.api.admission import Lane
 from faithsieve.api.errors import NotReady, RequestTimeout, Saturated, WorkerFailed
 from faithsieve.api.metrics import ServiceMetrics
 from faithsieve.api.worker import JobResult, warm
+
 from faithsieve.core.settings import Settings
 from faithsieve.runtime.lazy import OFFLINE_MODULES
 from faithsieve.runtime.workers import Slot, mp_context

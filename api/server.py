@@ -28,10 +28,9 @@ from collections.abc import Callable
 from typing import Any
 
 import uvicorn
-from uvicorn.protocols.http.h11_impl import H11Protocol
-
 from faithsieve.api.metrics import ServiceMetrics
 from faithsieve.api.settings import ServiceSettings
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 log = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from faithsieve.core.settings import Settings
 from faithsieve.core.errors import FaithSieveError
+from faithsieve.core.settings import Settings
 from faithsieve.runtime.lazy import freeze_after_import
 
 log = logging.getLogger(__name__)
@@ -53,9 +53,9 @@ def _error(status: int, code: str, message: str, detail: object | None, t0: floa
 
 def localize_job(data: dict[str, Any], settings: Settings) -> JobResult:
     """Split and check one proof (``faithsieve.split.proof_from_input`` then ``pipeline.localize``)."""
-    from faithsieve.verdict import verdict_json
     from faithsieve.pipeline import localize
     from faithsieve.split import proof_from_input
+    from faithsieve.verdict import verdict_json
 
     t0 = time.perf_counter()
     try:

@@ -11,9 +11,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from faithsieve.core.settings import Settings
 from faithsieve.core.errors import InputError, InputTooLarge
 from faithsieve.core.proof import Proof, Step
+from faithsieve.core.settings import Settings
 
 _STEP_MARK = re.compile(r"(?im)^[ \t>*#_]*(?:\*\*)?step[ \t]*(\d{1,4})[ \t]*(?:\*\*[ \t]*)?[:.)\-–][ \t]*(?:\*\*)?")
 _NUMBERED = re.compile(r"(?m)^[ \t]*(\d{1,3})[.)][ \t]+(?=\S)")

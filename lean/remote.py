@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from faithsieve.lean.backend import CheckResult, LeanUnavailable
 from faithsieve.lean.local import result_from_repl
+
 from faithsieve.runtime.urls import public_url
 
 if TYPE_CHECKING:

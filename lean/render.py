@@ -36,16 +36,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from faithsieve.obligations.models import (
-    ArithmeticObligation,
-    CoverageObligation,
-    DerivationObligation,
-    IdentityObligation,
-    Obligation,
-    SolutionObligation,
-    SubstitutionObligation,
-)
-
 from faithsieve.lean.statement import Flavour, LeanStatement, Unrenderable
 from faithsieve.lean.terms import (
     _Q,
@@ -63,6 +53,16 @@ from faithsieve.lean.terms import (
     _value_need,
     sanitize,
 )
+from faithsieve.obligations.models import (
+    ArithmeticObligation,
+    CoverageObligation,
+    DerivationObligation,
+    IdentityObligation,
+    Obligation,
+    SolutionObligation,
+    SubstitutionObligation,
+)
+
 from faithsieve.mathtext.ast import Call, variables, walk
 
 MAX_CHARS = 6000

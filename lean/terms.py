@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from faithsieve.mathtext.ast import Rel
+from faithsieve.lean.statement import Flavour
 
 from faithsieve.core.errors import FaithSieveError
-from faithsieve.lean.statement import Flavour
 from faithsieve.mathtext.ast import (
     BinOp,
     Call,
@@ -21,6 +20,7 @@ from faithsieve.mathtext.ast import (
     Neg,
     Num,
     Pow,
+    Rel,
     Var,
     children,
     variables,

@@ -37,11 +37,17 @@ from typing import Any
 
 from faithsieve.lean.backend import CheckResult, LeanBackend, LeanUnavailable
 from faithsieve.lean.screen import diagnostics_text
+from faithsieve.lean.snippets import (
+    bounded,
+    preamble,
+    split_proof,
+    strip_imports,
+    unsafe_commands,
+    with_proof,
+)
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from faithsieve.llm.types import ToolCall
-
-from faithsieve.lean.snippets import bounded, preamble, split_proof, strip_imports, unsafe_commands, with_proof
 
 
 @dataclass(frozen=True)

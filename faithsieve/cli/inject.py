@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from faithsieve.cli.common import output_file_problem
-from faithsieve.datasets.inject import MUTATIONS, inject_items
 from faithsieve.core.errors import InputError
+from faithsieve.datasets.inject import MUTATIONS, inject_items
 from faithsieve.runtime.textfile import os_error_line, read_utf8
 
 EXIT_OK = 0

@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
-
 from faithsieve.api.app import create_app
 from faithsieve.api.settings import ServiceSettings
+from fastapi.testclient import TestClient
 
 _spec = importlib.util.spec_from_file_location("faithsieve_adversarial_corpus", Path(__file__).with_name("corpus.py"))
 assert _spec and _spec.loader

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from faithsieve.datasets import metrics as M
 
 C = None  # "correct"

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from faithsieve.datasets.formats import load_proofloc
+
 from faithsieve.pipeline import localize
 from faithsieve.split import proof_from_steps
 

@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
+from faithsieve.datasets.formats import load_proofloc
 
 from faithsieve.core.settings import Settings
-from faithsieve.datasets.formats import load_proofloc
 from faithsieve.scoring.run import (
     METRICS,
     PREDICTIONS,
