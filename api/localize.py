@@ -155,7 +155,7 @@ async def route_localize_batch(body: BatchRequest, request: Request,
 
     if todo:
         with admission(service, lanes):
-            await until_disconnected(request, asyncio.gather(*(one(*t, lane) for t, lane in zip(todo, lanes))),
+            await until_disconnected(request, asyncio.gather(*(one(*t, lane) for t, lane in zip(todo, lanes, strict=True))),
                                      service.metrics)
     out = b'{"results":[' + b",".join(p or b"null" for p in parts) + b'],"counts":' + json.dumps(counts).encode() + b"}"
     return Response(content=out, media_type=_JSON)

@@ -23,6 +23,7 @@ uvicorn's ``limit_concurrency`` is not used. ``serve`` runs one server process
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -196,10 +197,8 @@ def serve(settings: ServiceSettings, log_level: str = "info", access_log: bool =
     if prepare is not None and (rc := prepare(app, settings)):
         return rc
     config = uvicorn_config(app, settings, app.state.metrics, log_level=log_level, access_log=access_log)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises the SIGINT it handled once it has shut down
         uvicorn.Server(config).run()
-    except KeyboardInterrupt:  # uvicorn re-raises the SIGINT it handled once it has shut down
-        pass
     return 0
 
 

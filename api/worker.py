@@ -73,7 +73,7 @@ def localize_job(data: dict[str, Any], settings: Settings) -> JobResult:
         return _error(422, "resource_limit", "checking this proof exceeded the worker's memory limit", None, t0)
     except RecursionError:
         return _error(422, "resource_limit", "this proof is nested too deeply to check", None, t0)
-    except Exception as exc:  # a pipeline bug: answer 500, keep the worker
+    except Exception as exc:  # noqa: BLE001 (isolation boundary: a pipeline bug answers 500, the worker stays)
         log.error("pipeline failed on an input: %s", "".join(traceback.format_exception(exc)))
         return _error(500, "internal_error", f"the pipeline failed on this input ({type(exc).__name__}); it has "
                       "been logged", None, t0)

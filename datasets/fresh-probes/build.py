@@ -29,11 +29,11 @@ OUTPUT = HERE / "fresh-probes.jsonl"
 SOURCE = "fresh-probes/handwritten"
 
 _SAFE_BUILTINS = {"abs": abs, "all": all, "any": any, "len": len, "range": range, "sum": sum}
-_SYMPY_NAMES = (
-    "I Matrix Mod Rational atan binomial ceiling cos diff divisor_count exp expand "
-    "factorial fibonacci floor gcd integrate isprime lcm limit oo pi simplify sin sqrt "
-    "tan totient"
-).split()
+_SYMPY_NAMES = [
+    "I", "Matrix", "Mod", "Rational", "atan", "binomial", "ceiling", "cos", "diff", "divisor_count",
+    "exp", "expand", "factorial", "fibonacci", "floor", "gcd", "integrate", "isprime", "lcm", "limit",
+    "oo", "pi", "simplify", "sin", "sqrt", "tan", "totient",
+]
 
 
 def _namespace() -> dict[str, Any]:
@@ -45,7 +45,7 @@ def _namespace() -> dict[str, Any]:
 
 def holds(fact: str) -> bool:
     """Whether an author-written fact is true (a sympy relation or a Python comparison)."""
-    return bool(eval(fact, _namespace()))  # noqa: S307 - author-written facts only
+    return bool(eval(fact, _namespace()))  # author-written facts only, never input text
 
 
 def _load() -> tuple[list[tuple], list[tuple]]:

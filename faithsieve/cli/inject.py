@@ -6,6 +6,7 @@ Registered on the main CLI with :func:`register`; the handler returns an exit co
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -92,10 +93,8 @@ def write_jsonl_atomic(path: Path, rows: list[dict[str, Any]]) -> None:
         os.chmod(tmp, 0o644)  # mkstemp makes 0600; give the usual mode of a data file
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise
 
 

@@ -22,6 +22,7 @@ same ``Slot``.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import multiprocessing as mp
@@ -178,10 +179,8 @@ class Slot:
     def signal_kill(self) -> None:
         """SIGKILL the process (constant time; ``kill`` also drops the executor)."""
         if self.pid is not None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
     def kill(self) -> None:
         """Stop the process now (whatever it is doing) and drop the executor."""
@@ -285,7 +284,7 @@ class KillablePool:
     def _start_slots(self, slots: list[Slot]) -> None:
         futures = [s.start() for s in slots]
         failed = None
-        for slot, fut in zip(slots, futures):
+        for slot, fut in zip(slots, futures, strict=True):
             try:
                 fut.result(self._startup_timeout_s)
             except Exception as exc:  # noqa: BLE001 - reported below; the slot is retried in the background

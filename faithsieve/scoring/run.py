@@ -18,6 +18,7 @@ checks (``faithsieve.scoring.evidence``); a new run starts with an empty folder.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
@@ -380,10 +381,8 @@ RUN_FILES = (PREDICTIONS, METRICS, REPORT, STATE, "offsets.png", "subsets.png")
 def clear_run(out: Path) -> None:
     """Remove an earlier run's files from ``out`` (other files there are left alone)."""
     for name in RUN_FILES:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             (out / name).unlink()
-        except FileNotFoundError:
-            pass
     clear_evidence(out)
 
 

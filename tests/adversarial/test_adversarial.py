@@ -80,7 +80,7 @@ def test_corpus_through_the_batch_route(client):
         assert r.status_code == 200, r.text[:300]
         results = r.json()["results"]
         assert [x["index"] for x in results] == list(range(len(chunk)))
-        for (cid, _), x in zip(chunk, results):
+        for (cid, _), x in zip(chunk, results, strict=True):
             assert 200 <= x["status"] < 300 or 400 <= x["status"] < 500, (cid, x["status"], x["error"])
 
 

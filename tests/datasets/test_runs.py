@@ -52,7 +52,7 @@ def test_score_reads_the_localize_examples(tmp_path: Path) -> None:
     data = load_dataset(EXAMPLES)
     files = sorted(EXAMPLES.glob("*.json"))
     assert data.bad == [] and len(data.items) == len(files) == 50
-    for f, item in zip(files, data.items):
+    for f, item in zip(files, data.items, strict=True):
         expected = json.loads(f.read_text(encoding="utf-8"))["expected"]["first_error_step"]
         assert item.id == f.stem and item.first_error == expected
     res = run_score(_req(EXAMPLES, tmp_path / "ex"))
@@ -222,7 +222,7 @@ def test_evidence_for_every_checked_item_with_per_step_checks(tmp_path: Path) ->
     assert len(files) >= 100
     items = {it.id: it for it in load_dataset(MINI).items}
     missed = 0
-    for name, doc in files.items():
+    for doc in files.values():
         item = items[doc["item"]["id"]]
         assert doc["what"] == outcome(item.first_error, doc["prediction"]["predicted"])
         if doc["steps"]:
