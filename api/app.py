@@ -174,6 +174,6 @@ def create_app(settings: ServiceSettings | None = None, job: Job | None = None) 
             app.openapi_schema = document_limits(base_openapi(), settings)
         return app.openapi_schema
 
-    app.openapi = openapi  # type: ignore[method-assign]
+    app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way to extend the schema
     workbench.mount(app, settings)  # the page at / and its /web/... routes (faithsieve.web)
     return app

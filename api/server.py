@@ -75,7 +75,7 @@ class GuardedProtocolMixin:
 
     def __init__(self, config: Any, server_state: Any, app_state: dict[str, Any],
                  _loop: asyncio.AbstractEventLoop | None = None) -> None:
-        super().__init__(config, server_state, app_state, _loop)  # type: ignore[call-arg]
+        super().__init__(config, server_state, app_state, _loop)  # type: ignore[call-arg]  # mixin: see connection_made
         unfinished = getattr(server_state, "faithsieve_unfinished", None)
         if unfinished is None:
             unfinished = {}  # insertion-ordered: the oldest unfinished connection first
@@ -121,8 +121,8 @@ class GuardedProtocolMixin:
 
     # -- protocol events -------------------------------------------------------------------
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)  # type: ignore[misc]
+    def connection_made(self, transport: asyncio.Transport) -> None:
+        super().connection_made(transport)  # type: ignore[misc]  # a mixin: uvicorn's protocol class defines it
         if len(self.connections) > self.limits.max_connections and not self._evict_oldest():
             self.limits.count("connections")
             transport.close()  # every connection has a request in progress: refuse this one
@@ -133,13 +133,13 @@ class GuardedProtocolMixin:
 
     def data_received(self, data: bytes) -> None:
         before = self.cycle
-        super().data_received(data)  # type: ignore[misc]
+        super().data_received(data)  # type: ignore[misc]  # mixin
         if self.cycle is not before and self.cycle is not None:
             self._headers_done()
 
     def on_response_complete(self) -> None:
         before = self.cycle
-        super().on_response_complete()  # type: ignore[misc]
+        super().on_response_complete()  # type: ignore[misc]  # mixin
         if self.transport.is_closing():
             self._headers_done()
         elif self.cycle is before or self.cycle is None or self.cycle.response_complete:
@@ -149,7 +149,7 @@ class GuardedProtocolMixin:
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._headers_done()
-        super().connection_lost(exc)  # type: ignore[misc]
+        super().connection_lost(exc)  # type: ignore[misc]  # mixin
 
 
 def _base_protocols() -> dict[str, type]:

@@ -182,7 +182,10 @@ def load_proofloc(path: str | Path) -> tuple[list[LabelledItem], list[BadRecord]
     items: list[LabelledItem] = []
     bad: list[BadRecord] = []
     for rec in parse_proofloc_lines(read_utf8(p).split("\n"), str(p)):
-        (items if isinstance(rec, LabelledItem) else bad).append(rec)  # type: ignore[arg-type]
+        if isinstance(rec, LabelledItem):
+            items.append(rec)
+        else:
+            bad.append(rec)
     return items, bad
 
 

@@ -161,6 +161,7 @@ def _claim(ob: Obligation, ctx: _Ctx, vs: list[str]) -> tuple[list[tuple[str, st
     elif isinstance(ob, SolutionObligation):
         concl = " ∧ ".join(_rel(r, ctx) for r in ob.equations)
     else:
+        assert not isinstance(ob, CoverageObligation)  # rendered by _coverage
         concl = _rel(ob.claim, ctx)
     return hyps, concl
 

@@ -32,6 +32,7 @@ import re
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -240,7 +241,7 @@ def injected_items(gsm8k_dir: Path) -> list[dict[str, Any]]:
     order = list(range(len(lines)))
     random.Random(SEED).shuffle(order)
 
-    def usable():
+    def usable() -> Iterator[dict[str, Any]]:
         for idx in order:
             rec = json.loads(lines[idx])
             if _fully_checked(rec["answer"]):

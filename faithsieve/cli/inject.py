@@ -30,7 +30,7 @@ EXIT_USAGE = 2
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``inject`` subcommand to ``subparsers`` (from ``add_subparsers``)."""
-    p = subparsers.add_parser(
+    p: argparse.ArgumentParser = subparsers.add_parser(
         "inject",
         help="make labelled error variants of GSM8K reference solutions",
         description=(

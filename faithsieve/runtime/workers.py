@@ -241,6 +241,7 @@ class KillablePool:
         self._retire_if = retire
         self._lock = threading.Lock()
         self._generation = 0
+        self._pid: int  # the process that owns the slots: set by _own
         self._own(force=True)
 
     def _own(self, force: bool = False) -> None:
