@@ -39,6 +39,8 @@ from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import spawn as mp_spawn
 from typing import Any
 
+from faithsieve.core.errors import FaithSieveError
+
 log = logging.getLogger(__name__)
 
 ORPHAN_CHECK_S = 1.0
@@ -48,12 +50,18 @@ _RESTART_DELAYS = (0.0, 0.5, 1.0, 2.0, 5.0)
 """Pauses before the attempts to restart a slot (the last one repeats until it starts)."""
 
 
-class JobTimeout(Exception):
+class JobTimeout(FaithSieveError):
     """The job ran past its time limit; its worker was killed and is being replaced."""
 
+    code = "job_timeout"
+    status = 504
 
-class WorkerCrashed(Exception):
+
+class WorkerCrashed(FaithSieveError):
     """The worker process died while running the job (killed from outside, a crash in native code)."""
+
+    code = "worker_crashed"
+    status = 500
 
 
 def mp_context(preload: Sequence[str] = ()) -> Any:
@@ -107,8 +115,11 @@ def worker_pid() -> int:
     return os.getpid()
 
 
-class WorkerUnavailable(Exception):
+class WorkerUnavailable(FaithSieveError):
     """No worker became free (or could be started) within the wait allowed; the job did not run."""
+
+    code = "worker_unavailable"
+    status = 503
 
 
 _LAUNCH = threading.local()
