@@ -38,7 +38,8 @@ STANDARD_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
 """The axioms an accepted proof may depend on."""
 
 _SORRY_WARNING = re.compile(r"declaration uses ['`]sorry['`]")
-_SEVERITIES: dict[str, Literal["error", "warning", "info"]] = {"error": "error", "warning": "warning", "info": "info", "information": "info", "trace": "info"}
+_SEVERITIES: dict[str, Literal["error", "warning", "info"]] = {
+    "error": "error", "warning": "warning", "info": "info", "information": "info", "trace": "info"}
 
 
 # --- responses -------------------------------------------------------------------------------

@@ -4,4 +4,5 @@ import sys
 
 from faithsieve.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # importing the module (tests walk every module) runs nothing
+    sys.exit(main())
