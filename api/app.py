@@ -16,14 +16,6 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI, Security
-from fastapi.exceptions import RequestValidationError
-from fastapi.middleware import Middleware
-from fastapi.middleware.cors import CORSMiddleware
-from fastapi.security import APIKeyHeader
-from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.responses import Response
-
 from faithsieve.api import errors
 from faithsieve.api.cache import VerdictCache
 from faithsieve.api.docs import install_docs
@@ -54,6 +46,14 @@ from faithsieve.api.service import (
 )
 from faithsieve.api.settings import ServiceSettings
 from faithsieve.api.worker import localize_job
+from fastapi import FastAPI, Security
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware import Middleware
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.security import APIKeyHeader
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.verdict import Verdict
 from faithsieve.web import routes as workbench
@@ -174,6 +174,6 @@ def create_app(settings: ServiceSettings | None = None, job: Job | None = None) 
             app.openapi_schema = document_limits(base_openapi(), settings)
         return app.openapi_schema
 
-    app.openapi = openapi  # type: ignore[method-assign]
+    app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way to extend the schema
     workbench.mount(app, settings)  # the page at / and its /web/... routes (faithsieve.web)
     return app

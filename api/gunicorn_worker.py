@@ -24,7 +24,7 @@ from faithsieve.api.server import protocol_class
 from faithsieve.api.settings import ServiceSettings
 
 
-class Worker(UvicornWorker):  # type: ignore[misc]
+class Worker(UvicornWorker):
     """``UvicornWorker`` with FaithSieve's connection limits."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -6,10 +6,6 @@ import asyncio
 import json
 from typing import Any
 
-from fastapi import Request
-from pydantic import ValidationError
-from starlette.responses import Response
-
 from faithsieve.api.admission import Lane
 from faithsieve.api.cache import cache_key
 from faithsieve.api.errors import ServiceError, validation_detail
@@ -25,8 +21,12 @@ from faithsieve.api.service import (
     until_disconnected,
 )
 from faithsieve.api.worker import JobResult
-from faithsieve.core.settings import Settings
+from fastapi import Request
+from pydantic import ValidationError
+from starlette.responses import Response
+
 from faithsieve.core.errors import FaithSieveError, InputError, InputTooLarge
+from faithsieve.core.settings import Settings
 
 __all__ = ["route_localize", "route_localize_batch"]
 
@@ -155,7 +155,7 @@ async def route_localize_batch(body: BatchRequest, request: Request,
 
     if todo:
         with admission(service, lanes):
-            await until_disconnected(request, asyncio.gather(*(one(*t, lane) for t, lane in zip(todo, lanes))),
+            await until_disconnected(request, asyncio.gather(*(one(*t, lane) for t, lane in zip(todo, lanes, strict=True))),
                                      service.metrics)
     out = b'{"results":[' + b",".join(p or b"null" for p in parts) + b'],"counts":' + json.dumps(counts).encode() + b"}"
     return Response(content=out, media_type=_JSON)

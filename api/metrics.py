@@ -20,7 +20,7 @@ def _escape(value: str) -> str:
 
 
 def _labels(names: Sequence[str], values: Sequence[str], extra: str = "") -> str:
-    parts = [f'{n}="{_escape(v)}"' for n, v in zip(names, values)]
+    parts = [f'{n}="{_escape(v)}"' for n, v in zip(names, values, strict=False)]
     if extra:
         parts.append(extra)
     return "{" + ",".join(parts) + "}" if parts else ""
@@ -107,7 +107,7 @@ class Histogram(_Metric):
     def samples(self) -> Iterable[str]:
         for key, (counts, total) in sorted(self.data.items()):
             cumulative = 0
-            for b, c in zip((*self.buckets, math.inf), counts):
+            for b, c in zip((*self.buckets, math.inf), counts, strict=True):
                 cumulative += c
                 le = 'le="' + _num(b) + '"'
                 yield f"{self.name}_bucket{_labels(self.labelnames, key, le)} {cumulative}"

@@ -16,12 +16,11 @@ import time
 import uuid
 from collections.abc import Mapping
 
+from faithsieve.api.errors import error_json
+from faithsieve.api.metrics import ServiceMetrics
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-
-from faithsieve.api.errors import error_json
-from faithsieve.api.metrics import ServiceMetrics
 
 KNOWN_PATHS = frozenset({"/localize", "/localize/batch", "/healthz", "/readyz", "/version", "/limits", "/metrics",
                          "/docs", "/openapi.json", "/docs/oauth2-redirect", "/redoc"})

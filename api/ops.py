@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import platform
 
-from starlette.responses import JSONResponse, Response
-
 from faithsieve.api.metrics import CONTENT_TYPE
 from faithsieve.api.models import Health, LimitsInfo, Liveness, VersionInfo
 from faithsieve.api.service import ServiceDep
 from faithsieve.api.settings import ServiceSettings
+from starlette.responses import JSONResponse, Response
 
 __all__ = ["API_VERSION", "limits_of", "route_healthz", "route_limits", "route_metrics", "route_readyz",
            "route_version"]

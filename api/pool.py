@@ -26,6 +26,7 @@ from faithsieve.api.admission import Lane
 from faithsieve.api.errors import NotReady, RequestTimeout, Saturated, WorkerFailed
 from faithsieve.api.metrics import ServiceMetrics
 from faithsieve.api.worker import JobResult, warm
+
 from faithsieve.core.settings import Settings
 from faithsieve.runtime.lazy import OFFLINE_MODULES
 from faithsieve.runtime.workers import Slot, mp_context
@@ -83,7 +84,7 @@ class WorkerPool:
         self._heavy_lane = asyncio.Semaphore(self.heavy_workers)
         self._slots = [Slot(i, ctx, self._memory_mb, warm=warm) for i in range(self.workers)]
         results = await asyncio.gather(*(_start(s) for s in self._slots), return_exceptions=True)
-        for slot, res in zip(self._slots, results):
+        for slot, res in zip(self._slots, results, strict=True):
             if isinstance(res, BaseException):
                 log.error("worker %d failed to start: %r", slot.index, res)
                 slot.kill()
@@ -139,7 +140,7 @@ class WorkerPool:
             await asyncio.sleep(delay)
             try:
                 await _start(slot)
-            except Exception as exc:  # fork failed, out of memory...: try again later
+            except Exception as exc:  # noqa: BLE001 (isolation boundary: fork failed, out of memory, a crash...: try again later)
                 log.error("restarting worker %d failed: %r", slot.index, exc)
                 slot.kill()
                 continue
@@ -274,7 +275,7 @@ class WorkerPool:
         except asyncio.TimeoutError:
             self._retire(slot, "timeout")
             return
-        except BaseException:  # crashed, or the pool is closing (cancelled)
+        except BaseException:  # noqa: BLE001 (crashed, or the pool is closing: CancelledError is a BaseException)
             if not fut.done() or not self._closing:
                 self._retire(slot, "crashed")
             return

@@ -9,6 +9,7 @@ from faithsieve.api import errors
 from faithsieve.api.models import RewardRequest, RewardResponse
 from faithsieve.api.service import ServiceDep
 from faithsieve.api.settings import ServiceSettings
+
 from faithsieve.core.errors import InputError, InputTooLarge
 
 __all__ = ["route_get_reward", "warm_reward_grader"]

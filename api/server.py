@@ -23,15 +23,15 @@ uvicorn's ``limit_concurrency`` is not used. ``serve`` runs one server process
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from typing import Any
 
 import uvicorn
-from uvicorn.protocols.http.h11_impl import H11Protocol
-
 from faithsieve.api.metrics import ServiceMetrics
 from faithsieve.api.settings import ServiceSettings
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ class GuardedProtocolMixin:
 
     def __init__(self, config: Any, server_state: Any, app_state: dict[str, Any],
                  _loop: asyncio.AbstractEventLoop | None = None) -> None:
-        super().__init__(config, server_state, app_state, _loop)  # type: ignore[call-arg]
+        super().__init__(config, server_state, app_state, _loop)  # type: ignore[call-arg]  # mixin: see connection_made
         unfinished = getattr(server_state, "faithsieve_unfinished", None)
         if unfinished is None:
             unfinished = {}  # insertion-ordered: the oldest unfinished connection first
@@ -121,8 +121,8 @@ class GuardedProtocolMixin:
 
     # -- protocol events -------------------------------------------------------------------
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)  # type: ignore[misc]
+    def connection_made(self, transport: asyncio.Transport) -> None:
+        super().connection_made(transport)  # type: ignore[misc]  # a mixin: uvicorn's protocol class defines it
         if len(self.connections) > self.limits.max_connections and not self._evict_oldest():
             self.limits.count("connections")
             transport.close()  # every connection has a request in progress: refuse this one
@@ -133,13 +133,13 @@ class GuardedProtocolMixin:
 
     def data_received(self, data: bytes) -> None:
         before = self.cycle
-        super().data_received(data)  # type: ignore[misc]
+        super().data_received(data)  # type: ignore[misc]  # mixin
         if self.cycle is not before and self.cycle is not None:
             self._headers_done()
 
     def on_response_complete(self) -> None:
         before = self.cycle
-        super().on_response_complete()  # type: ignore[misc]
+        super().on_response_complete()  # type: ignore[misc]  # mixin
         if self.transport.is_closing():
             self._headers_done()
         elif self.cycle is before or self.cycle is None or self.cycle.response_complete:
@@ -149,7 +149,7 @@ class GuardedProtocolMixin:
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._headers_done()
-        super().connection_lost(exc)  # type: ignore[misc]
+        super().connection_lost(exc)  # type: ignore[misc]  # mixin
 
 
 def _base_protocols() -> dict[str, type]:
@@ -197,10 +197,8 @@ def serve(settings: ServiceSettings, log_level: str = "info", access_log: bool =
     if prepare is not None and (rc := prepare(app, settings)):
         return rc
     config = uvicorn_config(app, settings, app.state.metrics, log_level=log_level, access_log=access_log)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises the SIGINT it handled once it has shut down
         uvicorn.Server(config).run()
-    except KeyboardInterrupt:  # uvicorn re-raises the SIGINT it handled once it has shut down
-        pass
     return 0
 
 

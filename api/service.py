@@ -14,8 +14,6 @@ from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
-from fastapi import Depends, Request
-
 from faithsieve.api import errors
 from faithsieve.api.admission import Lane, lane_of
 from faithsieve.api.cache import VerdictCache
@@ -25,8 +23,10 @@ from faithsieve.api.models import LocalizeOptions
 from faithsieve.api.pool import Job, WorkerPool
 from faithsieve.api.settings import ServiceSettings
 from faithsieve.api.worker import JobResult
-from faithsieve.core.settings import Settings
+from fastapi import Depends, Request
+
 from faithsieve.core.errors import InputError
+from faithsieve.core.settings import Settings
 
 __all__ = ["ClientGone", "Service", "ServiceDep", "admission", "effective_settings", "get_service", "job_error",
            "lane_for", "run_admitted", "until_disconnected"]

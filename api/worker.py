@@ -17,8 +17,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from faithsieve.core.settings import Settings
 from faithsieve.core.errors import FaithSieveError
+from faithsieve.core.settings import Settings
 from faithsieve.runtime.lazy import freeze_after_import
 
 log = logging.getLogger(__name__)
@@ -53,9 +53,9 @@ def _error(status: int, code: str, message: str, detail: object | None, t0: floa
 
 def localize_job(data: dict[str, Any], settings: Settings) -> JobResult:
     """Split and check one proof (``faithsieve.split.proof_from_input`` then ``pipeline.localize``)."""
-    from faithsieve.verdict import verdict_json
     from faithsieve.pipeline import localize
     from faithsieve.split import proof_from_input
+    from faithsieve.verdict import verdict_json
 
     t0 = time.perf_counter()
     try:
@@ -73,7 +73,7 @@ def localize_job(data: dict[str, Any], settings: Settings) -> JobResult:
         return _error(422, "resource_limit", "checking this proof exceeded the worker's memory limit", None, t0)
     except RecursionError:
         return _error(422, "resource_limit", "this proof is nested too deeply to check", None, t0)
-    except Exception as exc:  # a pipeline bug: answer 500, keep the worker
+    except Exception as exc:  # noqa: BLE001 (isolation boundary: a pipeline bug answers 500, the worker stays)
         log.error("pipeline failed on an input: %s", "".join(traceback.format_exception(exc)))
         return _error(500, "internal_error", f"the pipeline failed on this input ({type(exc).__name__}); it has "
                       "been logged", None, t0)

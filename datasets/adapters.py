@@ -33,7 +33,12 @@ from faithsieve.datasets.registry import (
     get_adapter,
     register,
 )
-from faithsieve.datasets.steptext import MarkedSteps, group_marked_steps, strip_number_prefix, strip_step_marker
+from faithsieve.datasets.steptext import (
+    MarkedSteps,
+    group_marked_steps,
+    strip_number_prefix,
+    strip_step_marker,
+)
 
 __all__ = [
     "Adapter",

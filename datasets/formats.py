@@ -17,7 +17,15 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -174,7 +182,10 @@ def load_proofloc(path: str | Path) -> tuple[list[LabelledItem], list[BadRecord]
     items: list[LabelledItem] = []
     bad: list[BadRecord] = []
     for rec in parse_proofloc_lines(read_utf8(p).split("\n"), str(p)):
-        (items if isinstance(rec, LabelledItem) else bad).append(rec)  # type: ignore[arg-type]
+        if isinstance(rec, LabelledItem):
+            items.append(rec)
+        else:
+            bad.append(rec)
     return items, bad
 
 

@@ -323,8 +323,8 @@ def score_document(
     out["ci95"] = {k: (list(v) if v else None) for k, v in bootstrap_ci(pairs, resamples=resamples, seed=seed).items()}
     out["bootstrap"] = {"resamples": resamples, "seed": seed, "level": 0.95, "method": "percentile, items resampled"}
     ci = {"resamples": resamples, "seed": seed}
-    out["per_subset"] = breakdown(((it.subset, p) for (it, _), p in zip(rows, pairs)), **ci)
-    out["per_domain"] = breakdown(((it.domain or "-", p) for (it, _), p in zip(rows, pairs)), **ci)
+    out["per_subset"] = breakdown(((it.subset, p) for (it, _), p in zip(rows, pairs, strict=True)), **ci)
+    out["per_domain"] = breakdown(((it.domain or "-", p) for (it, _), p in zip(rows, pairs, strict=True)), **ci)
     out["confusion"] = confusion(pairs)
     out["offset_histogram"] = offset_histogram(pairs)
     out["run"] = run

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from faithsieve.datasets.formats import BadRecord
+
 from faithsieve.runtime.textfile import read_utf8
 
 __all__ = ["dataset_files", "read_records"]

@@ -244,7 +244,7 @@ def plot_offsets(metrics: Mapping[str, Any], path: Path) -> None:
     ys = [hist.get(str(x), 0) for x in xs]
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4), dpi=110, gridspec_kw={"width_ratios": [3, 2]})
     ax.bar(xs, ys, color=["#2a9d8f" if x == 0 else "#e76f51" if x < 0 else "#f4a261" for x in xs])
-    for x, y in zip(xs, ys):
+    for x, y in zip(xs, ys, strict=True):
         if y:
             ax.annotate(str(y), (x, y), ha="center", va="bottom", fontsize=7)
     ax.set_xlabel("predicted − labelled step (flags on flawed items)")
@@ -290,7 +290,7 @@ def plot_subsets(metrics: Mapping[str, Any], path: Path) -> None:
         pos = [i + (j - 1.5) * width for i in range(len(names))]
         heights = [100 * (v or 0.0) for v in raw]  # percent, as the title and the axis say
         ax.bar(pos, heights, width, label=lab)
-        for x, v, h in zip(pos, raw, heights):
+        for x, v, h in zip(pos, raw, heights, strict=True):
             ax.annotate("n/a" if v is None else f"{h:.0f}", (x, h), ha="center", va="bottom", fontsize=6)
     ax.set_xticks(range(len(names)))
     tilt = len(names) > 5

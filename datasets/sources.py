@@ -10,11 +10,14 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import ValidationError
-
 from faithsieve.datasets.formats import LabelledItem, parse_item, validation_reason
 from faithsieve.datasets.registry import Adapter, Exclude, RecordContext, register
-from faithsieve.datasets.steptext import group_marked_steps, strip_number_prefix, strip_step_marker
+from faithsieve.datasets.steptext import (
+    group_marked_steps,
+    strip_number_prefix,
+    strip_step_marker,
+)
+from pydantic import ValidationError
 
 
 def _text(record: Mapping[str, Any], key: str) -> str:

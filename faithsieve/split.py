@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 from typing import Any
 
-from faithsieve.core.settings import Settings
 from faithsieve.core.errors import InputError, InputTooLarge
 from faithsieve.core.proof import Proof, Step
+from faithsieve.core.settings import Settings
 
 _STEP_MARK = re.compile(r"(?im)^[ \t>*#_]*(?:\*\*)?step[ \t]*(\d{1,4})[ \t]*(?:\*\*[ \t]*)?[:.)\-–][ \t]*(?:\*\*)?")
 _NUMBERED = re.compile(r"(?m)^[ \t]*(\d{1,3})[.)][ \t]+(?=\S)")
@@ -37,7 +38,7 @@ def _pieces(text: str, marks: list[re.Match[str]]) -> list[tuple[int, str]]:
 
 def _sequential(marks: list[re.Match[str]]) -> bool:
     nums = [int(m.group(1)) for m in marks]
-    return len(nums) >= 2 and nums[0] in (0, 1) and all(b == a + 1 for a, b in zip(nums, nums[1:]))
+    return len(nums) >= 2 and nums[0] in (0, 1) and all(b == a + 1 for a, b in pairwise(nums))
 
 
 def split_proof_text(text: str) -> list[tuple[int, str]]:

@@ -8,9 +8,16 @@ from __future__ import annotations
 import re
 import textwrap
 
+from faithsieve.lean.snippets import (
+    DECL,
+    Header,
+    bounded,
+    parse_header,
+    split_proof,
+    strip_imports,
+)
 from pydantic import BaseModel, Field, ValidationError
 
-from faithsieve.lean.snippets import DECL, Header, bounded, parse_header, split_proof, strip_imports
 from faithsieve.llm.structured import extract_json
 
 MAX_TRAJECTORY = 80

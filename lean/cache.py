@@ -16,9 +16,10 @@ import hashlib
 import json
 from pathlib import Path
 
-from faithsieve.runtime.kvstore import SqliteStore
 from faithsieve.lean.backend import CheckResult, LeanBackend
 from pydantic import ValidationError
+
+from faithsieve.runtime.kvstore import SqliteStore
 
 CACHEABLE = frozenset({"valid", "sorry", "lean_error"})
 """Outcomes fixed by the snippet and the versions."""

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from faithsieve.lean.backend import LeanBackend, LeanUnavailable
 from faithsieve.lean.interface import FormalStatement
 from faithsieve.lean.render import LeanStatement, Unrenderable, render
+from faithsieve.lean.statement import Flavour
 from faithsieve.obligations.checkers import SympyChecker, Z3Checker, register_checker
 from faithsieve.obligations.models import (
     ArithmeticObligation,
@@ -119,7 +120,7 @@ class LeanChecker:
     def check(self, ob: Obligation, deadline: float) -> Outcome | None:
         if not isinstance(ob, _KINDS):
             return None
-        flavour = "mathlib" if self.settings.lean_mathlib else "core"
+        flavour: Flavour = "mathlib" if self.settings.lean_mathlib else "core"
         st = render(ob, flavour)
         if isinstance(st, Unrenderable):
             return Unknown(self.name, f"no Lean statement: {st.reason}")

@@ -320,9 +320,8 @@ def _find_repl(setting: str | None, project: ProjectInfo | None, wanted: str | N
     return None, ""
 
 
-def detect(settings: Settings, *, run_versions: bool = True) -> LeanEnvironment:
-    """Inspect the machine for the local Lean backend configured by ``settings`` (no side effects)."""
-    started = time.perf_counter()
+def _elan() -> tuple[Path, Path | None, str | None, dict[str, Path], str | None]:
+    """elan's home, its bin folder, its executable, the installed toolchains and the default one."""
     elan_home = Path(os.environ.get("ELAN_HOME") or Path.home() / ".elan")
     elan_bin = elan_home / "bin" if (elan_home / "bin").is_dir() else None
     elan_path = shutil.which("elan") or (str(elan_bin / "elan") if elan_bin and (elan_bin / "elan").is_file() else None)
@@ -334,7 +333,11 @@ def detect(settings: Settings, *, run_versions: bool = True) -> LeanEnvironment:
     if settings_file.is_file():
         m = re.search(r'default_toolchain\s*=\s*"([^"]+)"', settings_file.read_text(encoding="utf-8", errors="replace"))
         default_tc = m.group(1) if m else None
+    return elan_home, elan_bin, elan_path, installed, default_tc
 
+
+def _lean_and_lake(settings: Settings, elan_bin: Path | None) -> tuple[str | None, str | None]:
+    """Where ``lean`` and ``lake`` are: on PATH, in elan's bin folder, or next to each other."""
     lake_path = _which(settings.lake_path)
     lean_path = shutil.which("lean")
     if elan_bin is not None:  # elan installed but its bin folder not on PATH
@@ -347,44 +350,35 @@ def detect(settings: Settings, *, run_versions: bool = True) -> LeanEnvironment:
     if lake_path is None and settings.lake_path == "lake" and lean_path is not None \
             and (Path(lean_path).parent / "lake").is_file():
         lake_path = str(Path(lean_path).parent / "lake")
+    return lean_path, lake_path
 
-    project = _inspect_project(settings.lean_project) if settings.lean_project else None
+
+def _selector(project: ProjectInfo | None, repl: ReplInfo | None, default_tc: str | None) -> tuple[str | None, str]:
+    """Which toolchain would run, and what selects it: the project, the REPL checkout or elan's default."""
+    if project and project.toolchain:
+        return project.toolchain, "the project"
+    if repl is not None:
+        selector = _toolchain_from_files(Path(repl.directory))[0]
+        if selector is not None:
+            return selector, "the REPL checkout"
+    return os.environ.get("ELAN_TOOLCHAIN") or default_tc, "elan's default"
+
+
+def _tool(name: str, path: str | None, proxy: bool, tc_dir: Path | None, run_versions: bool) -> Tool:
+    if path is None:
+        return Tool(name=name)
+    binary = str(tc_dir / "bin" / name) if proxy and tc_dir is not None else (None if proxy else path)
+    if not run_versions or binary is None:
+        return Tool(name=name, path=path, via_elan=proxy,
+                    error="elan proxy; its toolchain is not installed" if proxy and binary is None else "")
+    version, error = _run_version(binary)
+    return Tool(name=name, path=path, version=version, via_elan=proxy, error=error)
+
+
+def _toolchain_problems(settings: Settings, lean_path: str | None, lake_path: str | None, elan_path: str | None,
+                        project: ProjectInfo | None, tc_installed: bool | None, selector: str | None,
+                        selector_src: str, lake: Tool) -> list[str]:
     problems: list[str] = []
-    notes: list[str] = []
-
-    # which toolchain would run, and does elan have it
-    selector, selector_src = (project.toolchain, "the project") if project and project.toolchain else (None, "")
-    repl, repl_problem = _find_repl(settings.lean_repl_path, project, project.lean_version if project else None)
-    if selector is None and repl is not None:
-        selector, selector_src = _toolchain_from_files(Path(repl.directory))[0], "the REPL checkout"
-    if selector is None:
-        selector, selector_src = os.environ.get("ELAN_TOOLCHAIN") or default_tc, "elan's default"
-    lean_proxy = lean_path is not None and _is_proxy(lean_path, elan_bin, elan_path)
-    lake_proxy = lake_path is not None and _is_proxy(lake_path, elan_bin, elan_path)
-    tc_dir = _match_toolchain(selector, installed) if selector else None
-    tc_installed: bool | None = None
-    if lean_proxy or lake_proxy:
-        tc_installed = tc_dir is not None
-        if project is not None and project.exists:
-            project = project.model_copy(update={"toolchain_installed": tc_installed})
-
-    def tool(name: str, path: str | None, proxy: bool) -> Tool:
-        if path is None:
-            return Tool(name=name)
-        binary = str(tc_dir / "bin" / name) if proxy and tc_dir is not None else (None if proxy else path)
-        if not run_versions or binary is None:
-            return Tool(name=name, path=path, via_elan=proxy,
-                        error="elan proxy; its toolchain is not installed" if proxy and binary is None else "")
-        version, error = _run_version(binary)
-        return Tool(name=name, path=path, version=version, via_elan=proxy, error=error)
-
-    lean = tool("lean", lean_path, lean_proxy)
-    lake = tool("lake", lake_path, lake_proxy)
-    elan = Tool(name="elan", path=elan_path)
-    if elan_path and run_versions:
-        v, e = _run_version(elan_path)  # elan's own --version never installs anything
-        elan = elan.model_copy(update={"version": v, "error": e})
-
     if lake_path is None:
         if lean_path is None and elan_path is None:
             problems.append(NO_TOOLCHAIN)
@@ -399,6 +393,11 @@ def detect(settings: Settings, *, run_versions: bool = True) -> LeanEnvironment:
                         f"it on first use: run `elan toolchain install {selector}` yourself")
     elif lake.path and lake.error and not lake.via_elan:
         problems.append(f"lake does not run: {lake.error}")
+    return problems
+
+
+def _repl_problems(project: ProjectInfo | None, repl: ReplInfo | None, repl_problem: str) -> list[str]:
+    problems: list[str] = []
     if repl_problem:
         problems.append(repl_problem)
     elif repl is None:
@@ -409,6 +408,11 @@ def detect(settings: Settings, *, run_versions: bool = True) -> LeanEnvironment:
             and project.lean_version != repl.lean_version:
         problems.append(f"REPL at {repl.directory} is built for Lean {repl.lean_version} but the project uses "
                         f"{project.lean_version}; build a REPL for {project.lean_version}")
+    return problems
+
+
+def _notes(lean: Tool, project: ProjectInfo | None) -> list[str]:
+    notes: list[str] = []
     if lean.version and not lean.via_elan and project is not None and project.lean_version \
             and normalize_lean_version(lean.version) != project.lean_version:
         notes.append(f"`lean` on PATH is {normalize_lean_version(lean.version)} but the project asks for "
@@ -419,6 +423,37 @@ def detect(settings: Settings, *, run_versions: bool = True) -> LeanEnvironment:
         notes.append(f"Mathlib is not a dependency of {project.path}: `import Mathlib` snippets will fail")
     elif project.exists and not project.mathlib_built:
         notes.append(f"Mathlib in {project.path} is not built: run `lake exe cache get && lake build` there")
+    return notes
+
+
+def detect(settings: Settings, *, run_versions: bool = True) -> LeanEnvironment:
+    """Inspect the machine for the local Lean backend configured by ``settings`` (no side effects)."""
+    started = time.perf_counter()
+    elan_home, elan_bin, elan_path, installed, default_tc = _elan()
+    lean_path, lake_path = _lean_and_lake(settings, elan_bin)
+    project = _inspect_project(settings.lean_project) if settings.lean_project else None
+    repl, repl_problem = _find_repl(settings.lean_repl_path, project, project.lean_version if project else None)
+    selector, selector_src = _selector(project, repl, default_tc)
+    lean_proxy = lean_path is not None and _is_proxy(lean_path, elan_bin, elan_path)
+    lake_proxy = lake_path is not None and _is_proxy(lake_path, elan_bin, elan_path)
+    tc_dir = _match_toolchain(selector, installed) if selector else None
+    tc_installed: bool | None = None
+    if lean_proxy or lake_proxy:
+        tc_installed = tc_dir is not None
+        if project is not None and project.exists:
+            project = project.model_copy(update={"toolchain_installed": tc_installed})
+
+    lean = _tool("lean", lean_path, lean_proxy, tc_dir, run_versions)
+    lake = _tool("lake", lake_path, lake_proxy, tc_dir, run_versions)
+    elan = Tool(name="elan", path=elan_path)
+    if elan_path and run_versions:
+        v, e = _run_version(elan_path)  # elan's own --version never installs anything
+        elan = elan.model_copy(update={"version": v, "error": e})
+
+    problems = (_toolchain_problems(settings, lean_path, lake_path, elan_path, project, tc_installed, selector,
+                                    selector_src, lake)
+                + _repl_problems(project, repl, repl_problem))
+    notes = _notes(lean, project)
     return LeanEnvironment(lean=lean, lake=lake, elan=elan, elan_home=str(elan_home) if elan_bin else None,
                            toolchains=tuple(installed), default_toolchain=default_tc, project=project, repl=repl,
                            problems=tuple(dict.fromkeys(problems)), notes=tuple(notes),

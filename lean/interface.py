@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
-
 from faithsieve.obligations.models import NLObligation
+from pydantic import BaseModel, ConfigDict
 
 _FROZEN = ConfigDict(frozen=True)
 

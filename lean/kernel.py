@@ -29,6 +29,14 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Literal
 
 from faithsieve.lean import screen
+from faithsieve.lean.answers import (
+    SORRY_WORD,
+    LeanAnswer,
+    Trajectory,
+    _tactic_proof,
+    read_lean_answer,
+    read_proof,
+)
 from faithsieve.lean.backend import CheckResult, LeanBackend, LeanUnavailable
 from faithsieve.lean.interface import FormalStatement, KernelResult
 from faithsieve.lean.snippets import (
@@ -44,14 +52,6 @@ from faithsieve.lean.snippets import (
     unsafe_commands,
 )
 from faithsieve.lean.tools import ToolLimits, ToolRunner
-from faithsieve.lean.answers import (
-    SORRY_WORD,
-    LeanAnswer,
-    Trajectory,
-    _tactic_proof,
-    read_lean_answer,
-    read_proof,
-)
 from faithsieve.obligations.models import NLObligation
 
 from faithsieve.llm.prompts import Prompt, load_prompt

@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from faithsieve.lean.backend import CheckResult, LeanUnavailable
+from faithsieve.lean.backend import CheckResult, CheckStatus, LeanUnavailable
 from faithsieve.lean.detect import LeanEnvironment, detect
 from faithsieve.lean.screen import classify_repl
 from typing_extensions import Self
@@ -233,8 +233,8 @@ class LocalLeanBackend:
             self.counters[key] = self.counters.get(key, 0) + 1
 
     # ---- one check ----
-    def _fail(self, status: str, detail: str, started: float) -> CheckResult:
-        return CheckResult(status=status, detail=detail, backend=self.name,  # type: ignore[arg-type]
+    def _fail(self, status: CheckStatus, detail: str, started: float) -> CheckResult:
+        return CheckResult(status=status, detail=detail, backend=self.name,
                            time_ms=(time.perf_counter() - started) * 1000.0)
 
     def _check_on(self, worker: _Worker, code: str, timeout: float) -> CheckResult:

@@ -29,8 +29,9 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 import httpx
-from faithsieve.lean.backend import CheckResult, LeanUnavailable
+from faithsieve.lean.backend import CheckResult, CheckStatus, LeanUnavailable
 from faithsieve.lean.local import result_from_repl
+
 from faithsieve.runtime.urls import public_url
 
 if TYPE_CHECKING:
@@ -53,8 +54,8 @@ def classify_item(item: Any, *, backend: str = BACKEND_NAME, time_ms: float = 0.
                            detail="the Lean server answered something unreadable")
     error = item.get("error")
     if error:
-        status = "timeout" if "timed out" in str(error).lower() else "repl_error"
-        return CheckResult(status=status, backend=backend, time_ms=time_ms,  # type: ignore[arg-type]
+        status: CheckStatus = "timeout" if "timed out" in str(error).lower() else "repl_error"
+        return CheckResult(status=status, backend=backend, time_ms=time_ms,
                            detail=f"Lean server: {' '.join(str(error).split())[:300]}")
     response = item.get("response")
     if response is None:
@@ -155,8 +156,8 @@ class KiminaBackend:
         def elapsed() -> float:
             return (time.perf_counter() - started) * 1000.0
 
-        def fail(status: str, detail: str) -> CheckResult:
-            return CheckResult(status=status, backend=self.name, time_ms=elapsed(),  # type: ignore[arg-type]
+        def fail(status: CheckStatus, detail: str) -> CheckResult:
+            return CheckResult(status=status, backend=self.name, time_ms=elapsed(),
                                detail=self._scrub(detail)[:400])
 
         variant = self._variant

@@ -36,16 +36,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from faithsieve.obligations.models import (
-    ArithmeticObligation,
-    CoverageObligation,
-    DerivationObligation,
-    IdentityObligation,
-    Obligation,
-    SolutionObligation,
-    SubstitutionObligation,
-)
-
 from faithsieve.lean.statement import Flavour, LeanStatement, Unrenderable
 from faithsieve.lean.terms import (
     _Q,
@@ -63,7 +53,17 @@ from faithsieve.lean.terms import (
     _value_need,
     sanitize,
 )
-from faithsieve.mathtext.ast import Call, variables, walk
+from faithsieve.obligations.models import (
+    ArithmeticObligation,
+    CoverageObligation,
+    DerivationObligation,
+    IdentityObligation,
+    Obligation,
+    SolutionObligation,
+    SubstitutionObligation,
+)
+
+from faithsieve.mathtext.ast import Call, Expr, variables, walk
 
 MAX_CHARS = 6000
 """Longest theorem statement produced."""
@@ -94,7 +94,21 @@ def _render(ob: Obligation, flavour: Flavour) -> LeanStatement:
         raise _Refuse("approximate claim (Lean cannot check 'rounds to')")
     need = max(_needs(x) for x in exprs)
     vs = sorted(set().union(*(variables(x) for x in exprs)))
-    refute: Literal["negation", "contradiction", "none"] = "negation"
+    ctx, refute, notes = _context(ob, flavour, exprs, vs, need)
+    hyps, concl = _claim(ob, ctx, vs)
+    hyps += [(ctx.fresh(f"hd{i}"), d) for i, d in enumerate(dict.fromkeys(ctx.domain), 1)]
+    binders = tuple((ctx.names[v], ctx.ty(ctx.var_types[v])) for v in vs if v not in ctx.env)
+    return _finish(LeanStatement(name=name, conclusion=concl, binders=binders, hypotheses=tuple(hyps),
+                                 imports=_imports(flavour), flavour=flavour, refute=refute, notes=tuple(notes)))
+
+
+_Refute = Literal["negation", "contradiction", "none"]
+
+
+def _context(ob: Obligation, flavour: Flavour, exprs: list[Expr], vs: list[str],
+             need: int) -> tuple[_Ctx, _Refute, list[str]]:
+    """The number types of the obligation's variables, how a refutation is proved, and notes (per kind)."""
+    refute: _Refute = "negation"
     notes: list[str] = []
     if isinstance(ob, ArithmeticObligation):
         if ob.rounded:
@@ -124,6 +138,11 @@ def _render(ob: Obligation, flavour: Flavour) -> LeanStatement:
         t = max(need, vt if real_vs else _Z)
         ctx = _Ctx(flavour, t, {v: (_Z if v in ints else t) for v in vs})
         refute = "contradiction"
+    return ctx, refute, notes
+
+
+def _claim(ob: Obligation, ctx: _Ctx, vs: list[str]) -> tuple[list[tuple[str, str]], str]:
+    """The hypotheses (established values, premises) and the conclusion of the statement."""
     hyps: list[tuple[str, str]] = []
     if isinstance(ob, SubstitutionObligation):
         for v in vs:
@@ -142,11 +161,9 @@ def _render(ob: Obligation, flavour: Flavour) -> LeanStatement:
     elif isinstance(ob, SolutionObligation):
         concl = " ∧ ".join(_rel(r, ctx) for r in ob.equations)
     else:
+        assert not isinstance(ob, CoverageObligation)  # rendered by _coverage
         concl = _rel(ob.claim, ctx)
-    hyps += [(ctx.fresh(f"hd{i}"), d) for i, d in enumerate(dict.fromkeys(ctx.domain), 1)]
-    binders = tuple((ctx.names[v], ctx.ty(ctx.var_types[v])) for v in vs if v not in ctx.env)
-    return _finish(LeanStatement(name=name, conclusion=concl, binders=binders, hypotheses=tuple(hyps),
-                                 imports=_imports(flavour), flavour=flavour, refute=refute, notes=tuple(notes)))
+    return hyps, concl
 
 
 def _imports(flavour: Flavour) -> tuple[str, ...]:
@@ -193,7 +210,7 @@ def _coverage(ob: CoverageObligation, flavour: Flavour, name: str) -> LeanStatem
         raise _Refuse("case sizes do not match the conditions")
     cases: list[str] = []
     k = 0
-    for par, size in zip(ob.parity, ob.case_sizes):
+    for par, size in zip(ob.parity, ob.case_sizes, strict=True):
         if par:
             cases.append(_residue(par, n, flavour))
             continue

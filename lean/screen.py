@@ -29,16 +29,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Literal
 
-from faithsieve.lean.backend import CheckResult, LeanMessage
+from faithsieve.lean.backend import CheckResult, CheckStatus, LeanMessage
 from pydantic import BaseModel
 
 STANDARD_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
 """The axioms an accepted proof may depend on."""
 
 _SORRY_WARNING = re.compile(r"declaration uses ['`]sorry['`]")
-_SEVERITIES = {"error": "error", "warning": "warning", "info": "info", "information": "info", "trace": "info"}
+_SEVERITIES: dict[str, Literal["error", "warning", "info"]] = {
+    "error": "error", "warning": "warning", "info": "info", "information": "info", "trace": "info"}
 
 
 # --- responses -------------------------------------------------------------------------------
@@ -57,7 +58,7 @@ def _message(m: Any) -> LeanMessage:
     sev = _SEVERITIES.get(str(m.get("severity", "")).lower(), "error")
     text = m.get("data", m.get("message", ""))
     line, col = _pos(m)
-    return LeanMessage(severity=sev, text=text if isinstance(text, str) else str(text), line=line, column=col)  # type: ignore[arg-type]
+    return LeanMessage(severity=sev, text=text if isinstance(text, str) else str(text), line=line, column=col)
 
 
 def classify_repl(response: Mapping[str, Any] | BaseModel | Any, backend: str = "lean-interact",
@@ -76,13 +77,14 @@ def classify_repl(response: Mapping[str, Any] | BaseModel | Any, backend: str = 
     messages = tuple(_message(m) for m in raw_msgs)
     goals = tuple(str(s.get("goal", "")) if isinstance(s, Mapping) else str(s) for s in raw_sorries)
     axioms = parse_print_axioms(messages)
+    status: CheckStatus
     if any(m.severity == "error" for m in messages):
         status = "lean_error"
     elif raw_sorries or any(m.severity == "warning" and _SORRY_WARNING.search(m.text) for m in messages):
         status = "sorry"
     else:
         status = "valid"
-    return CheckResult(status=status, messages=messages, goals=goals, axioms=axioms, **base)  # type: ignore[arg-type]
+    return CheckResult(status=status, messages=messages, goals=goals, axioms=axioms, **base)
 
 
 def classify_kimina(item: Mapping[str, Any] | Any) -> CheckResult:
@@ -97,8 +99,8 @@ def classify_kimina(item: Mapping[str, Any] | Any) -> CheckResult:
     time_ms = float(t) * 1000 if isinstance(t, (int, float)) else 0.0
     err = item.get("error")
     if err:
-        status = "timeout" if "timed out" in str(err).lower() else "repl_error"
-        return CheckResult(status=status, detail=str(err)[:500], time_ms=time_ms, **base)  # type: ignore[arg-type]
+        status: CheckStatus = "timeout" if "timed out" in str(err).lower() else "repl_error"
+        return CheckResult(status=status, detail=str(err)[:500], time_ms=time_ms, **base)
     if resp is None:
         return CheckResult(status="repl_error", detail="result has neither response nor error", time_ms=time_ms, **base)
     return classify_repl(resp, backend="kimina", time_ms=time_ms)

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from faithsieve.mathtext.ast import Rel
+from faithsieve.lean.statement import Flavour
 
 from faithsieve.core.errors import FaithSieveError
-from faithsieve.lean.statement import Flavour
 from faithsieve.mathtext.ast import (
     BinOp,
     Call,
@@ -21,6 +20,7 @@ from faithsieve.mathtext.ast import (
     Neg,
     Num,
     Pow,
+    Rel,
     Var,
     children,
     variables,
@@ -281,38 +281,39 @@ def _call(e: Call, c: _Ctx) -> tuple[str, int, bool]:
         c.mathlib("binomial (Nat.choose)")
         n, k = _nat_literal(a[0], "binomial"), _nat_literal(a[1], "binomial")
         return f"(Nat.choose {n} {k} : {c.ty()})", _ATOM, True
-    if fn in ("abs", "floor", "ceil") and c.flavour == "mathlib":
-        arg = _typed_arg(a[0], c)
-        if fn == "abs":
-            return f"|{arg}|", _ATOM, True
-        return f"({'⌊' if fn == 'floor' else '⌈'}{arg}{'⌋' if fn == 'floor' else '⌉'} : {c.ty()})", _ATOM, True
     if fn in ("abs", "floor", "ceil"):
-        arg = _typed_arg(a[0], c, atomic=True)
-        if fn == "abs":
-            return f"(if {arg} < 0 then -{arg} else {arg})", _ATOM, True
-        return f"(Rat.{fn} {arg} : {c.ty()})", _ATOM, True
+        return _rounding(fn, a[0], c)
     if fn == "root":
         idx = _closed_value(a[1], c)
         if idx != 2:
             raise _Refuse("n-th root other than the square root (Real.rpow differs on negative bases)")
         fn, a = "sqrt", a[:1]
     c.mathlib(f"{fn}")
+    return _analytic(fn, a, c)
+
+
+def _rounding(fn: str, x: Expr, c: _Ctx) -> tuple[str, int, bool]:
+    """``abs``, ``floor`` and ``ceil``: Mathlib's notation, or core Lean's ``if`` and ``Rat`` functions."""
+    if c.flavour == "mathlib":
+        arg = _typed_arg(x, c)
+        if fn == "abs":
+            return f"|{arg}|", _ATOM, True
+        return f"({'⌊' if fn == 'floor' else '⌈'}{arg}{'⌋' if fn == 'floor' else '⌉'} : {c.ty()})", _ATOM, True
+    arg = _typed_arg(x, c, atomic=True)
+    if fn == "abs":
+        return f"(if {arg} < 0 then -{arg} else {arg})", _ATOM, True
+    return f"(Rat.{fn} {arg} : {c.ty()})", _ATOM, True
+
+
+def _analytic(fn: str, a: tuple[Expr, ...], c: _Ctx) -> tuple[str, int, bool]:
+    """The real functions of Mathlib (trigonometry, roots, exponentials, logarithms), with their domains."""
     if fn in ("sin", "cos", "tan"):
         has_deg = any(isinstance(n, Call) and n.fn == "deg" for n in walk(a[0]))
         s, p, _ = _expr(a[0], c)
         arg = f"({_wrap(s, p, 70)} * Real.pi / 180)" if has_deg else _wrap(s, p, _ATOM)
         return f"Real.{fn} {arg}", 1000, True
     if fn == "sqrt" or fn in ("ln", "exp") or fn.startswith("log_"):
-        if fn == "sqrt":
-            lean, dom = "Real.sqrt", "0 ≤ {}"
-        elif fn == "exp":
-            lean, dom = "Real.exp", ""
-        elif fn == "ln" or fn == "log_e":
-            lean, dom = "Real.log", "0 < {}"
-        elif fn[4:].isdigit():
-            lean, dom = f"Real.logb {fn[4:]}", "0 < {}"
-        else:
-            raise _Refuse(f"logarithm base {fn[4:]!r}")
+        lean, dom = _real_function(fn)
         s, p, typed = _expr(a[0], c)
         if dom and c.free(a[0]):
             c.domain.append(dom.format(s if typed else _ascribe(s, c.ty())))
@@ -320,6 +321,19 @@ def _call(e: Call, c: _Ctx) -> tuple[str, int, bool]:
     if fn == "log":
         raise _Refuse("log without a base is ambiguous (ln or log₁₀)")
     raise _Refuse(f"function {fn.removeprefix('fn:')} has no Lean counterpart here")
+
+
+def _real_function(fn: str) -> tuple[str, str]:
+    """Mathlib's name for ``sqrt``, ``exp``, ``ln`` or ``log_b``, and its domain condition (``{}`` the argument)."""
+    if fn == "sqrt":
+        return "Real.sqrt", "0 ≤ {}"
+    if fn == "exp":
+        return "Real.exp", ""
+    if fn == "ln" or fn == "log_e":
+        return "Real.log", "0 < {}"
+    if fn[4:].isdigit():
+        return f"Real.logb {fn[4:]}", "0 < {}"
+    raise _Refuse(f"logarithm base {fn[4:]!r}")
 
 
 def _rel(r: Rel, c: _Ctx) -> str:

@@ -37,11 +37,17 @@ from typing import Any
 
 from faithsieve.lean.backend import CheckResult, LeanBackend, LeanUnavailable
 from faithsieve.lean.screen import diagnostics_text
+from faithsieve.lean.snippets import (
+    bounded,
+    preamble,
+    split_proof,
+    strip_imports,
+    unsafe_commands,
+    with_proof,
+)
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from faithsieve.llm.types import ToolCall
-
-from faithsieve.lean.snippets import bounded, preamble, split_proof, strip_imports, unsafe_commands, with_proof
 
 
 @dataclass(frozen=True)
@@ -93,7 +99,7 @@ class GoalArgs(_Args):
     tactic_prefix: str = Field(default="", max_length=8_000, description="Tactics run before the goal is shown.")
 
 
-_DESCRIPTIONS = {
+_DESCRIPTIONS: dict[str, tuple[type[BaseModel], str]] = {
     "lean_check": (CheckArgs, ("Compile a Lean 4 snippet and return its status (valid, sorry, lean_error, ...) "
                                "and the elaborator's messages. Imports are added for you.")),
     "lean_name": (NameArgs, "Show the type (#check) and definition (#print) of one declaration name."),

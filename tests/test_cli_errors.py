@@ -122,7 +122,7 @@ def test_bench_default_data_is_shared_beside_the_project() -> None:
         import grader_throughput as bench
     finally:
         sys.path.remove(str(ROOT / "bench"))
-    assert bench.RAW == ROOT.parent / "shared" / "datasets" / "raw"
+    assert ROOT.parent / "shared" / "datasets" / "raw" == bench.RAW
     assert "/work/" not in (ROOT / "bench" / "grader_throughput.py").read_text(encoding="utf-8")
 
 

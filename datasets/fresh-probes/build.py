@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +30,11 @@ OUTPUT = HERE / "fresh-probes.jsonl"
 SOURCE = "fresh-probes/handwritten"
 
 _SAFE_BUILTINS = {"abs": abs, "all": all, "any": any, "len": len, "range": range, "sum": sum}
-_SYMPY_NAMES = (
-    "I Matrix Mod Rational atan binomial ceiling cos diff divisor_count exp expand "
-    "factorial fibonacci floor gcd integrate isprime lcm limit oo pi simplify sin sqrt "
-    "tan totient"
-).split()
+_SYMPY_NAMES = [
+    "I", "Matrix", "Mod", "Rational", "atan", "binomial", "ceiling", "cos", "diff", "divisor_count",
+    "exp", "expand", "factorial", "fibonacci", "floor", "gcd", "integrate", "isprime", "lcm", "limit",
+    "oo", "pi", "simplify", "sin", "sqrt", "tan", "totient",
+]
 
 
 def _namespace() -> dict[str, Any]:
@@ -45,10 +46,10 @@ def _namespace() -> dict[str, Any]:
 
 def holds(fact: str) -> bool:
     """Whether an author-written fact is true (a sympy relation or a Python comparison)."""
-    return bool(eval(fact, _namespace()))  # noqa: S307 - author-written facts only
+    return bool(eval(fact, _namespace()))  # author-written facts only, never input text
 
 
-def _load() -> tuple[list[tuple], list[tuple]]:
+def _load() -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     sys.path.insert(0, str(HERE))
     try:
         from probes_correct_a import CORRECT_A
@@ -80,7 +81,8 @@ def build_items() -> list[dict[str, Any]]:
     return items
 
 
-def _record(pid, domain, style, problem, steps, label, checks, error_check) -> dict[str, Any]:
+def _record(pid: str, domain: str, style: str, problem: str, steps: Iterable[str], label: int | str,
+            checks: Iterable[str], error_check: str | None) -> dict[str, Any]:
     meta: dict[str, Any] = {"subset": "handwritten", "style": style, "checks": list(checks)}
     if error_check is not None:
         meta["error_check"] = error_check

@@ -22,13 +22,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "heldout-probes.jsonl"
 SOURCE = "heldout-probes"
 
 
-def _item(header: str, body: list[str], where: str) -> dict:
+def _item(header: str, body: list[str], where: str) -> dict[str, Any]:
     parts = [p.strip() for p in header[3:].split("|")]
     if len(parts) not in (3, 4):
         raise ValueError(f"{where}: header needs 'ID | LABEL | DOMAIN [| REASON]'")
@@ -60,10 +61,11 @@ def _item(header: str, body: list[str], where: str) -> dict:
             "domain": domain, "source": SOURCE, "meta": meta}
 
 
-def build() -> list[dict]:
-    items: list[dict] = []
+def build() -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
     for path in sorted((HERE / "source").glob("*.txt")):
-        header, body = None, []
+        header: str | None = None
+        body: list[str] = []
         lines = path.read_text(encoding="utf-8").splitlines() + [""]
         for number, line in enumerate(lines, 1):
             if line.startswith("=== "):
@@ -81,7 +83,7 @@ def build() -> list[dict]:
     return items
 
 
-def render(items: list[dict]) -> str:
+def render(items: list[dict[str, Any]]) -> str:
     return "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in items)
 
 

@@ -13,6 +13,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -21,7 +22,7 @@ from probes import OK, PROBES  # noqa: E402
 OUT = HERE / "notation-probes.jsonl"
 
 
-def records() -> list[dict]:
+def records() -> list[dict[str, Any]]:
     seen: set[str] = set()
     out = []
     for pid, domain, notation, problem, steps, label, reason in PROBES:

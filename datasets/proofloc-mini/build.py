@@ -32,6 +32,7 @@ import re
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -137,21 +138,24 @@ def check_fact(fact: str) -> bool:
     return bool({"<": lhs < rhs, "<=": lhs <= rhs, ">": lhs > rhs, ">=": lhs >= rhs}[op])
 
 
-def item_problems(item: dict[str, Any]) -> list[str]:
-    """Everything wrong with one hand-written item (empty when it is fine)."""
-    out = []
-    for key in ("id", "problem", "steps", "label", "domain", "source", "meta"):
-        if key not in item:
-            out.append(f"missing {key}")
+def _shape_problems(item: dict[str, Any]) -> list[str]:
+    """Missing keys, malformed steps or an out-of-range label (the item cannot be read further)."""
+    out = [f"missing {key}" for key in ("id", "problem", "steps", "label", "domain", "source", "meta")
+           if key not in item]
     if out:
         return out
-    steps, label, meta = item["steps"], item["label"], item["meta"]
+    steps, label = item["steps"], item["label"]
     if not isinstance(steps, list) or not steps or not all(isinstance(s, str) and s for s in steps):
-        out.append("steps must be a non-empty list of strings")
-        return out
+        return ["steps must be a non-empty list of strings"]
     if label != "correct" and not (type(label) is int and 1 <= label <= len(steps)):
-        out.append(f"label {label!r} out of range")
-        return out
+        return [f"label {label!r} out of range"]
+    return []
+
+
+def _content_problems(item: dict[str, Any]) -> list[str]:
+    """The domain, the reason, the arithmetic of the steps before the error, the visibility."""
+    steps, label, meta = item["steps"], item["label"], item["meta"]
+    out = []
     if item["domain"] not in DOMAINS:
         out.append(f"unknown domain {item['domain']!r}")
     if not isinstance(meta.get("reason"), str) or not meta["reason"].strip() or "\n" in meta["reason"]:
@@ -160,9 +164,14 @@ def item_problems(item: dict[str, Any]) -> list[str]:
     for k, step in enumerate(checked, start=1):
         for p in arithmetic_problems(step):
             out.append(f"step {k}: {p}")
-    if label != "correct":
-        if meta.get("visibility") not in VISIBILITY:
-            out.append("error items need meta.visibility (formula, verbal or arithmetic)")
+    if label != "correct" and meta.get("visibility") not in VISIBILITY:
+        out.append("error items need meta.visibility (formula, verbal or arithmetic)")
+    return out
+
+
+def _fact_problems(meta: dict[str, Any]) -> list[str]:
+    """The author's facts must hold: each of ``checks``, and the ``error_check`` (true, and contradicting the step)."""
+    out = []
     for fact in meta.get("checks", []):
         try:
             if not check_fact(fact):
@@ -176,6 +185,14 @@ def item_problems(item: dict[str, Any]) -> list[str]:
         except Exception as exc:  # noqa: BLE001
             out.append(f"error_check unreadable: {meta['error_check']} ({exc})")
     return out
+
+
+def item_problems(item: dict[str, Any]) -> list[str]:
+    """Everything wrong with one hand-written item (empty when it is fine)."""
+    out = _shape_problems(item)
+    if out:
+        return out
+    return _content_problems(item) + _fact_problems(item["meta"])
 
 
 def load_handwritten(path: Path = HANDWRITTEN) -> list[dict[str, Any]]:
@@ -224,7 +241,7 @@ def injected_items(gsm8k_dir: Path) -> list[dict[str, Any]]:
     order = list(range(len(lines)))
     random.Random(SEED).shuffle(order)
 
-    def usable():
+    def usable() -> Iterator[dict[str, Any]]:
         for idx in order:
             rec = json.loads(lines[idx])
             if _fully_checked(rec["answer"]):

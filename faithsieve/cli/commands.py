@@ -13,7 +13,13 @@ from faithsieve.cli import localize as cli_localize
 from faithsieve.cli import rewrite as cli_rewrite
 from faithsieve.cli import serve as cli_serve
 from faithsieve.cli import view as cli_view
-from faithsieve.cli.common import OneLineParser, VersionAction, add_verbosity, add_verbosity_everywhere, fail
+from faithsieve.cli.common import (
+    OneLineParser,
+    VersionAction,
+    add_verbosity,
+    add_verbosity_everywhere,
+    fail,
+)
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.runtime.textfile import os_error_line
 

@@ -13,7 +13,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from faithsieve.cli.common import fail, non_negative_int, output_file_problem, positive_int
+from faithsieve.cli.common import (
+    fail,
+    non_negative_int,
+    output_file_problem,
+    positive_int,
+)
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.runtime.textfile import os_error_line
 
@@ -44,7 +49,12 @@ def cmd_score(args: argparse.Namespace) -> int:
     """``faithsieve score PATH``: predict every item, write predictions, metrics and a report."""
     from faithsieve.cli.options import settings_from_args, warn_if_lean_missing
     from faithsieve.datasets.adapters import load_dataset
-    from faithsieve.scoring.run import InvalidDataset, ScoreRequest, default_out, run_score
+    from faithsieve.scoring.run import (
+        InvalidDataset,
+        ScoreRequest,
+        default_out,
+        run_score,
+    )
 
     path = Path(args.path)
     subsets = _subsets(args.subset)

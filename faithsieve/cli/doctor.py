@@ -11,7 +11,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from faithsieve.core.settings import Settings
-    from faithsieve.doctor import DoctorCheck, render_text, run_doctor  # httpx and detection: not at CLI start-up
+    from faithsieve.doctor import (  # httpx and detection: not at CLI start-up
+        DoctorCheck,
+        render_text,
+        run_doctor,
+    )
 
     bad_settings = None
     try:

@@ -6,6 +6,7 @@ Registered on the main CLI with :func:`register`; the handler returns an exit co
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -15,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from faithsieve.cli.common import output_file_problem
-from faithsieve.datasets.inject import MUTATIONS, inject_items
 from faithsieve.core.errors import InputError
+from faithsieve.datasets.inject import MUTATIONS, inject_items
 from faithsieve.runtime.textfile import os_error_line, read_utf8
 
 EXIT_OK = 0
@@ -29,7 +30,7 @@ EXIT_USAGE = 2
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``inject`` subcommand to ``subparsers`` (from ``add_subparsers``)."""
-    p = subparsers.add_parser(
+    p: argparse.ArgumentParser = subparsers.add_parser(
         "inject",
         help="make labelled error variants of GSM8K reference solutions",
         description=(
@@ -92,10 +93,8 @@ def write_jsonl_atomic(path: Path, rows: list[dict[str, Any]]) -> None:
         os.chmod(tmp, 0o644)  # mkstemp makes 0600; give the usual mode of a data file
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise
 
 

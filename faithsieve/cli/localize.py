@@ -59,7 +59,7 @@ def render_text(proof_steps: list[str], v: Verdict) -> str:
         for n in a.notes[:10]:
             out.append(f"  note: {n}")
     marks = {"refuted": "✗", "verified": "✓", "unknown": "?", "unchecked": "·"}
-    for rep, text in zip(v.steps, proof_steps):
+    for rep, text in zip(v.steps, proof_steps, strict=False):
         out.append("")
         out.append(f"[{marks[rep.status]}] Step {rep.step} ({rep.status})")
         snippet = " ".join(text.split())

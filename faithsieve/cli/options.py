@@ -46,7 +46,9 @@ _BACKENDS = {"none": "none", "lean": "local", "kimina": "remote"}
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
     """``Settings()`` from the environment, with the options given on the command line on top."""
-    from faithsieve.core.settings import Settings  # pydantic-settings: imported when a command runs, not for --help
+    from faithsieve.core.settings import (
+        Settings,  # pydantic-settings: imported when a command runs, not for --help
+    )
 
     overrides: dict[str, Any] = {field: getattr(args, opt) for opt, field in _MAP.items()
                                  if getattr(args, opt, None) is not None}

@@ -23,7 +23,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``rewrite`` subcommand to ``subparsers``."""
-    p = subparsers.add_parser(
+    p: argparse.ArgumentParser = subparsers.add_parser(
         "rewrite", help="rewrite a benchmark into new problems with verified answers (RePro)",
         description="Rewrite GSM8K-style items (JSONL with 'question' and 'answer'). --mode offline "
                     "(default) resamples the numbers of items whose solutions carry calculator annotations "

@@ -20,8 +20,8 @@ from pathlib import Path
 from pydantic import ValidationError
 from typing_extensions import Self
 
-from faithsieve.runtime.kvstore import SqliteStore
 from faithsieve.llm.types import ChatMessage, ChatRequest, ChatResponse, StructuredMode
+from faithsieve.runtime.kvstore import SqliteStore
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,6 @@ import openai
 from typing_extensions import Self
 
 from faithsieve.llm.cache import ResponseCache, cache_key
-from faithsieve.runtime.urls import public_url
 from faithsieve.llm.types import (
     ChatMessage,
     ChatRequest,
@@ -34,6 +33,7 @@ from faithsieve.llm.types import (
     ToolCall,
     Usage,
 )
+from faithsieve.runtime.urls import public_url
 
 if TYPE_CHECKING:
     from faithsieve.core.settings import Settings

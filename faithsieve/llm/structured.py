@@ -16,7 +16,13 @@ from typing import Generic, Mapping, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from faithsieve.llm.prompts import Prompt
-from faithsieve.llm.types import ChatMessage, ChatRequest, ChatResponse, LLMClient, LLMError
+from faithsieve.llm.types import (
+    ChatMessage,
+    ChatRequest,
+    ChatResponse,
+    LLMClient,
+    LLMError,
+)
 
 T = TypeVar("T", bound=BaseModel)
 

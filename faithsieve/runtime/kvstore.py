@@ -8,6 +8,7 @@ no-op. Opening is eager or on first use (``lazy``), so a store that is never use
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sqlite3
 import threading
@@ -44,10 +45,8 @@ class SqliteStore:
             log.warning("%s disabled, continuing without a cache (%s: %s)", self.label, self.path, why)
         self.disabled = True
         if self._conn is not None:
-            try:
+            with contextlib.suppress(sqlite3.Error):
                 self._conn.close()
-            except sqlite3.Error:
-                pass
             self._conn = None
 
     def _open(self) -> sqlite3.Connection | None:

@@ -22,6 +22,7 @@ same ``Slot``.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import multiprocessing as mp
@@ -38,6 +39,8 @@ from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import spawn as mp_spawn
 from typing import Any
 
+from faithsieve.core.errors import FaithSieveError
+
 log = logging.getLogger(__name__)
 
 ORPHAN_CHECK_S = 1.0
@@ -47,12 +50,18 @@ _RESTART_DELAYS = (0.0, 0.5, 1.0, 2.0, 5.0)
 """Pauses before the attempts to restart a slot (the last one repeats until it starts)."""
 
 
-class JobTimeout(Exception):
+class JobTimeout(FaithSieveError):
     """The job ran past its time limit; its worker was killed and is being replaced."""
 
+    code = "job_timeout"
+    status = 504
 
-class WorkerCrashed(Exception):
+
+class WorkerCrashed(FaithSieveError):
     """The worker process died while running the job (killed from outside, a crash in native code)."""
+
+    code = "worker_crashed"
+    status = 500
 
 
 def mp_context(preload: Sequence[str] = ()) -> Any:
@@ -106,8 +115,11 @@ def worker_pid() -> int:
     return os.getpid()
 
 
-class WorkerUnavailable(Exception):
+class WorkerUnavailable(FaithSieveError):
     """No worker became free (or could be started) within the wait allowed; the job did not run."""
+
+    code = "worker_unavailable"
+    status = 503
 
 
 _LAUNCH = threading.local()
@@ -178,10 +190,8 @@ class Slot:
     def signal_kill(self) -> None:
         """SIGKILL the process (constant time; ``kill`` also drops the executor)."""
         if self.pid is not None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
     def kill(self) -> None:
         """Stop the process now (whatever it is doing) and drop the executor."""
@@ -242,6 +252,7 @@ class KillablePool:
         self._retire_if = retire
         self._lock = threading.Lock()
         self._generation = 0
+        self._pid: int  # the process that owns the slots: set by _own
         self._own(force=True)
 
     def _own(self, force: bool = False) -> None:
@@ -285,7 +296,7 @@ class KillablePool:
     def _start_slots(self, slots: list[Slot]) -> None:
         futures = [s.start() for s in slots]
         failed = None
-        for slot, fut in zip(slots, futures):
+        for slot, fut in zip(slots, futures, strict=True):
             try:
                 fut.result(self._startup_timeout_s)
             except Exception as exc:  # noqa: BLE001 - reported below; the slot is retried in the background

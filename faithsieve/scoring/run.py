@@ -18,6 +18,7 @@ checks (``faithsieve.scoring.evidence``); a new run starts with an empty folder.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
@@ -29,17 +30,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from faithsieve.core.errors import FaithSieveError, InputError
 from faithsieve.core.settings import Settings, method_key
 from faithsieve.datasets.adapters import LoadedDataset, dataset_files, load_dataset
 from faithsieve.datasets.formats import LabelledItem
-from faithsieve.core.errors import FaithSieveError, InputError
-from faithsieve.scoring.evidence import CHECKS_KEY, clear_evidence, step_checks, write_evidence
-from faithsieve.scoring.runinfo import RunMismatch, check_resume, run_identity  # noqa: F401 (RunMismatch re-exported)
 from faithsieve.runtime.atomic import write_atomic
-from faithsieve.scoring.runfiles import PredictionLog
-from faithsieve.scoring.sampling import class_gaps, select
-from faithsieve.runtime.workers import JobTimeout, KillablePool, WorkerCrashed
 from faithsieve.runtime.lazy import OFFLINE_MODULES, freeze_after_import
+from faithsieve.runtime.workers import JobTimeout, KillablePool, WorkerCrashed
+from faithsieve.scoring.evidence import (
+    CHECKS_KEY,
+    clear_evidence,
+    step_checks,
+    write_evidence,
+)
+from faithsieve.scoring.runfiles import PredictionLog
+from faithsieve.scoring.runinfo import RunMismatch, check_resume, run_identity  # noqa: F401 (RunMismatch re-exported)
+from faithsieve.scoring.sampling import class_gaps, select
 
 log = logging.getLogger(__name__)
 
@@ -375,10 +381,8 @@ RUN_FILES = (PREDICTIONS, METRICS, REPORT, STATE, "offsets.png", "subsets.png")
 def clear_run(out: Path) -> None:
     """Remove an earlier run's files from ``out`` (other files there are left alone)."""
     for name in RUN_FILES:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             (out / name).unlink()
-        except FileNotFoundError:
-            pass
     clear_evidence(out)
 
 

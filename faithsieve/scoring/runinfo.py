@@ -19,8 +19,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from faithsieve.core.settings import Settings
 from faithsieve.core.errors import InputError
+from faithsieve.core.settings import Settings
+
 
 class RunMismatch(InputError):
     """The output directory holds a run made with other settings, versions or data (``detail``:

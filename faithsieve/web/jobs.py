@@ -14,8 +14,8 @@ import time
 from typing import Any
 
 from faithsieve.api.worker import JobResult
-from faithsieve.core.settings import Settings
 from faithsieve.core.errors import FaithSieveError
+from faithsieve.core.settings import Settings
 
 MAX_FACTS = 50
 """Most facts sent per state (the latest; ``facts_total`` says how many it has): a long proof's

@@ -167,10 +167,9 @@ def summarize(outcomes: list[Outcome], time_limit_s: float) -> dict[str, Any]:
 def main(argv: list[str]) -> int:
     import argparse
 
-    from fastapi.testclient import TestClient
-
     from faithsieve.api.app import create_app
     from faithsieve.api.settings import ServiceSettings
+    from fastapi.testclient import TestClient
 
     ap = argparse.ArgumentParser(description="Run the adversarial corpus through the app and print the counts.")
     ap.add_argument("--workers", type=int, default=1)

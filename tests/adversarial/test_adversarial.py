@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
-
 from faithsieve.api.app import create_app
 from faithsieve.api.settings import ServiceSettings
+from fastapi.testclient import TestClient
 
 _spec = importlib.util.spec_from_file_location("faithsieve_adversarial_corpus", Path(__file__).with_name("corpus.py"))
 assert _spec and _spec.loader
@@ -81,7 +80,7 @@ def test_corpus_through_the_batch_route(client):
         assert r.status_code == 200, r.text[:300]
         results = r.json()["results"]
         assert [x["index"] for x in results] == list(range(len(chunk)))
-        for (cid, _), x in zip(chunk, results):
+        for (cid, _), x in zip(chunk, results, strict=True):
             assert 200 <= x["status"] < 300 or 400 <= x["status"] < 500, (cid, x["status"], x["error"])
 
 

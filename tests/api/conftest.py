@@ -12,12 +12,11 @@ from typing import Any
 
 import pytest
 import uvicorn
-from fastapi.testclient import TestClient
-
 from faithsieve.api.app import create_app
 from faithsieve.api.server import uvicorn_config
 from faithsieve.api.settings import ServiceSettings
 from faithsieve.api.worker import sleep_job
+from fastapi.testclient import TestClient
 
 PROOF = {"problem": "Solve 5x - 7 = 18.", "steps": ["Add 7 to both sides: 5x = 25.", "Divide by 5: x = 6."]}
 """A two-step proof whose step 2 is wrong."""

@@ -7,7 +7,6 @@ import socket
 import time
 
 import httpx
-
 from faithsieve.api.worker import sleep_job
 
 PARTIAL = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: "

@@ -8,10 +8,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
-
 from faithsieve.api.app import create_app
 from faithsieve.api.docs import ASSET_DIR, ASSETS
+from fastapi.testclient import TestClient
 
 from .conftest import settings
 

@@ -15,12 +15,14 @@ from collections.abc import Iterator
 import pytest
 
 schemathesis = pytest.importorskip("schemathesis")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from schemathesis.generation.modes import GenerationMode  # noqa: E402
-from schemathesis.specs.openapi.checks import negative_data_rejection, positive_data_acceptance  # noqa: E402
-
 from faithsieve.api.app import create_app  # noqa: E402
 from faithsieve.api.settings import ServiceSettings  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from schemathesis.generation.modes import GenerationMode  # noqa: E402
+from schemathesis.specs.openapi.checks import (  # noqa: E402
+    negative_data_rejection,
+    positive_data_acceptance,
+)
 
 pytestmark = pytest.mark.fuzz
 

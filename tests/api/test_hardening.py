@@ -7,7 +7,6 @@ import re
 import socket
 
 import pytest
-
 from faithsieve.api import worker as worker_mod
 from faithsieve.api.errors import response_for
 from faithsieve.api.worker import sleep_job

@@ -9,7 +9,6 @@ import time
 from typing import Any
 
 import pytest
-
 from faithsieve.api.admission import lane_of
 from faithsieve.api.worker import sleep_job
 

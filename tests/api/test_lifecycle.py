@@ -9,7 +9,6 @@ import time
 
 import httpx
 import uvicorn
-
 from faithsieve.api.app import create_app
 from faithsieve.api.server import uvicorn_config
 from faithsieve.api.worker import sleep_job

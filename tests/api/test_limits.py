@@ -13,11 +13,11 @@ from typing import Any
 
 import httpx
 import pytest
-
 from faithsieve.api.errors import Saturated
 from faithsieve.api.metrics import ServiceMetrics
 from faithsieve.api.pool import WorkerPool
 from faithsieve.api.worker import sleep_job
+
 from faithsieve.core.settings import Settings
 
 

@@ -10,7 +10,7 @@ def test_get_reward_shape_and_values(client: TestClient) -> None:
     responses = [" 3 * 4 = 12, and 2 + 12 = 14. The answer is 14.",
                  " 3 * 4 = 13, and 2 + 13 = 15. The answer is 15.",
                  " 6 * 7 = 42. The answer is \\boxed{42}."]
-    body = {"query": [p + r for p, r in zip(prompts, responses)], "prompts": prompts, "labels": ["14", "14", "42"]}
+    body = {"query": [p + r for p, r in zip(prompts, responses, strict=True)], "prompts": prompts, "labels": ["14", "14", "42"]}
     r = client.post("/get_reward", json=body)
     assert r.status_code == 200, r.text
     out = r.json()

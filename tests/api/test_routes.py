@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 import pytest
-
 from faithsieve.api.settings import ServiceSettings
 
 
@@ -241,9 +240,8 @@ def test_healthz_readyz_version_limits(client):
 
 
 def test_not_ready_before_the_lifespan_ran():
-    from fastapi.testclient import TestClient
-
     from faithsieve.api.app import create_app
+    from fastapi.testclient import TestClient
 
     c = TestClient(create_app(ServiceSettings(workers=1)))  # no `with`: the lifespan does not run
     _error(c.get("/readyz"), 503, "not_ready")

@@ -8,10 +8,6 @@ import os
 import signal
 
 import pytest
-from fastapi.exceptions import RequestValidationError
-from pydantic import ValidationError
-from starlette.exceptions import HTTPException
-
 from faithsieve.api.app import effective_settings
 from faithsieve.api.cache import VerdictCache, cache_key
 from faithsieve.api.errors import RequestTimeout, Saturated, WorkerFailed, response_for
@@ -20,8 +16,17 @@ from faithsieve.api.models import LocalizeOptions
 from faithsieve.api.pool import WorkerPool
 from faithsieve.api.settings import ServiceSettings
 from faithsieve.api.worker import localize_job, sleep_job
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
+from starlette.exceptions import HTTPException
+
+from faithsieve.core.errors import (
+    CheckTimeout,
+    EvaluationLimit,
+    InputError,
+    InputTooLarge,
+)
 from faithsieve.core.settings import Settings
-from faithsieve.core.errors import CheckTimeout, EvaluationLimit, InputError, InputTooLarge
 
 
 @pytest.mark.parametrize("exc,status,code", [

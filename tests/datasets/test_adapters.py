@@ -189,7 +189,7 @@ def test_real_processbench_labels(shared_raw: Path) -> None:
     raw = json.loads((shared_raw / "processbench" / "gsm8k.json").read_text())
     items = load_dataset(shared_raw / "processbench" / "gsm8k.json").items
     assert sum(i.label == "correct" for i in items) == 193
-    for r, i in zip(raw, items):
+    for r, i in zip(raw, items, strict=False):
         assert i.id == r["id"] and list(i.steps) == r["steps"]
         assert i.label == ("correct" if r["label"] == -1 else r["label"] + 1)
 

@@ -6,8 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-
-from faithsieve.datasets.formats import LabelledItem, load_proofloc, parse_item, parse_proofloc_lines, write_proofloc
+from faithsieve.datasets.formats import (
+    LabelledItem,
+    load_proofloc,
+    parse_item,
+    parse_proofloc_lines,
+    write_proofloc,
+)
 
 GOOD = {"id": "a", "problem": "p", "steps": ["s1", "s2"], "label": "correct"}
 

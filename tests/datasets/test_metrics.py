@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from faithsieve.datasets import metrics as M
 
 C = None  # "correct"
@@ -166,7 +165,7 @@ def test_every_metric_the_readme_defines_is_in_the_metrics_document() -> None:
              for n, (label, s) in enumerate([(2, "x"), ("correct", "x"), (3, "y"), ("correct", "y")])]
     preds = [{"predicted": 2, "flag_scope": "first"}, {"predicted": 1}, {"predicted": "correct"},
              {"predicted": "correct"}]
-    doc = M.score_document(list(zip(items, preds)), {"sessions": [{"items": 4, "wall_s": 2.0}]}, resamples=20)
+    doc = M.score_document(list(zip(items, preds, strict=True)), {"sessions": [{"items": 4, "wall_s": 2.0}]}, resamples=20)
     assert keys <= set(doc), keys - set(doc)
     assert len(doc["ci95"]) == 6
     per_group = next(v for k, v in rows.items() if "`per_subset`" in k)

@@ -8,15 +8,22 @@ import re
 from pathlib import Path
 
 import pytest
+from faithsieve.datasets.adapters import load_dataset
+from faithsieve.datasets.formats import LabelledItem
 
 from faithsieve.cli import main
 from faithsieve.core.settings import Settings
-from faithsieve.datasets.adapters import load_dataset
-from faithsieve.datasets.formats import LabelledItem
 from faithsieve.scoring.evidence import EVIDENCE_DIR, outcome
+from faithsieve.scoring.run import (
+    METRICS,
+    PREDICTIONS,
+    STATE,
+    RunMismatch,
+    ScoreRequest,
+    run_score,
+)
 from faithsieve.scoring.runinfo import identity_diff, predictive_settings, run_identity
 from faithsieve.scoring.sampling import class_gaps, select
-from faithsieve.scoring.run import METRICS, PREDICTIONS, STATE, RunMismatch, ScoreRequest, run_score
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "datasets" / "examples"
@@ -45,7 +52,7 @@ def test_score_reads_the_localize_examples(tmp_path: Path) -> None:
     data = load_dataset(EXAMPLES)
     files = sorted(EXAMPLES.glob("*.json"))
     assert data.bad == [] and len(data.items) == len(files) == 50
-    for f, item in zip(files, data.items):
+    for f, item in zip(files, data.items, strict=True):
         expected = json.loads(f.read_text(encoding="utf-8"))["expected"]["first_error_step"]
         assert item.id == f.stem and item.first_error == expected
     res = run_score(_req(EXAMPLES, tmp_path / "ex"))
@@ -215,7 +222,7 @@ def test_evidence_for_every_checked_item_with_per_step_checks(tmp_path: Path) ->
     assert len(files) >= 100
     items = {it.id: it for it in load_dataset(MINI).items}
     missed = 0
-    for name, doc in files.items():
+    for doc in files.values():
         item = items[doc["item"]["id"]]
         assert doc["what"] == outcome(item.first_error, doc["prediction"]["predicted"])
         if doc["steps"]:
@@ -266,9 +273,8 @@ def test_subsets_plot_is_in_percent_as_titled(tmp_path: Path, monkeypatch: pytes
     import matplotlib
 
     matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-
     from faithsieve.datasets.report import plot_subsets
+    from matplotlib.figure import Figure
 
     seen = {}
     real = Figure.savefig
@@ -310,10 +316,9 @@ def test_datasets_readme_usage_matches_the_parser() -> None:
 
 
 def test_api_readme_lists_every_route() -> None:
-    from fastapi.routing import APIRoute
-
     from faithsieve.api.app import create_app
     from faithsieve.api.settings import ServiceSettings
+    from fastapi.routing import APIRoute
 
     table = (ROOT / "docs" / "serve.md").read_text(encoding="utf-8").split("## Routes", 1)[1].split("\n\n", 2)[1]
     routes = [r for r in create_app(ServiceSettings(workers=1)).routes

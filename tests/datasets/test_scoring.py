@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
+from faithsieve.datasets.formats import load_proofloc
 
 from faithsieve.core.settings import Settings
-from faithsieve.datasets.formats import load_proofloc
 from faithsieve.scoring.run import (
     METRICS,
     PREDICTIONS,
@@ -49,7 +49,7 @@ def test_run_writes_one_line_per_item(good: Path, tmp_path: Path) -> None:
     items, _ = load_proofloc(good)
     lines = _lines(tmp_path / "r")
     assert [r["id"] for r in lines] == [i.id for i in items]
-    for rec, item in zip(lines, items):
+    for rec, item in zip(lines, items, strict=True):
         assert rec["label"] == item.label
         assert set(rec) >= {"id", "label", "predicted", "verdict", "reason", "coverage", "time_ms", "error"}
         assert (rec["predicted"] == "correct") == (rec["verdict"] == "correct")

@@ -9,7 +9,6 @@ import pytest
 from faithsieve.lean.checker import LeanChecker
 from faithsieve.lean.kernel import MATHLIB_TACTICS
 from faithsieve.obligations.checkers import CHECKERS, run_portfolio
-from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.models import (
     ArithmeticObligation,
     CoverageObligation,
@@ -22,6 +21,7 @@ from faithsieve.obligations.models import (
 
 from faithsieve.core.settings import Settings
 from faithsieve.mathtext import extract_formulas
+from faithsieve.mathtext.ast import Rel
 from tests.lean.test_kernel import Transcript, error, sorry, timeout, valid, when
 
 BASE: dict[str, Any] = {"id": "o0", "step": 1, "span": (0, 1), "edge": "e0", "source": ""}

@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import pytest
+from faithsieve.lean.answers import read_proof
 from faithsieve.lean.backend import CheckResult, LeanUnavailable
 from faithsieve.lean.interface import FormalStatement, Kernel
-from faithsieve.lean.answers import read_proof
 from faithsieve.lean.kernel import CORE_TACTICS, MATHLIB_TACTICS, LeanKernel
 from faithsieve.lean.screen import classify_kimina, classify_repl
 from faithsieve.lean.snippets import negate_header, parse_header

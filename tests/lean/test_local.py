@@ -26,8 +26,8 @@ from faithsieve.lean.detect import NO_TOOLCHAIN
 from faithsieve.lean.factory import build_backend
 from faithsieve.lean.local import LocalLeanBackend, result_from_repl, split_header
 
-from faithsieve.core.settings import Settings
 from faithsieve.core.errors import FaithSieveError
+from faithsieve.core.settings import Settings
 
 FAKE_REPL = r'''
 import json, os, sys, time

@@ -54,76 +54,91 @@ def answer_for(code: str) -> dict[str, Any]:
     return {"time": 0.2, "response": VALID}
 
 
+class _KiminaHandler(BaseHTTPRequestHandler):
+    """The fake server's routes; ``fake`` (set on a subclass per server) records and configures."""
+
+    fake: FakeKimina
+
+    def log_message(self, *a: Any) -> None:
+        pass
+
+    def reply(self, status: int, body: Any) -> None:
+        data = json.dumps(body).encode() if not isinstance(body, bytes) else body
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        fake = self.fake
+        fake.requests.append(("GET", self.path, dict(self.headers), None))
+        if self.path == "/health" and fake.variant != "verify":
+            self.reply(200, {"status": "ok"})
+        elif self.path == "/api/openapi.json":
+            self.reply(200, {"openapi": "3.1.0", "info": {"title": "Lean 4 Proof-Check API", "version": "2.0.0"}})
+        else:
+            self.reply(404, {"detail": "Not Found"})
+
+    def do_POST(self) -> None:
+        fake = self.fake
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+        fake.requests.append(("POST", self.path, dict(self.headers), body))
+        if fake.api_key is not None and self.headers.get("Authorization") != f"Bearer {fake.api_key}":
+            self.reply(401, {"detail": "Invalid API key"})
+            return
+        snippets = body.get("snippets") or ([body["snippet"]] if "snippet" in body else [])
+        code = snippets[0]["code"] if snippets else ""
+        if self.fault(code):
+            return
+        if fake.variant == "verify":
+            self.verify(body)
+        elif self.path != "/api/check":
+            self.reply(404, {"detail": "Not Found"})
+        elif fake.variant == "single":
+            if "snippet" not in body:
+                self.reply(422, {"detail": [{"type": "missing", "loc": ["body", "snippet"]}]})
+                return
+            self.reply(200, {"id": body["snippet"]["id"], **answer_for(code)})
+        else:
+            self.reply(200, {"results": [{"id": s["id"], **answer_for(s["code"])} for s in snippets]})
+
+    def fault(self, code: str) -> bool:
+        """The failures a snippet asks for (slow, crash, busy, not JSON); whether one was answered."""
+        if "SLOW" in code:
+            time.sleep(3)
+        if "HTTP500" in code:
+            self.reply(500, {"detail": f"crashed; auth was {self.headers.get('Authorization')}"})
+            return True
+        if "BUSY" in code:
+            self.reply(429, {"detail": "No available REPLs"})
+            return True
+        if "NOTJSON" in code:
+            self.reply(200, b"<html>proxy error</html>")
+            return True
+        return False
+
+    def verify(self, body: Any) -> None:
+        """The ``/verify`` route of the older servers."""
+        if self.path != "/verify":
+            self.reply(404, {"detail": "Not Found"})
+            return
+        c = body["codes"][0]
+        res = answer_for(c["proof"])
+        out = {"custom_id": c["custom_id"], "error": res.get("error")}
+        if "response" in res:
+            out["response"] = {**res["response"], "time": res["time"]}
+        self.reply(200, {"results": [out]})
+
+
 class FakeKimina:
     def __init__(self, variant: str = "list", api_key: str | None = None) -> None:
         self.variant = variant
         self.api_key = api_key
         self.requests: list[tuple[str, str, dict[str, str], Any]] = []
-        fake = self
+        handler = type("Handler", (_KiminaHandler,), {"fake": self})
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a: Any) -> None:
-                pass
-
-            def reply(self, status: int, body: Any) -> None:
-                data = json.dumps(body).encode() if not isinstance(body, bytes) else body
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:
-                fake.requests.append(("GET", self.path, dict(self.headers), None))
-                if self.path == "/health" and fake.variant != "verify":
-                    self.reply(200, {"status": "ok"})
-                elif self.path == "/api/openapi.json":
-                    self.reply(200, {"openapi": "3.1.0", "info": {"title": "Lean 4 Proof-Check API", "version": "2.0.0"}})
-                else:
-                    self.reply(404, {"detail": "Not Found"})
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-                fake.requests.append(("POST", self.path, dict(self.headers), body))
-                if fake.api_key is not None and self.headers.get("Authorization") != f"Bearer {fake.api_key}":
-                    self.reply(401, {"detail": "Invalid API key"})
-                    return
-                snippets = body.get("snippets") or ([body["snippet"]] if "snippet" in body else [])
-                code = snippets[0]["code"] if snippets else ""
-                if "SLOW" in code:
-                    time.sleep(3)
-                if "HTTP500" in code:
-                    self.reply(500, {"detail": f"crashed; auth was {self.headers.get('Authorization')}"})
-                    return
-                if "BUSY" in code:
-                    self.reply(429, {"detail": "No available REPLs"})
-                    return
-                if "NOTJSON" in code:
-                    self.reply(200, b"<html>proxy error</html>")
-                    return
-                if fake.variant == "verify":
-                    if self.path != "/verify":
-                        self.reply(404, {"detail": "Not Found"})
-                        return
-                    c = body["codes"][0]
-                    res = answer_for(c["proof"])
-                    out = {"custom_id": c["custom_id"], "error": res.get("error")}
-                    if "response" in res:
-                        out["response"] = {**res["response"], "time": res["time"]}
-                    self.reply(200, {"results": [out]})
-                    return
-                if self.path != "/api/check":
-                    self.reply(404, {"detail": "Not Found"})
-                    return
-                if fake.variant == "single":
-                    if "snippet" not in body:
-                        self.reply(422, {"detail": [{"type": "missing", "loc": ["body", "snippet"]}]})
-                        return
-                    self.reply(200, {"id": body["snippet"]["id"], **answer_for(code)})
-                    return
-                self.reply(200, {"results": [{"id": s["id"], **answer_for(s["code"])} for s in snippets]})
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)

@@ -14,7 +14,6 @@ from faithsieve.lean.render import (
     render,
     sanitize,
 )
-from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.models import (
     ArithmeticObligation,
     CoverageObligation,
@@ -25,7 +24,7 @@ from faithsieve.obligations.models import (
 )
 
 from faithsieve.mathtext import extract_formulas
-from faithsieve.mathtext.ast import BinOp, Call, Const, Neg, Num, Pow, Var
+from faithsieve.mathtext.ast import BinOp, Call, Const, Neg, Num, Pow, Rel, Var
 
 BASE = {"id": "o0", "step": 1, "span": (0, 1), "edge": "e0", "source": ""}
 

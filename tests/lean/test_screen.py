@@ -158,7 +158,7 @@ def test_parse_print_axioms(texts: list[str], name: str | None, expected) -> Non
 )
 def test_axioms_ok(axioms, ok: bool) -> None:
     assert axioms_ok(axioms) is ok
-    assert STANDARD_AXIOMS == {"propext", "Classical.choice", "Quot.sound"}
+    assert {"propext", "Classical.choice", "Quot.sound"} == STANDARD_AXIOMS
 
 
 def test_uses_sorry_sees_the_axiom_too() -> None:

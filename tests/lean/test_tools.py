@@ -15,7 +15,14 @@ from faithsieve.lean.snippets import (
     top_level_assign,
     unsafe_commands,
 )
-from faithsieve.lean.tools import TOOL_NAMES, ToolLimits, ToolRunner, goal_snippet, search_snippet, tool_specs
+from faithsieve.lean.tools import (
+    TOOL_NAMES,
+    ToolLimits,
+    ToolRunner,
+    goal_snippet,
+    search_snippet,
+    tool_specs,
+)
 
 from faithsieve.llm.types import ToolCall
 from tests.lean.test_kernel import Transcript, error, sorry, valid, when

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from faithsieve.api.app import create_app
 from fastapi.testclient import TestClient
 
-from faithsieve.api.app import create_app
 from faithsieve.scoring.run import ScoreRequest, run_score
 from tests.web.support import web_settings, write_dataset
 

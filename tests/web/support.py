@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from faithsieve.api.settings import ServiceSettings
 
 SLIP = {"problem": "Solve 2x + 3 = 11.",

@@ -21,8 +21,8 @@ from urllib.parse import urlsplit
 
 import pytest
 import uvicorn
-
 from faithsieve.api.app import create_app
+
 from tests.web.support import ITEMS, SLIP, web_settings, workbench_port
 
 pytestmark = pytest.mark.browser

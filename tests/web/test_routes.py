@@ -12,11 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from faithsieve.api.app import create_app
 from fastapi.testclient import TestClient
 
-from faithsieve.api.app import create_app
 from faithsieve.web.routes import CSP, examples_index
-
 from tests.web.support import SLIP, web_settings
 
 STATIC = resources.files("faithsieve.web") / "static"

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from fastapi.testclient import TestClient
-
 from faithsieve.api.app import create_app
 from faithsieve.datasets import metrics as m
+from fastapi.testclient import TestClient
+
 from faithsieve.web import runs
 from faithsieve.web.runs import MAX_LISTED, MAX_PAGE, RunRegistry, outcome
 from tests.web.support import ITEMS, web_settings, workbench_port
