@@ -28,6 +28,7 @@ EXCLUDED: dict[str, str] = {
     # the ``python -m faithsieve`` entry point: importing it parses sys.argv and exits; it defines no pattern
     # (its whole body is a call into faithsieve.cli, which is imported and tested)
     "faithsieve.__main__": "runs the command line on import; defines nothing",
+    "faithsieve.cli.__main__": "runs the command line on import; defines nothing",
     # needs the production extra (gunicorn), which .ci/run installs only after the default suite; it
     # defines no pattern (a worker class that sets uvicorn's options)
     "faithsieve.api.gunicorn_worker": "imports gunicorn (the production extra); defines no pattern",
