@@ -104,10 +104,11 @@ class StepReading:
     if_parity: list[re.Match[str]]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class FormulaReading:
     """How a step speaks of one of its formulas: read from the text alone (and whether the formula
-    before it was supposed), before any transition is made."""
+    before it was supposed), before any transition is made. Not changed once read (not frozen only
+    because a frozen dataclass costs more to make, and one is made for every formula)."""
 
     formula: Formula
     first: bool
@@ -426,17 +427,18 @@ class TreeBuilder:
         """One edge per link of the chain: a closed link, a definition (the first link assigning a
         value to a letter) or a relation in unknowns."""
         fr, scope = walk.reading, state.scope
-        evars = fr.evars
+        evars, spans, text = fr.evars, fr.formula.member_spans, walk.step.text
         for li, r in enumerate(fr.rels):
+            span = spans[li][0], spans[li + 1][1]
             vars_ = evars[li] | evars[li + 1]
             if walk.origins is None:
                 walk.origins = dict(scope.origin), {k: scope.origin_step.get(k, 0) for k in walk.env}
             if not vars_:
-                self.closed_link(state, walk, li, r, vars_)
+                self.closed_link(state, walk, li, r, vars_, span, text[span[0] : span[1]])
             elif li == 0 and _assigns(r, evars[0], evars[1]) and r.op in ("=", "~"):
-                self.definition_link(state, walk, r, vars_)
+                self.definition_link(state, walk, r, vars_, span, text[span[0] : span[1]])
             else:
-                self.relation_link(state, walk, li, r, vars_)
+                self.relation_link(state, walk, li, r, vars_, span, text[span[0] : span[1]])
         return len(fr.rels)
 
     def link_context(self, state: BuilderState, walk: LinkWalk, li: int, r: Rel, vars_: frozenset[str],
@@ -452,24 +454,19 @@ class TreeBuilder:
             rounded=self.rounded_frozen, integer_vars=self.integer_frozen, premises=premises,
             other_premises=other_premises, definition_of=definition_of)
 
-    @staticmethod
-    def link_source(walk: LinkWalk, li: int) -> tuple[tuple[int, int], str]:
-        """The span of link ``li`` in the step and its text."""
-        spans = walk.reading.formula.member_spans
-        span = spans[li][0], spans[li + 1][1]
-        return span, walk.step.text[span[0] : span[1]]
-
-    def closed_link(self, state: BuilderState, walk: LinkWalk, li: int, r: Rel, vars_: frozenset[str]) -> None:
-        """A link between closed expressions: a computation, or the conclusion when the lead says so."""
+    def closed_link(self, state: BuilderState, walk: LinkWalk, li: int, r: Rel, vars_: frozenset[str],
+                    span: tuple[int, int], src: str) -> None:
+        """A link between closed expressions (``span``, ``src``: where it is in the step and its text): a
+        computation, or the conclusion when the lead says so."""
         ctx = self.link_context(state, walk, li, r, vars_)  # the rounded literals before this link
         self.note_rounding(r.lhs, r.rhs, r.op)
         if walk.concludes is None:
             walk.concludes = bool(cue_search(CONCLUDE, walk.reading.formula.lead[-80:]))
         ttype = TransitionType.CONCLUSION if walk.concludes else TransitionType.COMPUTATION
-        span, src = self.link_source(walk, li)
         self.add_edge(state.scope, ttype, walk.step.index, span, src, ctx)
 
-    def definition_link(self, state: BuilderState, walk: LinkWalk, r: Rel, vars_: frozenset[str]) -> None:
+    def definition_link(self, state: BuilderState, walk: LinkWalk, r: Rel, vars_: frozenset[str],
+                        span: tuple[int, int], src: str) -> None:
         """``x = 5``: a letter receives a value, derived from the premise about it when there is one; the
         value then holds in the scope."""
         fr, scope, step = walk.reading, state.scope, walk.step
@@ -487,7 +484,6 @@ class TreeBuilder:
         value = self.chain_value(f.chain)  # read once (a pure function of the chain)
         if premises and reused_letter(var.name, f.chain.exprs[1], value, premises[0], scope.env):
             premises = ()  # the letter takes a new value in place; the premise was about the old one
-        span, src = self.link_source(walk, 0)
         edge = self.add_edge(scope, TransitionType.DEFINITION, step.index, span, src,
                              self.link_context(state, walk, 0, r, vars_, premises=premises, definition_of=var.name))
         if value is not None and not fr.hypothetical and not fr.negated:
@@ -497,7 +493,8 @@ class TreeBuilder:
             scope.origin_step[var.name] = step.index
             walk.origins = None
 
-    def relation_link(self, state: BuilderState, walk: LinkWalk, li: int, r: Rel, vars_: frozenset[str]) -> None:
+    def relation_link(self, state: BuilderState, walk: LinkWalk, li: int, r: Rel, vars_: frozenset[str],
+                      span: tuple[int, int], src: str) -> None:
         """A relation in unknowns: a derivation from the premise (the chain's first link, stated as
         following), else a claim, or a computation further along the chain; a fact once asserted."""
         fr, step = walk.reading, walk.step
@@ -510,7 +507,6 @@ class TreeBuilder:
         # a stacked line may restate one of two alternatives above it ("\\[ x - 2 = 0 \\] \\[ x + 3 = 0 \\]"):
         # the line before the premise is a candidate premise too
         others = (state.rel_before,) if premises and fr.stacked and state.rel_before is not None else ()
-        span, src = self.link_source(walk, li)
         self.add_edge(state.scope, ttype, step.index, span, src,
                       self.link_context(state, walk, li, r, vars_, premises=premises, other_premises=others))
         if not fr.hypothetical and not fr.negated and r.op in _RELATIONS:
