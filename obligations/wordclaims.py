@@ -19,7 +19,7 @@ from faithsieve.obligations.models import ArithmeticObligation
 
 from faithsieve.core.proof import Proof
 from faithsieve.mathtext.ast import Num, Rel
-from faithsieve.mathtext.cues import _HYPOTHETICAL, _NEGATION, cue_search
+from faithsieve.mathtext.cues import HYPOTHETICAL, NEGATION, cue_search
 
 MAX_DIGITS = 30  # longer literals are not read (the exact checker bounds the rest)
 MAX_PER_STEP = 20
@@ -69,7 +69,7 @@ def closed_claims(proof: Proof, prefix: str, cues: tuple[str, ...],
             continue  # the cheap test first: most steps name none of these
         for span, rel in sorted(read(text), key=lambda c: c[0])[:MAX_PER_STEP]:
             sentence = _sentence_of(text, *span)
-            if cue_search(_NEGATION, sentence) or cue_search(_HYPOTHETICAL, sentence):
+            if cue_search(NEGATION, sentence) or cue_search(HYPOTHETICAL, sentence):
                 continue  # denied, questioned, supposed or being tested: not asserted
             out.append(ArithmeticObligation(id=f"{prefix}{len(out)}", step=step.index, span=span, edge="",
                                             source=text[span[0]:span[1]], claim=rel))

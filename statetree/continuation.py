@@ -15,10 +15,9 @@ import re
 from fractions import Fraction
 
 from faithsieve.core.errors import FaithSieveError
-from faithsieve.mathtext.ast import Expr, variables
+from faithsieve.mathtext.ast import Expr, Rel, variables
 from faithsieve.mathtext.evaluate import evaluate
 from faithsieve.mathtext.extract import Formula
-from faithsieve.mathtext.ast import Rel
 
 # the lead of a formula that continues the previous display: "\] \[ =", "$$ $$ =" (after nothing but a
 # comma or full stop ending the line above), or at the start of a step, a display opened with "="

@@ -15,27 +15,75 @@ import re
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
-from faithsieve.core.errors import FaithSieveError
-from faithsieve.mathtext.ast import Chain, Expr, Num, Var, leftmost_operand, render, variables
-from faithsieve.mathtext.evaluate import evaluate
-from faithsieve.mathtext.extract import Formula, extract_formulas
-from faithsieve.core.proof import Proof
-from faithsieve.mathtext.ast import Rel
 from faithsieve.statetree.continuation import constrains, continues, rewrite_claim
-from faithsieve.mathtext.cues import (
-    _ALTERNATIVE, _CASE_HEAD, _CONCLUDE, _CONDITION_CUE, _CUSTOM_OP, _FOR_VALUE, _HYPOTHETICAL, _IF_PARITY, _IMAGINARY,
-    _INTEGER_WORDS, _NAMING, _NEGATION, _PARALLEL, _PARITY, _REDUCTIO_CLOSE, _REDUCTIO_CUE, _REDUCTIO_OPEN, _RENAMING,
-    _STACKED, _SUBPROBLEM, _SUPPOSE, _VERBAL_CONCLUSION, _VERBAL_DEF, _domain_stated, _first_alternative, _sentence,
-    _sentences, _trailing_negation, cue_absent, cue_finditer, cue_search,
+from faithsieve.statetree.models import (
+    CaseSplit,
+    EdgeContext,
+    EdgeUnit,
+    NodeRecord,
+    StateTree,
+    TransitionType,
 )
-from faithsieve.mathtext.cues import _OR_NEXT as _OR_NEXT, _TRAIL_STRONG as _TRAIL_STRONG  # re-exported, unused here
 from faithsieve.statetree.rebinding import reused_letter
 from faithsieve.statetree.retraction import retracted
-from faithsieve.statetree.models import CaseSplit, EdgeContext, EdgeUnit, NodeRecord, StateTree, TransitionType
+
+from faithsieve.core.errors import FaithSieveError
+from faithsieve.core.proof import Proof
+from faithsieve.mathtext.ast import (
+    Chain,
+    Expr,
+    Num,
+    Rel,
+    Var,
+    leftmost_operand,
+    render,
+    variables,
+)
+from faithsieve.mathtext.cues import (
+    ALTERNATIVE,
+    CASE_HEAD,
+    CONCLUDE,
+    CONDITION_CUE,
+    CUSTOM_OP,
+    FOR_VALUE,
+    HYPOTHETICAL,
+    IF_PARITY,
+    IMAGINARY,
+    INTEGER_WORDS,
+    NAMING,
+    NEGATION,
+    PARALLEL,
+    PARITY,
+    REDUCTIO_CLOSE,
+    REDUCTIO_CUE,
+    REDUCTIO_OPEN,
+    RENAMING,
+    STACKED,
+    SUBPROBLEM,
+    SUPPOSE,
+    VERBAL_CONCLUSION,
+    VERBAL_DEF,
+    cue_absent,
+    cue_finditer,
+    cue_search,
+    domain_stated,
+    first_alternative,
+    last_clause,
+    step_sentences,
+    trailing_negation,
+)
+from faithsieve.mathtext.evaluate import evaluate
+from faithsieve.mathtext.extract import Formula, extract_formulas
+
+_RELATIONS = ("=", "<", ">", "<=", ">=")
+"""The relations a stated fact may have (an equation or an inequality)."""
 
 
-@dataclass
-class _Scope:
+@dataclass(slots=True)
+class Scope:
+    """One branch of the argument as the builder walks it: its current state node, the values it has
+    established (each with where and at which step), the facts it states and the case it is in."""
+
     node: str
     env: dict[str, Fraction]
     origin: dict[str, str]
@@ -44,10 +92,104 @@ class _Scope:
     origin_step: dict[str, int] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class StepReading:
+    """A step as the builder reads it before walking its formulas: the text, its formulas, and the
+    case headers ("Case 1:") and parity clauses ("if n is even") that open cases."""
+
+    index: int
+    text: str
+    formulas: list[Formula]
+    heads: list[re.Match[str]]
+    if_parity: list[re.Match[str]]
+
+
+@dataclass(slots=True)
+class FormulaReading:
+    """How a step speaks of one of its formulas: read from the text alone (and whether the formula
+    before it was supposed), before any transition is made. Not changed once read (not frozen only
+    because a frozen dataclass costs more to make, and one is made for every formula)."""
+
+    formula: Formula
+    first: bool
+    """The step's first formula."""
+    rels: list[Rel]
+    """The chain's links, in order."""
+    evars: list[frozenset[str]]
+    """The variables of each member of the chain."""
+    negated: bool
+    """The sentence denies, questions or retracts it (or it may use the problem's own operation)."""
+    hypothetical: bool
+    """Conditional, checked, tested, evaluated at a value, or supposed: not a fact."""
+    supposed: bool
+    """The object of a supposition ("Suppose x = 3", "If n = 4")."""
+    opens_reductio: bool
+    """The supposition is one the argument means to refute."""
+    stacked: bool
+    """Nothing but display delimiters since the formula before: it rewrites that one."""
+    derived: bool
+    """Stated as following from what came before ("so", "then", or stacked)."""
+    parallel: bool
+    """One of a run of parallel facts or alternatives ("x = 2, y = 3", "x = 2 or x = 4")."""
+    alternative: bool
+    """The first of alternatives ("x - 8 = 12 or x - 8 = -12")."""
+    sent_start: int
+    """Where the formula's sentence begins in the step."""
+    conditional_sentence: bool
+    """The sentence so far states a condition ("if x < 0, then ...")."""
+    around: tuple[str, str]
+    """A few characters of the step just before and after the formula."""
+
+
+@dataclass(slots=True)
+class BuilderState:
+    """What the walk carries from formula to formula and from step to step."""
+
+    scope: Scope
+    last_rel: Rel | None = None
+    """The most recent asserted relation with variables: the premise of a derivation."""
+    rel_before: Rel | None = None
+    """The one asserted before it (a stacked line may restate it)."""
+    last_rel_step: int = 0
+    last_rel_hyp: bool = False
+    """``last_rel`` was stated under a condition: a premise only inside its own sentence."""
+    last_rel_sent: tuple[int, int] = (0, 0)
+    """The step and sentence start of the formula ``last_rel`` came from."""
+    prev_tail: tuple[int, Expr] | None = None
+    """The step and last expression of the latest formula (what ``\\[ = E \\]`` continues)."""
+    recent_eqs: list[tuple[int, Rel]] = field(default_factory=list)
+    """Asserted equations in unknowns, with their steps: the system a run of assignments solves."""
+    group: list[tuple[str, str, Fraction]] = field(default_factory=list)
+    """The current run of parallel assignments: (edge, variable, value)."""
+    group_derived: bool = False
+    group_premise: Rel | None = None
+    """The premise the run's alternatives share (that of its first member)."""
+    reductio: bool = False
+    """Inside a supposition the argument means to refute."""
+    case_from: int | None = None
+    """The step where the latest case began."""
+
+
+@dataclass(slots=True)
+class LinkWalk:
+    """The walk over one formula's links: what the contexts of its edges share."""
+
+    step: StepReading
+    reading: FormulaReading
+    env: dict[str, Fraction]
+    """The values in scope: from the problem, this step or the previous one."""
+    premise: Rel | None
+    """What a derivation here derives from (none for a parallel fact or an alternative)."""
+    origins: tuple[dict[str, str], dict[str, int]] | None = None
+    """Where and at which step each value was established: copied once, until a link changes them."""
+    concludes: bool | None = None
+    """Whether the lead states a conclusion: read at the first closed link."""
+
+
 def imaginary_unit(texts: list[str]) -> bool:
     """Whether the proof works with complex numbers, so that ``i`` is read as the imaginary unit
     (part of the reading: the flag is passed to every ``extract_formulas`` call)."""
-    return any(cue_search(_IMAGINARY, t) for t in texts)
+    return any(cue_search(IMAGINARY, t) for t in texts)
 
 
 def _closed_value(e: Expr) -> Fraction | None:
@@ -70,7 +212,50 @@ def _assigns(r: Rel, lhs_vars: frozenset[str], rhs_vars: frozenset[str]) -> bool
     return r.op == "=" and ((isinstance(r.lhs, Var) and not rhs_vars) or (isinstance(r.rhs, Var) and not lhs_vars))
 
 
-class _Builder:
+def _opens_reductio(text: str) -> bool:
+    """A sentence of the step supposes something for contradiction."""
+    return not cue_absent(REDUCTIO_OPEN, text) and any(
+        REDUCTIO_OPEN.search(sn) and cue_search(REDUCTIO_CUE, sn) for sn in step_sentences(text))
+
+
+def read_step(index: int, text: str, imaginary: bool) -> StepReading:
+    """The step's formulas and the headers that open cases in it."""
+    return StepReading(index=index, text=text, formulas=extract_formulas(text, imaginary),
+                       heads=cue_finditer(CASE_HEAD, text), if_parity=cue_finditer(IF_PARITY, text))
+
+
+def read_formula(step: StepReading, fi: int, f: Formula, supposed_prev: bool, custom_ops: bool) -> FormulaReading:
+    """How the step speaks of its formula ``fi`` (``supposed_prev``: whether the formula before it was
+    supposed; ``custom_ops``: the problem defines its own operation)."""
+    text = step.text
+    rels = [Rel(a, o, b) for a, o, b in f.chain.links()]
+    evars = [variables(e) for e in f.chain.exprs]
+    sentence = last_clause(f.lead)
+    negated = (bool(cue_search(NEGATION, sentence)) or trailing_negation(text, f.end) or retracted(text, f.end)
+               or (custom_ops and any(c in f.text for c in "*#@&")))
+    hypothetical = f.conditional or bool(cue_search(HYPOTHETICAL, sentence)) or (
+        bool(rels) and _assigns(rels[0], evars[0], evars[1]) and bool(FOR_VALUE.search(f.lead)))
+    # "x = 2, y = 3" lists alternatives or parallel facts; ", so" / ", then" derives
+    stacked = fi > 0 and STACKED.fullmatch(f.lead) is not None
+    derived = f.derived or stacked
+    parallel = fi > 0 and len(f.lead.strip()) < 40 and bool(PARALLEL.search(f.lead)) and not derived
+    supposed = bool(cue_search(SUPPOSE, sentence)) or (
+        parallel and fi > 0 and supposed_prev and not re.search(r"(?i)\bthen\b|[,;:]", f.lead))
+    opens_reductio = supposed and REDUCTIO_OPEN.search(sentence) is not None and (
+        REDUCTIO_CUE.search(sentence) is not None or not any(evars))
+    sent_start = max(text.rfind(". ", 0, f.start), text.rfind("\n", 0, f.start)) + 1
+    return FormulaReading(
+        formula=f, first=fi == 0, rels=rels, evars=evars, negated=negated, hypothetical=hypothetical or supposed,
+        supposed=supposed, opens_reductio=opens_reductio, stacked=stacked, derived=derived, parallel=parallel,
+        alternative=first_alternative(f, text), sent_start=sent_start,
+        conditional_sentence=bool(cue_search(CONDITION_CUE, text[sent_start : f.start])),
+        around=(text[max(0, f.start - 12) : f.start], text[f.end : f.end + 60]))
+
+
+class TreeBuilder:
+    """Builds the proof-state tree of one proof: reads the problem, then walks each step's formulas
+    and each formula's links, making one transition (an EdgeUnit and its context) for each."""
+
     def __init__(self, proof: Proof) -> None:
         self.proof = proof
         self.node_records: list[NodeRecord] = []  # with the edges, the graph, built when read (StateTree.from_records)
@@ -84,16 +269,16 @@ class _Builder:
         self.problem_constraints: list[Rel] = []
         self.stated_eqs: list[Rel] = []  # relations in unknowns stated so far (problem and steps)
         self.case_records: list[tuple[int, tuple[int, int], str, str]] = []  # step, span, header text, edge id
-        self.split_scope: _Scope | None = None
+        self.split_scope: Scope | None = None
         self.splits_mixed = False
         self.word_problem = True
         # "i" is the imaginary unit when the problem or proof works with complex numbers
         # the problem defines its own operation ("a * b = a^2 + b"): '*' in the proof may be it
-        self.custom_ops = bool(cue_search(_CUSTOM_OP, proof.problem))
+        self.custom_ops = bool(cue_search(CUSTOM_OP, proof.problem))
         self.imaginary = imaginary_unit([proof.problem, *(st.text for st in proof.steps)])
 
     # -- states ----------------------------------------------------------
-    def new_state(self, scope: _Scope, goal: str = "") -> str:
+    def new_state(self, scope: Scope, goal: str = "") -> str:
         sid = f"s{self.n_states}"
         self.n_states += 1
         # the hypotheses as they stand now, rendered when the graph is built (``StateTree.from_records``):
@@ -101,7 +286,7 @@ class _Builder:
         self.node_records.append((sid, tuple(scope.facts[-12:]), tuple(scope.env.items())[-12:], goal, scope.branch))
         return sid
 
-    def add_edge(self, scope: _Scope, ttype: TransitionType, step: int, span: tuple[int, int], text: str,
+    def add_edge(self, scope: Scope, ttype: TransitionType, step: int, span: tuple[int, int], text: str,
                  ctx: EdgeContext) -> EdgeUnit:
         child = self.new_state(scope)
         eid = f"e{len(self.edges)}"
@@ -112,7 +297,7 @@ class _Builder:
         return edge
 
     # -- problem ---------------------------------------------------------
-    def read_problem(self, scope: _Scope) -> None:
+    def read_problem(self, scope: Scope) -> None:
         text = self.proof.problem
         problem_formulas = extract_formulas(text, self.imaginary)
         self.word_problem = not any(variables(e) for f in problem_formulas for e in f.chain.exprs) and not re.search(
@@ -132,176 +317,205 @@ class _Builder:
                     self.stated_eqs.append(r)
                     if op in ("<", ">", "<=", ">=") and len(variables(lhs) | variables(rhs)) == 1:
                         self.problem_constraints.append(r)
-        if cue_search(_INTEGER_WORDS, text):
+        if cue_search(INTEGER_WORDS, text):
             for m in re.finditer(r"(?<![A-Za-z\\])([a-z])(?![A-Za-z])", text):
                 self.integer_vars.add(m.group(1))
         self.integer_frozen = frozenset(self.integer_vars)
 
     # -- steps -----------------------------------------------------------
     def build(self) -> StateTree:
-        root_scope = _Scope(node="", env={}, origin={}, facts=[])
+        root_scope = Scope(node="", env={}, origin={}, facts=[])
         self.read_problem(root_scope)
         root_scope.node = self.new_state(root_scope, goal=self.proof.problem[:200])
-        scope = root_scope
-        last_rel: Rel | None = None  # the most recent asserted relation with variables
-        rel_before: Rel | None = None  # the one asserted before it
-        prev_tail: tuple[int, Expr] | None = None  # the step and last expression of the latest formula
-        last_rel_step, last_rel_hyp, last_rel_sent = 0, False, (0, 0)
-        recent_eqs: list[tuple[int, Rel]] = []  # asserted equations in unknowns, for systems
-        group: list[tuple[str, str, Fraction]] = []  # a run of parallel assignments: (edge, var, value)
-        group_derived = False
-        group_premise: Rel | None = None
-        reductio = False  # inside a supposition the argument means to refute
-        case_from: int | None = None  # the step where the latest case began
+        state = BuilderState(scope=root_scope)
         for step in self.proof.steps:
-            text = step.text
-            reductio = reductio or (not cue_absent(_REDUCTIO_OPEN, text) and any(
-                _REDUCTIO_OPEN.search(sn) and cue_search(_REDUCTIO_CUE, sn) for sn in _sentences(text)))
-            heads = cue_finditer(_CASE_HEAD, text)
-            if_par = cue_finditer(_IF_PARITY, text)
-            formulas = extract_formulas(text, self.imaginary)
-            if heads or len(if_par) >= 2:
-                if case_from is not None:
-                    # a new case: the equations stated in the previous case are not premises here
-                    recent_eqs[:] = [(st, r) for st, r in recent_eqs if st < case_from]
-                case_from = step.index
-                scope, last_rel = self.enter_cases(scope, step.index, text, heads, if_par)
-            if last_rel is not None and step.index - last_rel_step > 1:
-                last_rel = None
-            if cue_search(_SUBPROBLEM, text[:400]):
-                # a new sub-problem: the facts of the previous one are not premises here
-                scope, last_rel = self.fresh_context(scope, step.index), None
-                recent_eqs.clear()
-                case_from = None
-                reductio = False
-            renamed = {m.group(1) for m in cue_finditer(_RENAMING, text[:5000])}
-            if renamed:
-                # a letter given a (new) meaning: its old value and the relations about it no longer apply
-                for v in renamed:
-                    scope.env.pop(v, None)
-                if last_rel is not None and renamed & (variables(last_rel.lhs) | variables(last_rel.rhs)):
-                    last_rel = None
-            step_edges = 0
-            named: dict[str, Formula] = {}
-            supposed_prev = False
-            for fi, f in enumerate(formulas):
-                # each formula's relations and the variables of its members, read once
-                rels = [Rel(a, o, b) for a, o, b in f.chain.links()]
-                evars = [variables(e) for e in f.chain.exprs]
-                sentence = _sentence(f.lead)
-                negated = (bool(cue_search(_NEGATION, sentence)) or _trailing_negation(text, f.end) or retracted(text, f.end)
-                           or (self.custom_ops and any(c in f.text for c in "*#@&")))
-                hypothetical = f.conditional or bool(cue_search(_HYPOTHETICAL, sentence)) or (
-                    bool(rels) and _assigns(rels[0], evars[0], evars[1]) and bool(_FOR_VALUE.search(f.lead)))
-                # "x = 2, y = 3" lists alternatives or parallel facts; ", so" / ", then" derives
-                stacked = fi > 0 and _STACKED.fullmatch(f.lead) is not None
-                derived = f.derived or stacked
-                parallel = fi > 0 and len(f.lead.strip()) < 40 and bool(_PARALLEL.search(f.lead)) and not derived
-                supposed = bool(cue_search(_SUPPOSE, sentence)) or (
-                    parallel and fi > 0 and supposed_prev and not re.search(r"(?i)\bthen\b|[,;:]", f.lead))
-                supposed_prev = supposed
-                if supposed and _REDUCTIO_OPEN.search(sentence) and (
-                        _REDUCTIO_CUE.search(sentence) or not any(evars)):
-                    reductio = True
-                hypothetical = hypothetical or supposed
-                if not parallel:
-                    self.close_group(group, group_derived, recent_eqs, step.index)
-                    group, group_derived, group_premise = [], derived and not hypothetical, last_rel
-                sent_start = max(text.rfind(". ", 0, f.start), text.rfind("\n", 0, f.start)) + 1
-                if last_rel is not None and last_rel_hyp and last_rel_sent != (step.index, sent_start):
-                    last_rel = None  # a conditional relation is a premise only inside its own sentence
-                conditional_sentence = bool(cue_search(_CONDITION_CUE, text[sent_start : f.start]))
-                alternative = _first_alternative(f, text)
-                prev_for_derivation = None if parallel or alternative else last_rel
-                if f.name is not None:
-                    step_edges += self.link_named(scope, step.index, text, named.get(f.name), f, negated)
-                    named[f.name] = f
-                # values in scope: from the problem, this step or the previous one
-                env = {k: v for k, v in scope.env.items() if scope.origin_step.get(k, 0) >= step.index - 1}
-                if prev_tail is not None and prev_tail[0] == step.index - (fi == 0) and continues(f, fi == 0, text[: f.start]):
-                    step_edges += self.continuation_edge(scope, step.index, text, f, prev_tail[1], env)
-                around = (text[max(0, f.start - 12) : f.start], text[f.end : f.end + 60])
-                concludes: bool | None = None  # whether the lead states a conclusion: read at the first closed link
-                origins: tuple[dict[str, str], dict[str, int]] | None = None  # copied once, until a link changes them
-                for li, r in enumerate(rels):
-                    lhs, op, rhs = r.lhs, r.op, r.rhs
-                    span = f.member_spans[li][0], f.member_spans[li + 1][1]
-                    src = text[span[0] : span[1]]
-                    vars_ = evars[li] | evars[li + 1]
-                    if origins is None:
-                        origins = dict(scope.origin), {k: scope.origin_step.get(k, 0) for k in env}
-                    ctx_common = dict(
-                        formula=f, link=li, rel=r, rel_vars=vars_, env=env, env_origin=origins[0],
-                        negated=negated, hypothetical=hypothetical, parallel=parallel, word_problem=self.word_problem,
-                        supposed=supposed, reductio=reductio, around=around,
-                        rounded=self.rounded_frozen,
-                        env_steps=origins[1],
-                        integer_vars=self.integer_frozen,
-                    )
-                    if not vars_:
-                        self.note_rounding(lhs, rhs, op)
-                        if concludes is None:
-                            concludes = bool(cue_search(_CONCLUDE, f.lead[-80:]))
-                        ttype = TransitionType.CONCLUSION if concludes else TransitionType.COMPUTATION
-                        self.add_edge(scope, ttype, step.index, span, src, EdgeContext(**ctx_common))
-                    elif li == 0 and _assigns(r, evars[0], evars[1]) and op in ("=", "~"):
-                        var = lhs if isinstance(lhs, Var) else rhs
-                        assert isinstance(var, Var)
-                        premises: tuple[Rel, ...] = ()
-                        # alternatives "x = 2 or x = 4" share the premise of the first one
-                        source_rel = group_premise if parallel else prev_for_derivation
-                        if cue_search(_NAMING, _sentence(text[max(0, f.start - 400) : f.start])):
-                            source_rel = None  # "where a = 1, b = -1, c = -2": naming, not solving
-                        if (source_rel is not None and not hypothetical and not negated
-                                and var.name in variables(source_rel.lhs) | variables(source_rel.rhs)):
-                            premises = (source_rel,)
-                        value = self.chain_value(f.chain)  # read once (a pure function of the chain)
-                        if premises and reused_letter(var.name, f.chain.exprs[1], value, premises[0], scope.env):
-                            premises = ()  # the letter takes a new value in place; the premise was about the old one
-                        edge = self.add_edge(scope, TransitionType.DEFINITION, step.index, span, src,
-                                             EdgeContext(**ctx_common, premises=premises, definition_of=var.name))
-                        if value is not None and not hypothetical and not negated:
-                            group.append((edge.id, var.name, value))
-                            scope.env[var.name] = value
-                            scope.origin[var.name] = f"step {step.index}: {f.text[:80]}"
-                            scope.origin_step[var.name] = step.index
-                            origins = None
-                    else:
-                        premises = ()
-                        if prev_for_derivation is not None and derived and li == 0:
-                            premises = (prev_for_derivation,)
-                        ttype = TransitionType.DERIVATION if premises else TransitionType.CLAIM
-                        if li > 0 and not premises:
-                            ttype = TransitionType.COMPUTATION
-                        # a stacked line may restate one of two alternatives above it ("\\[ x - 2 = 0 \\] \\[ x + 3 = 0 \\]"):
-                        # the line before the premise is a candidate premise too
-                        others = (rel_before,) if premises and stacked and rel_before is not None else ()
-                        self.add_edge(scope, ttype, step.index, span, src,
-                                      EdgeContext(**ctx_common, premises=premises, other_premises=others))
-                        if not hypothetical and not negated and op in ("=", "<", ">", "<=", ">="):
-                            scope.facts.append(r)
-                            self.stated_eqs.append(r)
-                            if op == "=" and not (parallel and _ALTERNATIVE.search(f.lead)):
-                                recent_eqs.append((step.index, r))
-                    step_edges += 1
-                # the next formula may derive from this one's last relation with variables
-                with_vars = [r for i, r in enumerate(rels) if (evars[i] or evars[i + 1]) and not _assigns(r, evars[i], evars[i + 1])]
-                new_last = with_vars[-1] if with_vars and not negated and not parallel and not alternative else None
-                rel_before, last_rel = (last_rel if new_last is not None else None), new_last
-                prev_tail = (step.index, f.chain.exprs[-1])
-                last_rel_step, last_rel_hyp = step.index, hypothetical or conditional_sentence
-                last_rel_sent = (step.index, sent_start)
-            self.close_group(group, group_derived, recent_eqs, step.index)
-            group = []
-            if reductio and cue_search(_REDUCTIO_CLOSE, text):
-                reductio = False  # the contradiction was reached: the supposition is discharged
-            step_edges += self.verbal_edges(scope, step.index, text, formulas)
-            if step_edges == 0:
-                self.add_edge(scope, TransitionType.NARRATION, step.index, (0, len(text)), text[:200],
-                              EdgeContext(formula=None))
+            self.walk_step(state, read_step(step.index, step.text, self.imaginary))
         return StateTree.from_records(self.node_records, self.edges, self.ctx)
 
-    def continuation_edge(self, scope: _Scope, step: int, text: str, f: Formula, prev: Expr,
+    def walk_step(self, state: BuilderState, step: StepReading) -> None:
+        """The transitions of one step: its context opened, each formula walked, the step closed."""
+        self.open_step(state, step)
+        n_edges = 0
+        named: dict[str, Formula] = {}
+        supposed_prev = False
+        for fi, f in enumerate(step.formulas):
+            reading = read_formula(step, fi, f, supposed_prev, self.custom_ops)
+            supposed_prev = reading.supposed
+            n_edges += self.walk_formula(state, step, reading, named)
+        self.close_step(state, step, n_edges)
+
+    def open_step(self, state: BuilderState, step: StepReading) -> None:
+        """What the step's wording changes before its formulas: a reductio opened, cases entered, an old
+        premise expired, a new sub-problem, letters given new meanings."""
+        text = step.text
+        state.reductio = state.reductio or _opens_reductio(text)
+        if step.heads or len(step.if_parity) >= 2:
+            if state.case_from is not None:
+                # a new case: the equations stated in the previous case are not premises here
+                state.recent_eqs[:] = [(st, r) for st, r in state.recent_eqs if st < state.case_from]
+            state.case_from = step.index
+            state.scope, state.last_rel = self.enter_cases(state.scope, step.index, text, step.heads, step.if_parity)
+        if state.last_rel is not None and step.index - state.last_rel_step > 1:
+            state.last_rel = None
+        if cue_search(SUBPROBLEM, text[:400]):
+            # a new sub-problem: the facts of the previous one are not premises here
+            state.scope, state.last_rel = self.fresh_context(state.scope, step.index), None
+            state.recent_eqs.clear()
+            state.case_from = None
+            state.reductio = False
+        renamed = {m.group(1) for m in cue_finditer(RENAMING, text[:5000])}
+        if renamed:
+            # a letter given a (new) meaning: its old value and the relations about it no longer apply
+            for v in renamed:
+                state.scope.env.pop(v, None)
+            last = state.last_rel
+            if last is not None and renamed & (variables(last.lhs) | variables(last.rhs)):
+                state.last_rel = None
+
+    def close_step(self, state: BuilderState, step: StepReading, n_edges: int) -> None:
+        """The end of a step: its run of assignments closed, a reductio discharged, the definitions and
+        conclusions it states in words, and a narration edge for a step that made no other."""
+        self.close_group(state.group, state.group_derived, state.recent_eqs, step.index)
+        state.group = []
+        if state.reductio and cue_search(REDUCTIO_CLOSE, step.text):
+            state.reductio = False  # the contradiction was reached: the supposition is discharged
+        n_edges += self.verbal_edges(state.scope, step.index, step.text, step.formulas)
+        if n_edges == 0:
+            self.add_edge(state.scope, TransitionType.NARRATION, step.index, (0, len(step.text)), step.text[:200],
+                          EdgeContext(formula=None))
+
+    # -- formulas --------------------------------------------------------
+    def walk_formula(self, state: BuilderState, step: StepReading, fr: FormulaReading,
+                     named: dict[str, Formula]) -> int:
+        """The transitions of one formula (the number of edges made): a named quantity's value, a
+        continued display, then one edge per link; then what the next formula may derive from."""
+        f = fr.formula
+        if fr.opens_reductio:
+            state.reductio = True
+        if not fr.parallel:
+            self.close_group(state.group, state.group_derived, state.recent_eqs, step.index)
+            state.group, state.group_derived, state.group_premise = [], fr.derived and not fr.hypothetical, state.last_rel
+        if state.last_rel is not None and state.last_rel_hyp and state.last_rel_sent != (step.index, fr.sent_start):
+            state.last_rel = None  # a conditional relation is a premise only inside its own sentence
+        premise = None if fr.parallel or fr.alternative else state.last_rel
+        n_edges = 0
+        scope = state.scope
+        if f.name is not None:
+            n_edges += self.link_named(scope, step.index, step.text, named.get(f.name), f, fr.negated)
+            named[f.name] = f
+        # values in scope: from the problem, this step or the previous one
+        env = {k: v for k, v in scope.env.items() if scope.origin_step.get(k, 0) >= step.index - 1}
+        tail = state.prev_tail
+        if tail is not None and tail[0] == step.index - fr.first and continues(f, fr.first, step.text[: f.start]):
+            n_edges += self.continuation_edge(scope, step.index, step.text, f, tail[1], env)
+        n_edges += self.walk_links(state, LinkWalk(step=step, reading=fr, env=env, premise=premise))
+        self.carry_premise(state, step, fr)
+        return n_edges
+
+    def carry_premise(self, state: BuilderState, step: StepReading, fr: FormulaReading) -> None:
+        """The next formula may derive from this one's last relation with variables."""
+        rels, evars = fr.rels, fr.evars
+        with_vars = [r for i, r in enumerate(rels) if (evars[i] or evars[i + 1]) and not _assigns(r, evars[i], evars[i + 1])]
+        new_last = with_vars[-1] if with_vars and not fr.negated and not fr.parallel and not fr.alternative else None
+        state.rel_before, state.last_rel = (state.last_rel if new_last is not None else None), new_last
+        state.prev_tail = (step.index, fr.formula.chain.exprs[-1])
+        state.last_rel_step, state.last_rel_hyp = step.index, fr.hypothetical or fr.conditional_sentence
+        state.last_rel_sent = (step.index, fr.sent_start)
+
+    # -- links -----------------------------------------------------------
+    def walk_links(self, state: BuilderState, walk: LinkWalk) -> int:
+        """One edge per link of the chain: a closed link, a definition (the first link assigning a
+        value to a letter) or a relation in unknowns."""
+        fr, scope = walk.reading, state.scope
+        evars, spans, text = fr.evars, fr.formula.member_spans, walk.step.text
+        for li, r in enumerate(fr.rels):
+            span = spans[li][0], spans[li + 1][1]
+            vars_ = evars[li] | evars[li + 1]
+            if walk.origins is None:
+                walk.origins = dict(scope.origin), {k: scope.origin_step.get(k, 0) for k in walk.env}
+            if not vars_:
+                self.closed_link(state, walk, li, r, vars_, span, text[span[0] : span[1]])
+            elif li == 0 and _assigns(r, evars[0], evars[1]) and r.op in ("=", "~"):
+                self.definition_link(state, walk, r, vars_, span, text[span[0] : span[1]])
+            else:
+                self.relation_link(state, walk, li, r, vars_, span, text[span[0] : span[1]])
+        return len(fr.rels)
+
+    def link_context(self, state: BuilderState, walk: LinkWalk, li: int, r: Rel, vars_: frozenset[str],
+                     premises: tuple[Rel, ...] = (), other_premises: tuple[Rel, ...] = (),
+                     definition_of: str | None = None) -> EdgeContext:
+        """The context of the edge for link ``li`` (``r``, in the variables ``vars_``)."""
+        fr, origins = walk.reading, walk.origins
+        assert origins is not None  # set by walk_links before each link
+        return EdgeContext(
+            formula=fr.formula, link=li, rel=r, rel_vars=vars_, env=walk.env, env_origin=origins[0],
+            env_steps=origins[1], negated=fr.negated, hypothetical=fr.hypothetical, parallel=fr.parallel,
+            supposed=fr.supposed, reductio=state.reductio, around=fr.around, word_problem=self.word_problem,
+            rounded=self.rounded_frozen, integer_vars=self.integer_frozen, premises=premises,
+            other_premises=other_premises, definition_of=definition_of)
+
+    def closed_link(self, state: BuilderState, walk: LinkWalk, li: int, r: Rel, vars_: frozenset[str],
+                    span: tuple[int, int], src: str) -> None:
+        """A link between closed expressions (``span``, ``src``: where it is in the step and its text): a
+        computation, or the conclusion when the lead says so."""
+        ctx = self.link_context(state, walk, li, r, vars_)  # the rounded literals before this link
+        self.note_rounding(r.lhs, r.rhs, r.op)
+        if walk.concludes is None:
+            walk.concludes = bool(cue_search(CONCLUDE, walk.reading.formula.lead[-80:]))
+        ttype = TransitionType.CONCLUSION if walk.concludes else TransitionType.COMPUTATION
+        self.add_edge(state.scope, ttype, walk.step.index, span, src, ctx)
+
+    def definition_link(self, state: BuilderState, walk: LinkWalk, r: Rel, vars_: frozenset[str],
+                        span: tuple[int, int], src: str) -> None:
+        """``x = 5``: a letter receives a value, derived from the premise about it when there is one; the
+        value then holds in the scope."""
+        fr, scope, step = walk.reading, state.scope, walk.step
+        f = fr.formula
+        var = r.lhs if isinstance(r.lhs, Var) else r.rhs
+        assert isinstance(var, Var)
+        premises: tuple[Rel, ...] = ()
+        # alternatives "x = 2 or x = 4" share the premise of the first one
+        source_rel = state.group_premise if fr.parallel else walk.premise
+        if cue_search(NAMING, last_clause(step.text[max(0, f.start - 400) : f.start])):
+            source_rel = None  # "where a = 1, b = -1, c = -2": naming, not solving
+        if (source_rel is not None and not fr.hypothetical and not fr.negated
+                and var.name in variables(source_rel.lhs) | variables(source_rel.rhs)):
+            premises = (source_rel,)
+        value = self.chain_value(f.chain)  # read once (a pure function of the chain)
+        if premises and reused_letter(var.name, f.chain.exprs[1], value, premises[0], scope.env):
+            premises = ()  # the letter takes a new value in place; the premise was about the old one
+        edge = self.add_edge(scope, TransitionType.DEFINITION, step.index, span, src,
+                             self.link_context(state, walk, 0, r, vars_, premises=premises, definition_of=var.name))
+        if value is not None and not fr.hypothetical and not fr.negated:
+            state.group.append((edge.id, var.name, value))
+            scope.env[var.name] = value
+            scope.origin[var.name] = f"step {step.index}: {f.text[:80]}"
+            scope.origin_step[var.name] = step.index
+            walk.origins = None
+
+    def relation_link(self, state: BuilderState, walk: LinkWalk, li: int, r: Rel, vars_: frozenset[str],
+                      span: tuple[int, int], src: str) -> None:
+        """A relation in unknowns: a derivation from the premise (the chain's first link, stated as
+        following), else a claim, or a computation further along the chain; a fact once asserted."""
+        fr, step = walk.reading, walk.step
+        premises: tuple[Rel, ...] = ()
+        if walk.premise is not None and fr.derived and li == 0:
+            premises = (walk.premise,)
+        ttype = TransitionType.DERIVATION if premises else TransitionType.CLAIM
+        if li > 0 and not premises:
+            ttype = TransitionType.COMPUTATION
+        # a stacked line may restate one of two alternatives above it ("\\[ x - 2 = 0 \\] \\[ x + 3 = 0 \\]"):
+        # the line before the premise is a candidate premise too
+        others = (state.rel_before,) if premises and fr.stacked and state.rel_before is not None else ()
+        self.add_edge(state.scope, ttype, step.index, span, src,
+                      self.link_context(state, walk, li, r, vars_, premises=premises, other_premises=others))
+        if not fr.hypothetical and not fr.negated and r.op in _RELATIONS:
+            state.scope.facts.append(r)
+            self.stated_eqs.append(r)
+            if r.op == "=" and not (fr.parallel and ALTERNATIVE.search(fr.formula.lead)):
+                state.recent_eqs.append((step.index, r))
+
+    def continuation_edge(self, scope: Scope, step: int, text: str, f: Formula, prev: Expr,
                           env: dict[str, Fraction]) -> int:
         """An edge for ``\\[ = E \\]`` continuing ``prev``: a rewrite claimed as an identity, when nothing in
         context could make it hold otherwise (``statetree.continuation``). Closed arithmetic continued this
@@ -318,17 +532,17 @@ class _Builder:
             around=(text[max(0, f.start - 12) : f.start], text[f.end : f.end + 60]), rounded=self.rounded_frozen))
         return 1
 
-    def fresh_context(self, scope: _Scope, step: int) -> _Scope:
+    def fresh_context(self, scope: Scope, step: int) -> Scope:
         """A scope holding only what the problem states (for a new sub-problem)."""
         keep = {k for k, st in scope.origin_step.items() if st >= 10**9}
-        fresh = _Scope(node=scope.node, env={k: v for k, v in scope.env.items() if k in keep},
+        fresh = Scope(node=scope.node, env={k: v for k, v in scope.env.items() if k in keep},
                        origin={k: o for k, o in scope.origin.items() if k in keep}, facts=[],
                        origin_step={k: scope.origin_step[k] for k in keep})
         self.split_scope = None
         self.splits_mixed = bool(self.case_records)  # cases of two sub-problems are not one split
         return fresh
 
-    def link_named(self, scope: _Scope, step: int, text: str, a: Formula | None, b: Formula, negated: bool) -> int:
+    def link_named(self, scope: Scope, step: int, text: str, a: Formula | None, b: Formula, negated: bool) -> int:
         """``Daily earnings = 105 / 5. Daily earnings = 21.``: two statements about one named quantity,
         the first left unevaluated and the second a number, assert that the expression equals the number."""
         if a is None or negated:
@@ -345,13 +559,13 @@ class _Builder:
         self.add_edge(scope, TransitionType.COMPUTATION, step, span, text[span[0] : span[1]], ctx)
         return 1
 
-    def verbal_edges(self, scope: _Scope, step: int, text: str, formulas: list[Formula]) -> int:
+    def verbal_edges(self, scope: Scope, step: int, text: str, formulas: list[Formula]) -> int:
         """Definitions and conclusions stated in words ("Let x be the number of apples",
         "The answer is 42") become EdgeUnits too; they carry no obligation."""
         n = 0
         covered = [(f.start, f.end) for f in formulas]
         head = text[:5000]
-        for pattern, ttype in ((_VERBAL_DEF, TransitionType.DEFINITION), (_VERBAL_CONCLUSION, TransitionType.CONCLUSION)):
+        for pattern, ttype in ((VERBAL_DEF, TransitionType.DEFINITION), (VERBAL_CONCLUSION, TransitionType.CONCLUSION)):
             for m in cue_finditer(pattern, head):
                 if any(a <= m.start() < b for a, b in covered):
                     continue
@@ -395,13 +609,13 @@ class _Builder:
                 self.rounded_frozen = frozenset(self.rounded)
 
     # -- cases -----------------------------------------------------------
-    def enter_cases(self, scope: _Scope, step: int, text: str, heads: list[re.Match[str]],
-                    if_par: list[re.Match[str]]) -> tuple[_Scope, Rel | None]:
+    def enter_cases(self, scope: Scope, step: int, text: str, heads: list[re.Match[str]],
+                    if_par: list[re.Match[str]]) -> tuple[Scope, Rel | None]:
         if self.split_scope is None:
             base = scope
             self.add_edge(base, TransitionType.CASE_SPLIT, step, (heads[0].start() if heads else if_par[0].start(),
                           heads[0].end() if heads else if_par[0].end()), "case split", EdgeContext(formula=None))
-            self.split_scope = _Scope(node=base.node, env=dict(base.env), origin=dict(base.origin), facts=list(base.facts),
+            self.split_scope = Scope(node=base.node, env=dict(base.env), origin=dict(base.origin), facts=list(base.facts),
                                       origin_step=dict(base.origin_step))
         split = self.split_scope
         items: list[tuple[int, int, str]] = []
@@ -416,7 +630,7 @@ class _Builder:
                 items.append((m.start(), m.end(), m.group()))
         new_scope = scope
         for start, end, header in items:
-            new_scope = _Scope(node=split.node, env=dict(split.env), origin=dict(split.origin), facts=list(split.facts),
+            new_scope = Scope(node=split.node, env=dict(split.env), origin=dict(split.origin), facts=list(split.facts),
                                branch=header.strip()[:120], origin_step=dict(split.origin_step))
             edge = self.add_edge(new_scope, TransitionType.CASE, step, (start, end), text[start:end],
                                  EdgeContext(formula=None))
@@ -431,22 +645,10 @@ class _Builder:
         residues: list[str] = []
         relations: list[tuple[Rel, ...]] = []
         for _, _, header, _ in self.case_records:
-            m = _PARITY.search(header)
-            fs = [f for f in extract_formulas(header) if f.chain.rels]
-            if m and not fs:
-                v, residue, rels = m.group(1), m.group(2).lower(), ()
-            elif fs and len(fs) == 1 and (res := _residue_class(fs[0].chain)) is not None:
-                v, residue, rels = res[0], f"mod {res[1]} {res[2]}", ()
-            elif fs and len(fs) == 1:
-                f = fs[0]
-                vs = set().union(*(variables(e) for e in f.chain.exprs))
-                if len(vs) != 1 or any(r in ("!=", "~") for r in f.chain.rels):
-                    return None
-                if not all(isinstance(e, Var) or not variables(e) for e in f.chain.exprs):
-                    return None
-                v, residue, rels = next(iter(vs)), "", tuple(Rel(a, o, b) for a, o, b in f.chain.links())
-            else:
+            condition = _case_condition(header)
+            if condition is None:
                 return None
+            v, residue, rels = condition
             if var is not None and var != v:
                 return None
             var = v
@@ -455,11 +657,32 @@ class _Builder:
         assert var is not None
         if len({bool(r) for r in residues}) != 1:
             return None  # residue and relational cases mixed: not read
-        if len(set(zip(residues, relations))) < len(residues):
+        if len(set(zip(residues, relations, strict=True))) < len(residues):
             return None  # a branch repeated (a case header restated), not a split into distinct cases
         return CaseSplit(variable=var, residues=tuple(residues), relations=tuple(relations),
                          integer=bool(residues[0]) or var in self.integer_vars,
                          headers=tuple(h for _, _, h, _ in self.case_records))
+
+
+def _case_condition(header: str) -> tuple[str, str, tuple[Rel, ...]] | None:
+    """A case header's condition on its variable: a parity ("n is even"), a residue class
+    (``n = 3k + 1``: "mod 3 1") or relations (``x < 0``, ``0 <= x < 2``); None when not one of these."""
+    m = PARITY.search(header)
+    fs = [f for f in extract_formulas(header) if f.chain.rels]
+    if m and not fs:
+        return m.group(1), m.group(2).lower(), ()
+    if len(fs) != 1:
+        return None
+    f = fs[0]
+    res = _residue_class(f.chain)
+    if res is not None:
+        return res[0], f"mod {res[1]} {res[2]}", ()
+    vs = set().union(*(variables(e) for e in f.chain.exprs))
+    if len(vs) != 1 or any(r in ("!=", "~") for r in f.chain.rels):
+        return None
+    if not all(isinstance(e, Var) or not variables(e) for e in f.chain.exprs):
+        return None
+    return next(iter(vs)), "", tuple(Rel(a, o, b) for a, o, b in f.chain.links())
 
 
 def _residue_class(chain: Chain) -> tuple[str, int, int] | None:
@@ -483,7 +706,7 @@ def _residue_class(chain: Chain) -> tuple[str, int, int] | None:
 
 def decompose(proof: Proof) -> StateTree:
     """Decompose every step into EdgeUnits and build the proof-state tree."""
-    b = _Builder(proof)
+    b = TreeBuilder(proof)
     tree = b.build()
     cov = b.coverage_cases()
     if cov is not None:
@@ -495,7 +718,7 @@ def decompose(proof: Proof) -> StateTree:
         elif re.search(r"(?i)\bnon-?negative\b", proof.problem):
             constraints.append(Rel(Var(cov.variable), ">=", zero))
         cov = replace(cov, constraints=tuple(constraints),
-                      domain_stated=_domain_stated(cov.variable, proof) and cov.integer and not constraints)
+                      domain_stated=domain_stated(cov.variable, proof) and cov.integer and not constraints)
         tree.contexts[eid] = EdgeContext(formula=tree.contexts[eid].formula, coverage=cov)
     return tree
 

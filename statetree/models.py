@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from faithsieve.runtime.lazy import lazy_module
-from faithsieve.mathtext.extract import Formula
 from faithsieve.mathtext.ast import Rel
+from faithsieve.mathtext.extract import Formula
+from faithsieve.runtime.lazy import lazy_module
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -223,8 +223,8 @@ class StateTree:
     extractor needs); the language-model one leaves it empty and records states on the nodes.
     """
 
-    graph: nx.DiGraph = _Graph()  # type: ignore[assignment]  (a descriptor: see ``_Graph``)
-    edges: list[EdgeUnit]
+    graph: nx.DiGraph = _Graph()  # a descriptor: see ``_Graph``
+    edges: list[EdgeUnit]  # type: ignore[misc]  # required: ``_Graph`` gives ``graph`` no class-level default
     contexts: dict[str, EdgeContext] = field(default_factory=dict)
     root: str = "s0"
     _by_step: dict[int, list[EdgeUnit]] = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -244,7 +244,8 @@ class StateTree:
 
     def node_link(self) -> dict[str, object]:
         """The tree as node-link JSON (for inspection)."""
-        return nx.node_link_data(self.graph, edges="edges")
+        data: dict[str, object] = nx.node_link_data(self.graph, edges="edges")
+        return data
 
     def edges_of_step(self, step: int) -> list[EdgeUnit]:
         """The EdgeUnits taken from ``step``, in order. The index is built once (and again only when

@@ -15,9 +15,8 @@ import re
 from fractions import Fraction
 
 from faithsieve.core.errors import FaithSieveError
-from faithsieve.mathtext.ast import BinOp, Expr, Num, walk
+from faithsieve.mathtext.ast import BinOp, Expr, Num, Rel, walk
 from faithsieve.mathtext.evaluate import evaluate
-from faithsieve.mathtext.ast import Rel
 
 
 def reused_letter(var: str, update: Expr, new_value: Fraction | None, premise: Rel, env: dict[str, Fraction]) -> bool:

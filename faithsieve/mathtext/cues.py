@@ -10,56 +10,55 @@ from __future__ import annotations
 
 import re
 
+from faithsieve.core.proof import Proof
 from faithsieve.mathtext.ast import Var
 from faithsieve.mathtext.extract import Formula
-from faithsieve.core.proof import Proof
-
 
 # Quantifiers are bounded ({0,8}) so that long runs of spaces cannot make matching quadratic.
-_CASE_HEAD = re.compile(r"(?im)(?:^|\.\s)[ \t*#_>-]{0,8}(?:sub)?case[ \t]{0,4}(\d{1,2}|[ivx]{1,4}|[a-d])\b[ \t*]{0,4}[:.)\-–]?")
-_IF_PARITY = re.compile(r"(?i)\bif[ \t]{1,4}(?:\$|\\\()?[ \t]{0,4}([a-z])[ \t]{0,4}(?:\$|\\\))?[ \t]{1,4}is[ \t]{1,4}(even|odd)\b")
-_PARITY = re.compile(r"(?i)\b([a-z])[ \t]{0,4}(?:\$|\\\))?[ \t]{0,4}(?:is[ \t]{1,4})?(?:an?[ \t]{1,4})?(even|odd)\b")
-_NEGATION = re.compile(
+CASE_HEAD = re.compile(r"(?im)(?:^|\.\s)[ \t*#_>-]{0,8}(?:sub)?case[ \t]{0,4}(\d{1,2}|[ivx]{1,4}|[a-d])\b[ \t*]{0,4}[:.)\-–]?")
+IF_PARITY = re.compile(r"(?i)\bif[ \t]{1,4}(?:\$|\\\()?[ \t]{0,4}([a-z])[ \t]{0,4}(?:\$|\\\))?[ \t]{1,4}is[ \t]{1,4}(even|odd)\b")
+PARITY = re.compile(r"(?i)\b([a-z])[ \t]{0,4}(?:\$|\\\))?[ \t]{0,4}(?:is[ \t]{1,4})?(?:an?[ \t]{1,4})?(even|odd)\b")
+NEGATION = re.compile(
     r"(?i)\b(not|isn't|aren't|doesn't|don't|cannot|can't|false|incorrect\w*|wrong|mistake\w*|contradict\w*|"
     r"impossible|absurd|invalid|fails?|instead|would|should be|error|whether|no\s+solution)\b|\\neq|≠|\?"
 )
-_HYPOTHETICAL = re.compile(r"(?i)\b(check(?:ing)?|verify\w*|verif\w+|suppose|assum\w+|test(?:ing)?|try|trying|plug\w*|if)\b")
+HYPOTHETICAL = re.compile(r"(?i)\b(check(?:ing)?|verify\w*|verif\w+|suppose|assum\w+|test(?:ing)?|try|trying|plug\w*|if)\b")
 # the supposition verb governs the formula: nothing between them closes the clause (a comma, "then")
-_SUPPOSE = re.compile(r"(?i)\b(suppose[sd]?|supposing|assume[sd]?|assuming|try|trying|if|presume|presuming|"
+SUPPOSE = re.compile(r"(?i)\b(suppose[sd]?|supposing|assume[sd]?|assuming|try|trying|if|presume|presuming|"
                       r"let'?s say|say)\b(?:(?!\bthen\b)[^,.;:!?\n]){0,80}$")
-_REDUCTIO_CUE = re.compile(r"(?i)\b(for (?:the sake of )?(?:a )?contradiction|on the contrary|to the contrary|otherwise|"
+REDUCTIO_CUE = re.compile(r"(?i)\b(for (?:the sake of )?(?:a )?contradiction|on the contrary|to the contrary|otherwise|"
                            r"towards? a contradiction)\b")
-_REDUCTIO_OPEN = re.compile(r"(?i)\b(suppose[sd]?|supposing|assume[sd]?|assuming)\b")
-_REDUCTIO_CLOSE = re.compile(r"(?i)\b(contradict\w*|absurd\w*|impossible)\b|⊥|\\bot\b|\\Rightarrow\\!\\Leftarrow")
+REDUCTIO_OPEN = re.compile(r"(?i)\b(suppose[sd]?|supposing|assume[sd]?|assuming)\b")
+REDUCTIO_CLOSE = re.compile(r"(?i)\b(contradict\w*|absurd\w*|impossible)\b|⊥|\\bot\b|\\Rightarrow\\!\\Leftarrow")
 # "(b)", "Part 2", "**Problem (ii)**" at the start of a step or line: a new sub-problem
-_SUBPROBLEM = re.compile(r"(?im)^[ \t*#_>-]{0,8}(?:(?:part|question|sub-?problem|problem)[ \t]{0,4}\(?(?:[a-d]|[ivx]{1,4}|\d{1,2})\b\)?"
+SUBPROBLEM = re.compile(r"(?im)^[ \t*#_>-]{0,8}(?:(?:part|question|sub-?problem|problem)[ \t]{0,4}\(?(?:[a-d]|[ivx]{1,4}|\d{1,2})\b\)?"
                          r"|\((?:[a-d]|i{1,3}|iv|v)\)[ \t])")
 # "let x be", "let $n$ denote", "where x is", "define x as": a letter receives its meaning here
-_RENAMING = re.compile(r"(?i)\b(?:let|define|denote|call|where|now)[ \t]{1,4}(?:\$|\\\()?[ \t]{0,4}([a-zA-Z])(?![A-Za-z(])[ \t]{0,4}"
+RENAMING = re.compile(r"(?i)\b(?:let|define|denote|call|where|now)[ \t]{1,4}(?:\$|\\\()?[ \t]{0,4}([a-zA-Z])(?![A-Za-z(])[ \t]{0,4}"
                        r"(?:\$|\\\))?[ \t]{0,4}(?:be|denote|denotes|represent|represents|is|as|stand|now)\b")
 # the sentence states its relations under a condition ("if x < 0, then ... so x <= -2")
-_CONDITION_CUE = re.compile(r"(?i)\b(if|suppose|supposing|assume|assuming|when|whenever|in case|try|test|check)\b")
-_FOR_VALUE = re.compile(r"(?i)\b(for|with|at|when|taking|using)[ \t\n]{0,4}(\\\(|\$|\\\[)?[ \t\n]{0,4}$")
-_VERBAL_DEF = re.compile(r"(?i)\blet[ \t]{1,4}(?:\$|\\\()?[ \t]{0,4}[a-zA-Z](?:_\w{1,8})?[ \t]{0,4}(?:\$|\\\))?[ \t]{1,4}(?:be|denote|represent)\b")
-_VERBAL_CONCLUSION = re.compile(r"(?i)\b(?:the (?:final )?answer is|therefore,? the answer|we conclude|this proves|which proves|"
+CONDITION_CUE = re.compile(r"(?i)\b(if|suppose|supposing|assume|assuming|when|whenever|in case|try|test|check)\b")
+FOR_VALUE = re.compile(r"(?i)\b(for|with|at|when|taking|using)[ \t\n]{0,4}(\\\(|\$|\\\[)?[ \t\n]{0,4}$")
+VERBAL_DEF = re.compile(r"(?i)\blet[ \t]{1,4}(?:\$|\\\()?[ \t]{0,4}[a-zA-Z](?:_\w{1,8})?[ \t]{0,4}(?:\$|\\\))?[ \t]{1,4}(?:be|denote|represent)\b")
+VERBAL_CONCLUSION = re.compile(r"(?i)\b(?:the (?:final )?answer is|therefore,? the answer|we conclude|this proves|which proves|"
                                 r"\\boxed\{|q\.?e\.?d)")
-_CUSTOM_OP = re.compile(r"(?i)\boperations?\b|\bdefined? (?:by|as)\b|\\(?:star|diamond|oplus|otimes|odot|circ|"
+CUSTOM_OP = re.compile(r"(?i)\boperations?\b|\bdefined? (?:by|as)\b|\\(?:star|diamond|oplus|otimes|odot|circ|"
                         r"bigstar|clubsuit|spadesuit|heartsuit|triangle|nabla|dagger|boxplus)\b")
-_IMAGINARY = re.compile(r"(?i)\bcomplex\b|\bimaginary\b|(?<![A-Za-z\\])i ?\^ ?\{? ?2|\\mathrm\{i\}|\bi ?= ?\\sqrt\{-1\}")
+IMAGINARY = re.compile(r"(?i)\bcomplex\b|\bimaginary\b|(?<![A-Za-z\\])i ?\^ ?\{? ?2|\\mathrm\{i\}|\bi ?= ?\\sqrt\{-1\}")
 # naming or substituting an input value, not solving for it ("substitute f = 10 cm into the formula")
-_NAMING = re.compile(r"(?i)\b(where|let|with|denote|call|coefficients?|given|substitut\w*|plug\w*|putting|inserting|setting)\b")
-_ALTERNATIVE = re.compile(r"(?i)\bor\b|\\lor|\\vee")
-_PARALLEL = re.compile(r"(?i)\bor\b|\band\b|,|;|\\quad|\\lor|\\vee|\\text\{ {0,3}(or|and) {0,3}\}")
+NAMING = re.compile(r"(?i)\b(where|let|with|denote|call|coefficients?|given|substitut\w*|plug\w*|putting|inserting|setting)\b")
+ALTERNATIVE = re.compile(r"(?i)\bor\b|\\lor|\\vee")
+PARALLEL = re.compile(r"(?i)\bor\b|\band\b|,|;|\\quad|\\lor|\\vee|\\text\{ {0,3}(or|and) {0,3}\}")
 # nothing but display delimiters between two formulas: "\\[ 3x - 4 = 11 \\] \\[ 3x = 15 \\]" is a chain of
 # transformations, each line rewriting the one above (as after "so"); a comma or full stop may end the upper line
-_STACKED = re.compile(r"[\s,.;]{0,6}(?:\\\]|\$\$)\s{0,6}(?:\\\[|\$\$)\s{0,6}")
-_CONCLUDE = re.compile(r"(?i)\b(answer|therefore|thus|hence|finally|in total|altogether)\b|\\boxed")
-_INTEGER_WORDS = re.compile(r"(?i)\b(integers?|whole numbers?|natural numbers?|digits?)\b")
+STACKED = re.compile(r"[\s,.;]{0,6}(?:\\\]|\$\$)\s{0,6}(?:\\\[|\$\$)\s{0,6}")
+CONCLUDE = re.compile(r"(?i)\b(answer|therefore|thus|hence|finally|in total|altogether)\b|\\boxed")
+INTEGER_WORDS = re.compile(r"(?i)\b(integers?|whole numbers?|natural numbers?|digits?)\b")
 
 
-_TRAIL_STRONG = re.compile(r"(?i)\b(not|no|false|contradiction|impossible|absurd|extraneous|invalid|reject\w*|discard\w*|"
+TRAIL_STRONG = re.compile(r"(?i)\b(not|no|false|contradiction|impossible|absurd|extraneous|invalid|reject\w*|discard\w*|"
                            r"undefined|isn't|aren't|doesn't|don't|cannot)\b")
-_TRAIL_WEAK = re.compile(r"\?|(?:,\s*)?(?:(?:but\s+(?:that|this|it)|which|that)\s*)?(?:(?:is|are|'s)\s*)?"
+TRAIL_WEAK = re.compile(r"\?|(?:,\s*)?(?:(?:but\s+(?:that|this|it)|which|that)\s*)?(?:(?:is|are|'s)\s*)?"
                          r"(?:not|false|wrong|incorrect|impossible|a contradiction)")
 r"""A relation's next words deny it ("x = 5, which is false", "... ?", "but that is wrong"); matched
 at the start of the lower-cased text after the relation, its leading spaces stripped. Every run of
@@ -78,29 +77,29 @@ long run of spaces (tests/core/test_cues_trailing.py compares the two)."""
 # alternatives, such as ≠ or ⊥, need no word).
 # (tests/core/test_cue_words.py checks each entry against the pattern on generated text.)
 CUE_WORDS: dict[re.Pattern[str], tuple[str, ...]] = {
-    _CASE_HEAD: ("case",),
-    _IF_PARITY: ("even", "odd"),
-    _SUBPROBLEM: ("part", "question", "problem", "(a)", "(b)", "(c)", "(d)", "(i", "(v)"),
-    _RENAMING: ("let", "define", "denote", "call", "where", "now"),
-    _REDUCTIO_OPEN: ("suppos", "assum"),
-    _REDUCTIO_CUE: ("contradiction", "contrary", "otherwise"),
-    _REDUCTIO_CLOSE: ("contradict", "absurd", "impossible", "\\bot", "\\rightarrow\\!\\leftarrow"),
-    _VERBAL_DEF: ("let",),
-    _VERBAL_CONCLUSION: ("answer", "we conclude", "proves", "\\boxed{", "qed", "q.e", "qe.d"),
-    _NEGATION: ("no", "n't", "false", "incorrect", "wrong", "mistake", "contradict", "impossible", "absurd",
+    CASE_HEAD: ("case",),
+    IF_PARITY: ("even", "odd"),
+    SUBPROBLEM: ("part", "question", "problem", "(a)", "(b)", "(c)", "(d)", "(i", "(v)"),
+    RENAMING: ("let", "define", "denote", "call", "where", "now"),
+    REDUCTIO_OPEN: ("suppos", "assum"),
+    REDUCTIO_CUE: ("contradiction", "contrary", "otherwise"),
+    REDUCTIO_CLOSE: ("contradict", "absurd", "impossible", "\\bot", "\\rightarrow\\!\\leftarrow"),
+    VERBAL_DEF: ("let",),
+    VERBAL_CONCLUSION: ("answer", "we conclude", "proves", "\\boxed{", "qed", "q.e", "qe.d"),
+    NEGATION: ("no", "n't", "false", "incorrect", "wrong", "mistake", "contradict", "impossible", "absurd",
                 "invalid", "fail", "instead", "would", "should be", "error", "whether", "\\neq", "?"),
-    _HYPOTHETICAL: ("check", "suppose", "assum", "test", "try", "plug", "if"),  # "verif..." holds "if"
-    _SUPPOSE: ("suppos", "assum", "try", "if", "presum", "say"),
-    _CONDITION_CUE: ("if", "suppos", "assum", "when", "in case", "try", "test", "check"),
-    _NAMING: ("where", "let", "with", "denote", "call", "coefficient", "given", "substitut", "plug", "putting",
+    HYPOTHETICAL: ("check", "suppose", "assum", "test", "try", "plug", "if"),  # "verif..." holds "if"
+    SUPPOSE: ("suppos", "assum", "try", "if", "presum", "say"),
+    CONDITION_CUE: ("if", "suppos", "assum", "when", "in case", "try", "test", "check"),
+    NAMING: ("where", "let", "with", "denote", "call", "coefficient", "given", "substitut", "plug", "putting",
               "inserting", "setting"),
-    _CONCLUDE: ("answer", "therefore", "thus", "hence", "finally", "in total", "altogether", "\\boxed"),
-    _INTEGER_WORDS: ("integer", "whole number", "natural number", "digit"),
-    _TRAIL_STRONG: ("no", "false", "contradiction", "impossible", "absurd", "extraneous", "invalid", "reject", "discard",
+    CONCLUDE: ("answer", "therefore", "thus", "hence", "finally", "in total", "altogether", "\\boxed"),
+    INTEGER_WORDS: ("integer", "whole number", "natural number", "digit"),
+    TRAIL_STRONG: ("no", "false", "contradiction", "impossible", "absurd", "extraneous", "invalid", "reject", "discard",
                     "undefined", "n't"),
     # "i ^ 2" and "i = \\sqrt{-1}" hold "i^"/"i ^" and "\\sqrt{-1}": most math text holds "^" but few hold these
-    _IMAGINARY: ("complex", "imaginary", "i^", "i ^", "\\mathrm{i}", "\\sqrt{-1}"),
-    _CUSTOM_OP: ("operation", "define", "\\star", "\\diamond", "\\oplus", "\\otimes", "\\odot", "\\circ", "\\bigstar",
+    IMAGINARY: ("complex", "imaginary", "i^", "i ^", "\\mathrm{i}", "\\sqrt{-1}"),
+    CUSTOM_OP: ("operation", "define", "\\star", "\\diamond", "\\oplus", "\\otimes", "\\odot", "\\circ", "\\bigstar",
                  "\\clubsuit", "\\spadesuit", "\\heartsuit", "\\triangle", "\\nabla", "\\dagger", "\\boxplus"),
 }
 
@@ -111,7 +110,7 @@ def words_absent(text: str, words: tuple[str, ...]) -> bool:
     if not text.isascii():
         return False
     low = text.lower()
-    for w in words:
+    for w in words:  # noqa: SIM110 (the hot path: a loop costs less than all() over a generator, measured)
         if w in low:
             return False
     return True
@@ -146,8 +145,8 @@ def cue_absent(pattern: re.Pattern[str], text: str) -> bool:
 # the pattern's own scan costs less than finding the words' positions (measured on ProcessBench).
 # (tests/core/test_cue_words.py checks each entry against the pattern on generated text.)
 CUE_STARTS: dict[re.Pattern[str], tuple[str, ...]] = {
-    _RENAMING: ("let", "define", "denote", "call", "where", "now"),
-    _VERBAL_DEF: ("let",),
+    RENAMING: ("let", "define", "denote", "call", "where", "now"),
+    VERBAL_DEF: ("let",),
 }
 _STARTS_OF = by_identity(CUE_STARTS)
 
@@ -202,14 +201,14 @@ def cue_finditer(pattern: re.Pattern[str], text: str) -> list[re.Match[str]]:
     return [] if words_absent(text, _WORDS_OF[id(pattern)]) else list(pattern.finditer(text))
 
 
-_OR_NEXT = re.compile(r"(?:\s|\$|\\\)|\\\]|\\\[|\\\(|\\q?quad|\\,|,){0,12}(?:or\b|\\lor\b|\\vee\b|\\text\{\s*or\b)")
+OR_NEXT = re.compile(r"(?:\s|\$|\\\)|\\\]|\\\[|\\\(|\\q?quad|\\,|,){0,12}(?:or\b|\\lor\b|\\vee\b|\\text\{\s*or\b)")
 
 
-def _first_alternative(f: Formula, text: str) -> bool:
+def first_alternative(f: Formula, text: str) -> bool:
     """The formula is the first of alternatives: "x - 8 = 12 or x - 8 = -12", or the first of a
     list of values for one letter ("x = 0, x = 9 and x = -8": the solutions, each of something)."""
     after = text[f.end : f.end + 60]
-    if _OR_NEXT.match(after):
+    if OR_NEXT.match(after):
         return True
     first = f.chain.exprs[0]
     if isinstance(first, Var) and len(f.chain.rels) == 1:
@@ -219,27 +218,27 @@ def _first_alternative(f: Formula, text: str) -> bool:
     return False
 
 
-def _sentences(text: str) -> list[str]:
+def step_sentences(text: str) -> list[str]:
     """The sentences of a step (bounded: the first 5,000 characters)."""
     return re.split(r"(?<=[.!?])\s+|\n", text[:5000])
 
 
-def _sentence(lead: str) -> str:
+def last_clause(lead: str) -> str:
     cut = max(lead.rfind(". "), lead.rfind("\n"), lead.rfind("; "))
     return lead[cut + 1 :][-160:]
 
 
-def _trailing_negation(text: str, end: int) -> bool:
+def trailing_negation(text: str, end: int) -> bool:
     """The words right after a relation deny it."""
     rest = text[end : end + 200]
     stop = rest.find(". ")
-    if cue_search(_TRAIL_STRONG, rest[: stop if stop >= 0 else len(rest)]):
+    if cue_search(TRAIL_STRONG, rest[: stop if stop >= 0 else len(rest)]):
         return True
     tail = text[end : end + 60].lower()
-    return bool(_TRAIL_WEAK.match(tail.lstrip())) or "contradiction" in tail
+    return bool(TRAIL_WEAK.match(tail.lstrip())) or "contradiction" in tail
 
 
-def _domain_stated(var: str, proof: Proof) -> bool:
+def domain_stated(var: str, proof: Proof) -> bool:
     """The problem quantifies the split variable over all integers ("for every integer n",
     "n ∈ ℤ"), or the proof says its cases cover all of them."""
     v = re.escape(var)

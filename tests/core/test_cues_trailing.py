@@ -1,4 +1,4 @@
-"""The weak trailing-negation cue (``cues._TRAIL_WEAK``) accepts exactly the tails its older,
+"""The weak trailing-negation cue (``cues.TRAIL_WEAK``) accepts exactly the tails its older,
 cubic form accepted, on the 60 lower-cased characters after a relation, and stays linear on long runs."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ PIECES = [" ", "  ", "\t", "\n", "\u00a0", "\u2003", ",", ", ", "?", "but", "but
 
 
 def _newer(tail: str) -> bool:
-    return bool(cues._TRAIL_WEAK.match(tail.lstrip()))
+    return bool(cues.TRAIL_WEAK.match(tail.lstrip()))
 
 
 def test_the_same_tails_as_the_older_form() -> None:
@@ -44,8 +44,8 @@ def test_hand_cases() -> None:
 def test_the_cue_reads_the_text_after_the_relation() -> None:
     text = "so 3 + 4 = 8, which is false. Then x = 2"
     end = text.index("8") + 1
-    assert cues._trailing_negation(text, end)
-    assert not cues._trailing_negation(text, len(text))
+    assert cues.trailing_negation(text, end)
+    assert not cues.trailing_negation(text, len(text))
 
 
 def test_no_hang_on_long_runs() -> None:
@@ -54,5 +54,5 @@ def test_no_hang_on_long_runs() -> None:
     for run in (" " * 200_000 + "x", ", " * 100_000, "but " * 50_000, " is" * 60_000):
         t = time.perf_counter()
         _newer(run)
-        cues._trailing_negation("x = 1" + run, 5)
+        cues.trailing_negation("x = 1" + run, 5)
         assert time.perf_counter() - t < 1.0

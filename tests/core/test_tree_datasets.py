@@ -15,16 +15,16 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-import pytest
-
 import faithsieve.obligations.readings as readings
+import pytest
+from faithsieve.obligations.extract import extract_obligations
+from faithsieve.statetree.decompose import TreeBuilder, decompose
+
 import faithsieve.mathtext.cues as cues
 from datasets.adapters import load_dataset
-from faithsieve.core.settings import Settings
 from faithsieve.core.proof import Proof
-from faithsieve.obligations.extract import extract_obligations
+from faithsieve.core.settings import Settings
 from faithsieve.split import proof_from_steps
-from faithsieve.statetree.decompose import _Builder, decompose
 
 REPO = Path(__file__).resolve().parents[2]
 RAW = REPO.parent / "shared" / "datasets" / "raw"
@@ -49,7 +49,7 @@ def _sample(source: Path) -> list[Proof]:
 
 def _record(proof: Proof) -> dict[str, object]:
     tree = decompose(proof)
-    b = _Builder(proof)
+    b = TreeBuilder(proof)
     return {
         "flags": (b.imaginary, b.custom_ops),
         "edges": [e.model_dump() for e in tree.edges],
@@ -75,7 +75,7 @@ def test_trees_built_with_and_without_the_prefilters_agree(source: Path, monkeyp
     shipped = [_record(p) for p in proofs]
     _prefilters_off(monkeypatch)
     bare = [_record(p) for p in proofs]
-    for proof, a, b in zip(proofs, shipped, bare):
+    for proof, a, b in zip(proofs, shipped, bare, strict=True):
         for key in a:
             assert a[key] == b[key], (source.name, key, proof.problem[:80])
     assert sum(len(r["edges"]) for r in shipped) > len(proofs)  # the items were decomposed, not skipped
@@ -89,7 +89,7 @@ def test_the_imaginary_flag_is_the_patterns_answer_on_complex_work() -> None:
     plain = ["$x^2 + y^2 = 25$", "$2^{10} = 1024$", "Let $\\pi^2 \\approx 9.87$.", "pi ^ 2", "the sqrt of -1 is none"]
     for text in flagged:
         proof = Proof(problem="Compute.", steps=[{"index": 1, "text": text}])
-        assert cues._IMAGINARY.search(text) and _Builder(proof).imaginary, text
+        assert cues.IMAGINARY.search(text) and TreeBuilder(proof).imaginary, text
     for text in plain:
         proof = Proof(problem="Compute.", steps=[{"index": 1, "text": text}])
-        assert not cues._IMAGINARY.search(text) and not _Builder(proof).imaginary, text
+        assert not cues.IMAGINARY.search(text) and not TreeBuilder(proof).imaginary, text

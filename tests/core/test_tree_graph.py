@@ -11,18 +11,17 @@ node, with each state's hypotheses rendered when the builder made it. The offlin
 from __future__ import annotations
 
 import networkx as nx
-
-from faithsieve.core.settings import Settings
-from faithsieve.pipeline import Pipeline
-from faithsieve.core.proof import Proof
-from faithsieve.mathtext.ast import Rel
-from faithsieve.statetree.decompose import _Builder, _Scope
+from faithsieve.statetree.decompose import Scope, TreeBuilder
 from faithsieve.statetree.models import ProofState, StateTree
 
+from faithsieve.core.proof import Proof
+from faithsieve.core.settings import Settings
+from faithsieve.mathtext.ast import Rel
+from faithsieve.pipeline import Pipeline
 from tests.core.test_tree_records import _PROOFS
 
 
-class _Eager(_Builder):
+class _Eager(TreeBuilder):
     """The builder, also rendering each state's hypotheses at the moment it makes the state (as it
     used to: facts as text, then ``name = value`` for the values in scope, the last 12 of each)."""
 
@@ -30,7 +29,7 @@ class _Eager(_Builder):
         super().__init__(proof)
         self.states: dict[str, dict[str, object]] = {}
 
-    def new_state(self, scope: _Scope, goal: str = "") -> str:
+    def new_state(self, scope: Scope, goal: str = "") -> str:
         hyps = tuple(str(x) for x in scope.facts[-12:]) + tuple(f"{k} = {v}" for k, v in list(scope.env.items())[-12:])
         sid = super().new_state(scope, goal)
         self.states[sid] = ProofState(id=sid, hypotheses=hyps, goal=goal, branch=scope.branch).model_dump()
