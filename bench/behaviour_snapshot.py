@@ -73,6 +73,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+
 def _tree_root() -> Path:
     """The checkout whose code this interpreter imports (its ``faithsieve/pipeline.py`` two levels up),
     so a copy of this script run with another checkout's venv measures that checkout."""
@@ -313,7 +314,7 @@ def part_grader(out: Path, args: argparse.Namespace) -> dict[str, Any]:
     for start in range(0, len(spread), 8):
         chunk = spread[start:start + 8]
         prompts = [f"Question {start + j}.\n" for j in range(len(chunk))]
-        queries = [p + comp for p, (_, _, comp) in zip(prompts, chunk)]
+        queries = [p + comp for p, (_, _, comp) in zip(prompts, chunk, strict=True)]
         res = g.reward_func(queries, prompts, [gold for _, gold, _ in chunk], cache_size=0,
                             time_budget_s=GRADER_BUDGET_S)
         rrows.append({"start": start, "result": stable_view(to_plain(res))})
@@ -412,7 +413,7 @@ class Service:
 
     def __init__(self, workers: int) -> None:
         self.port = _free_port()
-        self.log = tempfile.TemporaryFile()
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 (held for the server's lifetime; read if it dies)
         env = dict(os.environ, PYTHONHASHSEED="0")
         self.proc = subprocess.Popen([sys.executable, "-m", "faithsieve", "serve", "--host", "127.0.0.1", "--port",
                                       str(self.port), "--workers", str(workers)], cwd=ROOT, env=env,
@@ -530,7 +531,7 @@ def part_service(out: Path, args: argparse.Namespace) -> dict[str, Any]:
         for start in range(0, len(pairs), 8):
             chunk = pairs[start:start + 8]
             prompts = [f"Question {start + j}.\n" for j in range(len(chunk))]
-            payload = json.dumps({"query": [p + c for p, (_, _, c) in zip(prompts, chunk)], "prompts": prompts,
+            payload = json.dumps({"query": [p + c for p, (_, _, c) in zip(prompts, chunk, strict=True)], "prompts": prompts,
                                   "labels": [gold for _, gold, _ in chunk]}).encode()
             rrows.append({"start": start, "route": "POST /get_reward",
                           **_response_record(*svc.request("POST", "/get_reward", payload))})
@@ -630,7 +631,7 @@ def _leaf_diffs(a: Any, b: Any, path: str = "", limit: int = 3) -> list[str]:
                 if len(out) >= limit:
                     return
         elif isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
-            for i, (u, v) in enumerate(zip(x, y)):
+            for i, (u, v) in enumerate(zip(x, y, strict=True)):
                 if u != v:
                     walk(u, v, f"{p}[{i}]")
                 if len(out) >= limit:
@@ -664,6 +665,44 @@ def _label(parsed: Any) -> str:
     return ""
 
 
+def _compare_file(fa: Path, fb: Path, rel: str, args: argparse.Namespace, shown: list[str]) -> tuple[int, int]:
+    """(items compared, items differing) for one file of a part; differences appended to ``shown``."""
+    if not fa.exists() or not fb.exists():
+        n = len(_items(fa if fa.exists() else fb))
+        shown.append(f"  {rel}: only in {'A' if fa.exists() else 'B'} ({n} items)")
+        return n, n
+    byte_kept = "bytes" in Path(rel).parts
+    if byte_kept and fa.read_bytes() == fb.read_bytes():
+        return len(_items(fa)), 0
+    ia, ib = _items(fa), _items(fb)
+    if len(ia) != len(ib):
+        shown.append(f"  {rel}: {len(ia)} items in A, {len(ib)} in B")
+    compared = differing = 0
+    for i in range(max(len(ia), len(ib))):
+        compared += 1
+        if i >= len(ia) or i >= len(ib):
+            differing += 1
+            continue
+        (ra, xa), (rb, xb) = ia[i], ib[i]
+        if byte_kept or xa is None or xb is None:
+            same = ra == rb
+        else:
+            if args.ignore_method:
+                xa, xb = _strip_method(xa), _strip_method(xb)
+            same = xa == xb
+        if same:
+            continue
+        differing += 1
+        if len(shown) < args.show:
+            where = f"  {rel}#{i + 1}{_label(xa)}"
+            if xa is not None and xb is not None:
+                ds = _leaf_diffs(xa, xb)
+                shown.append(where + ": " + ("; ".join(ds) if ds else "differs in bytes only"))
+            else:
+                shown.append(where + f": {ra[:160]!r} != {rb[:160]!r}")
+    return compared, differing
+
+
 def compare(args: argparse.Namespace) -> int:
     a_root, b_root = Path(args.a), Path(args.b)
     parts = args.only or sorted({p.name for r in (a_root, b_root) if r.is_dir() for p in r.iterdir()
@@ -680,42 +719,9 @@ def compare(args: argparse.Namespace) -> int:
         compared = differing = 0
         shown: list[str] = []
         for rel in files:
-            fa, fb = pa / rel, pb / rel
-            if not fa.exists() or not fb.exists():
-                n = len(_items(fa if fa.exists() else fb))
-                compared += n
-                differing += n
-                shown.append(f"  {rel}: only in {'A' if fa.exists() else 'B'} ({n} items)")
-                continue
-            byte_kept = "bytes" in Path(rel).parts
-            if byte_kept and fa.read_bytes() == fb.read_bytes():
-                compared += len(_items(fa))
-                continue
-            ia, ib = _items(fa), _items(fb)
-            if len(ia) != len(ib):
-                shown.append(f"  {rel}: {len(ia)} items in A, {len(ib)} in B")
-            for i in range(max(len(ia), len(ib))):
-                compared += 1
-                if i >= len(ia) or i >= len(ib):
-                    differing += 1
-                    continue
-                (ra, xa), (rb, xb) = ia[i], ib[i]
-                if byte_kept or xa is None or xb is None:
-                    same = ra == rb
-                else:
-                    if args.ignore_method:
-                        xa, xb = _strip_method(xa), _strip_method(xb)
-                    same = xa == xb
-                if same:
-                    continue
-                differing += 1
-                if len(shown) < args.show:
-                    where = f"  {rel}#{i + 1}{_label(xa)}"
-                    if xa is not None and xb is not None:
-                        ds = _leaf_diffs(xa, xb)
-                        shown.append(where + ": " + ("; ".join(ds) if ds else "differs in bytes only"))
-                    else:
-                        shown.append(where + f": {ra[:160]!r} != {rb[:160]!r}")
+            c, d = _compare_file(pa / rel, pb / rel, rel, args, shown)
+            compared += c
+            differing += d
         any_diff |= differing > 0
         print(f"{part}: {compared} items compared, {differing} differing"
               + (" (method of evidence ignored)" if args.ignore_method else ""))

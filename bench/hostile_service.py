@@ -41,7 +41,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from load_service import _free_port, _percentile, _wait_ready, ten_step_proof  # noqa: E402
+from load_service import _free_port, _percentile, _wait_ready, ten_step_proof
 
 HOST = "127.0.0.1"
 KEY = "bench"
@@ -109,7 +109,7 @@ def post(base: str, body: Any, headers: dict[str, str] | None = None, timeout: f
 def repro(base: str, port: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     names = ["exp_exp_exp", "sin_exp_exp", "lt_19999", "lt_19999_x10"]
-    for name, bomb in zip(names, BOMBS):
+    for name, bomb in zip(names, BOMBS, strict=False):
         r = post(base, bomb)
         out[name] = {"status": r["status"], "latency_s": r["latency_s"]}
         print(f"{name:16} {r['status']} {r['latency_s']} s", flush=True)

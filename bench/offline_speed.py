@@ -164,7 +164,7 @@ def growth(proofs, max_steps: int) -> dict[str, object]:
     local = [round(math.log2(times[i + 1] / times[i]), 3) for i in range(len(times) - 1)]
     xs, ys = [math.log(s) for s in sizes], [math.log(t) for t in times]
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs)
     return {"sizes": sizes, "ms": [round(t * 1000, 3) for t in times], "doubling_exponents": local,
             "max_doubling_exponent": max(local), "fit_exponent": round(slope, 3)}
 

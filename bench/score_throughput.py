@@ -70,8 +70,8 @@ def main() -> int:
     verdict_diffs: dict[int, list[str]] = {}
     detail_diffs: dict[int, list[str]] = {}
     for w, recs in preds.items():
-        verdict_diffs[w] = [a["id"] for a, b in zip(ref, recs) if (a["id"], a["predicted"]) != (b["id"], b["predicted"])]
-        detail_diffs[w] = [a["id"] for a, b in zip(ref, recs) if a != b]
+        verdict_diffs[w] = [a["id"] for a, b in zip(ref, recs, strict=False) if (a["id"], a["predicted"]) != (b["id"], b["predicted"])]
+        detail_diffs[w] = [a["id"] for a, b in zip(ref, recs, strict=False) if a != b]
     print()
     print(f"{'workers':>8}{'items':>8}{'wall s':>10}{'proofs/s (cold)':>18}{'loop proofs/s':>16}{'speed-up':>10}")
     for row in rows:

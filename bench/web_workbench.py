@@ -24,10 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
-from fastapi.testclient import TestClient
-
 from faithsieve.api.app import create_app
 from faithsieve.api.settings import ServiceSettings
+from fastapi.testclient import TestClient
 
 
 def synthetic_run(path: Path, n: int, seed: int = 0) -> Path:
