@@ -12,6 +12,7 @@ from faithsieve.api.errors import ServiceError, validation_detail
 from faithsieve.api.metrics import ServiceMetrics
 from faithsieve.api.models import BatchRequest, LocalizeRequest
 from faithsieve.api.service import (
+    Service,
     ServiceDep,
     admission,
     effective_settings,
@@ -43,6 +44,26 @@ def _record(metrics: ServiceMetrics, result: JobResult) -> None:
     metrics.check_seconds.observe(result.seconds)
 
 
+def _lookup(service: Service, data: dict[str, Any], settings: Settings, options: Any) -> tuple[str, Any]:
+    """The cache step both routes share: the cache key (empty when the cache is off for this request)
+    and the cached ``(body, verdict, evidence)`` or None, counted in the metrics."""
+    if not (service.cache.enabled and (options is None or options.use_cache)):
+        return "", None
+    key = cache_key(data, settings)
+    hit = service.cache.get(key)
+    service.metrics.cache.inc("hit" if hit else "miss")
+    if hit is not None:
+        service.metrics.proofs.inc(hit[1])
+    return key, hit
+
+
+def _settle(service: Service, key: str, result: JobResult) -> None:
+    """The step after a run both routes share: count the job, keep a verdict in the cache."""
+    _record(service.metrics, result)
+    if key and result.status == 200 and result.verdict:
+        service.cache.put(key, result.body, result.verdict, result.evidence)
+
+
 def _verdict_response(body: bytes, cache: str) -> Response:
     return Response(content=body, media_type=_JSON, headers={"X-FaithSieve-Cache": cache})
 
@@ -56,21 +77,14 @@ async def route_localize(body: LocalizeRequest, request: Request, service: Servi
     deadline = loop.time() + service.settings.request_time_limit_s
     settings = effective_settings(service.pipeline, body.options)
     data = body.pipeline_input()
-    use_cache = service.cache.enabled and (body.options is None or body.options.use_cache)
-    key = cache_key(data, settings) if use_cache else ""
-    if use_cache:
-        hit = service.cache.get(key)
-        service.metrics.cache.inc("hit" if hit else "miss")
-        if hit is not None:
-            service.metrics.proofs.inc(hit[1])
-            return _verdict_response(hit[0], "hit")
+    key, hit = _lookup(service, data, settings, body.options)
+    if hit is not None:
+        return _verdict_response(hit[0], "hit")
     result = await run_admitted(request, service, data, settings, deadline)
-    _record(service.metrics, result)
+    _settle(service, key, result)
     if result.status != 200:
         raise job_error(result)
-    if use_cache and result.verdict:
-        service.cache.put(key, result.body, result.verdict, result.evidence)
-    return _verdict_response(result.body, "miss" if use_cache else "off")
+    return _verdict_response(result.body, "miss" if key else "off")
 
 
 def _item_error(index: int, status: int, code: str, message: str, detail: object = None) -> bytes:
@@ -118,15 +132,10 @@ async def route_localize_batch(body: BatchRequest, request: Request,
             service.metrics.proofs.inc(exc.code)
             continue
         data = item.pipeline_input()
-        use_cache = service.cache.enabled and (options is None or options.use_cache)
-        key = cache_key(data, settings) if use_cache else ""
-        hit = service.cache.get(key) if use_cache else None
-        if use_cache:
-            service.metrics.cache.inc("hit" if hit else "miss")
+        key, hit = _lookup(service, data, settings, options)
         if hit is not None:
             parts[i] = _item_ok(i, hit[0])
             counts[hit[1]] = counts.get(hit[1], 0) + 1
-            service.metrics.proofs.inc(hit[1])
             continue
         todo.append((i, data, settings, key))
 
@@ -141,7 +150,7 @@ async def route_localize_batch(body: BatchRequest, request: Request,
             counts["failed"] += 1
             service.metrics.proofs.inc(exc.code)
             return
-        _record(service.metrics, result)
+        _settle(service, key, result)
         if result.status != 200:
             err = result.error or {}
             parts[i] = _item_error(i, result.status, str(err.get("code")), str(err.get("message")), err.get("detail"))
@@ -150,8 +159,6 @@ async def route_localize_batch(body: BatchRequest, request: Request,
         parts[i] = _item_ok(i, result.body)
         if result.verdict:
             counts[result.verdict] = counts.get(result.verdict, 0) + 1
-            if key:
-                service.cache.put(key, result.body, result.verdict, result.evidence)
 
     if todo:
         with admission(service, lanes):
