@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 
-from faithsieve.core.proof import Proof
 from faithsieve.mathtext.ast import Var
 from faithsieve.mathtext.extract import Formula
+from faithsieve.core.proof import Proof
+
 
 # Quantifiers are bounded ({0,8}) so that long runs of spaces cannot make matching quadratic.
 _CASE_HEAD = re.compile(r"(?im)(?:^|\.\s)[ \t*#_>-]{0,8}(?:sub)?case[ \t]{0,4}(\d{1,2}|[ivx]{1,4}|[a-d])\b[ \t*]{0,4}[:.)\-–]?")

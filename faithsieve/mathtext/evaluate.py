@@ -16,21 +16,9 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from faithsieve.core.errors import EvaluationLimit, NotRational
-from faithsieve.mathtext.ast import (
-    BinOp,
-    Call,
-    Const,
-    Expr,
-    Neg,
-    Num,
-    Pow,
-    Var,
-    literals,
-    variables,
-    walk,
-)
-from faithsieve.mathtext.cost import DEFAULT_LIMITS, Limits, Meter, probe
 from faithsieve.runtime.lazy import lazy_module
+from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var, literals, variables, walk
+from faithsieve.mathtext.cost import DEFAULT_LIMITS, Limits, Meter, probe
 
 __all__ = ["DEFAULT_LIMITS", "Limits", "Meter", "evaluate", "to_sympy"]
 
