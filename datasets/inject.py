@@ -35,10 +35,27 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from faithsieve.datasets.injection.chains import Chain, chain_status_of_step, find_chains, is_eligible
-from faithsieve.datasets.injection.mutations import MUTATIONS, Mutation, Variant, get_mutation, inject_solution
+from faithsieve.datasets.injection.chains import (
+    Chain,
+    chain_status_of_step,
+    find_chains,
+    is_eligible,
+)
+from faithsieve.datasets.injection.mutations import (
+    MUTATIONS,
+    Mutation,
+    Variant,
+    get_mutation,
+    inject_solution,
+)
 from faithsieve.datasets.injection.numbers import format_number
-from faithsieve.datasets.injection.tokens import ArithError, Tok, evaluate, evaluate_tokens, tokenize
+from faithsieve.datasets.injection.tokens import (
+    ArithError,
+    Tok,
+    evaluate,
+    evaluate_tokens,
+    tokenize,
+)
 
 __all__ = [
     "ArithError",

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from faithsieve.datasets.injection.tokens import ArithError, Tok, evaluate_tokens, tokenize
+from faithsieve.datasets.injection.tokens import (
+    ArithError,
+    Tok,
+    evaluate_tokens,
+    tokenize,
+)
 
 __all__ = ["Chain", "chain_status_of_step", "find_chains", "is_eligible"]
 
@@ -80,80 +85,101 @@ def find_chains(text: str) -> list[Chain]:
     """
     toks = tokenize(text)
     chains: list[Chain] = []
-    i = 0
-    while i < len(toks):
+    for i_run, j in _regions(toks):
+        chain = _read_region(toks, i_run, j)
+        if chain is not None:
+            chains.append(chain)
+    return chains
+
+
+def _regions(toks: Sequence[Tok]) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` token indices of every maximal run of region tokens."""
+    i, n = 0, len(toks)
+    while i < n:
         if toks[i].kind not in _REGION_KINDS:
             i += 1
             continue
         j = i
-        while j < len(toks) and toks[j].kind in _REGION_KINDS:
+        while j < n and toks[j].kind in _REGION_KINDS:
             j += 1
-        run = toks[i:j]
-        i_run = i
-        after = toks[j] if j < len(toks) else None
+        yield i, j
         i = j
-        if not any(t.kind == "EQ" for t in run):
-            continue
-        segs: list[list[Tok]] = [[]]
-        for t in run:
-            if t.kind == "EQ":
-                segs.append([])
-            else:
-                segs[-1].append(t)
-        segs = [_strip(s) for s in segs]
-        symbolic = False
-        first = segs[0]
-        # leading "(" of an enclosing parenthesis: "(so 3+4=7)"
-        while first and first[0].kind == "LP" and _balance(first) > 0:
-            first = _strip(first[1:])
-        lead = next((t for t in first if t.kind != "CUR"), None)
-        if lead is not None and lead.kind == "OP":
-            # "3x + 4 = 10" or "x - 3 = 4": binary operator after a word
-            pos = first.index(lead)
-            glued = run[0] is lead and i_run > 0 and toks[i_run - 1].kind == "WORD"
-            spaced = pos + 1 < len(first) and first[pos + 1].kind == "SP"
-            if lead.op != "-" or glued or spaced:
-                symbolic = True  # "9x-21 = 339" too
-        segs[0] = first
-        if not segs[0]:
-            segs = segs[1:]
-        last = segs[-1] if segs else []
+
+
+def _read_region(toks: Sequence[Tok], i_run: int, j: int) -> Chain | None:
+    """The chain written in the region ``toks[i_run:j]``, or ``None`` when it is not one."""
+    run = list(toks[i_run:j])
+    if not any(t.kind == "EQ" for t in run):
+        return None
+    segs: list[list[Tok]] = [[]]
+    for t in run:
+        if t.kind == "EQ":
+            segs.append([])
+        else:
+            segs[-1].append(t)
+    segs = [_strip(s) for s in segs]
+    segs[0], symbolic = _first_side(segs[0], run, toks, i_run)
+    if not segs[0]:
+        segs = segs[1:]
+    if segs:
+        last = segs[-1]
         while last and last[-1].kind == "RP" and _balance(last) < 0:
             last = last[:-1]
-        if segs:
-            segs[-1] = last
-        if after is not None and run[-1].kind != "SP" and (
-                after.kind == "WORD" or (after.kind == "OTHER" and after.text in _GLUE)):
-            symbolic = True  # "= 10x", "= 2^5": the last number is part of something larger
-        if i_run > 0 and run[0].kind != "SP":
-            before = toks[i_run - 1]
-            if before.kind == "OTHER" and before.text in _GLUE:
-                symbolic = True  # "2^5 = 32": the first number is an exponent
-        if len(segs) < 2:
-            continue
-        if any(not s for s in segs):
-            # "3 + 4 = = 7" or a dangling "=": not an equation we can read
-            segs = [s for s in segs if s]
-            if len(segs) < 2:
-                continue
-            chains.append(Chain(segs, "unparsed"))
-            continue
-        if symbolic:
-            chains.append(Chain(segs, "unparsed"))
-            continue
-        try:
-            values = [evaluate_tokens(s) for s in segs]
-        except ArithError:
-            chains.append(Chain(segs, "unparsed"))
-            continue
-        status = "verified" if all(v == values[0] for v in values) else "false"
-        if status == "false" and segs[-1][-1].kind == "PCT" and len(segs) >= 2:
-            # "18 / 450 x 100 = 4%": a percentage written as its number of percent
-            head = values[:-1]
-            if all(v == head[0] for v in head) and head[0] == values[-1] * 100:
-                status = "verified"
-        chains.append(Chain(segs, status, values))
-    return chains
+        segs[-1] = last
+    after = toks[j] if j < len(toks) else None
+    symbolic = _glued(toks, i_run, run, after) or symbolic
+    if len(segs) < 2:
+        return None
+    if any(not s for s in segs):
+        # "3 + 4 = = 7" or a dangling "=": not an equation we can read
+        segs = [s for s in segs if s]
+        return Chain(segs, "unparsed") if len(segs) >= 2 else None
+    if symbolic:
+        return Chain(segs, "unparsed")
+    return _judged(segs)
+
+
+def _first_side(first: list[Tok], run: Sequence[Tok], toks: Sequence[Tok], i_run: int) -> tuple[list[Tok], bool]:
+    """The first side without the ``(`` of an enclosing parenthesis, and whether it is symbolic
+    (it starts with a binary operator)."""
+    # leading "(" of an enclosing parenthesis: "(so 3+4=7)"
+    while first and first[0].kind == "LP" and _balance(first) > 0:
+        first = _strip(first[1:])
+    lead = next((t for t in first if t.kind != "CUR"), None)
+    if lead is None or lead.kind != "OP":
+        return first, False
+    # "3x + 4 = 10" or "x - 3 = 4": binary operator after a word
+    pos = first.index(lead)
+    glued = run[0] is lead and i_run > 0 and toks[i_run - 1].kind == "WORD"
+    spaced = pos + 1 < len(first) and first[pos + 1].kind == "SP"
+    return first, lead.op != "-" or glued or spaced  # "9x-21 = 339" too
+
+
+def _glued(toks: Sequence[Tok], i_run: int, run: Sequence[Tok], after: Tok | None) -> bool:
+    """Whether the first or last number of the region is part of something larger."""
+    if after is not None and run[-1].kind != "SP" and (
+            after.kind == "WORD" or (after.kind == "OTHER" and after.text in _GLUE)):
+        return True  # "= 10x", "= 2^5": the last number is part of something larger
+    if i_run > 0 and run[0].kind != "SP":
+        before = toks[i_run - 1]
+        if before.kind == "OTHER" and before.text in _GLUE:
+            return True  # "2^5 = 32": the first number is an exponent
+    return False
+
+
+def _judged(segs: list[list[Tok]]) -> Chain:
+    """The chain of ``segs`` with its status: every side evaluated exactly."""
+    try:
+        values = [evaluate_tokens(s) for s in segs]
+    except ArithError:
+        return Chain(segs, "unparsed")
+    status = "verified" if all(v == values[0] for v in values) else "false"
+    if status == "false" and segs[-1][-1].kind == "PCT" and len(segs) >= 2:
+        # "18 / 450 x 100 = 4%": a percentage written as its number of percent
+        head = values[:-1]
+        if all(v == head[0] for v in head) and head[0] == values[-1] * 100:
+            status = "verified"
+    return Chain(segs, status, values)
 
 
 def chain_status_of_step(text: str) -> list[tuple[str, str]]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
 from faithsieve.datasets.injection.chains import Chain, find_chains
 from faithsieve.datasets.injection.numbers import _text_numbers, format_number
@@ -62,69 +61,16 @@ def _propagate(text: str, mapping: dict[Fraction, Fraction],
     if not mapping:
         return text
     chains = find_chains(text)
-    in_chain: set[int] = set()
     edits: list[tuple[int, int, str]] = []
-    for ch in chains:
-        for seg in ch.segments:
-            for t in seg:
-                in_chain.add(t.start)
-    # process chains and loose numbers left to right, so a recomputed result maps
-    # later mentions in the same text
-    items: list[tuple[int, str, Any]] = []
-    for ch in chains:
-        items.append((ch.start, "chain", ch))
-    for t in tokenize(text):
-        if t.kind == "NUM" and t.start not in in_chain:
-            items.append((t.start, "num", t))
-    items.sort(key=lambda x: x[0])
     loose_changed = False
-    for _, kind, obj in items:
-        if kind == "num":
-            t: Tok = obj
-            assert t.value is not None
-            if t.value in mapping:
-                new = format_number(mapping[t.value], t.text)
-                if new is None:
-                    raise _Reject("unrepresentable value")
-                edits.append((t.start, t.end, new))
-                loose_changed = True
+    for item in _in_order(text, chains):
+        if isinstance(item, Chain):
+            _recompute(text, item, mapping, protected, edits)
             continue
-        ch: Chain = obj
-        nums = [t for seg in ch.segments for t in seg if t.kind == "NUM"]
-        if not any(t.value in mapping for t in nums):
-            continue
-        if not ch.is_site:
-            raise _Reject("changed value inside a chain that cannot be recomputed")
-        lhs, rhs_tok = ch.segments[0], ch.result_tok
-        lhs_edits = []
-        for t in lhs:
-            if t.kind == "NUM" and t.value in mapping:
-                new = format_number(mapping[t.value], t.text)
-                if new is None:
-                    raise _Reject("unrepresentable value")
-                lhs_edits.append((t.start, t.end, new))
-        if not lhs_edits:
-            continue  # the result coincides with a changed value; the equation stays true
-        try:
-            value = _eval_replaced(text, lhs, lhs_edits)
-        except ArithError as exc:
-            raise _Reject(str(exc)) from exc
-        old = ch.values[-1]
-        if value < 0 <= old:
-            raise _Reject("negative value after propagation")
-        if old.denominator == 1 and value.denominator != 1:
-            raise _Reject("a whole number would become a fraction")
-        new_rhs = format_number(value, rhs_tok.text)
-        if new_rhs is None:
-            raise _Reject("unrepresentable value")
-        edits.extend(lhs_edits)
-        if value != old:
-            if old in mapping and mapping[old] != value:
-                raise _Reject("conflicting values")
-            if old in protected:
-                raise _Reject("recomputed value also occurs in the problem or earlier steps")
-            mapping[old] = value
-            edits.append((rhs_tok.start, rhs_tok.end, new_rhs))
+        assert item.value is not None
+        if item.value in mapping:
+            edits.append(_renumbered(item, mapping))
+            loose_changed = True
     if loose_changed:
         # A changed value mentioned in words next to an equation this module cannot
         # recompute ("1 + 2 friends = 3 people", "145 minutes / 60 minutes/hour = 3"):
@@ -134,6 +80,60 @@ def _propagate(text: str, mapping: dict[Fraction, Fraction],
         if eqs > sum(1 for ch in chains if ch.is_site):
             raise _Reject("changed value next to an equation that cannot be recomputed")
     return _replace_spans(text, edits)
+
+
+def _in_order(text: str, chains: Sequence[Chain]) -> list[Chain | Tok]:
+    """The chains and the loose numbers (outside every chain) of ``text``, left to right, so a
+    recomputed result maps later mentions in the same text."""
+    in_chain = {t.start for ch in chains for seg in ch.segments for t in seg}
+    items: list[tuple[int, Chain | Tok]] = [(ch.start, ch) for ch in chains]
+    items += [(t.start, t) for t in tokenize(text) if t.kind == "NUM" and t.start not in in_chain]
+    items.sort(key=lambda x: x[0])
+    return [obj for _, obj in items]
+
+
+def _renumbered(t: Tok, mapping: dict[Fraction, Fraction]) -> tuple[int, int, str]:
+    """The edit writing ``mapping[t.value]`` in place of the number ``t``, in its style."""
+    assert t.value is not None
+    new = format_number(mapping[t.value], t.text)
+    if new is None:
+        raise _Reject("unrepresentable value")
+    return t.start, t.end, new
+
+
+def _recompute(text: str, ch: Chain, mapping: dict[Fraction, Fraction], protected: frozenset[Fraction],
+               edits: list[tuple[int, int, str]]) -> None:
+    """Rewrite the changed values on the left of the chain ``ch`` and recompute its result
+    (extending ``mapping`` with the result's new value): the edits join ``edits``."""
+    nums = [t for seg in ch.segments for t in seg if t.kind == "NUM"]
+    if not any(t.value in mapping for t in nums):
+        return
+    if not ch.is_site:
+        raise _Reject("changed value inside a chain that cannot be recomputed")
+    lhs, rhs_tok = ch.segments[0], ch.result_tok
+    lhs_edits = [_renumbered(t, mapping) for t in lhs if t.kind == "NUM" and t.value in mapping]
+    if not lhs_edits:
+        return  # the result coincides with a changed value; the equation stays true
+    try:
+        value = _eval_replaced(text, lhs, lhs_edits)
+    except ArithError as exc:
+        raise _Reject(str(exc)) from exc
+    old = ch.values[-1]
+    if value < 0 <= old:
+        raise _Reject("negative value after propagation")
+    if old.denominator == 1 and value.denominator != 1:
+        raise _Reject("a whole number would become a fraction")
+    new_rhs = format_number(value, rhs_tok.text)
+    if new_rhs is None:
+        raise _Reject("unrepresentable value")
+    edits.extend(lhs_edits)
+    if value != old:
+        if old in mapping and mapping[old] != value:
+            raise _Reject("conflicting values")
+        if old in protected:
+            raise _Reject("recomputed value also occurs in the problem or earlier steps")
+        mapping[old] = value
+        edits.append((rhs_tok.start, rhs_tok.end, new_rhs))
 
 
 def _step_numbers(steps: Sequence[str], upto: int) -> list[tuple[Fraction, str, int]]:

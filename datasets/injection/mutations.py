@@ -130,7 +130,7 @@ def _binary_addops(lhs: Sequence[Tok]) -> list[int]:
     return out
 
 
-def _m_result_changed(problem, steps, rng, propagate):
+def _m_result_changed(problem: str, steps: Sequence[str], rng: random.Random, propagate: bool) -> _Edit | None:
     sites = _sites(steps)
     if propagate:
         sites = [s for s in sites if _propagatable(steps, problem, s)]
@@ -164,7 +164,7 @@ _register(Mutation(
 ))
 
 
-def _m_sign_flip(problem, steps, rng, result_only):
+def _m_sign_flip(problem: str, steps: Sequence[str], rng: random.Random, result_only: bool) -> _Edit | None:
     sites = [s for s in _sites(steps) if _binary_addops(s.lhs) and _propagatable(steps, problem, s)]
     rng.shuffle(sites)
     for site in sites:
@@ -208,7 +208,7 @@ _register(Mutation(
 ))
 
 
-def _m_swapped_operand(problem, steps, rng):
+def _m_swapped_operand(problem: str, steps: Sequence[str], rng: random.Random) -> _Edit | None:
     sites = [s for s in _sites(steps) if _propagatable(steps, problem, s)]
     rng.shuffle(sites)
     for site in sites:
@@ -250,7 +250,7 @@ _register(Mutation(
 ))
 
 
-def _m_wrong_substitution(problem, steps, rng):
+def _m_wrong_substitution(problem: str, steps: Sequence[str], rng: random.Random) -> _Edit | None:
     problem_values = {v for v, _ in _text_numbers(problem)}
     sites = [s for s in _sites(steps) if _propagatable(steps, problem, s)]
     rng.shuffle(sites)
@@ -316,7 +316,7 @@ def _top_level_terms(lhs: Sequence[Tok]) -> list[tuple[int, int]]:
     return trimmed
 
 
-def _m_dropped_term(problem, steps, rng):
+def _m_dropped_term(problem: str, steps: Sequence[str], rng: random.Random) -> _Edit | None:
     sites = [s for s in _sites(steps) if _propagatable(steps, problem, s)]
     sites = [s for s in sites if len(_top_level_terms(s.lhs)) >= 3]
     rng.shuffle(sites)

@@ -36,7 +36,7 @@ def format_number(value: Fraction, like: str = "", max_places: int = 4) -> str |
     return ("-" if negative else "") + out
 
 
-_NUMBER_WORDS = {
+_NUMBER_WORDS: dict[str, int | Fraction] = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
     "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,

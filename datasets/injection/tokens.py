@@ -7,7 +7,6 @@ exact evaluator (``+ - * /``, unary signs, ``%``, parentheses; nothing is ever `
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -15,8 +14,9 @@ from fractions import Fraction
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext import evaluate as mt_evaluate
 from faithsieve.mathtext import lexer as mt
-from faithsieve.mathtext.literals import GROUPED_WHOLE, read_number
+from faithsieve.mathtext.literals import GROUPED_WHOLE
 from faithsieve.mathtext.parser import parse_tokens
+from faithsieve.mathtext.scan import NUMBER, SPACE, WORD, Scanned, scan
 
 __all__ = ["ArithError", "Tok", "evaluate", "evaluate_tokens", "tokenize"]
 
@@ -48,7 +48,6 @@ class Tok:
     """For NUM tokens: the exact value."""
 
 
-_WORD_RE = re.compile(r"[^\W\d_]+")
 _OPS = {"+": "+", "-": "-", "\u2212": "-", "\u2013": "-", "*": "*", "\u00d7": "*", "\u00b7": "*", "\u22c5": "*",
         "/": "/", "\u00f7": "/"}
 _SINGLE = {"(": "LP", ")": "RP", "=": "EQ", "$": "CUR", "%": "PCT"}
@@ -56,40 +55,14 @@ _MAX_TEXT = 20_000
 
 
 def tokenize(text: str) -> list[Tok]:
-    """Split ``text`` into tokens. A lone ``x``/``X`` between numbers is multiplication."""
+    """Split ``text`` into tokens. A lone ``x``/``X`` between numbers is multiplication.
+
+    A thin walk over ``faithsieve.mathtext.scan``'s raw pass (numbers as the injector edits them:
+    a grouped number ends its digits; Unicode words; whitespace runs kept as tokens): only the
+    symbols are named here."""
     if len(text) > _MAX_TEXT:
         raise ArithError(f"text too long ({len(text)} characters)")
-    toks: list[Tok] = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch.isspace():
-            j = i + 1
-            while j < n and text[j].isspace():
-                j += 1
-            toks.append(Tok("SP", text[i:j], i, j))
-            i = j
-            continue
-        lit = read_number(text, i, GROUPED_WHOLE) if (ch.isdigit() or ch == ".") else None
-        if lit and ch.isascii():
-            toks.append(Tok("NUM", lit.text, i, lit.end, value=lit.value))
-            i = lit.end
-            continue
-        if ch in _OPS:
-            toks.append(Tok("OP", ch, i, i + 1, op=_OPS[ch]))
-            i += 1
-            continue
-        if ch in _SINGLE:
-            toks.append(Tok(_SINGLE[ch], ch, i, i + 1))
-            i += 1
-            continue
-        m = _WORD_RE.match(text, i)
-        if m:
-            toks.append(Tok("WORD", m.group(), i, m.end()))
-            i = m.end()
-            continue
-        toks.append(Tok("OTHER", ch, i, i + 1))
-        i += 1
+    toks = [_tok(raw) for raw in scan(text, GROUPED_WHOLE)]
     # A lone "x" before a number is a multiplication sign when it follows a number
     # ("3 x 4", "3x4") or stands apart as a word ("12 marigolds x $3").
     for idx, t in enumerate(toks):
@@ -102,6 +75,21 @@ def tokenize(text: str) -> list[Tok]:
             if prev.kind in ("NUM", "RP", "PCT") or apart:
                 toks[idx] = Tok("OP", t.text, t.start, t.end, op="*")
     return toks
+
+
+_RAW_KINDS = {SPACE: "SP", WORD: "WORD"}
+
+
+def _tok(raw: Scanned) -> Tok:
+    if raw.kind == NUMBER:
+        return Tok("NUM", raw.text, raw.start, raw.end, value=raw.value)
+    kind = _RAW_KINDS.get(raw.kind)
+    if kind is not None:
+        return Tok(kind, raw.text, raw.start, raw.end)
+    ch = raw.text
+    if ch in _OPS:
+        return Tok("OP", ch, raw.start, raw.end, op=_OPS[ch])
+    return Tok(_SINGLE.get(ch, "OTHER"), ch, raw.start, raw.end)
 
 
 def _neighbour(toks: Sequence[Tok], idx: int, step: int) -> Tok | None:

@@ -67,57 +67,66 @@ def bare_latex_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
     latex = False
     i = start
     unclosed_until = -1  # a brace group opened before here found no close within the scan bound
-
-    def close() -> None:
-        nonlocal run_start, latex
-        if run_start is not None and latex:
-            a, b = run_start, run_end
-            while a < b and text[a] in " \t\u00a0,.":
-                a += 1
-            while b > a and text[b - 1] in " \t\u00a0,.":
-                b -= 1
-            if text[a : a + 2] in ("- ", "* ") and not text[text.rfind("\n", max(0, a - 200), a) + 1 : a].strip():
-                a += 2  # a bullet at the start of a line, not a minus sign
-            if a < b:
-                spans.append((a, b))
-        run_start, latex = None, False
-
     while i < end:
         m = _PIECE.match(text, i, end)
         assert m is not None
         kind, v = m.lastgroup, m.group()
         j = m.end()
-        math = True
         if kind == "cmd":
-            if j < end and text[j] == "{" and j >= unclosed_until and (v in _GROUP_CMDS or v in _BREAK_CMDS):
-                # each failed scan covers the stretch it looked at, so the text is scanned a
-                # bounded number of times however many groups are left open (linear time)
-                k = brace_group_end(text, j)
-                if 0 < k <= end:
-                    j = k
-                else:
-                    unclosed_until = j + MAX_BRACE_SCAN
-            if v in _BREAK_CMDS:
-                math = False
-            else:
-                latex = True
-        elif kind == "word":
-            math = not _prose(v, text[i - 1] if i > start else "")
-        elif kind == "ch":
-            if v in _STOP_CHARS:
-                math = False
-            elif v == "." and (j >= end or not text[j].isdigit()):
-                math = False
-            elif v in "^_" and j < end and text[j] == "{":
-                latex = True
+            j, unclosed_until = _command_end(text, v, j, end, unclosed_until)
+            math = v not in _BREAK_CMDS
+            latex = latex or math
+        else:
+            math, opens = _piece_is_math(text, kind, v, i, j, start, end)
+            latex = latex or opens
         if math:
             if run_start is None:
                 run_start = i
             run_end = j
-            if j - run_start > MAX_BARE_SPAN:
-                close()
-        else:
-            close()
+            if j - run_start <= MAX_BARE_SPAN:
+                i = j
+                continue
+        if run_start is not None and latex:
+            _add_span(text, spans, run_start, run_end)
+        run_start, latex = None, False
         i = j
-    close()
+    if run_start is not None and latex:
+        _add_span(text, spans, run_start, run_end)
     return spans
+
+
+def _command_end(text: str, v: str, j: int, end: int, unclosed_until: int) -> tuple[int, int]:
+    """Where the command ``v`` ending at ``j`` ends with its brace group (for the commands that
+    take one), and the new ``unclosed_until``."""
+    if j < end and text[j] == "{" and j >= unclosed_until and (v in _GROUP_CMDS or v in _BREAK_CMDS):
+        # each failed scan covers the stretch it looked at, so the text is scanned a
+        # bounded number of times however many groups are left open (linear time)
+        k = brace_group_end(text, j)
+        if 0 < k <= end:
+            return k, unclosed_until
+        return j, j + MAX_BRACE_SCAN
+    return j, unclosed_until
+
+
+def _piece_is_math(text: str, kind: str | None, v: str, i: int, j: int, start: int, end: int) -> tuple[bool, bool]:
+    """Whether a word or character piece ``text[i:j]`` belongs to a formula, and whether it marks
+    the formula as LaTeX (``^{`` or ``_{``)."""
+    if kind == "word":
+        return not _prose(v, text[i - 1] if i > start else ""), False
+    if kind == "ch":
+        if v in _STOP_CHARS or (v == "." and (j >= end or not text[j].isdigit())):
+            return False, False
+        return True, v in "^_" and j < end and text[j] == "{"
+    return True, False
+
+
+def _add_span(text: str, spans: list[tuple[int, int]], a: int, b: int) -> None:
+    """Add the run ``text[a:b]`` to ``spans`` without its edge spaces and punctuation, or a bullet."""
+    while a < b and text[a] in " \t\u00a0,.":
+        a += 1
+    while b > a and text[b - 1] in " \t\u00a0,.":
+        b -= 1
+    if text[a : a + 2] in ("- ", "* ") and not text[text.rfind("\n", max(0, a - 200), a) + 1 : a].strip():
+        a += 2  # a bullet at the start of a line, not a minus sign
+    if a < b:
+        spans.append((a, b))

@@ -18,8 +18,23 @@ from faithsieve.core.errors import ParseError
 from faithsieve.mathtext.ast import Chain
 from faithsieve.mathtext.barelatex import bare_latex_spans
 from faithsieve.mathtext.lexer import (
-    BAR, BREAK, CONST, FUNC, LB, LP, NUM, OP, RB, REL, RP, UNIT, VAR, Token,
-    plain_may_relate, tokenize_latex, tokenize_plain,
+    BAR,
+    BREAK,
+    CONST,
+    FUNC,
+    LB,
+    LP,
+    NUM,
+    OP,
+    RB,
+    REL,
+    RP,
+    UNIT,
+    VAR,
+    Token,
+    plain_may_relate,
+    tokenize_latex,
+    tokenize_plain,
 )
 from faithsieve.mathtext.parser import parse_tokens
 
@@ -264,7 +279,7 @@ def _noun_of(text: str, before: Token) -> bool:
 def _ambiguous_division(run: list[Token]) -> bool:
     """'1 1/2 / 1/2', '6 / 2 / 3' in plain text: whether a/b/c means (a/b)/c is a guess."""
     slashes = [i for i, t in enumerate(run) if t.kind == OP and t.value == "/"]
-    for a, b in zip(slashes, slashes[1:]):
+    for a, b in zip(slashes, slashes[1:], strict=False):
         if b - a == 2 and run[a + 1].kind == NUM:
             return True
     return any(t.kind == NUM and " " in t.value for t in run) and bool(slashes)
@@ -326,53 +341,30 @@ def _parse_run(toks: list[Token], before: Token | None, after: Token | None, lat
     named = bool(toks) and toks[0].kind == REL and toks[0].value == "=" and bool(run) and run[0] is toks[1]
     if not run or not (named or any(t.kind == REL for t in run)):
         return None
-    if run[0] is toks[0] and _wordlike(before):
-        # "1st - 5 = 6th", "half of 2000 = 1000", "\sec \frac{\pi}{3} = 2": the first member
-        # continues a verbal phrase or an operator we do not read
-        first_rel = next(i for i, t in enumerate(run) if t.kind == REL)
-        lone_number = run[0].kind == NUM and (first_rel == 1 or (first_rel == 2 and run[1].kind == "PCT"))
-        synthetic = before is not None and before.value == _LEAD_IN
-        symbol = before is not None and not synthetic and not before.value[:1].isalnum() and before.value != "\\text"
-        glued = before is not None and not synthetic and not run[0].space_before and before.end == run[0].start
-        if (run[0].kind == OP or lone_number or symbol or glued or (before is not None and (
-                before.value.startswith("\\") or (before.value.lower() in _ARITH_WORDS
-                                                   and not _noun_of(text, before))))):
-            cut_left = True
-    if run[-1] is toks[-1] and after is not None and _ELLIPSIS.match(text, run[-1].end):
-        cut_right = True  # "x = -3 \pm 11", "0.333...", "0.\overline{3}"
-    if run[-1] is toks[-1] and after is not None and after.start == run[-1].end and after.value not in _CLEAN_BREAKS:
-        cut_right = True  # "= 6th", "= 5cm": a word glued to the last member is part of it
-    if run[-1] is toks[-1] and after is not None and after.value.lower() in ("of", "times", "per"):
+    if run[0] is toks[0] and _wordlike(before) and _continues_phrase(run, before, text):
+        cut_left = True
+    right = _right_edge(run, toks, after, text)
+    if right is None:
         return None  # "48 = 100% + 20% = 120% of the actual number": every member is "of" something unread
+    cut_right = cut_right or right
     if not latex and _ambiguous_division(run):
         return None
     try:
         chain, spans = parse_tokens(run, latex, imaginary)
     except ParseError:
         return None
-    trailing_word = (after is not None and run[-1] is toks[-1] and after.value.isalpha() and after.value.isascii()
-                     and len(after.value) > 1)
-    if units or trailing_word:
+    trailing = _trailing_unit(run, toks, after)
+    if units or trailing is not None:
         # "1/2 inch = 20 miles", "4 daps = 7 yaps", "$0.90 = 90 cents": quantities in different
         # units are a conversion or a scale, not a computation
-        member_units: list[set[str]] = [set() for _ in spans]
-        if trailing_word:
-            assert after is not None
-            word = after.value.lower().rstrip("s")
-            member_units[-1].add({"dollar": "$", "usd": "$", "buck": "$"}.get(word, word))
-        for u in units:
-            owner = max((i for i, (a, _) in enumerate(spans) if a <= u.start), default=None)
-            if owner is not None:
-                member_units[owner].add(u.value)
-        for i in range(len(spans) - 1):
-            if member_units[i] and member_units[i + 1] and not member_units[i] & member_units[i + 1]:
-                # keep the chain up to the conversion: "$9.90 - $9 = $0.90 = 90 cents"
-                if i == 0:
-                    return None
-                chain = Chain(chain.exprs[: i + 1], chain.rels[:i])
-                spans = spans[: i + 1]
-                cut_right = False
-                break
+        i = _conversion(spans, units, trailing)
+        if i == 0:
+            return None
+        if i is not None:
+            # keep the chain up to the conversion: "$9.90 - $9 = $0.90 = 90 cents"
+            chain = Chain(chain.exprs[: i + 1], chain.rels[:i])
+            spans = spans[: i + 1]
+            cut_right = False
     exprs, rels = list(chain.exprs), list(chain.rels)
     if cut_left:
         exprs, rels, spans = exprs[1:], rels[1:], spans[1:]
@@ -384,6 +376,58 @@ def _parse_run(toks: list[Token], before: Token | None, after: Token | None, lat
     last_tok = [t for t in run if t.end <= spans[-1][1]][-1]
     used = [t for t in run if first_tok.start <= t.start and t.end <= last_tok.end]
     return Chain(tuple(exprs), tuple(rels)), spans, used
+
+
+def _continues_phrase(run: list[Token], before: Token | None, text: str) -> bool:
+    r"""Whether the first member continues the verbal phrase or unread operator ``before`` it
+    ("1st - 5 = 6th", "half of 2000 = 1000", "\sec \frac{\pi}{3} = 2")."""
+    first_rel = next(i for i, t in enumerate(run) if t.kind == REL)
+    lone_number = run[0].kind == NUM and (first_rel == 1 or (first_rel == 2 and run[1].kind == "PCT"))
+    if run[0].kind == OP or lone_number:
+        return True
+    if before is None:
+        return False
+    synthetic = before.value == _LEAD_IN
+    symbol = not synthetic and not before.value[:1].isalnum() and before.value != "\\text"
+    glued = not synthetic and not run[0].space_before and before.end == run[0].start
+    return symbol or glued or before.value.startswith("\\") or (
+        before.value.lower() in _ARITH_WORDS and not _noun_of(text, before))
+
+
+def _right_edge(run: list[Token], toks: list[Token], after: Token | None, text: str) -> bool | None:
+    """Whether the last member is cut at the right edge of the run (``None``: the run is no formula)."""
+    if run[-1] is not toks[-1] or after is None:
+        return False
+    if after.value.lower() in ("of", "times", "per"):
+        return None
+    if _ELLIPSIS.match(text, run[-1].end):
+        return True  # "x = -3 \pm 11", "0.333...", "0.\overline{3}"
+    # "= 6th", "= 5cm": a word glued to the last member is part of it
+    return after.start == run[-1].end and after.value not in _CLEAN_BREAKS
+
+
+def _trailing_unit(run: list[Token], toks: list[Token], after: Token | None) -> str | None:
+    """The unit a word right after the run names ("= 20 miles"), or ``None``."""
+    if (after is not None and run[-1] is toks[-1] and after.value.isalpha() and after.value.isascii()
+            and len(after.value) > 1):
+        word = after.value.lower().rstrip("s")
+        return {"dollar": "$", "usd": "$", "buck": "$"}.get(word, word)
+    return None
+
+
+def _conversion(spans: list[tuple[int, int]], units: list[Token], trailing: str | None) -> int | None:
+    """The first member ``i`` whose units and member ``i + 1``'s are both known and disjoint."""
+    member_units: list[set[str]] = [set() for _ in spans]
+    if trailing is not None:
+        member_units[-1].add(trailing)
+    for u in units:
+        owner = max((i for i, (a, _) in enumerate(spans) if a <= u.start), default=None)
+        if owner is not None:
+            member_units[owner].add(u.value)
+    for i in range(len(spans) - 1):
+        if member_units[i] and member_units[i + 1] and not member_units[i] & member_units[i + 1]:
+            return i
+    return None
 
 
 _NAME_CUT = re.compile(r"(?:\.\s|:|;|,|\n|\\\[|\\\(|\$|\\\]|\\\)|\bis\b|\bso\b|\bthen\b)")
@@ -466,7 +510,7 @@ def extract_formulas(text: str, imaginary: bool = False) -> list[Formula]:
                 lead = text[max(prev_end, start - 240) : start]
                 opens_with_rel = (eq is not None and eq.kind == REL and len(run) > 1
                                   and [t for t in run if t.kind != UNIT][1] is used[0])
-                if opens_with_rel and out and _continues(text, out[-1], eq):
+                if opens_with_rel and eq is not None and out and _continues(text, out[-1], eq):
                     # "a &= b \\ &= c": the next line of an aligned chain continues the previous one
                     prev = out.pop()
                     chain = Chain((prev.chain.exprs[-1], *chain.exprs), (eq.value, *chain.rels))
@@ -477,7 +521,7 @@ def extract_formulas(text: str, imaginary: bool = False) -> list[Formula]:
                     name = quantity_name(text, eq.start)
                 sentence = sentence_tail(lead)
                 low = sentence.lower()
-                before = sentence_tail(text[max(0, start - 240) : start])
+                sentence_before = sentence_tail(text[max(0, start - 240) : start])
                 out.append(
                     Formula(
                         chain=chain,
@@ -491,7 +535,7 @@ def extract_formulas(text: str, imaginary: bool = False) -> list[Formula]:
                         conditional=bool(_COND_WORDS.search(low)),
                         approx_context=bool(_APPROX_CONTEXT.search(low)) or "~" in chain.rels,
                         lead=lead,
-                        sentence_before=before,
+                        sentence_before=sentence_before,
                         name=name,
                     )
                 )

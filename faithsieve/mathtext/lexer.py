@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from faithsieve.mathtext.literals import LATEX, TEXT, number_source
+from faithsieve.mathtext.literals import LATEX, TEXT
+from faithsieve.mathtext.scan import NUMBER, SPACE, WORD, master_pattern
 
 # Token kinds
 NUM, VAR, CONST, OP, POW, LP, RP, LB, RB, REL, BANG, PCT, FUNC, BAR, SUB, BREAK, DEG = (
@@ -48,23 +49,23 @@ SUPERSCRIPT_DIGITS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
 SUPERSCRIPTS = str.maketrans(SUPERSCRIPT_DIGITS + "⁻", "0123456789-")
 SUP = "SUP"  # a superscript run, resolved by _superscripts into ^N or a break
 
-_PLAIN = re.compile(
-    rf"(?P<num>{number_source(TEXT)})"
-    rf"|(?P<sup>⁻?[{SUPERSCRIPT_DIGITS}]+)"
-    r"|(?P<word>[A-Za-z]+)"
-    r"|(?P<ws>[ \t\u00a0]+)"
-    r"|(?P<rel2><=|>=|!=|==|=>)"
-    r"|(?P<ch>.)",
-    re.S,
+# The raw passes of the two notations (``faithsieve.mathtext.scan``): ASCII words, and in plain
+# text only blanks count as space (a newline is a break); superscripts and two-character relations
+# in plain text, commands in LaTeX, are extra alternatives. The lexers walk over the matches.
+_PLAIN = master_pattern(
+    TEXT,
+    words=r"[A-Za-z]+",
+    spaces=r"[ \t\u00a0]+",
+    extras=(("sup", rf"⁻?[{SUPERSCRIPT_DIGITS}]+"), ("rel2", r"<=|>=|!=|==|=>")),
+    ascii_numbers=False,
 )
 
-_LATEX = re.compile(
-    rf"(?P<num>{number_source(LATEX)})"
-    r"|(?P<cmd>\\[A-Za-z]+|\\.)"
-    r"|(?P<letter>[A-Za-z])"
-    r"|(?P<ws>\s+)"
-    r"|(?P<ch>.)",
-    re.S,
+_LATEX = master_pattern(
+    LATEX,
+    words=r"[A-Za-z]",  # one letter: a run of letters is a product of variables (or a unit)
+    spaces=r"\s+",
+    extras=(("cmd", r"\\[A-Za-z]+|\\."),),
+    ascii_numbers=False,
 )
 
 _OP_WORDS = {"times": "*", "plus": "+", "minus": "-"}
@@ -160,17 +161,17 @@ def tokenize_plain(text: str, offset: int = 0, line_start: bool = True) -> list[
         kind = m.lastgroup
         s, e = m.start() + offset, m.end() + offset
         v = m.group()
-        if kind == "ws":
+        if kind == SPACE:
             space = True
             continue
-        if v != "$" and kind != "num":
+        if v != "$" and kind != NUMBER:
             pending_currency = False
-        if kind == "num":
+        if kind == NUMBER:
             toks.append(Token(NUM, v, s, e, space))
             if pending_currency:
                 currency.add(s)
                 pending_currency = False
-        elif kind == "word":
+        elif kind == WORD:
             toks.append(Token("WORD", v, s, e, space))
         elif kind == "sup":
             toks.append(Token(SUP, v, s, e, space))
@@ -389,128 +390,168 @@ def _plain_words(toks: list[Token]) -> list[Token]:
 
 
 def tokenize_latex(text: str, offset: int = 0) -> list[Token]:
-    toks: list[Token] = []
-    space = False
-    i = 0
-    n = len(text)
-    pending_letters: list[Token] = []
-    pending_currency = False
+    """Tokens of LaTeX text (spans shifted by ``offset``)."""
+    return _LatexReader(text, offset).run()
 
-    def flush_letters() -> None:
-        if len(pending_letters) > 1:
-            toks.extend(Token(VAR, t.value, t.start, t.end, t.space_before, "m") for t in pending_letters)
-        else:
-            toks.extend(pending_letters)
-        pending_letters.clear()
 
-    while i < n:
-        m = _LATEX.match(text, i)
-        assert m is not None
-        kind = m.lastgroup
-        v = m.group()
-        s, e = m.start() + offset, m.end() + offset
-        i = m.end()
-        if kind == "letter":
-            if pending_letters and space:
-                flush_letters()
-            if i < n and text[i] == "'":
-                # n' (a primed name) is its own variable
-                while i < n and text[i] == "'":
-                    v += "'"
-                    i += 1
-                e = i + offset
-            pending_letters.append(Token(VAR, v, s, e, space))
-            space = False
-            continue
-        flush_letters()
-        if kind == "ws":
-            space = True
-            continue
-        if kind == "num":
-            toks.append(Token(NUM, v.replace("{,}", ","), s, e, space))
-            if pending_currency:
-                toks.append(Token(UNIT, "$", e, e, False))
-                pending_currency = False
-        elif kind == "cmd":
-            if v in _LATEX_CMDS:
-                k, val = _LATEX_CMDS[v]
-                toks.append(Token(k, val, s, e, space))
-            elif v in _LATEX_SKIP:
-                if v in (r"\hspace", r"\phantom") and i < n and text[i] == "{":
-                    end = brace_group_end(text, i)
-                    i = end if end > 0 else n
-                if v == r"\$" and i < n and (text[i].isdigit() or text[i] == "."):
-                    pending_currency = True
-                # sizing commands (\left, \big) keep "f\left(x\right)" a function call
-                space = space or v not in _SIZING
+_LATEX_SYMBOLS: dict[str, tuple[str, str]] = {
+    **_UNI_OPS,
+    "}": (RB, "}"), "_": (SUB, "_"), "|": (BAR, "|"), "[": (LP, "["), "]": (RP, "]"),
+}
+"""What a one-character symbol is in LaTeX (``{``, ``&`` and ``$`` are read by
+:meth:`_LatexReader._group_or_gap`); anything else is a break."""
+
+
+class _LatexReader:
+    """One walk over the LaTeX raw pass. The loop reads the common tokens (letters, numbers,
+    operator commands, symbols); each command family and the brace/alignment symbols have a
+    method, which returns where to go on and whether a space stands before the next token."""
+
+    __slots__ = ("letters", "n", "offset", "pending_currency", "text", "toks")
+
+    def __init__(self, text: str, offset: int) -> None:
+        self.text = text
+        self.n = len(text)
+        self.offset = offset
+        self.toks: list[Token] = []
+        self.letters: list[Token] = []
+        """Letters read since the last other token: a run of several is a word (flag "m")."""
+        self.pending_currency = False
+
+    def run(self) -> list[Token]:
+        text, n, offset, toks, letters = self.text, self.n, self.offset, self.toks, self.letters
+        match = _LATEX.match
+        space = False
+        i = 0
+        while i < n:
+            m = match(text, i)
+            assert m is not None
+            kind = m.lastgroup
+            v = m.group()
+            s, e = m.start() + offset, m.end() + offset
+            i = m.end()
+            if kind == WORD:
+                if letters and space:
+                    self.flush_letters()
+                if i < n and text[i] == "'":
+                    v, i = _primed(text, i, v)  # n' (a primed name) is its own variable
+                    e = i + offset
+                letters.append(Token(VAR, v, s, e, space))
+                space = False
                 continue
-            elif v in _LATEX_DROP_ARG:
-                if i < n and text[i] == "{":
-                    end = brace_group_end(text, i)
-                    if end < 0:
-                        toks.append(Token(BREAK, v, s, e, space))
-                        i = n
-                        continue
-                    inner = text[i + 1 : end - 1]
-                    prev = toks[-1] if toks else None
-                    after_number = prev is not None and prev.kind in (NUM, RP, PCT, RB) and not pending_letters
-                    if inner.strip().lower() == "of" and prev is not None and prev.kind in (NUM, PCT, RP, RB):
-                        toks.append(Token(OP, "*", s, end + offset, True))
-                    elif inner.strip().lower() in ("mod", "modulo"):
-                        toks.append(Token(OP, "mod", s, end + offset, True))
-                    elif not inner.strip() or inner.strip() in ("s", "."):
-                        pass
-                    else:
-                        words = {w.lower() for w in re.findall(r"[A-Za-z]+", inner[:200])}
-                        if not after_number or words & _TEXT_BREAK_WORDS or any(c in inner for c in ",;:'"):
-                            # a quantity named in words, or prose: the formula stops here
-                            toks.append(Token(BREAK, "\\text", s, end + offset, space))
-                        else:
-                            # a unit after a number (``5 \text{ cm}``): kept aside, not part of the value
-                            toks.append(Token(UNIT, inner.strip().lower().rstrip("s"), s, end + offset, space))
-                    i = end
-                    space = True
-                    continue
-                toks.append(Token(BREAK, v, s, e, space))
-            elif v[1:] in _GREEK:
-                toks.append(Token(VAR, v[1:], s, e, space))
-            elif v == r"\circ":
-                # degrees: x^\circ is a postfix degree mark
-                if toks and toks[-1].kind == POW:
-                    toks.pop()
-                    toks.append(Token(DEG, "deg", s, e, False))
-                    continue
-                toks.append(Token(BREAK, v, s, e, space))
-            elif v == r"\infty":
-                toks.append(Token(BREAK, v, s, e, space))
-            else:
-                toks.append(Token(BREAK, v, s, e, space))
-        else:
-            if v == "{":
-                if toks and toks[-1].kind == POW and text.startswith("\\circ}", i):
-                    toks.pop()
-                    toks.append(Token(DEG, "deg", s, e + len("\\circ}"), False))
-                    i += len("\\circ}")
-                    continue
-                toks.append(Token(LB, "{", s, e, space))
-            elif v == "}":
-                toks.append(Token(RB, "}", s, e, space))
-            elif v == "_":
-                toks.append(Token(SUB, "_", s, e, space))
-            elif v == "|":
-                toks.append(Token(BAR, "|", s, e, space))
-            elif v == "&" or v == "$":
+            if letters:
+                self.flush_letters()
+            if kind == SPACE:
                 space = True
                 continue
-            elif v == "[":
-                toks.append(Token(LP, "[", s, e, space))
-            elif v == "]":
-                toks.append(Token(RP, "]", s, e, space))
-            elif v in _UNI_OPS:
-                k, val = _UNI_OPS[v]
-                toks.append(Token(k, val, s, e, space))
+            if kind == NUMBER:
+                toks.append(Token(NUM, v.replace("{,}", ","), s, e, space))
+                if self.pending_currency:
+                    toks.append(Token(UNIT, "$", e, e, False))
+                    self.pending_currency = False
+            elif kind == "cmd":
+                hit = _LATEX_CMDS.get(v)
+                if hit is None:
+                    i, space = self._command(v, s, e, i, space)
+                    continue
+                toks.append(Token(hit[0], hit[1], s, e, space))
+            elif v in "{&$":
+                i, space = self._group_or_gap(v, s, e, i, space)
+                continue
             else:
-                toks.append(Token(BREAK, v, s, e, space))
-        space = False
-    flush_letters()
-    return toks
+                k, val = _LATEX_SYMBOLS.get(v) or (BREAK, v)
+                toks.append(Token(k, val, s, e, space))
+            space = False
+        if letters:
+            self.flush_letters()
+        return toks
+
+    def flush_letters(self) -> None:
+        letters = self.letters
+        if len(letters) > 1:
+            self.toks.extend(Token(VAR, t.value, t.start, t.end, t.space_before, "m") for t in letters)
+        else:
+            self.toks.extend(letters)
+        letters.clear()
+
+    def _command(self, v: str, s: int, e: int, i: int, space: bool) -> tuple[int, bool]:
+        """A command that is not an operator, relation, function or bracket of ``_LATEX_CMDS``."""
+        if v in _LATEX_SKIP:
+            return self._skipped(v, i, space)
+        if v in _LATEX_DROP_ARG:
+            return self._text_argument(v, s, e, i, space)
+        toks = self.toks
+        if v[1:] in _GREEK:
+            toks.append(Token(VAR, v[1:], s, e, space))
+        elif v == r"\circ" and toks and toks[-1].kind == POW:
+            # degrees: x^\circ is a postfix degree mark
+            toks[-1] = Token(DEG, "deg", s, e, False)
+            return i, space
+        else:
+            toks.append(Token(BREAK, v, s, e, space))
+        return i, False
+
+    def _skipped(self, v: str, i: int, space: bool) -> tuple[int, bool]:
+        r"""Spacing, sizing and style commands: no token (``\hspace{..}``, ``\phantom{..}`` drop
+        their argument; ``\$`` before a number is its currency)."""
+        text, n = self.text, self.n
+        if v in (r"\hspace", r"\phantom") and i < n and text[i] == "{":
+            end = brace_group_end(text, i)
+            i = end if end > 0 else n
+        if v == r"\$" and i < n and (text[i].isdigit() or text[i] == "."):
+            self.pending_currency = True
+        # sizing commands (\left, \big) keep "f\left(x\right)" a function call
+        return i, space or v not in _SIZING
+
+    def _text_argument(self, v: str, s: int, e: int, i: int, space: bool) -> tuple[int, bool]:
+        r"""``\text{...}`` and its kin: "of" and "mod" are operators, a word after a number is its
+        unit, anything else ends the formula."""
+        text, n, toks = self.text, self.n, self.toks
+        if not (i < n and text[i] == "{"):
+            toks.append(Token(BREAK, v, s, e, space))
+            return i, False
+        end = brace_group_end(text, i)
+        if end < 0:
+            toks.append(Token(BREAK, v, s, e, space))
+            return n, space
+        inner = text[i + 1 : end - 1]
+        word = inner.strip()
+        prev = toks[-1] if toks else None
+        stop = end + self.offset
+        if word.lower() == "of" and prev is not None and prev.kind in (NUM, PCT, RP, RB):
+            toks.append(Token(OP, "*", s, stop, True))
+        elif word.lower() in ("mod", "modulo"):
+            toks.append(Token(OP, "mod", s, stop, True))
+        elif not word or word in ("s", "."):
+            pass
+        else:
+            after_number = prev is not None and prev.kind in (NUM, RP, PCT, RB) and not self.letters
+            words = {w.lower() for w in re.findall(r"[A-Za-z]+", inner[:200])}
+            if not after_number or words & _TEXT_BREAK_WORDS or any(c in inner for c in ",;:'"):
+                # a quantity named in words, or prose: the formula stops here
+                toks.append(Token(BREAK, "\\text", s, stop, space))
+            else:
+                # a unit after a number (``5 \text{ cm}``): kept aside, not part of the value
+                toks.append(Token(UNIT, word.lower().rstrip("s"), s, stop, space))
+        return end, True
+
+    def _group_or_gap(self, v: str, s: int, e: int, i: int, space: bool) -> tuple[int, bool]:
+        r"""``{`` (a group, or the degree mark of ``^{\circ}``), or an alignment ``&`` / math ``$``
+        (a space)."""
+        if v != "{":
+            return i, True
+        toks = self.toks
+        if toks and toks[-1].kind == POW and self.text.startswith("\\circ}", i):
+            toks[-1] = Token(DEG, "deg", s, e + len("\\circ}"), False)
+            return i + len("\\circ}"), space
+        toks.append(Token(LB, "{", s, e, space))
+        return i, False
+
+
+def _primed(text: str, i: int, v: str) -> tuple[str, int]:
+    """The letter ``v`` with the primes from ``text[i]`` on (``n''``), and the index after them."""
+    n = len(text)
+    while i < n and text[i] == "'":
+        v += "'"
+        i += 1
+    return v, i

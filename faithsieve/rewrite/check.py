@@ -30,8 +30,8 @@ from faithsieve.rewrite.arith import ArithError, decimal_text, leaves, number_va
 from faithsieve.rewrite.feasible import fast_violation, order_pairs, z3_verify
 from faithsieve.rewrite.gsm8k import ItemRejected, cues_for, parse_item
 from faithsieve.rewrite.plan import build_plan, check_readings_agree, conversion_factors
-from faithsieve.rewrite.sources import KIND_OF_PREFIX, Source, source_value
 from faithsieve.rewrite.sample import substitute
+from faithsieve.rewrite.sources import KIND_OF_PREFIX, Source, source_value
 
 MAX_ROWS = 200_000
 
@@ -103,11 +103,11 @@ def check_row(raw: dict[str, Any]) -> list[str]:
     if len(rewritten.annotations) != len(row.graph) or len(row.graph) != len(item.annotations):
         return problems + ["the solution's annotations do not match its graph"]
     results: list[Fraction] = []
-    for ann, g in zip(rewritten.annotations, row.graph):
+    for ann, g in zip(rewritten.annotations, row.graph, strict=False):
         lvs = leaves(ann.node)
         if len(lvs) != len(g.sources):
             return problems + [f"annotation {ann.index}: {len(lvs)} numbers but {len(g.sources)} sources"]
-        for lit, key in zip(lvs, g.sources):
+        for lit, key in zip(lvs, g.sources, strict=False):
             want = _source_value(key, lits, new, results, row.question, row.original.question)
             if want is None or want != lit.value:
                 problems.append(f"annotation {ann.index} ({ann.expr}): {lit.value} is not what source {key} gives")

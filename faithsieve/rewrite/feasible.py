@@ -55,7 +55,7 @@ def order_pairs(plan: Plan) -> list[tuple[int, int]]:
 def fast_violation(plan: Plan, new: dict[int, Fraction], results: list[Fraction],
                    pairs: list[tuple[int, int]]) -> str | None:
     """The first violated constraint's name, or ``None``."""
-    for ann, r in zip(plan.item.annotations, results):
+    for ann, r in zip(plan.item.annotations, results, strict=False):
         o = ann.result
         if (o > 0) != (r > 0) or (o < 0) != (r < 0):
             return "sign"
@@ -94,7 +94,7 @@ def z3_verify(plan: Plan, reading: int, new: dict[int, Fraction], answer: Fracti
             return n[src.ref]
         return source_value(src, q[src.ref])
 
-    for j, (ann, sources) in enumerate(zip(plan.item.annotations, plan.readings[reading])):
+    for j, (ann, sources) in enumerate(zip(plan.item.annotations, plan.readings[reading], strict=False)):
         assert len(sources) == len(leaves(ann.node))
         expr, divisors = build(ann.node, [term(x) for x in sources])
         s.add(*[d != 0 for d in divisors])

@@ -34,9 +34,9 @@ MAX_ANNOTATIONS = 40
 Kind = TLiteral["integer", "decimal", "percent", "fixed"]
 
 _NUM = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+|(?=\.\d))(?:\.(\d+))?(?![\d])")
-_UNITS = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-          "sixteen seventeen eighteen nineteen").split()
-_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_UNITS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+          "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
+_TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
 WORD_VALUES: dict[str, int] = {w: i + 1 for i, w in enumerate(_UNITS)}
 WORD_VALUES.update({w: 20 + 10 * i for i, w in enumerate(_TENS)})
 _WORD_FRACTION = re.compile(r"[- ](halves|halfs|thirds?|quarters?|fourths?|fifths?|sixths?|sevenths?|eighths?|ninths?|"

@@ -15,6 +15,7 @@ Expressions past ``MAX_OPS`` operations are not compared: their inputs are held.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -44,64 +45,85 @@ def held_inputs(item: Item, cands: list[tuple[tuple[Any, ...], ...]], free: set[
     candidate sources gets the same function from each (``cands``: per annotation, per number, the
     ``plan.Source`` candidates). ``tie`` maps a literal to the first of its group of literals that always
     take one value (``plan.tie_groups``); a group is held or changes as a whole."""
-    from faithsieve.rewrite.sources import source_value
+    holding = _Holding(item, cands, free, tie or {})
+    for j, row in enumerate(cands):
+        node_deps = holding.compare_candidates(j, row)
+        holding.deps.append(node_deps)
+        holding.compare_restated(j, node_deps)
+    return holding.held
 
-    tie = tie or {}
-    held: set[int] = set()
-    deps: list[set[int]] = []
 
-    def hold(refs: set[int]) -> None:
-        reps = {tie.get(r, r) for r in refs}
-        held.update(i for i in free if tie.get(i, i) in reps)
+def _same_or_differ(make: Callable[[], list[Any]]) -> bool:
+    """``_same`` of the terms ``make`` builds; terms that cannot be built differ."""
+    try:
+        return _same(make())
+    except (ZeroDivisionError, TypeError, ValueError):
+        return False
 
-    def literal_term(ref: int) -> Any:
-        lit = item.literals[ref]
-        if ref in free and ref not in held:
-            return sympy.Symbol(f"q{tie.get(ref, ref)}")
+
+class _Holding:
+    """The literals held so far, and what each annotation's number depends on."""
+
+    def __init__(self, item: Item, cands: list[tuple[tuple[Any, ...], ...]], free: set[int],
+                 tie: dict[int, int]) -> None:
+        from faithsieve.rewrite.sources import source_value
+
+        self.source_value = source_value
+        self.item, self.cands, self.free, self.tie = item, cands, free, tie
+        self.held: set[int] = set()
+        self.deps: list[set[int]] = []
+        """Per annotation already examined: the question literals its number depends on."""
+
+    def hold(self, refs: set[int]) -> None:
+        reps = {self.tie.get(r, r) for r in refs}
+        self.held.update(i for i in self.free if self.tie.get(i, i) in reps)
+
+    def literal_term(self, ref: int) -> Any:
+        lit = self.item.literals[ref]
+        if ref in self.free and ref not in self.held:
+            return sympy.Symbol(f"q{self.tie.get(ref, ref)}")
         return sympy.Rational(lit.value.numerator, lit.value.denominator)
 
-    def term(s: Any, nodes: list[Any]) -> Any:
+    def term(self, s: Any, nodes: list[Any]) -> Any:
         if s.kind == "constant":
             v: Fraction = s.value
             return sympy.Rational(v.numerator, v.denominator)
         if s.kind == "node":
             return nodes[s.ref]
-        return source_value(s, literal_term(s.ref))
+        return self.source_value(s, self.literal_term(s.ref))
 
-    def node_terms(upto: int) -> list[Any]:
+    def node_terms(self, upto: int) -> list[Any]:
         nodes: list[Any] = []
         for k in range(upto):
-            nodes.append(build(item.annotations[k].node, [term(c[0], nodes) for c in cands[k]])[0])
+            nodes.append(build(self.item.annotations[k].node, [self.term(c[0], nodes) for c in self.cands[k]])[0])
         return nodes
 
-    def dep(s: Any) -> set[int]:
+    def dep(self, s: Any) -> set[int]:
         if s.kind == "constant":
             return set()
-        return deps[s.ref] if s.kind == "node" else {s.ref}
+        return self.deps[s.ref] if s.kind == "node" else {s.ref}
 
-    for j, row in enumerate(cands):
+    def compare_candidates(self, j: int, row: tuple[tuple[Any, ...], ...]) -> set[int]:
+        """Hold what the candidate sources of annotation ``j``'s numbers depend on where they
+        differ; the literals its numbers depend on."""
         node_deps: set[int] = set()
         nodes: list[Any] | None = None
         for c in row:
-            leaf_deps = set().union(*(dep(s) for s in c))
+            leaf_deps: set[int] = set().union(*(self.dep(s) for s in c))
             node_deps |= leaf_deps
-            if len(c) > 1 and leaf_deps & (free - held):
+            if len(c) > 1 and leaf_deps & (self.free - self.held):
                 if nodes is None:
-                    nodes = node_terms(j)
-                try:
-                    same = _same([term(s, nodes) for s in c])
-                except (ZeroDivisionError, TypeError, ValueError):
-                    same = False
-                if not same:
-                    hold(leaf_deps & free)
+                    nodes = self.node_terms(j)
+                built = nodes
+                if not _same_or_differ(lambda: [self.term(s, built) for s in c]):  # noqa: B023 (called at once)
+                    self.hold(leaf_deps & self.free)
                     nodes = None
-        deps.append(node_deps)
-        if j and item.annotations[j - 1].restates and (deps[j - 1] | node_deps) & (free - held):
-            # a prose left side and the annotation it is written before must stay equal
-            try:
-                same = _same(node_terms(j + 1)[j - 1:])
-            except (ZeroDivisionError, TypeError, ValueError):
-                same = False
-            if not same:
-                hold((deps[j - 1] | node_deps) & free)
-    return held
+        return node_deps
+
+    def compare_restated(self, j: int, node_deps: set[int]) -> None:
+        """A prose left side and the annotation it is written before must stay equal."""
+        if not j or not self.item.annotations[j - 1].restates:
+            return
+        both = self.deps[j - 1] | node_deps
+        if both & (self.free - self.held) and not _same_or_differ(lambda: self.node_terms(j + 1)[j - 1 :]):
+            self.hold(both & self.free)

@@ -28,10 +28,10 @@ from typing import Any, Callable, Literal, Mapping, TypeVar
 
 from pydantic import BaseModel, Field
 
+from faithsieve.core.proof import Proof, Step
 from faithsieve.core.settings import Settings
 from faithsieve.lean.interface import Kernel
 from faithsieve.llm.structured import Parsed, Unparsed
-from faithsieve.core.proof import Proof, Step
 from faithsieve.obligations.models import NLObligation, ObligationKind
 from faithsieve.stages.base import RunContext
 from faithsieve.stages.gate import LLMGate

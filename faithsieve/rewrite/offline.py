@@ -44,7 +44,7 @@ def _value_map(plan: Plan, new: dict[int, Fraction], results: list[Fraction]) ->
                 if s.kind == "converted":
                     old = lits[s.ref].value
                     m.setdefault(source_value(s, old), set()).add(source_value(s, new.get(s.ref, old)))
-    for ann, r in zip(plan.item.annotations, results):
+    for ann, r in zip(plan.item.annotations, results, strict=False):
         m.setdefault(ann.result, set()).add(r)
     for row in plan.candidates:
         for cands in row:
@@ -59,7 +59,8 @@ def _leaf_value(plan: Plan, src: Source, new: dict[int, Fraction], results: list
         return src.value
     if src.kind == "node":
         return results[src.ref]
-    return source_value(src, new.get(src.ref, plan.item.literals[src.ref].value))
+    value: Fraction = source_value(src, new.get(src.ref, plan.item.literals[src.ref].value))
+    return value
 
 
 _RESTATED = re.compile(r"[\d\s$.,+\-*/x×÷()=]*")
@@ -72,7 +73,7 @@ def _positional(plan: Plan, prose: list[tuple[int, int, Fraction, bool]], new: d
     (``16 - 3 - 4 = <<16-3-4=9>>``, nothing but numbers and operators between) are its leaves, in order."""
     text = plan.item.answer
     placed: dict[int, Fraction] = {}
-    for ann, sources, r in zip(plan.item.annotations, plan.readings[0], results):
+    for ann, sources, r in zip(plan.item.annotations, plan.readings[0], results, strict=False):
         if ann.prose:
             continue
         after = [p for p in prose if ann.end <= p[0] <= ann.end + 1 and not p[3]]
@@ -82,7 +83,7 @@ def _positional(plan: Plan, prose: list[tuple[int, int, Fraction, bool]], new: d
         before = [p for p in prose if p[1] <= ann.start and not p[3]][-len(lvs):]
         if len(before) == len(lvs) and _RESTATED.fullmatch(text[before[0][0]:ann.start]) \
                 and [p[2] for p in before] == [lf.value for lf in lvs]:
-            for p, src in zip(before, sources):
+            for p, src in zip(before, sources, strict=False):
                 placed[p[0]] = _leaf_value(plan, src, new, results)
     return placed
 
@@ -111,9 +112,9 @@ def _solution(plan: Plan, new: dict[int, Fraction], results: list[Fraction], ans
             text = f"{int(nv):,}"
         spans.append((start, end, text))
     graph = []
-    for ann, sources, r in zip(item.annotations, plan.readings[0], results):
+    for ann, sources, r in zip(item.annotations, plan.readings[0], results, strict=False):
         repl = []
-        for lit, src in zip(leaves(ann.node), sources):
+        for lit, src in zip(leaves(ann.node), sources, strict=False):
             text = decimal_text(_leaf_value(plan, src, new, results))
             if text is None:
                 return "writable"

@@ -28,7 +28,13 @@ from faithsieve.rewrite.gsm8k import (
     unit_class,
 )
 from faithsieve.rewrite.identity import held_inputs
-from faithsieve.rewrite.sources import LITERAL_KINDS, PERCENT_KINDS, Source, source_value
+from faithsieve.rewrite.sources import (
+    LITERAL_KINDS,
+    PERCENT_KINDS,
+    Source,
+    source_value,
+)
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -55,14 +61,15 @@ class Plan:
         (literals not in ``new`` keep their value). Raises ``ArithError`` (e.g. division by 0)."""
         lits = self.item.literals
         results: list[Fraction] = []
-        for ann, sources in zip(self.item.annotations, self.readings[reading]):
+        for ann, sources in zip(self.item.annotations, self.readings[reading], strict=False):
             def leaf(i: int, _lit: object, sources: tuple[Source, ...] = sources) -> Fraction:
                 s = sources[i]
                 if s.kind == "constant":
                     return s.value
                 if s.kind == "node":
                     return results[s.ref]
-                return source_value(s, new.get(s.ref, lits[s.ref].value))
+                value: Fraction = source_value(s, new.get(s.ref, lits[s.ref].value))
+                return value
 
             results.append(node_value(ann.node, leaf))
         return results

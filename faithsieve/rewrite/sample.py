@@ -32,10 +32,10 @@ def _step(lit: Literal) -> Fraction:
             step *= 10
         return step
     v = int(lit.value)
-    step = 1
-    while v % (step * 10) == 0 and step * 10 <= v // 10:
-        step *= 10
-    return Fraction(step)
+    whole = 1
+    while v % (whole * 10) == 0 and whole * 10 <= v // 10:
+        whole *= 10
+    return Fraction(whole)
 
 
 def domain(lit: Literal) -> tuple[Fraction, Fraction, Fraction]:
