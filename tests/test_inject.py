@@ -11,8 +11,6 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-
-from faithsieve.cli import inject as cli_inject
 from faithsieve.datasets.inject import (
     MUTATIONS,
     ArithError,
@@ -26,6 +24,8 @@ from faithsieve.datasets.inject import (
     is_eligible,
 )
 from faithsieve.datasets.injection import mutations as mutations_module
+
+from faithsieve.cli import inject as cli_inject
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_GSM8K = REPO.parent / "shared" / "datasets" / "raw" / "gsm8k"
@@ -184,7 +184,7 @@ def test_mutation_label_table(rec, mutation, labels, seed):
     assert v.label in labels
     original = _steps(rec)
     # the label is the first step that differs, and everything before it is unchanged
-    first_diff = next(i for i, (a, b) in enumerate(zip(original, v.steps)) if a != b) + 1
+    first_diff = next(i for i, (a, b) in enumerate(zip(original, v.steps, strict=False)) if a != b) + 1
     assert v.label == first_diff
     assert v.steps[: v.label - 1] == original[: v.label - 1]
     assert len(v.steps) == len(original)
@@ -564,6 +564,7 @@ def test_build_check_exits_1_when_the_file_is_stale(tmp_path, monkeypatch, capsy
 
 def test_evaluation_is_mathtexts(monkeypatch):
     import faithsieve.datasets.injection.tokens as inject_mod
+
     from faithsieve.core.errors import ParseError
 
     assert not hasattr(inject_mod, "_Parser")

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import ast
 import sys
-import tomllib
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 """The checkout checked (``--root DIR`` checks another one, e.g. a copy with a planted import)."""

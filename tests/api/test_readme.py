@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from faithsieve.api import errors
 from faithsieve.api.models import LimitsInfo
 from faithsieve.api.pool import WorkerPool
 from faithsieve.api.reward import warm_reward_grader
 from faithsieve.api.settings import ServiceSettings
+
 from faithsieve.core.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -45,7 +45,7 @@ def test_correct_solution() -> None:
     assert (r.score, r.outcome, r.answer, r.answer_source) == (1.0, True, "18", "hash")
     assert r.process_checked and r.verdict == "correct" and r.first_error_step is None
     assert r.steps == 3 and len(r.step_spans) == 3 and r.flags == ()
-    for (a, b), line in zip(r.step_spans, GOOD.split("\n")):
+    for (a, b), line in zip(r.step_spans, GOOD.split("\n"), strict=True):
         assert GOOD[a:b] == line
 
 
@@ -310,7 +310,7 @@ def test_deterministic_across_calls_and_fresh_workers() -> None:
     g.shutdown()
     assert g.warmup(NOCACHE)
     fresh = [g.grade(s, "18", PROBLEM, NOCACHE) for s in reversed(SAMPLES)][::-1]
-    for a, b, c in zip(first, again, fresh):
+    for a, b, c in zip(first, again, fresh, strict=True):
         assert _same(a, b) and _same(a, c)
 
 

@@ -232,7 +232,7 @@ def test_flag_worker_crashed() -> None:
     pids: set[int] = set()
     for _ in range(5):
         result: list[g.GradeResult] = []
-        th = threading.Thread(target=lambda: result.append(g.grade(LONG_PROOF + "\n#### 5", "5", "", cfg)))
+        th = threading.Thread(target=lambda result=result: result.append(g.grade(LONG_PROOF + "\n#### 5", "5", "", cfg)))
         th.start()
         for _ in range(500):
             if p.workers and p.idle < p.workers:

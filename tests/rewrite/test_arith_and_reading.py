@@ -8,7 +8,13 @@ import pytest
 
 from faithsieve.rewrite import arith
 from faithsieve.rewrite.arith import ArithError, decimal_text, leaves, parse, value
-from faithsieve.rewrite.gsm8k import ItemRejected, cues_for, parse_item, prose_numbers, question_literals
+from faithsieve.rewrite.gsm8k import (
+    ItemRejected,
+    cues_for,
+    parse_item,
+    prose_numbers,
+    question_literals,
+)
 
 
 def test_exact_values_and_leaf_positions() -> None:

@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from faithsieve.core.settings import Settings
 from faithsieve.lean.interface import FormalStatement, KernelResult, UnavailableKernel
-from faithsieve.llm.types import LLMError
+
 from faithsieve.core.proof import Proof, Step
+from faithsieve.core.settings import Settings
+from faithsieve.llm.types import LLMError
 from faithsieve.rewrite.check import check_llm_row
 from faithsieve.rewrite.llm_mode import ALIGN_JUDGES, ReproPipeline
 from faithsieve.stages.base import RunContext
