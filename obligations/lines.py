@@ -21,7 +21,8 @@ from __future__ import annotations
 from fractions import Fraction
 
 from faithsieve.obligations import realroots
-from faithsieve.obligations.fastpaths import MAX_DEPTH, smt_power
+from faithsieve.obligations.fastpaths import smt_power
+from faithsieve.obligations.polynomials import MAX_DEPTH
 from faithsieve.obligations.realroots import Poly1, trim
 
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Rel, Var

@@ -337,13 +337,12 @@ class Z3Checker:
         s2 = self._solver(deadline, syms.ctx)
         s2.add(*prem, *ints, goal)
         r2 = s2.check()
-        if r2 == z3.unsat and witness is not None:
-            # confirm exactly: the witness satisfies the premises and falsifies the claim
-            if (refuted := _refutation(ob, witness)) is not None:
-                if ints and self._consistent_over_reals(ob, deadline):
-                    return Unknown(self.name, "contradicts its premises only if the variables are integers "
-                                              "(the domain is guessed from the problem's words)")
-                return refuted
+        # confirm exactly: the witness satisfies the premises and falsifies the claim
+        if r2 == z3.unsat and witness is not None and (refuted := _refutation(ob, witness)) is not None:
+            if ints and self._consistent_over_reals(ob, deadline):
+                return Unknown(self.name, "contradicts its premises only if the variables are integers "
+                                          "(the domain is guessed from the problem's words)")
+            return refuted
         if r2 == z3.unsat and witness is None and (gap := _gap_refutation(ob)) is not None:
             return gap
         if r1 == z3.unknown or r2 == z3.unknown:

@@ -231,11 +231,10 @@ class SympyChecker:
             return Verified("sympy-numeric", "equal to 40 significant digits")
         if tol and abs(dv) < sympy.Rational(tol.numerator, tol.denominator):
             return Verified("sympy-rounding", "agrees to the precision shown")
-        if isinstance(c.rhs, Num) and c.rhs.decimals == 0 and not c.rhs.value == 0 and abs(dv) < 1 and not tol:
+        if isinstance(c.rhs, Num) and c.rhs.decimals == 0 and c.rhs.value != 0 and abs(dv) < 1 and not tol:
             return Unknown(self.name, "integer written for an irrational value")
-        if approx or c.op == "~":
-            if abs(dv) / mag <= sympy.Rational(5, 100):
-                return Unknown(self.name, "approximation within 5%")
+        if (approx or c.op == "~") and abs(dv) / mag <= sympy.Rational(5, 100):
+            return Unknown(self.name, "approximation within 5%")
         if abs(dv) / mag <= sympy.Rational(1, 500) and _decimal_literals(c):
             # "pi = 25.12 / 8": pi or a radical stood in for by a rounded decimal
             return Unknown(self.name, "irrational value against rounded decimals")

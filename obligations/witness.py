@@ -34,12 +34,14 @@ root, an empty premise, a bound reached) the answer is None and the solver decid
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 
-from faithsieve.obligations.fastpaths import MAX_DEPTH, translates
+from faithsieve.obligations.fastpaths import translates
+from faithsieve.obligations.polynomials import MAX_DEPTH
 from faithsieve.obligations.quadratics import quadratic_in, rational_roots
 
 from faithsieve.core.errors import FaithSieveError
@@ -161,6 +163,11 @@ def _compile(e: Expr, lim: Limits, depth: int = 0) -> Compiled:
     if isinstance(e, Pow):
         return _compile_power(e, lim, depth)
     assert isinstance(e, BinOp)
+    return _compile_binop(e, lim, depth)
+
+
+def _compile_binop(e: BinOp, lim: Limits, depth: int) -> Compiled:
+    """``+ - *`` within the size limits; a quotient, or the value ``holes`` gives division by zero."""
     left, right, bits = _compile(e.left, lim, depth + 1), _compile(e.right, lim, depth + 1), lim.max_bits
 
     def sized(x: Value) -> Value:
@@ -463,10 +470,8 @@ def witness_points(premises: list[Rel], claim: Rel, integer_vars: tuple[str, ...
     except _Spent:
         pass
     s.left = MAX_QUADRATIC_EVALUATIONS
-    try:
+    with contextlib.suppress(_Spent):
         _search(s, _quadratic_candidates(s, names), found)
-    except _Spent:
-        pass
     return found[0], found[1]
 
 
