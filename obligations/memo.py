@@ -61,7 +61,8 @@ def _frozen(v: Any) -> Hashable:
         return tuple(sorted((k, _frozen(x)) for k, x in v.items()))
     if isinstance(v, (list, tuple)):
         return tuple(_frozen(x) for x in v)
-    return v
+    out: Hashable = v
+    return out
 
 
 _OWNED = frozenset({"memo", "conversions"})

@@ -356,7 +356,7 @@ class Z3Checker:
         syms = _Syms(z3.Context())
         s = self._solver(deadline, syms.ctx)
         s.add(*[_z3_rel(p, syms) for p in ob.premises], _z3_rel(ob.claim, syms))
-        return s.check() != z3.unsat
+        return bool(s.check() != z3.unsat)
 
     def _coverage(self, ob: CoverageObligation, deadline: float) -> Outcome:
         ctx = z3.Context()
