@@ -23,13 +23,12 @@ from __future__ import annotations
 from fractions import Fraction
 
 from faithsieve.obligations.fastpaths import (
-    MAX_DEPTH,
     multiple_of,
     normal_form,
     smt_power,
     translates,
 )
-from faithsieve.obligations.polynomials import Poly, pmul, psub
+from faithsieve.obligations.polynomials import MAX_DEPTH, Poly, pmul, psub
 
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Rel, Var
 

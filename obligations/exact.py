@@ -3,6 +3,7 @@ shown, running totals, percent of a base): the cheapest check, first in the port
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
 from fractions import Fraction
 from typing import Protocol
@@ -163,6 +164,13 @@ def _rounded_up_only(a: Fraction, b: Fraction) -> bool:
     return n > x and n - x > Fraction(1, 2)
 
 
+_ORDER = {"<": operator.lt, ">": operator.gt, "<=": operator.le, ">=": operator.ge, "!=": operator.ne}
+
+
+def _evidence(a: Fraction, b: Fraction, **more: str) -> dict[str, str]:
+    return {"lhs": fmt(a), "rhs": fmt(b), **more}
+
+
 def compare_values(
     lhs: Expr, op: str, rhs: Expr, *, approx: bool, rounded: Iterable[str] = (),
     env: dict[str, Fraction] | None = None, lim: Limits = DEFAULT_LIMITS, method: str = "exact", ceiling: bool = True,
@@ -171,23 +179,40 @@ def compare_values(
     integer written for a non-integer value is read as rounded to nearest or truncated, not rounded up."""
     a = evaluate(lhs, env, lim)
     b = evaluate(rhs, env, lim)
-
-    def cx(**more: str) -> dict[str, str]:
-        return {"lhs": fmt(a), "rhs": fmt(b), **more}
-
     if not (_printable(a) and _printable(b)):
-        cx()  # formatting may raise (a float too large): it does so here, before any answer, as it always did
-    if op in ("<", ">", "<=", ">=", "!="):
-        ok = {"<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b, "!=": a != b}[op]
-        if ok:
+        _evidence(a, b)  # formatting may raise (a float too large): it does so here, before any answer, as it always did
+    order = _ORDER.get(op)
+    if order is not None:
+        if order(a, b):
             return Verified(method)
-        if op in ("<=", ">=") or approx:
-            return Unknown(method, "inequality fails only within rounding") if abs(a - b) <= max(
-                shown_tolerance(lhs), shown_tolerance(rhs)) else Refuted(method, cx())
-        return Refuted(method, cx())
+        return _failed_order(a, op, b, lhs, rhs, approx, method)
     if a == b:
         return Verified(method)
-    # "2/4 × 100 = 50%", "1/26 × 100 ≈ 3.85%": a percentage written as the number of percent
+    percent = _percent_notation(a, b, lhs, rhs, method)
+    if percent is not None:
+        return percent
+    diff = a - b
+    tol = _written_tolerance(a, b, lhs, rhs, ceiling)
+    if tol and abs(diff) < tol:
+        return Verified(f"{method}-rounding", f"agrees to the precision shown ({fmt(a)} vs {fmt(b)})")
+    rset = set(rounded)
+    if rset and _within_earlier_rounding(lhs, rhs, rset, tol, env, lim):
+        return Verified(f"{method}-rounding", "agrees within the rounding of values rounded earlier")
+    if op == "~" or approx:
+        return _approximation(a, b, rhs, method)
+    return _other_notation(a, b, lhs, rhs, tol, env, lim, method)
+
+
+def _failed_order(a: Fraction, op: str, b: Fraction, lhs: Expr, rhs: Expr, approx: bool, method: str) -> Outcome:
+    """An inequality that fails exactly: unknown where it fails only within the rounding shown."""
+    if op in ("<=", ">=") or approx:
+        return Unknown(method, "inequality fails only within rounding") if abs(a - b) <= max(
+            shown_tolerance(lhs), shown_tolerance(rhs)) else Refuted(method, _evidence(a, b))
+    return Refuted(method, _evidence(a, b))
+
+
+def _percent_notation(a: Fraction, b: Fraction, lhs: Expr, rhs: Expr, method: str) -> Outcome | None:
+    """"2/4 × 100 = 50%", "1/26 × 100 ≈ 3.85%": a percentage written as the number of percent."""
     for value, pct, other in ((a, rhs, b), (b, lhs, a)):
         if isinstance(pct, Neg):
             pct = pct.operand
@@ -198,58 +223,74 @@ def compare_values(
             ptol = shown_tolerance(inner) or (Fraction(1) if value.denominator != 1 else Fraction(0))
             if ptol and abs(value - other * 100) < ptol:
                 return Verified(f"{method}-rounding", "percent notation, rounded to the digits shown")
-    diff = a - b
+    return None
+
+
+def _written_tolerance(a: Fraction, b: Fraction, lhs: Expr, rhs: Expr, ceiling: bool) -> Fraction:
+    """The precision the sides show; 1 where an integer is written for a non-integer value (rounding,
+    floor or ceiling)."""
     tol = max(shown_tolerance(lhs), shown_tolerance(rhs))
-    # an integer written for a non-integer value: rounding, floor or ceiling
     if tol == 0 and (a.denominator != 1 or b.denominator != 1) and (
         (isinstance(rhs, Num) and b.denominator == 1) or (isinstance(lhs, Num) and a.denominator == 1)
     ) and (ceiling or not _rounded_up_only(a, b)):
         tol = Fraction(1)
-    if tol and abs(diff) < tol:
-        return Verified(f"{method}-rounding", f"agrees to the precision shown ({fmt(a)} vs {fmt(b)})")
-    rset = set(rounded)
-    if rset:
-        try:
-            lo1, hi1 = _interval(lhs, rset, env, lim)
-            lo2, hi2 = _interval(rhs, rset, env, lim)
-            if lo1 - tol <= hi2 and lo2 - tol <= hi1:
-                return Verified(f"{method}-rounding", "agrees within the rounding of values rounded earlier")
-        except FaithSieveError:
-            pass
-    if op == "~" or approx:
-        scale = max(abs(a), abs(b), Fraction(1))
-        if isinstance(rhs, Num) and rhs.decimals == 0 and b != 0:
-            t = b.numerator
-            z = 0
-            while t % 10 == 0 and z < 12:
-                t //= 10
-                z += 1
-            if abs(diff) <= Fraction(10**z, 2):
-                return Verified(f"{method}-rounding", "agrees to the significant figures shown")
-        if abs(diff) / scale <= Fraction(5, 100):
-            return Unknown(method, "approximation within 5%: too loose to decide", cx())
-        return Refuted(method, cx(difference=fmt(diff)), "off by more than 5% in an approximation")
+    return tol
+
+
+def _within_earlier_rounding(lhs: Expr, rhs: Expr, rset: set[str], tol: Fraction,
+                             env: dict[str, Fraction] | None, lim: Limits) -> bool:
+    """The sides' intervals meet when the literals in ``rset`` may be off by one unit in their last place."""
+    try:
+        lo1, hi1 = _interval(lhs, rset, env, lim)
+        lo2, hi2 = _interval(rhs, rset, env, lim)
+    except FaithSieveError:
+        return False
+    return lo1 - tol <= hi2 and lo2 - tol <= hi1
+
+
+def _approximation(a: Fraction, b: Fraction, rhs: Expr, method: str) -> Outcome:
+    """An approximate relation: verified to the significant figures shown, unknown within 5 %."""
+    diff = a - b
+    scale = max(abs(a), abs(b), Fraction(1))
+    if isinstance(rhs, Num) and rhs.decimals == 0 and b != 0:
+        t = b.numerator
+        z = 0
+        while t % 10 == 0 and z < 12:
+            t //= 10
+            z += 1
+        if abs(diff) <= Fraction(10**z, 2):
+            return Verified(f"{method}-rounding", "agrees to the significant figures shown")
+    if abs(diff) / scale <= Fraction(5, 100):
+        return Unknown(method, "approximation within 5%: too loose to decide", _evidence(a, b))
+    return Refuted(method, _evidence(a, b, difference=fmt(diff)), "off by more than 5% in an approximation")
+
+
+def _other_notation(a: Fraction, b: Fraction, lhs: Expr, rhs: Expr, tol: Fraction,
+                    env: dict[str, Fraction] | None, lim: Limits, method: str) -> Outcome:
+    """An equation that fails exactly: unknown where a common notation reads it otherwise (a running
+    total, the percent sign for the number of percent, a percent of a base), else refuted."""
     # running-total chains: "3 × 4 = 12 + 5 = 17" writes the next computation into the chain
     try:
         if evaluate(leftmost_operand(rhs), env, lim) == a and isinstance(rhs, BinOp):
-            return Unknown(method, "running-total notation: the chain continues with a new computation", cx())
+            return Unknown(method, "running-total notation: the chain continues with a new computation",
+                           _evidence(a, b))
     except FaithSieveError:
         pass
     try:
         # "20%/100 = 0.20": a percentage also written as its number of percent
         if _has_percent(lhs) or _has_percent(rhs):
             a2, b2 = evaluate(_strip_percent(lhs), env, lim), evaluate(_strip_percent(rhs), env, lim)
-            if a2 == b2 or a2 == b or a == b2:
-                return Unknown(method, "percent sign used for the number of percent", cx())
+            if a2 in (b2, b) or a == b2:
+                return Unknown(method, "percent sign used for the number of percent", _evidence(a, b))
     except FaithSieveError:
         pass
     try:
         pb = _percent_of_base(lhs, env, lim)
         if pb is not None and abs(pb - b) <= max(tol, Fraction(0)):
-            return Unknown(method, "percent-of-base notation (a + p% meaning a·(1 + p/100))", cx())
+            return Unknown(method, "percent-of-base notation (a + p% meaning a·(1 + p/100))", _evidence(a, b))
     except FaithSieveError:
         pass
-    return Refuted(method, cx(difference=fmt(diff)))
+    return Refuted(method, _evidence(a, b, difference=fmt(a - b)))
 
 
 # ---------------------------------------------------------------------------

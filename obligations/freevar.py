@@ -36,8 +36,15 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from faithsieve.obligations.fastpaths import MAX_DEPTH, rational_expr
-from faithsieve.obligations.polynomials import MAX_POWER, Poly, pconst, pmul, psub
+from faithsieve.obligations.fastpaths import rational_expr
+from faithsieve.obligations.polynomials import (
+    MAX_DEPTH,
+    MAX_POWER,
+    Poly,
+    pconst,
+    pmul,
+    psub,
+)
 from faithsieve.obligations.radicals import radical_value
 
 from faithsieve.core.errors import FaithSieveError
@@ -138,37 +145,48 @@ class _Reader:
             a = self.expand(e.args[0], depth + 1)  # outside trigonometry a degree is the number itself
             return None if a is None else {m: c / 100 for m, c in a.items()} if e.fn == "percent" else a
         if isinstance(e, BinOp) and e.op in ("+", "-", "*"):
-            a, b = self.expand(e.left, depth + 1), self.expand(e.right, depth + 1)
-            if a is None or b is None:
-                return None
-            if e.op == "*":
-                return pmul(a, b)
-            return psub(a, b) if e.op == "-" else psub(a, {m: -c for m, c in b.items()})
+            return self._ring(e, depth)
         if isinstance(e, BinOp) and e.op == "/" and not variables(e.right):
-            a = self.expand(e.left, depth + 1)
-            try:
-                d = evaluate(e.right, None, self.lim)
-            except FaithSieveError:
-                return None if a is None else pmul(a, self.atom(BinOp("/", Num(Fraction(1), "1", 0), e.right)))
-            self.divisors.append(e.right)
-            return None if a is None or not d else {m: c / d for m, c in a.items()}
+            return self._quotient(e, depth)
         if isinstance(e, Pow) and isinstance(e.exponent, Num) and e.exponent.value.denominator == 1 \
                 and 0 <= e.exponent.value.numerator <= MAX_POWER:
-            base = self.expand(e.base, depth + 1)
-            if base is None:
-                return None
-            if pconst(base) is not None:
-                try:  # a power of a number: its exact value, or one opaque quantity
-                    v = evaluate(e, None, self.lim)
-                except FaithSieveError:
-                    return self.atom(e)
-                return {(): v} if v else {}
-            out: Poly | None = {(): Fraction(1)}
-            for _ in range(e.exponent.value.numerator):
-                out = pmul(out, base) if out is not None else None
-            return out
+            return self._power(e, e.exponent.value.numerator, depth)
         return self.atom(e)
 
+    def _ring(self, e: BinOp, depth: int) -> Poly | None:
+        """``+``, ``-`` or ``*`` of two expansions."""
+        a, b = self.expand(e.left, depth + 1), self.expand(e.right, depth + 1)
+        if a is None or b is None:
+            return None
+        if e.op == "*":
+            return pmul(a, b)
+        return psub(a, b) if e.op == "-" else psub(a, {m: -c for m, c in b.items()})
+
+    def _quotient(self, e: BinOp, depth: int) -> Poly | None:
+        """A quotient by a divisor without variables: by its exact value, or by one opaque quantity."""
+        a = self.expand(e.left, depth + 1)
+        try:
+            d = evaluate(e.right, None, self.lim)
+        except FaithSieveError:
+            return None if a is None else pmul(a, self.atom(BinOp("/", Num(Fraction(1), "1", 0), e.right)))
+        self.divisors.append(e.right)
+        return None if a is None or not d else {m: c / d for m, c in a.items()}
+
+    def _power(self, e: Pow, times: int, depth: int) -> Poly | None:
+        """A small non-negative integer power: repeated products, or the value of a power of a number."""
+        base = self.expand(e.base, depth + 1)
+        if base is None:
+            return None
+        if pconst(base) is not None:
+            try:  # a power of a number: its exact value, or one opaque quantity
+                v = evaluate(e, None, self.lim)
+            except FaithSieveError:
+                return self.atom(e)
+            return {(): v} if v else {}
+        out: Poly | None = {(): Fraction(1)}
+        for _ in range(times):
+            out = pmul(out, base) if out is not None else None
+        return out
 
 def _nonzero_somewhere(e: Expr, point: dict[str, Fraction], lim: Limits) -> bool:
     """``e`` is a nonzero closed value with roots and pi, or a rational function of its variables

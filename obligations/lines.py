@@ -21,7 +21,8 @@ from __future__ import annotations
 from fractions import Fraction
 
 from faithsieve.obligations import realroots
-from faithsieve.obligations.fastpaths import MAX_DEPTH, smt_power
+from faithsieve.obligations.fastpaths import smt_power
+from faithsieve.obligations.polynomials import MAX_DEPTH
 from faithsieve.obligations.realroots import Poly1, trim
 
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Rel, Var
@@ -52,9 +53,12 @@ def _mul(a: Poly1, b: Poly1) -> Poly1:
     return trim(out)
 
 
+_ZERO = Fraction(0)
+
+
 def _add(a: Poly1, b: Poly1, sign: int = 1) -> Poly1:
     n = max(len(a), len(b))
-    return trim([(a[i] if i < len(a) else 0) + sign * (b[i] if i < len(b) else 0) for i in range(n)])
+    return trim([(a[i] if i < len(a) else _ZERO) + sign * (b[i] if i < len(b) else _ZERO) for i in range(n)])
 
 
 class _Line:

@@ -61,7 +61,8 @@ def _frozen(v: Any) -> Hashable:
         return tuple(sorted((k, _frozen(x)) for k, x in v.items()))
     if isinstance(v, (list, tuple)):
         return tuple(_frozen(x) for x in v)
-    return v
+    out: Hashable = v
+    return out
 
 
 _OWNED = frozenset({"memo", "conversions"})
@@ -175,12 +176,12 @@ class OutcomeMemo:
             self.misses += 1
         start = time.monotonic()
         out = run()
-        if out is None or not _by_the_clock(checker, out, time.monotonic() - start, deadline):
-            if _nodes_within([getattr(ob, k) for k in type(ob).model_fields if k not in _PLACE], MAX_KEY_NODES):
-                with self._lock:
-                    self._map[slot] = _Entry(checker, ob, out)
-                    self._map.move_to_end(slot)
-                    while len(self._map) > self.max_entries:
-                        self._map.popitem(last=False)
+        if (out is None or not _by_the_clock(checker, out, time.monotonic() - start, deadline)) and _nodes_within(
+                [getattr(ob, k) for k in type(ob).model_fields if k not in _PLACE], MAX_KEY_NODES):
+            with self._lock:
+                self._map[slot] = _Entry(checker, ob, out)
+                self._map.move_to_end(slot)
+                while len(self._map) > self.max_entries:
+                    self._map.popitem(last=False)
         return out
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 from fractions import Fraction
-from typing import Annotated, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
 
@@ -89,6 +89,13 @@ class _ObligationBase(BaseModel):
     stands only if every reading is refuted too (``obligations.readings``)."""
     ambiguity: str = ""
     """What the text leaves open; with no ``readings``, a refutation is recorded ``unknown`` with it."""
+
+    if TYPE_CHECKING:  # declared by every kind as a field; ``claim`` by the kinds that keep this ``claim_text``
+        @property
+        def kind(self) -> ObligationKind: ...
+
+        @property
+        def claim(self) -> Rel: ...
 
     def claim_text(self) -> str:
         """The obligation as checked, rendered: premises ⊢ claim."""

@@ -56,10 +56,11 @@ side, ``MAX_ROWS`` inequalities during elimination, the degree and term bounds o
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import partial
 from itertools import product
 
-from faithsieve.obligations.fastpaths import MAX_DEPTH, smt_power
-from faithsieve.obligations.polynomials import Poly, pconst, pmul, pneg, psub
+from faithsieve.obligations.fastpaths import smt_power
+from faithsieve.obligations.polynomials import MAX_DEPTH, Poly, pconst, pmul, pneg, psub
 
 from faithsieve.mathtext.ast import (
     BinOp,
@@ -91,6 +92,9 @@ Choices = frozenset[tuple[str, bool]]
 """The branch taken at each split (an ``abs`` argument's sign, a divisor zero or not), by split."""
 Piece = tuple[Poly, tuple[Atom, ...], Choices]
 """A polynomial valid under sign conditions, and the branches they come from."""
+Monomial = tuple[tuple[str, int], ...]
+Row = tuple[Poly, Fraction, bool]
+"""A linear inequality ``Σ a·m + c > 0`` (strict) or ``>= 0``, each monomial ``m`` read as a variable."""
 
 _ONE: Poly = {(): Fraction(1)}
 _BITS = DEFAULT_LIMITS.max_bits
@@ -139,49 +143,62 @@ def _pieces(e: Expr, depth: int = 0) -> list[Piece]:
     if isinstance(e, Call) and e.fn == "percent" and len(e.args) == 1:
         return [({m: k / 100 for m, k in p.items()}, c, ch) for p, c, ch in _pieces(e.args[0], depth + 1)]
     if isinstance(e, Call) and e.fn == "abs" and len(e.args) == 1:
-        out: list[Piece] = []
-        for p, c, ch in _pieces(e.args[0], depth + 1):
-            k = pconst(p)
-            if k is not None:  # the branch z3's If takes everywhere
-                out.append((p if k >= 0 else pneg(p), c, ch))
-                continue
-            key = "abs " + _canon(p)
-            for branch, value, cond in ((True, p, (p, ">=")), (False, pneg(p), (pneg(p), ">"))):
-                if (choices := _merged(ch, frozenset({(key, branch)}))) is not None:
-                    out.append((value, (*c, cond), choices))
-        return _bounded(out)
+        return _abs_pieces(_pieces(e.args[0], depth + 1))
     if isinstance(e, Pow):
         times = smt_power(e.exponent)
         if times is None:
             raise _Outside
-        out = []
-        for p, c, ch in _pieces(e.base, depth + 1):
-            acc = _ONE
-            for _ in range(times):
-                acc = _mul(acc, p)
-            # an even power is never negative: a condition true at every point, kept for the
-            # elimination, where the expanded monomials no longer show it ("(x - y)^2 >= 0")
-            even = times % 2 == 0 and pconst(acc) is None
-            out.append((acc, (*c, (acc, ">=")) if even else c, ch))
-        return out
+        return _power_pieces(_pieces(e.base, depth + 1), times)
     if isinstance(e, BinOp) and e.op in ("+", "-", "*", "/"):
-        left, right = _pieces(e.left, depth + 1), _pieces(e.right, depth + 1)
-        out = []
-        for (a, ca, cha), (b, cb, chb) in product(left, right):
-            choices = _merged(cha, chb)
-            if choices is None:
-                continue
-            if e.op == "+":
-                out.append((_checked(psub(a, pneg(b))), ca + cb, choices))
-            elif e.op == "-":
-                out.append((_checked(psub(a, b)), ca + cb, choices))
-            elif e.op == "*":
-                out.append((_mul(a, b), ca + cb, choices))
-            else:
-                out += _quotients(a, b, ca + cb, choices)
-        return _bounded(out)
+        return _binop_pieces(e.op, _pieces(e.left, depth + 1), _pieces(e.right, depth + 1))
     raise _Outside
 
+
+def _abs_pieces(args: list[Piece]) -> list[Piece]:
+    """``abs`` of each piece: split by the sign of a piece that is not a number."""
+    out: list[Piece] = []
+    for p, c, ch in args:
+        k = pconst(p)
+        if k is not None:  # the branch z3's If takes everywhere
+            out.append((p if k >= 0 else pneg(p), c, ch))
+            continue
+        key = "abs " + _canon(p)
+        for branch, value, cond in ((True, p, (p, ">=")), (False, pneg(p), (pneg(p), ">"))):
+            if (choices := _merged(ch, frozenset({(key, branch)}))) is not None:
+                out.append((value, (*c, cond), choices))
+    return _bounded(out)
+
+
+def _power_pieces(bases: list[Piece], times: int) -> list[Piece]:
+    """Each piece to the power ``times``, as repeated products."""
+    out: list[Piece] = []
+    for p, c, ch in bases:
+        acc = _ONE
+        for _ in range(times):
+            acc = _mul(acc, p)
+        # an even power is never negative: a condition true at every point, kept for the
+        # elimination, where the expanded monomials no longer show it ("(x - y)^2 >= 0")
+        even = times % 2 == 0 and pconst(acc) is None
+        out.append((acc, (*c, (acc, ">=")) if even else c, ch))
+    return out
+
+
+def _binop_pieces(op: str, left: list[Piece], right: list[Piece]) -> list[Piece]:
+    """``+ - * /`` of every pair of pieces whose choices agree."""
+    out: list[Piece] = []
+    for (a, ca, cha), (b, cb, chb) in product(left, right):
+        choices = _merged(cha, chb)
+        if choices is None:
+            continue
+        if op == "+":
+            out.append((_checked(psub(a, pneg(b))), ca + cb, choices))
+        elif op == "-":
+            out.append((_checked(psub(a, b)), ca + cb, choices))
+        elif op == "*":
+            out.append((_mul(a, b), ca + cb, choices))
+        else:
+            out += _quotients(a, b, ca + cb, choices)
+    return _bounded(out)
 
 def _quotients(a: Poly, b: Poly, conds: tuple[Atom, ...], choices: Choices) -> list[Piece]:
     """``a / b`` as SMT computes it (module docstring, 1): the exact quotient by a nonzero number;
@@ -341,12 +358,12 @@ def _substitute(p: Poly, v: str, value: Poly) -> Poly:
     return out
 
 
-def _linearized(rows: list[Atom]) -> list[tuple[dict[object, Fraction], Fraction, bool]]:
+def _linearized(rows: list[Atom]) -> list[Row]:
     """``rows`` as linear inequalities ``Σ a·x + c > 0`` (strict) or ``>= 0`` over the monomials read
     as variables, an equation as two inequalities, and ``m >= 0`` for each monomial whose
     exponents are all even."""
-    out: list[tuple[dict[object, Fraction], Fraction, bool]] = []
-    even: set[object] = set()
+    out: list[Row] = []
+    even: set[Monomial] = set()
     for p, op in rows:
         coeffs = {m: c for m, c in p.items() if m}
         const = p.get((), Fraction(0))
@@ -359,7 +376,14 @@ def _linearized(rows: list[Atom]) -> list[tuple[dict[object, Fraction], Fraction
     return out
 
 
-def _eliminated(rows: list[tuple[dict[object, Fraction], Fraction, bool]]) -> bool:
+def _elimination_cost(rows: list[Row], x: Monomial) -> tuple[int, str]:
+    """The rows eliminating ``x`` adds, then a fixed order."""
+    pos = sum(1 for c, _, _ in rows if c.get(x, 0) > 0)
+    neg = sum(1 for c, _, _ in rows if c.get(x, 0) < 0)
+    return pos * neg - pos - neg, str(x)
+
+
+def _eliminated(rows: list[Row]) -> bool:
     """Fourier–Motzkin: True when the inequalities have no common real point (a combination with
     nonnegative multipliers reaches a false constant), False when they have one or past
     ``MAX_ROWS``."""
@@ -373,13 +397,7 @@ def _eliminated(rows: list[tuple[dict[object, Fraction], Fraction, bool]]) -> bo
         if not rest:
             return False
         names = {x for coeffs, _, _ in rest for x in coeffs}
-
-        def cost(x: object) -> tuple[int, str]:  # rows the elimination adds, then a fixed order
-            pos = sum(1 for c, _, _ in rest if c.get(x, 0) > 0)
-            neg = sum(1 for c, _, _ in rest if c.get(x, 0) < 0)
-            return pos * neg - pos - neg, str(x)
-
-        x = min(names, key=cost)
+        x = min(names, key=partial(_elimination_cost, rest))
         pos = [r for r in rest if r[0].get(x, 0) > 0]
         neg = [r for r in rest if r[0].get(x, 0) < 0]
         rows = [r for r in rest if x not in r[0]]

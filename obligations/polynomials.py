@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 from math import gcd
+from typing import TypeVar
 
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
@@ -33,8 +34,12 @@ def small_int(e: Expr) -> int | None:
     return None
 
 
-Poly = dict[tuple[tuple[str, int], ...], Fraction]
-"""A polynomial: coefficient per monomial (sorted ``(variable, exponent)`` pairs; ``()`` the constant)."""
+Monomial = tuple[tuple[str, int], ...]
+"""Sorted ``(variable, exponent)`` pairs; ``()`` the constant."""
+Poly = dict[Monomial, Fraction]
+"""A polynomial: coefficient per monomial."""
+C = TypeVar("C", int, Fraction)
+"""A coefficient: integers (over a common denominator, ``IntPoly``) or fractions (``Poly``)."""
 
 MAX_TERMS = 4000
 """Most monomials an expansion may hold (the symbolic checker's bound)."""
@@ -70,10 +75,10 @@ def _mono_mul(ma: tuple[tuple[str, int], ...], mb: tuple[tuple[str, int], ...]) 
     return tuple(out)
 
 
-def pmul(a: Poly, b: Poly) -> Poly | None:
+def pmul(a: dict[Monomial, C], b: dict[Monomial, C]) -> dict[Monomial, C] | None:
     if len(a) * len(b) > MAX_PRODUCTS:
         return None
-    out: Poly = {}
+    out: dict[Monomial, C] = {}
     for ma, ca in a.items():
         for mb, cb in b.items():
             key = _mono_mul(ma, mb)
@@ -91,12 +96,12 @@ def pneg(p: Poly) -> Poly:
     return {m: -c for m, c in p.items()}
 
 
-IntPoly = tuple[dict[tuple[tuple[str, int], ...], int], int]
+IntPoly = tuple[dict[Monomial, int], int]
 """A polynomial as integer coefficients over one positive common denominator ``(coefficients, d)``,
 the coefficient of a monomial being ``c / d``; ``d`` shares no factor with every coefficient."""
 
 
-def _reduced(p: dict[tuple[tuple[str, int], ...], int], den: int) -> IntPoly:
+def _reduced(p: dict[Monomial, int], den: int) -> IntPoly:
     """``(p, den)`` with the common factor of the coefficients and the denominator divided out."""
     if den != 1:
         g = gcd(den, *p.values())
@@ -129,7 +134,7 @@ def _within(p: IntPoly, max_bits: int) -> bool:
     return True
 
 
-def _isub(a: dict[tuple[tuple[str, int], ...], int], b: dict[tuple[tuple[str, int], ...], int]) -> dict:
+def _isub(a: dict[Monomial, int], b: dict[Monomial, int]) -> dict[Monomial, int]:
     d = dict(a)
     for m, c in b.items():
         d[m] = d.get(m, 0) - c
@@ -151,7 +156,7 @@ def _iconst(p: IntPoly) -> Fraction | None:
     return Fraction(p[0].get((), 0), p[1]) if all(not m for m in p[0]) else None
 
 
-def fractions_of(p: tuple[dict, int]) -> Poly:
+def fractions_of(p: IntPoly | tuple[Poly, int]) -> Poly:
     return {m: Fraction(c, p[1]) for m, c in p[0].items()}
 
 
@@ -177,44 +182,51 @@ def _iexpand(e: Expr, lim: Limits, depth: int, quotients: bool) -> IntPoly | Non
         a = _iexpand(e.args[0], lim, depth + 1, quotients)
         out = None if a is None else _reduced(a[0], a[1] * 100)
     elif isinstance(e, BinOp) and e.op in ("+", "-", "*", "/"):
-        a, b = _iexpand(e.left, lim, depth + 1, quotients), _iexpand(e.right, lim, depth + 1, quotients)
-        if a is None or b is None:
-            return None
-        if e.op == "*":
-            product = pmul(a[0], b[0])
-            out = None if product is None else _reduced(product, a[1] * b[1])
-        elif e.op == "/":
-            d = _iconst(b)
-            if d is None and quotients:
-                out = {((_quotient_name(fractions_of(a), fractions_of(b)), 1),): 1}, 1
-            elif not d:
-                return None  # a variable or a zero divisor
-            else:
-                k = d.denominator if d > 0 else -d.denominator
-                out = _reduced({m: c * k for m, c in a[0].items()}, a[1] * abs(d.numerator))
-        else:
-            out = _icombine(a, b, -1 if e.op == "-" else 1)
+        out = _ibinop(e, lim, depth, quotients)
     elif isinstance(e, Pow) and small_int(e.exponent) is not None:
-        base = _iexpand(e.base, lim, depth + 1, quotients)
-        if base is None:
-            return None
-        if _iconst(base) is not None:
-            try:
-                v = evaluate(e, None, lim)
-            except FaithSieveError:
-                return None
-            out = _number(v)
-        else:
-            k = small_int(e.exponent) or 0
-            power: dict | None = {(): 1}
-            for _ in range(k):
-                power = pmul(power, base[0]) if power is not None else None
-            out = None if power is None else _reduced(power, base[1] ** k)
+        out = _ipower(e, lim, depth, quotients)
     else:
         return None
     if out is None or not _within(out, lim.max_bits):
         return None
     return out
+
+
+def _ibinop(e: BinOp, lim: Limits, depth: int, quotients: bool) -> IntPoly | None:
+    """``_iexpand`` of ``+ - * /`` before its bound on the result."""
+    a, b = _iexpand(e.left, lim, depth + 1, quotients), _iexpand(e.right, lim, depth + 1, quotients)
+    if a is None or b is None:
+        return None
+    if e.op == "*":
+        product = pmul(a[0], b[0])
+        return None if product is None else _reduced(product, a[1] * b[1])
+    if e.op == "/":
+        d = _iconst(b)
+        if d is None and quotients:
+            return {((_quotient_name(fractions_of(a), fractions_of(b)), 1),): 1}, 1
+        if not d:
+            return None  # a variable or a zero divisor
+        k = d.denominator if d > 0 else -d.denominator
+        return _reduced({m: c * k for m, c in a[0].items()}, a[1] * abs(d.numerator))
+    return _icombine(a, b, -1 if e.op == "-" else 1)
+
+
+def _ipower(e: Pow, lim: Limits, depth: int, quotients: bool) -> IntPoly | None:
+    """``_iexpand`` of a small integer power before its bound on the result."""
+    base = _iexpand(e.base, lim, depth + 1, quotients)
+    if base is None:
+        return None
+    if _iconst(base) is not None:
+        try:
+            v = evaluate(e, None, lim)
+        except FaithSieveError:
+            return None
+        return _number(v)
+    k = small_int(e.exponent) or 0
+    power: dict[Monomial, int] | None = {(): 1}
+    for _ in range(k):
+        power = pmul(power, base[0]) if power is not None else None
+    return None if power is None else _reduced(power, base[1] ** k)
 
 
 def _expand_fractions(e: Expr, lim: Limits, depth: int, quotients: bool) -> Poly | None:
@@ -234,36 +246,9 @@ def _expand_fractions(e: Expr, lim: Limits, depth: int, quotients: bool) -> Poly
         a = _expand_fractions(e.args[0], lim, depth + 1, quotients)
         out = None if a is None else {m: c / 100 for m, c in a.items()}
     elif isinstance(e, BinOp) and e.op in ("+", "-", "*", "/"):
-        a = _expand_fractions(e.left, lim, depth + 1, quotients)
-        b = _expand_fractions(e.right, lim, depth + 1, quotients)
-        if a is None or b is None:
-            return None
-        if e.op == "*":
-            out = pmul(a, b)
-        elif e.op == "/":
-            d = pconst(b)
-            if d is None and quotients:
-                out = {((_quotient_name(a, b), 1),): Fraction(1)}
-            elif not d:
-                return None
-            else:
-                out = {m: c / d for m, c in a.items()}
-        else:
-            out = psub(a, b) if e.op == "-" else psub(a, {m: -c for m, c in b.items()})
+        out = _fbinop(e, lim, depth, quotients)
     elif isinstance(e, Pow) and small_int(e.exponent) is not None:
-        base = _expand_fractions(e.base, lim, depth + 1, quotients)
-        if base is None:
-            return None
-        if pconst(base) is not None:
-            try:
-                v = evaluate(e, None, lim)
-            except FaithSieveError:
-                return None
-            out = {(): v} if v else {}
-        else:
-            out = {(): Fraction(1)}
-            for _ in range(small_int(e.exponent) or 0):
-                out = pmul(out, base) if out is not None else None
+        out = _fpower(e, lim, depth, quotients)
     else:
         return None
     if out is None or any(c.numerator.bit_length() > lim.max_bits or c.denominator.bit_length() > lim.max_bits
@@ -272,7 +257,41 @@ def _expand_fractions(e: Expr, lim: Limits, depth: int, quotients: bool) -> Poly
     return out
 
 
-def poly_difference(lhs: Expr, rhs: Expr, lim: Limits, quotients: bool) -> tuple[dict, int] | None:
+def _fbinop(e: BinOp, lim: Limits, depth: int, quotients: bool) -> Poly | None:
+    """``_expand_fractions`` of ``+ - * /`` before its bound on the result."""
+    a = _expand_fractions(e.left, lim, depth + 1, quotients)
+    b = _expand_fractions(e.right, lim, depth + 1, quotients)
+    if a is None or b is None:
+        return None
+    if e.op == "*":
+        return pmul(a, b)
+    if e.op == "/":
+        d = pconst(b)
+        if d is None and quotients:
+            return {((_quotient_name(a, b), 1),): Fraction(1)}
+        if not d:
+            return None
+        return {m: c / d for m, c in a.items()}
+    return psub(a, b) if e.op == "-" else psub(a, {m: -c for m, c in b.items()})
+
+
+def _fpower(e: Pow, lim: Limits, depth: int, quotients: bool) -> Poly | None:
+    """``_expand_fractions`` of a small integer power before its bound on the result."""
+    base = _expand_fractions(e.base, lim, depth + 1, quotients)
+    if base is None:
+        return None
+    if pconst(base) is not None:
+        try:
+            v = evaluate(e, None, lim)
+        except FaithSieveError:
+            return None
+        return {(): v} if v else {}
+    out: Poly | None = {(): Fraction(1)}
+    for _ in range(small_int(e.exponent) or 0):
+        out = pmul(out, base) if out is not None else None
+    return out
+
+def poly_difference(lhs: Expr, rhs: Expr, lim: Limits, quotients: bool) -> IntPoly | tuple[Poly, int] | None:
     """``lhs - rhs`` expanded, as ``(coefficients, denominator)``: integers over a common
     denominator, or, where one would outgrow the bit bound, ``Fraction`` coefficients over 1; None
     where either side does not expand."""

@@ -14,7 +14,8 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from faithsieve.obligations.fastpaths import MAX_DEPTH, smt_power
+from faithsieve.obligations.fastpaths import smt_power
+from faithsieve.obligations.polynomials import MAX_DEPTH
 
 from faithsieve.mathtext.ast import (
     BinOp,

@@ -230,7 +230,8 @@ def _call(e: Call, lim: Limits, depth: int) -> Value | None:
             return None  # a computed argument: the probe's 64-bit value of it might not be an integer
         v = _exact(e, lim)
         return None if v is None else _bounded(_rational(v))
-    if len(e.args) != 1 and not (e.fn == "root" and len(e.args) == 2):
+    arity = len(e.args)  # counted once: a root's index is read below, as written
+    if arity != 1 and not (e.fn == "root" and arity == 2):
         return None
     if e.fn == "deg":  # outside trigonometry a degree is the number itself
         return _value(e.args[0], lim, depth + 1)
@@ -248,11 +249,11 @@ def _call(e: Call, lim: Limits, depth: int) -> Value | None:
 
 
 _HALF, _QUARTER = Fraction(1, 2), Fraction(1, 4)
-_COS = (  # cos(nπ/12), n = 0..6
+_COS: tuple[Value, ...] = (  # cos(nπ/12), n = 0..6
     {(1, 0): Fraction(1)}, {(6, 0): _QUARTER, (2, 0): _QUARTER}, {(3, 0): _HALF}, {(2, 0): _HALF},
     {(1, 0): _HALF}, {(6, 0): _QUARTER, (2, 0): -_QUARTER}, {},
 )
-_TAN = (  # tan(nπ/12), n = 0..5 (n = 6 is a pole)
+_TAN: tuple[Value, ...] = (  # tan(nπ/12), n = 0..5 (n = 6 is a pole)
     {}, {(1, 0): Fraction(2), (3, 0): Fraction(-1)}, {(3, 0): Fraction(1, 3)}, {(1, 0): Fraction(1)},
     {(3, 0): Fraction(1)}, {(1, 0): Fraction(2), (3, 0): Fraction(1)},
 )

@@ -28,8 +28,15 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from faithsieve.obligations.fastpaths import MAX_DEPTH, rational_expr
-from faithsieve.obligations.polynomials import MAX_POWER, Poly, pmul, pneg, psub
+from faithsieve.obligations.fastpaths import rational_expr
+from faithsieve.obligations.polynomials import (
+    MAX_DEPTH,
+    MAX_POWER,
+    Poly,
+    pmul,
+    pneg,
+    psub,
+)
 
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
@@ -96,40 +103,47 @@ def _ratfn(e: Expr, lim: Limits, depth: int) -> RatFn | None:
         p = None if a is None else _bounded({m: c / 100 for m, c in a[0].items()})
         return None if a is None or p is None else (p, a[1])
     if isinstance(e, BinOp) and e.op in ("+", "-", "*", "/"):
-        a, b = _ratfn(e.left, lim, depth + 1), _ratfn(e.right, lim, depth + 1)
-        if a is None or b is None:
-            return None
-        if e.op == "*":
-            return _mul(a, b)
-        if e.op == "/":
-            if not b[0]:
-                return None  # a zero divisor: the conversion refuses it, or sympy makes it infinite
-            return _mul(a, (b[1], b[0]))
-        return _add(a, b, 1 if e.op == "+" else -1)
+        return _ratfn_binop(e, lim, depth)
     if isinstance(e, Pow):
-        k = _exponent(e.exponent)
-        if k is None:
-            return None
-        base = _ratfn(e.base, lim, depth + 1)
-        if base is None:
-            return None
-        if all(not m for m in base[0]) and all(not m for m in base[1]):
-            try:  # a power of a number: evaluated as the conversion evaluates it, under the same limits
-                v = evaluate(e, None, lim)
-            except FaithSieveError:
-                return None
-            p = _bounded({(): v} if v else {})
-            return None if p is None else (p, _ONE)
-        if k < 0:
-            if not base[0]:
-                return None
-            base, k = (base[1], base[0]), -k
-        out: RatFn | None = (_ONE, _ONE)
-        for _ in range(k):
-            out = _mul(out, base) if out is not None else None
-        return out
+        return _ratfn_power(e, lim, depth)
     return None
 
+
+def _ratfn_binop(e: BinOp, lim: Limits, depth: int) -> RatFn | None:
+    a, b = _ratfn(e.left, lim, depth + 1), _ratfn(e.right, lim, depth + 1)
+    if a is None or b is None:
+        return None
+    if e.op == "*":
+        return _mul(a, b)
+    if e.op == "/":
+        if not b[0]:
+            return None  # a zero divisor: the conversion refuses it, or sympy makes it infinite
+        return _mul(a, (b[1], b[0]))
+    return _add(a, b, 1 if e.op == "+" else -1)
+
+
+def _ratfn_power(e: Pow, lim: Limits, depth: int) -> RatFn | None:
+    k = _exponent(e.exponent)
+    if k is None:
+        return None
+    base = _ratfn(e.base, lim, depth + 1)
+    if base is None:
+        return None
+    if all(not m for m in base[0]) and all(not m for m in base[1]):
+        try:  # a power of a number: evaluated as the conversion evaluates it, under the same limits
+            v = evaluate(e, None, lim)
+        except FaithSieveError:
+            return None
+        p = _bounded({(): v} if v else {})
+        return None if p is None else (p, _ONE)
+    if k < 0:
+        if not base[0]:
+            return None
+        base, k = (base[1], base[0]), -k
+    out: RatFn | None = (_ONE, _ONE)
+    for _ in range(k):
+        out = _mul(out, base) if out is not None else None
+    return out
 
 def as_ratfn(e: Expr, lim: Limits = DEFAULT_LIMITS) -> RatFn | None:
     """``e`` as an exact quotient of expanded polynomials, or None (not a rational function as

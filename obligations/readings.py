@@ -274,6 +274,15 @@ def written_readings(r: Rel, f: Formula, link: int) -> tuple[tuple[Rel, ...], st
     calls = [n for n in nodes if isinstance(n, Call)]  # the checks below that ask about calls look only here
     readings: list[Rel] = []
     why: list[str] = []
+    _symbol_readings(r, f, link, nodes, calls, readings, why)
+    _context_readings(r, f, link, calls, readings, why)
+    return tuple(readings[:MAX_READINGS]), "; ".join(why)
+
+
+def _symbol_readings(r: Rel, f: Formula, link: int, nodes: list[Expr], calls: list[Call],
+                     readings: list[Rel], why: list[str]) -> None:
+    """``written_readings`` of the symbols themselves: ``log``, angles, degrees beside pi, towers of
+    powers, square brackets (appended to ``readings``, with what is ambiguous to ``why``)."""
     if any(n.fn == "log" and len(n.args) == 1 for n in calls):
         readings += [_rel_map(r, _log_base(10)), _rel_map(r, _log_base(2))]
         why.append("'log' without a base (base e, 10 or 2)")
@@ -293,6 +302,12 @@ def written_readings(r: Rel, f: Formula, link: int) -> tuple[tuple[Rel, ...], st
             if alt is not None:
                 readings.append(alt)
         why.append("square brackets (grouping, or the floor/ceiling function)")
+
+
+def _context_readings(r: Rel, f: Formula, link: int, calls: list[Call],
+                      readings: list[Rel], why: list[str]) -> None:
+    """``written_readings`` that the words around the formula or its neighbouring characters call
+    for: a stated base, ``n!!``, a stated modulus, ``= ... mod n``, ``!=`` after a number."""
     base = _stated_base(f) if _search(_BASE_BEFORE, f.lead) else None
     if base is not None:
         try:
@@ -321,8 +336,6 @@ def written_readings(r: Rel, f: Formula, link: int) -> tuple[tuple[Rel, ...], st
         if alt is not None:
             readings.append(alt)
             why.append("'!=' after a number (a factorial followed by '=', or 'not equal')")
-    return tuple(readings[:MAX_READINGS]), "; ".join(why)
-
 
 def _reparsed_link(text: str, latex: bool, n_rels: int, link: int) -> Rel | None:
     fs = extract_formulas(f"${text}$" if latex else text)

@@ -28,6 +28,7 @@ when none does; ``None`` only when a bound is reached (degree ``MAX_DEGREE`` of 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -43,7 +44,7 @@ MAX_BITS = 4096
 MAX_STEPS = 2000
 """Most bisection steps (Sturm counts) one decision may take."""
 
-OPS = {"=": lambda s: s == 0, "!=": lambda s: s != 0, "<": lambda s: s < 0, ">": lambda s: s > 0,
+OPS: dict[str, Callable[[Fraction | int], bool]] = {"=": lambda s: s == 0, "!=": lambda s: s != 0, "<": lambda s: s < 0, ">": lambda s: s > 0,
         "<=": lambda s: s <= 0, ">=": lambda s: s >= 0}
 
 

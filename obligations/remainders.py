@@ -53,10 +53,10 @@ def _claims(text: str) -> list[Found]:
         if 0 <= r < b:
             out.append((m.span(), Rel(BinOp("mod", _num(a), _num(b)), "=", _num(r))))
     for m in _CONGRUENT.finditer(text):
-        a, sign, r, n = m.group(1), m.group(2), m.group(3), m.group(4)
+        left, sign, residue, n = m.group(1), m.group(2), m.group(3), m.group(4)
         if int(n) > 0 and not _glued(text, m.start()):
-            rv: Expr = _num(int(r))
-            diff = BinOp("+" if sign else "-", _num(int(a)), rv)
+            rv: Expr = _num(int(residue))
+            diff = BinOp("+" if sign else "-", _num(int(left)), rv)
             out.append((m.span(), Rel(BinOp("mod", diff, _num(int(n))), "=", _num(0))))
     return out
 

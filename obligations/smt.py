@@ -337,13 +337,12 @@ class Z3Checker:
         s2 = self._solver(deadline, syms.ctx)
         s2.add(*prem, *ints, goal)
         r2 = s2.check()
-        if r2 == z3.unsat and witness is not None:
-            # confirm exactly: the witness satisfies the premises and falsifies the claim
-            if (refuted := _refutation(ob, witness)) is not None:
-                if ints and self._consistent_over_reals(ob, deadline):
-                    return Unknown(self.name, "contradicts its premises only if the variables are integers "
-                                              "(the domain is guessed from the problem's words)")
-                return refuted
+        # confirm exactly: the witness satisfies the premises and falsifies the claim
+        if r2 == z3.unsat and witness is not None and (refuted := _refutation(ob, witness)) is not None:
+            if ints and self._consistent_over_reals(ob, deadline):
+                return Unknown(self.name, "contradicts its premises only if the variables are integers "
+                                          "(the domain is guessed from the problem's words)")
+            return refuted
         if r2 == z3.unsat and witness is None and (gap := _gap_refutation(ob)) is not None:
             return gap
         if r1 == z3.unknown or r2 == z3.unknown:
@@ -357,7 +356,7 @@ class Z3Checker:
         syms = _Syms(z3.Context())
         s = self._solver(deadline, syms.ctx)
         s.add(*[_z3_rel(p, syms) for p in ob.premises], _z3_rel(ob.claim, syms))
-        return s.check() != z3.unsat
+        return bool(s.check() != z3.unsat)
 
     def _coverage(self, ob: CoverageObligation, deadline: float) -> Outcome:
         ctx = z3.Context()

@@ -82,15 +82,14 @@ def _shape(e: Expr) -> tuple[int, bool]:
     one term), which also visits every node ``walk`` visits (call arguments, exponents), so both
     guards of ``degree_ok`` are decided by the same reads of the same exponents. Recursion depth is
     the tree's depth, at most ``MAX_SYMPY_NODES`` (``_too_large`` counts the nodes first)."""
-    t = type(e)
-    if t is Var:
+    if type(e) is Var:
         return 1, True
-    if t is BinOp:  # exact node types here; a derived one is read as _term_bound and _powers_ok read it
+    if type(e) is BinOp:  # exact node types here; a derived one is read as _term_bound and _powers_ok read it
         (a, va), (b, vb) = _shape(e.left), _shape(e.right)
         return min(a + b if e.op in "+-" else a * b, 10**9), va or vb
-    if t is Neg:
+    if type(e) is Neg:
         return _shape(e.operand)
-    if t is Pow:
+    if type(e) is Pow:
         (base, vb), (_, ve) = _shape(e.base), _shape(e.exponent)
         try:
             k = _exponent(e.exponent)
@@ -103,9 +102,9 @@ def _shape(e: Expr) -> tuple[int, bool]:
         if k.denominator != 1 or k.numerator < 0:
             return base, vb or ve
         return min(base ** min(k.numerator, 64), 10**9), vb or ve
-    if t is Call:
+    if type(e) is Call:
         return 1, any([_shape(a)[1] for a in e.args])
-    if t is Num or t is Const:
+    if type(e) is Num or type(e) is Const:
         return 1, False
     if not _powers_ok(e):  # a node of a derived type: the two guards as written
         raise _Refused
@@ -135,7 +134,8 @@ def _term_bound(e: Expr) -> int:
             return 10**9 if variables(e.exponent) else 1
         if k.denominator != 1 or k.numerator < 0:
             return _term_bound(e.base)
-        return min(_term_bound(e.base) ** min(k.numerator, 64), 10**9)
+        terms: int = _term_bound(e.base) ** min(k.numerator, 64)
+        return min(terms, 10**9)
     return 1
 
 
@@ -231,11 +231,10 @@ class SympyChecker:
             return Verified("sympy-numeric", "equal to 40 significant digits")
         if tol and abs(dv) < sympy.Rational(tol.numerator, tol.denominator):
             return Verified("sympy-rounding", "agrees to the precision shown")
-        if isinstance(c.rhs, Num) and c.rhs.decimals == 0 and not c.rhs.value == 0 and abs(dv) < 1 and not tol:
+        if isinstance(c.rhs, Num) and c.rhs.decimals == 0 and c.rhs.value != 0 and abs(dv) < 1 and not tol:
             return Unknown(self.name, "integer written for an irrational value")
-        if approx or c.op == "~":
-            if abs(dv) / mag <= sympy.Rational(5, 100):
-                return Unknown(self.name, "approximation within 5%")
+        if (approx or c.op == "~") and abs(dv) / mag <= sympy.Rational(5, 100):
+            return Unknown(self.name, "approximation within 5%")
         if abs(dv) / mag <= sympy.Rational(1, 500) and _decimal_literals(c):
             # "pi = 25.12 / 8": pi or a radical stood in for by a rounded decimal
             return Unknown(self.name, "irrational value against rounded decimals")

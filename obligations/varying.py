@@ -52,7 +52,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from faithsieve.obligations.fastpaths import MAX_DEPTH
+from faithsieve.obligations.polynomials import MAX_DEPTH
 
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext.ast import (
@@ -249,7 +249,11 @@ class _Evaluator:
             if k.denominator != 1 or not 0 < k <= MAX_EXPONENT:
                 raise _Off
             return _power(self.value(e.args[0], depth + 1), 1 / k)
-        x = self.value(e.args[0], depth + 1)
+        return self._of_value(e, self.value(e.args[0], depth + 1))
+
+    def _of_value(self, e: Call, x: Interval) -> Interval:
+        """``call`` of a function of one argument, the interval ``x``."""
+        fn = e.fn
         if fn == "deg":
             return x  # the number itself outside trigonometry
         if fn == "percent":

@@ -34,12 +34,14 @@ root, an empty premise, a bound reached) the answer is None and the solver decid
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 
-from faithsieve.obligations.fastpaths import MAX_DEPTH, translates
+from faithsieve.obligations.fastpaths import translates
+from faithsieve.obligations.polynomials import MAX_DEPTH
 from faithsieve.obligations.quadratics import quadratic_in, rational_roots
 
 from faithsieve.core.errors import FaithSieveError
@@ -76,7 +78,7 @@ _STRIDE = 5
 """Offset between the value lists of neighbouring variables (so two variables differ at a base point)."""
 
 Env = dict[str, Fraction]
-Holes = dict[Fraction, Fraction]
+Holes = dict["Value", Fraction]
 """Values of division by zero, by dividend: SMT division is total, ``a / 0`` an unspecified value
 that depends on ``a`` alone (the same for every division by zero of the same dividend)."""
 
@@ -114,16 +116,20 @@ def _sized(x: Value, lim: Limits) -> Value:
 
 Value = int | Fraction
 """An exact rational: an ``int`` where the denominator is 1 (cheaper arithmetic), else a ``Fraction``."""
-Compiled = Callable[[Env, Holes], Value]
+Values = dict[str, Value]
+"""A point as ``_compile``'s functions read it: ``int`` where a value is an integer."""
+Compiled = Callable[[Values, Holes], Value]
 
 
 def _exact(a: Value, b: Value) -> Value:
     """``a / b`` exactly (``b`` nonzero): an ``int`` where two ``int`` divide evenly, else a ``Fraction``
     (``/`` on two ``int`` would give a float)."""
-    if type(a) is int and type(b) is int:
-        q, r = divmod(a, b)
-        return q if r == 0 else Fraction(a, b)
-    return a / b
+    if isinstance(a, Fraction):
+        return a / b
+    if isinstance(b, Fraction):
+        return a / b
+    q, r = divmod(a, b)
+    return q if r == 0 else Fraction(a, b)
 
 
 def _compile(e: Expr, lim: Limits, depth: int = 0) -> Compiled:
@@ -141,7 +147,7 @@ def _compile(e: Expr, lim: Limits, depth: int = 0) -> Compiled:
     numerator and denominator, so the size checks, the lookups of ``holes`` and every comparison
     read the same rational number as before: the same value, or the same exception."""
     if depth > MAX_DEPTH:
-        def deeper(env: Env, holes: Holes) -> Fraction:
+        def deeper(env: Values, holes: Holes) -> Fraction:
             raise _Undefined
         return deeper
     if isinstance(e, Num):
@@ -157,10 +163,19 @@ def _compile(e: Expr, lim: Limits, depth: int = 0) -> Compiled:
         arg = _compile(e.args[0], lim, depth + 1)
         if e.fn == "percent":
             return lambda env, holes: _exact(arg(env, holes), 100)
-        return lambda env, holes: abs(arg(env, holes))
+
+        def absolute(env: Values, holes: Holes) -> Value:
+            x = arg(env, holes)
+            return -x if x < 0 else x
+        return absolute
     if isinstance(e, Pow):
         return _compile_power(e, lim, depth)
     assert isinstance(e, BinOp)
+    return _compile_binop(e, lim, depth)
+
+
+def _compile_binop(e: BinOp, lim: Limits, depth: int) -> Compiled:
+    """``+ - *`` within the size limits; a quotient, or the value ``holes`` gives division by zero."""
     left, right, bits = _compile(e.left, lim, depth + 1), _compile(e.right, lim, depth + 1), lim.max_bits
 
     def sized(x: Value) -> Value:
@@ -178,7 +193,7 @@ def _compile(e: Expr, lim: Limits, depth: int = 0) -> Compiled:
     if e.op == "*":
         return lambda env, holes: sized(left(env, holes) * right(env, holes))
 
-    def quotient(env: Env, holes: Holes) -> Value:
+    def quotient(env: Values, holes: Holes) -> Value:
         a = left(env, holes)
         b = right(env, holes)
         if b == 0:
@@ -197,12 +212,12 @@ def _compile_power(e: Pow, lim: Limits, depth: int) -> Compiled:
     except Exception as exc:  # noqa: BLE001 (raised where reading the tree at a point would: after the base)
         error = exc
 
-        def failing(env: Env, holes: Holes) -> Value:
+        def failing(env: Values, holes: Holes) -> Value:
             base(env, holes)
             raise error
         return failing
 
-    def power(env: Env, holes: Holes) -> Value:
+    def power(env: Values, holes: Holes) -> Value:
         b = base(env, holes)
         out: Value = 1
         for _ in range(times):
@@ -463,10 +478,8 @@ def witness_points(premises: list[Rel], claim: Rel, integer_vars: tuple[str, ...
     except _Spent:
         pass
     s.left = MAX_QUADRATIC_EVALUATIONS
-    try:
+    with contextlib.suppress(_Spent):
         _search(s, _quadratic_candidates(s, names), found)
-    except _Spent:
-        pass
     return found[0], found[1]
 
 
