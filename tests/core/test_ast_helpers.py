@@ -12,7 +12,20 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from faithsieve.mathtext.ast import (
-    BinOp, Call, Const, Expr, Neg, Num, Pow, Var, children, literals, nodes, render, variables, walk,
+    BinOp,
+    Call,
+    Const,
+    Expr,
+    Neg,
+    Num,
+    Pow,
+    Var,
+    children,
+    literals,
+    nodes,
+    render,
+    variables,
+    walk,
 )
 
 

@@ -4,11 +4,11 @@ everywhere; rounding up (the ceiling) only in a word problem, where whole items 
 import time
 
 import pytest
+from faithsieve.obligations.checkers import ExactChecker, run_portfolio
+from faithsieve.obligations.models import ArithmeticObligation
 
 from faithsieve.mathtext import extract_formulas
-from faithsieve.obligations.checkers import ExactChecker, run_portfolio
 from faithsieve.mathtext.ast import Rel
-from faithsieve.obligations.models import ArithmeticObligation
 from faithsieve.pipeline import localize
 from faithsieve.split import proof_from_steps
 

@@ -4,12 +4,13 @@ import time
 from fractions import Fraction
 
 import pytest
-
-from faithsieve.core.errors import EvaluationLimit
-from faithsieve.mathtext import evaluate, extract_formulas
-from faithsieve.mathtext.ast import Num, Var
-from faithsieve.obligations.checkers import ExactChecker, SympyChecker, Z3Checker, compare_values, run_portfolio
-from faithsieve.mathtext.ast import Rel
+from faithsieve.obligations.checkers import (
+    ExactChecker,
+    SympyChecker,
+    Z3Checker,
+    compare_values,
+    run_portfolio,
+)
 from faithsieve.obligations.models import (
     ArithmeticObligation,
     CoverageObligation,
@@ -21,6 +22,10 @@ from faithsieve.obligations.models import (
     Unknown,
     Verified,
 )
+
+from faithsieve.core.errors import EvaluationLimit
+from faithsieve.mathtext import evaluate, extract_formulas
+from faithsieve.mathtext.ast import Num, Rel, Var
 
 BASE = dict(id="o0", step=1, span=(0, 1), edge="e0", source="")
 
@@ -224,10 +229,15 @@ def test_portfolio_escalates_symbolic_unknowns_only_to_checkers_that_ask_for_the
     import time as _time
     from fractions import Fraction
 
-    from faithsieve.mathtext.ast import BinOp, Num, Var
     from faithsieve.obligations.checkers import run_portfolio
-    from faithsieve.mathtext.ast import Rel
-    from faithsieve.obligations.models import ArithmeticObligation, IdentityObligation, Unknown, Verified
+    from faithsieve.obligations.models import (
+        ArithmeticObligation,
+        IdentityObligation,
+        Unknown,
+        Verified,
+    )
+
+    from faithsieve.mathtext.ast import BinOp, Num, Rel, Var
 
     class Fixed:
         def __init__(self, name, out, escalates=False):  # type: ignore[no-untyped-def]

@@ -6,11 +6,11 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from faithsieve.obligations import cleared, smt
 from faithsieve.obligations.checkers import Z3Checker
 from faithsieve.obligations.cleared import cleared_derivation
 from faithsieve.obligations.models import DerivationObligation
+
 from tests.core.test_fastpaths import BASE, outcome, rel
 
 

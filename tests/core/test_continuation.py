@@ -2,13 +2,12 @@
 known about them and no equation stated in only those letters, the pair claims an identity."""
 
 import pytest
+from faithsieve.statetree.continuation import constrains, continues
 
-from faithsieve.mathtext.ast import BinOp, Num, Var
+from faithsieve.mathtext.ast import BinOp, Num, Rel, Var
 from faithsieve.mathtext.extract import extract_formulas
-from faithsieve.mathtext.ast import Rel
 from faithsieve.pipeline import localize
 from faithsieve.split import proof_from_steps
-from faithsieve.statetree.continuation import constrains, continues
 
 
 def first(problem: str, *steps: str) -> int | None:

@@ -8,13 +8,13 @@ import time
 from dataclasses import replace
 
 import pytest
+from faithsieve.obligations.checkers import ExactChecker, SympyChecker, run_portfolio
+from faithsieve.obligations.models import ArithmeticObligation, Unknown
 
 from faithsieve.core.errors import EvaluationLimit, NotRational
 from faithsieve.mathtext import evaluate, extract_formulas, to_sympy
-from faithsieve.mathtext.cost import DEFAULT_LIMITS, Meter, budget, probe
-from faithsieve.obligations.checkers import ExactChecker, SympyChecker, run_portfolio
 from faithsieve.mathtext.ast import Rel
-from faithsieve.obligations.models import ArithmeticObligation, Unknown
+from faithsieve.mathtext.cost import DEFAULT_LIMITS, Meter, budget, probe
 
 BASE = dict(id="o0", step=1, span=(0, 1), edge="e0", source="")
 
@@ -124,7 +124,7 @@ def test_one_cost_model_with_a_profile_per_caller() -> None:
     assert set(cost.PROFILES) == {"checkers", "grader", "service"}
     assert cost.CHECKERS.limits is DEFAULT_LIMITS is EVAL_LIMITS
     assert cost.GRADER.limits is LIMITS and cost.GRADER.max_nodes == 80
-    assert grading_approx.MAX_MAGNITUDE == 1e200 and grading_approx.MAX_NODES == cost.GRADER.float_nodes
+    assert grading_approx.MAX_MAGNITUDE == 1e200 and cost.GRADER.float_nodes == grading_approx.MAX_NODES
     e = expr(r"\( (2 + 3) \cdot 4 = 20 \)")
     assert cost.within((e,), 5) and not cost.within((e,), 4)  # the one node guard: 5 nodes
     assert cost.approx(e) == 20 and grading_approx.approx(e) == 20

@@ -13,13 +13,22 @@ from __future__ import annotations
 import random
 import re
 
-import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
-
 import faithsieve.obligations.readings as readings
-import faithsieve.mathtext.cues as cues
+import pytest
 from faithsieve.obligations.readings import READING_WORDS
-from faithsieve.mathtext.cues import CUE_STARTS, CUE_WORDS, by_identity, cue_absent, cue_finditer, cue_search, words_absent
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import faithsieve.mathtext.cues as cues
+from faithsieve.mathtext.cues import (
+    CUE_STARTS,
+    CUE_WORDS,
+    by_identity,
+    cue_absent,
+    cue_finditer,
+    cue_search,
+    words_absent,
+)
 
 TABLES = {**CUE_WORDS, **READING_WORDS}
 """Every prefiltered pattern and its words: the sentence cues and the readings' patterns."""

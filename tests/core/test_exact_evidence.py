@@ -7,10 +7,10 @@ import random
 from fractions import Fraction
 
 import pytest
-
-from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num
 from faithsieve.obligations import exact
 from faithsieve.obligations.exact import PRINTABLE_BITS, compare_values, fmt
+
+from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num
 
 
 def _num(v: Fraction, decimals: int = 0) -> Num:

@@ -8,13 +8,13 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
-
-from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Pow, Var
 from faithsieve.obligations.freevar import polynomial_variable
-from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.models import IdentityObligation
+
+from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Pow, Rel, Var
 from tests.core.symsupport import BASE, check, rel, sympy_alone, view
 from tests.core.symsupport import num as _n
+
 
 def both(claim: Rel, monkeypatch, asserted: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
     ob = IdentityObligation(**BASE, claim=claim, asserted_identity=asserted)

@@ -12,16 +12,16 @@ import time
 from fractions import Fraction
 
 import pytest
-
-from faithsieve.core.settings import Settings
-from faithsieve.mathtext.ast import Call, Num
 from faithsieve.obligations import readings as R
 from faithsieve.obligations.remainders import remainder_obligations
 from faithsieve.obligations.wordclaims import glued
-from faithsieve.pipeline import localize
-from faithsieve.split import proof_from_steps
 from faithsieve.statetree.rebinding import solved_again
 from faithsieve.statetree.retraction import retracted
+
+from faithsieve.core.settings import Settings
+from faithsieve.mathtext.ast import Call, Num
+from faithsieve.pipeline import localize
+from faithsieve.split import proof_from_steps
 
 LIMIT_S = Settings().proof_time_limit_s
 

@@ -7,12 +7,19 @@ from __future__ import annotations
 import random
 from fractions import Fraction
 
-from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
-from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits
 from faithsieve.obligations import fastpaths, polynomials
 from faithsieve.obligations.fastpaths import polynomial_class
-from faithsieve.mathtext.ast import Rel
-from faithsieve.obligations.polynomials import Poly, _expand_fractions, psub, _within, _Wide, expand
+from faithsieve.obligations.polynomials import (
+    Poly,
+    _expand_fractions,
+    _Wide,
+    _within,
+    expand,
+    psub,
+)
+
+from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Rel, Var
+from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits
 
 
 def former_expand(e: Expr, lim: Limits = DEFAULT_LIMITS, depth: int = 0, quotients: bool = False) -> Poly | None:

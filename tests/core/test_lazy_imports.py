@@ -46,10 +46,11 @@ def test_lazy_module_rebinds_the_name_on_first_use() -> None:
 
 
 def test_checkers_use_the_real_modules_after_a_check() -> None:
-    from faithsieve.mathtext.extract import extract_formulas
     from faithsieve.obligations import symbolic
-    from faithsieve.mathtext.ast import Rel
     from faithsieve.obligations.models import IdentityObligation
+
+    from faithsieve.mathtext.ast import Rel
+    from faithsieve.mathtext.extract import extract_formulas
 
     # a trigonometric identity: no exact shortcut reads it, so sympy expands it (and is really loaded;
     # the rational identity used before is now decided exactly, and the test then passed only

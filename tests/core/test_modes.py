@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from faithsieve.cli import main
-from faithsieve.core.settings import Settings, method_key
 from faithsieve.core.errors import BackendUnavailable
+from faithsieve.core.settings import Settings, method_key
 from faithsieve.pipeline import Pipeline
 from faithsieve.scoring.run import _endpoint_failed, llm_summary
 from faithsieve.split import proof_from_steps
@@ -37,8 +37,9 @@ def test_cli_without_endpoint_is_a_clear_error(mode: str, tmp_path, capsys, monk
 
 
 def test_service_and_grader_ignore_the_mode_environment(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from faithsieve import grader
     from faithsieve.api.settings import ServiceSettings
+
+    from faithsieve import grader
 
     monkeypatch.setenv("FAITHSIEVE_MODE", "llm")
     assert Settings().mode == "llm"  # the variable is read ...

@@ -6,12 +6,12 @@ import random
 from fractions import Fraction
 
 import pytest
-
 from faithsieve.obligations import piecewise
 from faithsieve.obligations.checkers import Z3Checker
 from faithsieve.obligations.models import DerivationObligation, Verified
 from faithsieve.obligations.piecewise import empty, follows
 from faithsieve.obligations.smt import _Syms, _z3_rel
+
 from tests.core.test_fastpaths import BASE, outcome, rel
 
 OPS = ("=", "<", ">", "<=", ">=", "!=")

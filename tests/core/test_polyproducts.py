@@ -7,9 +7,16 @@ from __future__ import annotations
 import random
 from fractions import Fraction
 
-from faithsieve.mathtext.extract import extract_formulas
 from faithsieve.obligations import polynomials
-from faithsieve.obligations.polynomials import MAX_PRODUCTS, MAX_TERMS, _mono_mul, pmul, expand
+from faithsieve.obligations.polynomials import (
+    MAX_PRODUCTS,
+    MAX_TERMS,
+    _mono_mul,
+    expand,
+    pmul,
+)
+
+from faithsieve.mathtext.extract import extract_formulas
 
 
 def _pmul_by_sorting(a: dict, b: dict) -> dict | None:

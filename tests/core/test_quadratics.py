@@ -7,9 +7,14 @@ import random
 from fractions import Fraction
 
 import pytest
-
 from faithsieve.obligations.polynomials import expand
-from faithsieve.obligations.quadratics import degree_along, quadratic_in, rational_roots, rational_sqrt
+from faithsieve.obligations.quadratics import (
+    degree_along,
+    quadratic_in,
+    rational_roots,
+    rational_sqrt,
+)
+
 from tests.core.test_fastpaths import rel
 
 
@@ -22,7 +27,9 @@ def test_roots_from_three_values(seed: int) -> None:
         if rng.random() < 0.5:  # one with rational roots r, s: a(u - r)(u - s)
             r, s = (Fraction(rng.randint(-9, 9), rng.choice((1, 2, 5))) for _ in range(2))
             b, c = -a * (r + s), a * r * s
-        p = lambda u: a * u * u + b * u + c  # noqa: E731
+        def p(u: Fraction, a: Fraction = a, b: Fraction = b, c: Fraction = c) -> Fraction:
+            return a * u * u + b * u + c
+
         roots = rational_roots(p(0), p(1), p(2))
         assert all(p(u) == 0 for u in roots)
         if a == 0:

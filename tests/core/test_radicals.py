@@ -8,16 +8,21 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
-
-from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow
-from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.models import ArithmeticObligation, Verified
 from faithsieve.obligations.radicals import (
-    MAX_BITS, MAX_POWER, MAX_RADICAND, radical_equal, radical_value, square_part,
+    MAX_BITS,
+    MAX_POWER,
+    MAX_RADICAND,
+    radical_equal,
+    radical_value,
+    square_part,
 )
+
+from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Rel
 from tests.core.symsupport import BASE, check, rel, sympy_alone, view
-from tests.core.symsupport import rewrite as rewrite_generic
 from tests.core.symsupport import num as _n
+from tests.core.symsupport import rewrite as rewrite_generic
+
 
 def both(claim: Rel, monkeypatch) -> tuple[Any, Any]:
     ob = ArithmeticObligation(**BASE, claim=claim, approx=False, rounded=())

@@ -7,12 +7,20 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
-
-from faithsieve.mathtext.ast import BinOp, Expr, Neg, Num, Pow, Var
-from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.models import IdentityObligation, Verified
 from faithsieve.obligations.ratfunc import MAX_BITS, as_ratfn, rational_identity
-from tests.core.symsupport import BASE, check, num, plain_rel, rewrite, sympy_alone, view
+
+from faithsieve.mathtext.ast import BinOp, Expr, Neg, Num, Pow, Rel, Var
+from tests.core.symsupport import (
+    BASE,
+    check,
+    num,
+    plain_rel,
+    rewrite,
+    sympy_alone,
+    view,
+)
+
 
 def both(ob: IdentityObligation, monkeypatch) -> tuple[dict[str, Any], dict[str, Any]]:
     """The checker with the rational-function check as the only shortcut, and with none."""

@@ -6,7 +6,6 @@ import random
 from fractions import Fraction
 
 import pytest
-
 from faithsieve.obligations import realroots
 from faithsieve.obligations.realroots import satisfiable
 

@@ -3,9 +3,10 @@ not a use of the old value; the same relation with no new value, or solved to th
 
 from fractions import Fraction
 
+from faithsieve.statetree.rebinding import solved_again
+
 from faithsieve.pipeline import localize
 from faithsieve.split import proof_from_steps
-from faithsieve.statetree.rebinding import solved_again
 
 
 def first(*steps: str) -> int | None:

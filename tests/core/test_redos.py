@@ -15,13 +15,12 @@ import importlib
 import pkgutil
 import re
 import time
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-
+import tomllib
 
 # Modules not imported here, each with the reason. Nothing else may be left out.
 EXCLUDED: dict[str, str] = {
@@ -64,7 +63,7 @@ def _modules() -> tuple[list[ModuleType], dict[str, str]]:
             return found.get(name)
         try:
             found[name] = importlib.import_module(name)
-        except Exception as e:  # reported by test_every_module_is_imported, not hidden
+        except Exception as e:  # noqa: BLE001 (reported by test_every_module_is_imported, not hidden)
             failed[name] = repr(e)[:200]
         return found.get(name)
 
@@ -140,7 +139,7 @@ def _time(pattern: re.Pattern[str], text: str) -> float:
 def superlinear(pattern: re.Pattern[str]) -> str:
     """Why ``pattern`` is not linear on the hostile inputs ("" when it is). A flagged input is timed
     again before it counts, so one slow moment of a loaded machine is not a finding."""
-    for big, small in zip(INPUTS, SMALL_INPUTS):
+    for big, small in zip(INPUTS, SMALL_INPUTS, strict=True):
         for attempt in range(2):
             t_big = _time(pattern, big)
             if t_big > LIMIT_S:

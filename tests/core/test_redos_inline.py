@@ -18,7 +18,16 @@ import time
 from types import ModuleType
 
 import pytest
-from tests.core.test_redos import GROWTH, INPUTS, LIMIT_S, MODULES, SMALL_INPUTS, TIMED_S, module_patterns
+
+from tests.core.test_redos import (
+    GROWTH,
+    INPUTS,
+    LIMIT_S,
+    MODULES,
+    SMALL_INPUTS,
+    TIMED_S,
+    module_patterns,
+)
 
 _CALLS = {"search": 2, "match": 2, "fullmatch": 2, "finditer": 2, "findall": 2, "sub": 4, "subn": 4, "split": 3,
           "compile": 1}
@@ -133,7 +142,7 @@ def _time(pattern: re.Pattern[str], text: str, anchored: bool) -> float:
 def superlinear(pattern: re.Pattern[str], anchored: bool) -> str:
     """Why ``pattern``, called as it is called, is not linear on the hostile inputs ("" when it is);
     the same bounds as ``test_redos.superlinear``, a flagged input timed again before it counts."""
-    for big, small in zip(INPUTS, SMALL_INPUTS):
+    for big, small in zip(INPUTS, SMALL_INPUTS, strict=True):
         for attempt in range(2):
             t_big = _time(pattern, big, anchored)
             grows = t_big / max(_time(pattern, small, anchored), 1e-6) if t_big > TIMED_S else 0.0

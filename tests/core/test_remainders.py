@@ -1,8 +1,8 @@
 """Division with remainder and congruences between written integers (``obligations.remainders``)."""
 
 import pytest
-
 from faithsieve.obligations.remainders import MAX_PER_STEP, remainder_obligations
+
 from faithsieve.pipeline import localize
 from faithsieve.split import proof_from_steps
 

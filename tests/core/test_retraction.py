@@ -2,10 +2,10 @@
 the correction that follows is checked as usual, and a marker further away withdraws nothing."""
 
 import pytest
+from faithsieve.statetree.retraction import retracted
 
 from faithsieve.pipeline import localize
 from faithsieve.split import proof_from_steps
-from faithsieve.statetree.retraction import retracted
 
 
 def first(*steps: str) -> int | None:

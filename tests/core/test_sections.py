@@ -6,12 +6,12 @@ import random
 from fractions import Fraction
 
 import pytest
-
 from faithsieve.obligations import lines, sections, witness
 from faithsieve.obligations.checkers import Z3Checker
 from faithsieve.obligations.models import DerivationObligation, Unknown, Verified
 from faithsieve.obligations.sections import univariate_derivation
 from faithsieve.obligations.smt import _holds
+
 from tests.core.test_fastpaths import BASE, outcome, rel
 
 OPS = ("=", "<", ">", "<=", ">=")

@@ -2,8 +2,8 @@
 
 import pytest
 
-from faithsieve.core.settings import Settings
 from faithsieve.core.errors import InputError, InputTooLarge
+from faithsieve.core.settings import Settings
 from faithsieve.split import proof_from_input, split_proof_text
 
 

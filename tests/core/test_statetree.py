@@ -3,10 +3,10 @@
 import json
 
 import networkx as nx
-
-from faithsieve.split import proof_from_steps
 from faithsieve.statetree.decompose import decompose
 from faithsieve.statetree.models import TransitionType
+
+from faithsieve.split import proof_from_steps
 
 
 def types(problem: str, steps: list[str]) -> list[tuple[int, str]]:

@@ -6,11 +6,22 @@ from __future__ import annotations
 import random
 from fractions import Fraction
 
-from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var, walk
-from faithsieve.mathtext.evaluate import evaluate
 from faithsieve.obligations import symbolic
-from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.symbolic import MAX_SYMPY_NODES, _too_large
+
+from faithsieve.mathtext.ast import (
+    BinOp,
+    Call,
+    Const,
+    Expr,
+    Neg,
+    Num,
+    Pow,
+    Rel,
+    Var,
+    walk,
+)
+from faithsieve.mathtext.evaluate import evaluate
 
 
 def _n(v: Fraction | int) -> Num:

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import random
 
-from faithsieve.mathtext.ast import variables
-from faithsieve.core.proof import Proof, Step
 from faithsieve.obligations.extract import _from_edge, extract_obligations
 from faithsieve.statetree.decompose import decompose
 from faithsieve.statetree.models import EdgeUnit, ProofState
+
+from faithsieve.core.proof import Proof, Step
+from faithsieve.mathtext.ast import variables
 
 _PIECES = [
     "Let $x$ be the number of apples.", "So $x = 5$.", "Then $2x + 3 = 13$.", "$3 \\times 4 = 12 = 12 + 0$.",
@@ -47,7 +48,7 @@ def test_graph_records_are_the_models_dumps() -> None:
     seen_states = seen_edges = 0
     for proof in _PROOFS:
         tree = decompose(proof)
-        for node, data in tree.graph.nodes(data=True):
+        for _node, data in tree.graph.nodes(data=True):
             state = ProofState.model_validate(data["state"])
             assert data["state"] == state.model_dump() and type(data["state"]["hypotheses"]) is tuple
             seen_states += 1
@@ -97,7 +98,11 @@ def test_readings_asked_only_for_edges_that_get_an_obligation(monkeypatch) -> No
     """The extractor asks for a formula's readings only when one of its edges gets an obligation, and
     each obligation carries what the readings module says of its formula, asked directly."""
     import faithsieve.obligations.extract as extract
-    from faithsieve.obligations.readings import guessed_reading, notation_readings, notation_written
+    from faithsieve.obligations.readings import (
+        guessed_reading,
+        notation_readings,
+        notation_written,
+    )
 
     asked: list[int] = []
     real = extract.guessed_reading

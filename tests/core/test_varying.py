@@ -11,14 +11,17 @@ from typing import Any
 import mpmath
 import pytest
 import sympy
+from faithsieve.obligations import varying
+from faithsieve.obligations.models import IdentityObligation
+from faithsieve.obligations.varying import (
+    denominator_variables,
+    interval,
+    varying_difference,
+)
 
 from faithsieve.core.errors import FaithSieveError
-from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Var
+from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Rel, Var
 from faithsieve.mathtext.evaluate import to_sympy
-from faithsieve.obligations import varying
-from faithsieve.mathtext.ast import Rel
-from faithsieve.obligations.models import IdentityObligation
-from faithsieve.obligations.varying import denominator_variables, interval, varying_difference
 from tests.core.symsupport import BASE, num, rel, sympy_alone, view
 
 

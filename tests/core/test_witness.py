@@ -6,13 +6,13 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
-
 from faithsieve.obligations import witness
 from faithsieve.obligations.checkers import Z3Checker
-from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.models import DerivationObligation, Unknown
 from faithsieve.obligations.smt import _holds, _Syms, _z3_rel
 from faithsieve.obligations.witness import separating_points
+
+from faithsieve.mathtext.ast import Rel
 from tests.core.test_fastpaths import BASE, outcome, rel
 
 DOES_NOT_FOLLOW = "does not follow from the previous relation alone"

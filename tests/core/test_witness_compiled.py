@@ -9,12 +9,11 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
-
-from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
-from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 from faithsieve.obligations import witness
-from faithsieve.mathtext.ast import Rel
 from faithsieve.obligations.witness import MAX_DEPTH, _compile, _Missing, _Undefined
+
+from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Rel, Var
+from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 
 
 def reference(e: Expr, env: dict[str, Fraction], holes: dict[Fraction, Fraction], lim: Limits, depth: int = 0) -> Fraction:

@@ -6,11 +6,11 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from faithsieve.obligations import witness
 from faithsieve.obligations.checkers import Z3Checker
 from faithsieve.obligations.models import DerivationObligation
 from faithsieve.obligations.witness import witness_points
+
 from tests.core.test_fastpaths import BASE, outcome, rel
 from tests.core.test_witness import _z3_sat_at, z3_not
 

@@ -3,6 +3,7 @@ orphan watch. Jobs are standard-library callables (a worker cannot import test m
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -12,7 +13,12 @@ import time
 
 import pytest
 
-from faithsieve.runtime.workers import JobTimeout, KillablePool, WorkerCrashed, WorkerUnavailable
+from faithsieve.runtime.workers import (
+    JobTimeout,
+    KillablePool,
+    WorkerCrashed,
+    WorkerUnavailable,
+)
 
 
 @pytest.fixture(scope="module")
@@ -211,10 +217,8 @@ def test_deadline_holds_with_many_threads_waiting() -> None:
         def caller() -> None:
             while time.monotonic() < end:
                 deadline = time.monotonic() + 0.05
-                try:
+                with contextlib.suppress(WorkerUnavailable, JobTimeout):
                     p.run(sum, [1, 2], deadline=deadline)
-                except (WorkerUnavailable, JobTimeout):
-                    pass
                 with lock:
                     worst[0] = max(worst[0], time.monotonic() - deadline)
 
