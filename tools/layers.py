@@ -131,7 +131,7 @@ def check() -> list[str]:
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """One cycle per strongly connected component of more than one module (Tarjan)."""
+    """One cycle (a real import path) per strongly connected component of more than one module (Tarjan)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -159,13 +159,32 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
                 if w == v:
                     break
             if len(comp) > 1:
-                out.append(sorted(comp) + [sorted(comp)[0]])
+                out.append(_one_cycle(graph, set(comp)))
 
     sys.setrecursionlimit(10_000)
     for v in sorted(graph):
         if v not in index:
             visit(v)
     return out
+
+
+def _one_cycle(graph: dict[str, set[str]], comp: set[str]) -> list[str]:
+    """A shortest import path from the component's first module back to itself (breadth first)."""
+    start = min(comp)
+    parent: dict[str, str] = {}
+    queue = [start]
+    while queue:
+        v = queue.pop(0)
+        for w in sorted(graph.get(v, ())):
+            if w == start:
+                path = [v]
+                while path[-1] != start:
+                    path.append(parent[path[-1]])
+                return [*reversed(path), start]
+            if w in comp and w not in parent and w != start:
+                parent[w] = v
+                queue.append(w)
+    return sorted(comp)
 
 
 def room_graph() -> dict[str, set[str]]:
