@@ -6,11 +6,13 @@ import argparse
 import logging
 import sys
 
-from faithsieve.cli import datasets as cli_datasets
+from faithsieve.cli import compare as cli_compare
+from faithsieve.cli import convert as cli_convert
 from faithsieve.cli import doctor as cli_doctor
 from faithsieve.cli import inject as cli_inject
 from faithsieve.cli import localize as cli_localize
 from faithsieve.cli import rewrite as cli_rewrite
+from faithsieve.cli import score as cli_score
 from faithsieve.cli import serve as cli_serve
 from faithsieve.cli import view as cli_view
 from faithsieve.cli.common import (
@@ -32,7 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     cli_localize.register(sub)
-    cli_datasets.register(sub)
+    cli_score.register(sub)
+    cli_convert.register(sub)
+    cli_compare.register(sub)
     cli_inject.register(sub)
     cli_rewrite.register(sub)
     cli_serve.register(sub)

@@ -107,3 +107,22 @@ def fail(message: str) -> int:
     """Print ``error: message`` as one line on stderr; return the usage exit code."""
     print(f"error: {' '.join(message.split())}", file=sys.stderr)
     return EXIT_USAGE
+
+
+MAX_BAD_SHOWN = 50
+"""Bad records listed one by one before the rest are counted."""
+
+
+def err(msg: str) -> None:
+    """One line on stderr."""
+    print(msg, file=sys.stderr)
+
+
+def report_dropped(data: Any) -> None:
+    """The records a dataset load dropped (malformed, or excluded with a reason), on stderr."""
+    for b in data.bad[:MAX_BAD_SHOWN]:
+        err(f"bad record: {b}")
+    if len(data.bad) > MAX_BAD_SHOWN:
+        err(f"... and {len(data.bad) - MAX_BAD_SHOWN} more bad records")
+    for reason, n in data.excluded_counts().items():
+        err(f"excluded {n} record(s): {reason}")

@@ -208,10 +208,12 @@ def test_report_and_plots(good: Path, tmp_path: Path) -> None:
 
 
 def _cli(*argv: str) -> int:
-    from faithsieve.cli import datasets as cli_datasets
+    from faithsieve.cli import compare, convert, score
 
     ap = argparse.ArgumentParser(prog="faithsieve")
-    cli_datasets.register(ap.add_subparsers(dest="cmd", required=True))
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for command in (score, convert, compare):
+        command.register(sub)
     args = ap.parse_args(list(argv))
     return int(args.func(args))
 

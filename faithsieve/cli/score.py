@@ -1,0 +1,114 @@
+"""``faithsieve score PATH``: predict every item of a step-labelled dataset; write predictions, metrics and a
+report (resumable). Exit 0 ok, 1 nothing usable, 2 bad input."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from faithsieve.cli.common import (
+    err,
+    fail,
+    non_negative_int,
+    positive_int,
+    report_dropped,
+)
+from faithsieve.core.errors import FaithSieveError
+from faithsieve.runtime.textfile import os_error_line
+
+
+def _subsets(values: list[str] | None) -> tuple[str, ...]:
+    out: list[str] = []
+    for v in values or []:
+        out.extend(s for s in (p.strip() for p in v.split(",")) if s)
+    return tuple(out)
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    """``faithsieve score PATH``: predict every item, write predictions, metrics and a report."""
+    from faithsieve.cli.options import settings_from_args, warn_if_lean_missing
+    from faithsieve.datasets.adapters import load_dataset
+    from faithsieve.scoring.run import (
+        InvalidDataset,
+        ScoreRequest,
+        default_out,
+        run_score,
+    )
+
+    path = Path(args.path)
+    subsets = _subsets(args.subset)
+    out = Path(args.out) if args.out else default_out(path, subsets)
+    quiet = getattr(args, "quiet", False)
+    try:
+        settings = settings_from_args(args)
+    except ValueError as exc:
+        return fail(f"invalid setting: {exc}")
+    req = ScoreRequest(
+        path=path, out=out, format=args.format, workers=args.workers, limit=args.limit, subsets=subsets,
+        skip_invalid=args.skip_invalid, progress=False if (args.no_progress or quiet) else None,
+        resamples=args.bootstrap, seed=args.seed, report=not args.no_report, settings=settings,
+        sample=args.sample, force_new=args.force_new,
+    )
+    warning = warn_if_lean_missing(settings)
+    if warning:
+        err(warning)
+    try:
+        result = run_score(req)
+    except InvalidDataset as exc:
+        report_dropped(load_dataset(path, args.format))
+        err(f"error: {exc.message}; fix them, or pass --skip-invalid to score the rest")
+        return 2
+    except OSError as exc:
+        return fail(os_error_line(exc))
+    except (FaithSieveError, ValueError) as exc:
+        return fail(str(getattr(exc, "message", exc)))
+    report_dropped(result.dataset)
+    for w in result.warnings:
+        err(f"warning: {w}")
+    m = result.metrics
+    if not m["n"]:
+        err("error: no items to score")
+        return 1
+    summary = {k: m.get(k) for k in ("n", "binary_accuracy", "exact_accuracy", "error_accuracy", "correct_accuracy", "f1",
+                                     "flags", "flag_precision", "early_flags", "late_flags", "proofs_per_second")}
+    if m.get("llm"):
+        summary["llm"] = m["llm"]
+    if not quiet:
+        err(f"scored {m['n']} items ({result.processed} new, {result.reused} reused) -> {result.out}")
+    print(json.dumps(summary, indent=1))
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    """Add ``score`` to the main CLI's subparsers."""
+    from faithsieve.cli.options import add_method_options
+    from faithsieve.datasets.adapters import adapter_names
+
+    formats = adapter_names()
+    p = subparsers.add_parser("score", help="score a step-labelled dataset (file or directory)",
+                              description="Predict the first erroneous step of every item and write predictions.jsonl, "
+                                          "metrics.json, report.md and plots. Rerun on the same --out to resume.")
+    p.add_argument("path", help="dataset file or directory (ProofLoc JSONL or a supported public format)")
+    p.add_argument("--format", choices=formats, help="force an adapter (default: detect per file)")
+    p.add_argument("--out", help="output directory (default: runs/<name>)")
+    p.add_argument("--workers", type=positive_int, default=1, help="worker processes (default 1)")
+    p.add_argument("--limit", type=non_negative_int, metavar="N",
+                   help="score N items (after --subset): a seeded sample with each subset's flawed and correct "
+                        "items in proportion (see --sample, --seed)")
+    p.add_argument("--sample", choices=("stratified", "first"), default="stratified",
+                   help="how --limit picks: stratified (default; by subset and label, seeded by --seed) or first "
+                        "(the first N in file order)")
+    p.add_argument("--subset", action="append", metavar="NAME[,NAME...]",
+                   help="score only these subsets (repeat the flag or comma-separate)")
+    p.add_argument("--force-new", action="store_true",
+                   help="start over in --out: remove its predictions, metrics, report and evidence instead of "
+                        "resuming (a resume with other settings, versions or data is refused)")
+    p.add_argument("--skip-invalid", action="store_true", help="score the valid items when some records are malformed")
+    p.add_argument("--bootstrap", type=non_negative_int, default=1000, help="bootstrap resamples for the 95%% intervals (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the --limit sample and the bootstrap (default 0)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-report", action="store_true", help="write metrics.json only (no report.md, plots)")
+    add_method_options(p)
+    p.set_defaults(func=cmd_score)
