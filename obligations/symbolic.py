@@ -42,11 +42,11 @@ from faithsieve.mathtext.ast import (
     Rel,
     Var,
     literals,
-    nodes_within,
     substitute,
     variables,
     walk,
 )
+from faithsieve.mathtext.cost import CHECKERS, within
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 from faithsieve.runtime.lazy import lazy_module
 
@@ -56,7 +56,8 @@ else:  # imported on the first symbolic or SMT check, not at start-up
     sympy = lazy_module("sympy", globals())
 
 
-MAX_SYMPY_NODES = 400
+MAX_SYMPY_NODES = CHECKERS.max_nodes
+"""The checkers' node guard (the cost model's ``CHECKERS`` profile)."""
 MAX_DEGREE = 24
 
 
@@ -64,7 +65,7 @@ def _too_large(c: Rel) -> bool:
     """``c`` has more than ``MAX_SYMPY_NODES`` nodes (counting stops past it), or an expansion
     past ``MAX_TERMS`` terms or a variable power past ``MAX_DEGREE``: what ``degree_ok`` of both
     sides answers, read in one pass per side (``_shape``)."""
-    if not nodes_within((c.lhs, c.rhs), MAX_SYMPY_NODES):
+    if not within((c.lhs, c.rhs), CHECKERS):
         return True
     try:
         return _shape(c.lhs)[0] > MAX_TERMS or _shape(c.rhs)[0] > MAX_TERMS
