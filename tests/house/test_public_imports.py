@@ -41,3 +41,19 @@ def test_console_script_entry_point_resolves() -> None:
 
     (ep,) = [e for e in entry_points(group="console_scripts") if e.name == "faithsieve"]
     assert ep.value == "faithsieve.cli:main" and ep.load() is importlib.import_module("faithsieve.cli").main
+
+
+def test_httpx_is_a_base_dependency() -> None:
+    """``faithsieve doctor`` and the Kimina client import httpx at start; a plain ``pip install .`` must
+    bring it (recent openai releases no longer depend on it)."""
+    import ast
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    deps = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    assert any(d.split(">")[0].split("=")[0].strip() == "httpx" for d in deps)
+    for path in (root / "faithsieve" / "doctor.py", root / "lean" / "remote.py"):
+        tops = {a.name for n in ast.parse(path.read_text(encoding="utf-8")).body if isinstance(n, ast.Import)
+                for a in n.names}
+        assert "httpx" in tops, path  # the reason this test exists; drop it with the import
