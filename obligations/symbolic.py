@@ -32,11 +32,7 @@ from faithsieve.obligations.varying import varying_difference
 
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext.ast import (
-    BinOp,
-    Call,
-    Const,
     Expr,
-    Neg,
     Num,
     Pow,
     Rel,
@@ -46,7 +42,7 @@ from faithsieve.mathtext.ast import (
     variables,
     walk,
 )
-from faithsieve.mathtext.cost import CHECKERS, within
+from faithsieve.mathtext.cost import CHECKERS, expansion_terms, expansion_within
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 from faithsieve.runtime.lazy import lazy_module
 
@@ -62,54 +58,10 @@ MAX_DEGREE = 24
 
 
 def _too_large(c: Rel) -> bool:
-    """``c`` has more than ``MAX_SYMPY_NODES`` nodes (counting stops past it), or an expansion
-    past ``MAX_TERMS`` terms or a variable power past ``MAX_DEGREE``: what ``degree_ok`` of both
-    sides answers, read in one pass per side (``_shape``)."""
-    if not within((c.lhs, c.rhs), CHECKERS):
-        return True
-    try:
-        return _shape(c.lhs)[0] > MAX_TERMS or _shape(c.rhs)[0] > MAX_TERMS
-    except _Refused:
-        return True
-
-
-class _Refused(Exception):
-    """A power of a variable expression whose exponent is unreadable or past ``MAX_DEGREE``."""
-
-
-def _shape(e: Expr) -> tuple[int, bool]:
-    """``(_term_bound(e), e has a variable)`` in one walk, raising ``_Refused`` where the walk of
-    ``degree_ok`` meets a power it refuses: the same recursion as ``_term_bound`` (calls count as
-    one term), which also visits every node ``walk`` visits (call arguments, exponents), so both
-    guards of ``degree_ok`` are decided by the same reads of the same exponents. Recursion depth is
-    the tree's depth, at most ``MAX_SYMPY_NODES`` (``_too_large`` counts the nodes first)."""
-    if type(e) is Var:
-        return 1, True
-    if type(e) is BinOp:  # exact node types here; a derived one is read as _term_bound and _powers_ok read it
-        (a, va), (b, vb) = _shape(e.left), _shape(e.right)
-        return min(a + b if e.op in "+-" else a * b, 10**9), va or vb
-    if type(e) is Neg:
-        return _shape(e.operand)
-    if type(e) is Pow:
-        (base, vb), (_, ve) = _shape(e.base), _shape(e.exponent)
-        try:
-            k = _exponent(e.exponent)
-        except FaithSieveError:
-            if vb:
-                raise _Refused from None
-            return (10**9 if ve else 1), ve
-        if vb and abs(k) > MAX_DEGREE:
-            raise _Refused
-        if k.denominator != 1 or k.numerator < 0:
-            return base, vb or ve
-        return min(base ** min(k.numerator, 64), 10**9), vb or ve
-    if type(e) is Call:
-        return 1, any([_shape(a)[1] for a in e.args])
-    if type(e) is Num or type(e) is Const:
-        return 1, False
-    if not _powers_ok(e):  # a node of a derived type: the two guards as written
-        raise _Refused
-    return _term_bound(e), bool(variables(e))
+    """``c`` has more than ``MAX_SYMPY_NODES`` nodes, or an expansion anywhere in it (inside function
+    arguments and bars too) past ``MAX_TERMS`` terms (the cost model's ``expansion_within``), or a
+    variable power past ``MAX_DEGREE``: what ``degree_ok`` of both sides answers."""
+    return not expansion_within((c.lhs, c.rhs), CHECKERS) or not (_powers_ok(c.lhs) and _powers_ok(c.rhs))
 
 
 def _exponent(e: Expr) -> Fraction:
@@ -118,26 +70,12 @@ def _exponent(e: Expr) -> Fraction:
     return e.value if type(e) is Num else evaluate(e)
 
 
-MAX_TERMS = 4000
+MAX_TERMS = CHECKERS.max_terms
 
 
 def _term_bound(e: Expr) -> int:
-    """Upper bound on the number of terms after expanding (products multiply, sums add)."""
-    if isinstance(e, BinOp):
-        a, b = _term_bound(e.left), _term_bound(e.right)
-        return min(a + b if e.op in "+-" else a * b, 10**9)
-    if isinstance(e, Neg):
-        return _term_bound(e.operand)
-    if isinstance(e, Pow):
-        try:
-            k = _exponent(e.exponent)
-        except FaithSieveError:
-            return 10**9 if variables(e.exponent) else 1
-        if k.denominator != 1 or k.numerator < 0:
-            return _term_bound(e.base)
-        terms: int = _term_bound(e.base) ** min(k.numerator, 64)
-        return min(terms, 10**9)
-    return 1
+    """Upper bound on the number of terms expanding builds anywhere in ``e`` (the cost model's)."""
+    return expansion_terms(e)
 
 
 def degree_ok(e: Expr) -> bool:

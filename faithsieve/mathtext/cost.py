@@ -10,6 +10,9 @@ deterministic (the same input always gets the same answer, whatever the machine'
 * **Magnitudes, in doubles.** ``approx`` evaluates in complex doubles, refusing any value or
   intermediate past ``10^max_magnitude_digits`` and any tree past ``float_nodes`` nodes: the
   grader's guard before ``sympy.N`` and its comparison at sample points.
+* **Expansion.** ``expansion_terms`` bounds the terms an expansion builds anywhere in a formula,
+  inside function arguments and bars included (sympy's ``expand`` works inside them):
+  ``expansion_within`` is the checkers' guard before ``expand``.
 * **Lanes.** ``text_cost`` estimates, from a proof's text alone, whether checking it may use the
   whole budget (the service puts such proofs in its heavy lane).
 
@@ -56,6 +59,7 @@ from faithsieve.mathtext.ast import (
     Pow,
     Var,
     nodes_within,
+    variables,
 )
 
 
@@ -95,6 +99,8 @@ class CostProfile:
     """The node guard (``within``): larger trees get no symbolic work."""
     float_nodes: int = 200
     """Nodes one double-precision evaluation (``approx``) may visit."""
+    max_terms: int = 4000
+    """Terms one expansion may build anywhere in a formula (``expansion_within``)."""
     max_magnitude_digits: int = 200
     """``approx`` refuses a value or intermediate past ``10^max_magnitude_digits``."""
     costly_functions: frozenset[str] = _COSTLY_FUNCTIONS
@@ -131,6 +137,84 @@ def within(exprs: Iterable[Expr], profile: CostProfile | int) -> bool:
     """The node guard: the trees in ``exprs`` have at most ``profile.max_nodes`` (or the given number)
     nodes in all (counting stops past it)."""
     return nodes_within(exprs, profile if isinstance(profile, int) else profile.max_nodes)
+
+
+
+# ---------------------------------------------------------------------------
+# The expansion bound
+# ---------------------------------------------------------------------------
+
+_NO_BOUND = 10**9
+"""``expansion_terms``'s answer past any limit a caller uses."""
+
+
+def _exponent_value(e: Expr) -> Fraction | None:
+    """The exact value of an exponent (``evaluate``, under the default limits), or None when it has
+    variables or cannot be evaluated."""
+    if type(e) is Num:
+        return e.value
+    # imported here: evaluate reads this module's limits
+    from faithsieve.mathtext.evaluate import evaluate
+
+    try:
+        return evaluate(e)
+    except FaithSieveError:
+        return None
+
+
+def _power_terms(n: int, k: Fraction) -> int:
+    """Terms of ``s^k`` expanded, ``s`` a sum of ``n`` terms: the multinomial count ``C(n+m-1, m)`` for
+    ``m = ⌊|k|⌋`` (a negative power expands its denominator; sympy writes ``s^(61/2)`` as ``s^30·√s``
+    and ``√(s^60)`` of a positive ``s`` as ``s^30``)."""
+    m = math.floor(abs(k))
+    if n <= 1 or m == 0:
+        return 1
+    if m > 4096:
+        return _NO_BOUND
+    return min(math.comb(n - 1 + m, m), _NO_BOUND)
+
+
+def _terms_and_work(e: Expr) -> tuple[int, int]:
+    """``(terms of e expanded, the largest expansion anywhere inside e)``; recursion as deep as the
+    tree (callers bound its size first)."""
+    if isinstance(e, BinOp):
+        (a, wa), (b, wb) = _terms_and_work(e.left), _terms_and_work(e.right)
+        terms = min(a + b if e.op in "+-" else a * b, _NO_BOUND)
+        return terms, max(terms, wa, wb)
+    if isinstance(e, Neg):
+        return _terms_and_work(e.operand)
+    if isinstance(e, Pow):
+        (base, wb), (_, we) = _terms_and_work(e.base), _terms_and_work(e.exponent)
+        k = _exponent_value(e.exponent)
+        if k is None:  # irrational: one term; with variables (expand splits it) cheap only on one term
+            terms = 1 if base == 1 or not variables(e.exponent) else _NO_BOUND
+        else:
+            terms = _power_terms(base, k)
+        return terms, max(terms, wb, we)
+    if isinstance(e, Call):
+        work = 1
+        for arg in e.args:
+            work = max(work, *_terms_and_work(arg))
+        return 1, work  # one term outside; expand works inside the arguments
+    return 1, 1
+
+
+def expansion_terms(e: Expr) -> int:
+    """An upper bound on the terms expanding ``e`` builds anywhere in it (at most ``10^9``): sums add,
+    products multiply, a power ``k`` of a sum of ``n`` terms has at most ``C(n+k-1, k)``, and a function
+    call or a bar (``sqrt``, ``|…|``, ``floor``, ``sin``, …) is one term outside but costs what the
+    expansion of its arguments costs, since ``expand`` works inside them (``√((√2+√3+…+√13)^60)``: sympy
+    rewrites it as the 30th power of the sum and expands that). Call ``within`` first: the walk is as
+    deep as the tree."""
+    return _terms_and_work(e)[1]
+
+
+def expansion_within(exprs: Iterable[Expr], profile: CostProfile) -> bool:
+    """Every tree in ``exprs`` has at most ``profile.max_nodes`` nodes in all and expands to at most
+    ``profile.max_terms`` terms anywhere (``expansion_terms``): the guard before symbolic expansion."""
+    exprs = list(exprs)
+    return within(exprs, profile) and all(expansion_terms(e) <= profile.max_terms for e in exprs)
+
 
 _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("faithsieve_eval_deadline", default=None)
 _CLOCK_EVERY = 1024
