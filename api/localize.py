@@ -139,7 +139,7 @@ async def route_localize_batch(body: BatchRequest, request: Request,
             continue
         todo.append((i, data, settings, key))
 
-    lanes = [lane_for(service, t[1]) for t in todo]
+    lanes = await asyncio.to_thread(lambda: [lane_for(service, t[1]) for t in todo])  # off the event loop
 
     async def one(i: int, data: dict[str, Any], settings: Settings, key: str, lane: Lane) -> None:
         try:

@@ -122,7 +122,8 @@ async def until_disconnected(request: Request, work: Awaitable[T], metrics: Serv
 
 
 def lane_for(service: Service, data: dict[str, Any]) -> Lane:
-    """The lane of one proof on this server (``heavy_chars`` from its settings)."""
+    """The lane of one proof on this server (``heavy_chars`` from its settings): the cost model's one
+    estimate, read once per proof (callers run it in a thread, off the event loop)."""
     return lane_of(data, service.settings.heavy_chars)
 
 
@@ -135,7 +136,7 @@ async def run_admitted(request: Request, service: Service, data: dict[str, Any],
                        deadline: float, job: Job | None = None) -> JobResult:
     """Run one proof's job (``job``, or the pool's) admitted in its lane, until ``deadline`` (loop time) and
     at most ``request_time_limit_s``; cancelled, its worker killed, when the client disconnects."""
-    lane = lane_for(service, data)
+    lane = await asyncio.to_thread(lane_for, service, data)  # the text is read off the event loop
     with admission(service, [lane]):
         return await until_disconnected(
             request, service.pool.run(data, settings, deadline, service.settings.request_time_limit_s, lane, job=job),

@@ -99,8 +99,10 @@ class CostProfile:
     """The node guard (``within``): larger trees get no symbolic work."""
     float_nodes: int = 200
     """Nodes one double-precision evaluation (``approx``) may visit."""
-    max_terms: int = 4000
-    """Terms one expansion may build anywhere in a formula (``expansion_within``)."""
+    max_terms: int = 1000
+    """Terms one expansion may build anywhere in a formula (``expansion_within``): sympy's ``expand``
+    cannot be interrupted, and a thousand terms cost it about 0.1-0.3 s (``bench/bomb_search.py``),
+    within an obligation's default budget."""
     max_magnitude_digits: int = 200
     """``approx`` refuses a value or intermediate past ``10^max_magnitude_digits``."""
     costly_functions: frozenset[str] = _COSTLY_FUNCTIONS
@@ -602,10 +604,12 @@ def _quick_light(text: str, profile: CostProfile) -> bool:
 
 
 def formula_cost(e: Expr, profile: CostProfile = SERVICE) -> str | None:
-    """Why checking ``e`` may use the whole budget under ``profile`` (``"size"``, ``"function"``,
+    """Why checking ``e`` may use the whole budget under ``profile`` (``"size"``, ``"expansion"``, ``"function"``,
     ``"exponent"``, ``"power"``, ``"magnitude"``), or None when it is cheap."""
     if not within((e,), profile):
         return "size"
+    if expansion_terms(e) > profile.max_terms:
+        return "expansion"
     stack = [e]
     while stack:
         n = stack.pop()
@@ -668,11 +672,12 @@ def text_cost(text: str, profile: CostProfile = SERVICE) -> str | None:
         return "operators"
     if _quick_light(text, profile):
         return None
-    for seg in find_segments(text):
-        tokenize = tokenize_latex if seg.latex else tokenize_plain
-        for tok in tokenize(text[seg.start:seg.end]):
-            if tok.kind == FUNC and (tok.value in profile.costly_functions or tok.value.startswith("log")):
-                return "function"
+    if any(name in text for name in profile.costly_functions):  # else no token can name one: one reading only
+        for seg in find_segments(text):
+            tokenize = tokenize_latex if seg.latex else tokenize_plain
+            for tok in tokenize(text[seg.start:seg.end]):
+                if tok.kind == FUNC and (tok.value in profile.costly_functions or tok.value.startswith("log")):
+                    return "function"
     for f in extract_formulas(text):
         for e in f.chain.exprs:
             why = formula_cost(e, profile)
