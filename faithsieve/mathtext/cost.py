@@ -59,7 +59,6 @@ from faithsieve.mathtext.ast import (
     Pow,
     Var,
     nodes_within,
-    variables,
 )
 
 
@@ -150,25 +149,26 @@ _NO_BOUND = 10**9
 """``expansion_terms``'s answer past any limit a caller uses."""
 
 
-def _exponent_value(e: Expr) -> Fraction | None:
-    """The exact value of an exponent (``evaluate``, under the default limits), or None when it has
-    variables or cannot be evaluated."""
+def _exponent_size(e: Expr) -> float | None:
+    """``|e|`` for an exponent without variables (the magnitude probe's value, at most ``2^max_bits``),
+    or None when it has variables or no real value."""
     if type(e) is Num:
-        return e.value
-    # imported here: evaluate reads this module's limits
-    from faithsieve.mathtext.evaluate import evaluate
-
+        return abs(float(e.value)) if abs(e.value) < _NO_BOUND else float(_NO_BOUND)
     try:
-        return evaluate(e)
-    except FaithSieveError:
-        return None
+        _CTX.prec = DEFAULT_LIMITS.probe_precision
+        v = _value(e, DEFAULT_LIMITS, Meter(DEFAULT_LIMITS.max_steps, deadline=None))
+    except (EvaluationLimit, NotRational):
+        return float(_NO_BOUND)
+    if v is None or _CTX.im(v) != 0:
+        return None if v is None else float(_NO_BOUND)
+    return min(abs(float(_CTX.re(v))), float(_NO_BOUND))
 
 
-def _power_terms(n: int, k: Fraction) -> int:
+def _power_terms(n: int, k: float) -> int:
     """Terms of ``s^k`` expanded, ``s`` a sum of ``n`` terms: the multinomial count ``C(n+m-1, m)`` for
     ``m = ⌊|k|⌋`` (a negative power expands its denominator; sympy writes ``s^(61/2)`` as ``s^30·√s``
     and ``√(s^60)`` of a positive ``s`` as ``s^30``)."""
-    m = math.floor(abs(k))
+    m = math.floor(k)
     if n <= 1 or m == 0:
         return 1
     if m > 4096:
@@ -187,11 +187,9 @@ def _terms_and_work(e: Expr) -> tuple[int, int]:
         return _terms_and_work(e.operand)
     if isinstance(e, Pow):
         (base, wb), (_, we) = _terms_and_work(e.base), _terms_and_work(e.exponent)
-        k = _exponent_value(e.exponent)
-        if k is None:  # irrational: one term; with variables (expand splits it) cheap only on one term
-            terms = 1 if base == 1 or not variables(e.exponent) else _NO_BOUND
-        else:
-            terms = _power_terms(base, k)
+        k = _exponent_size(e.exponent)
+        # an exponent with variables (expand splits it) is cheap only on one term
+        terms = (1 if base == 1 else _NO_BOUND) if k is None else _power_terms(base, k)
         return terms, max(terms, wb, we)
     if isinstance(e, Call):
         work = 1
