@@ -34,6 +34,7 @@ from faithsieve.api.ops import (
 )
 from faithsieve.api.pool import Job, WorkerPool
 from faithsieve.api.reward import route_get_reward, warm_reward_grader
+from faithsieve.api.reward_queue import RewardQueue
 from faithsieve.api.schema import describe, document_limits
 from faithsieve.api.service import (
     ClientGone,
@@ -87,6 +88,13 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
+def _reward_slots() -> int:
+    """Reward samples graded at once: the grader's worker processes (``FAITHSIEVE_GRADER_WORKERS``)."""
+    from faithsieve.grading.config import default_config
+
+    return default_config().workers
+
+
 def create_app(settings: ServiceSettings | None = None, job: Job | None = None) -> FastAPI:
     """Build the app. ``job`` replaces the pipeline job (a picklable top-level function; tests use
     ``faithsieve.api.worker.sleep_job``)."""
@@ -99,14 +107,18 @@ def create_app(settings: ServiceSettings | None = None, job: Job | None = None) 
         pool = WorkerPool(settings.workers, settings.max_pending, settings.worker_memory_mb, metrics,
                           job or localize_job, settings.heavy_workers, settings.heavy_max_pending)
         cache = VerdictCache(settings.cache_entries, settings.cache_max_bytes)
-        service = Service(settings=settings, pipeline=pipeline, pool=pool, cache=cache, metrics=metrics)
+        rewards = RewardQueue(settings.reward_max_pending, _reward_slots(), metrics)
+        service = Service(settings=settings, pipeline=pipeline, pool=pool, cache=cache, metrics=metrics,
+                          rewards=rewards)
         await asyncio.gather(pool.start(), warm_reward_grader(settings))
+        rewards.start()
         app.state.service = state["service"] = service
         try:
             yield
         finally:
             app.state.service = None
             state.pop("service", None)
+            await rewards.close()
             await pool.close()
 
     state: dict[str, Service] = {}

@@ -141,6 +141,14 @@ class RewardRequest(BaseModel):
     labels: list[str | None] | None = None
     """Reference answers (null or "" grades the process only)."""
 
+    @field_validator("query", "prompts", "labels")
+    @classmethod
+    def _unicode_texts(cls, v: list[str | None] | None) -> list[str | None] | None:
+        for s in v or ():
+            if s is not None:
+                _valid_unicode(s)  # the same rule as /localize: lone surrogates are not text
+        return v
+
 
 class RewardResponse(BaseModel):
     """OpenRLHF's remote reward response."""

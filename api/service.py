@@ -21,6 +21,7 @@ from faithsieve.api.errors import ServiceError
 from faithsieve.api.metrics import ServiceMetrics
 from faithsieve.api.models import LocalizeOptions
 from faithsieve.api.pool import Job, WorkerPool
+from faithsieve.api.reward_queue import RewardQueue
 from faithsieve.api.settings import ServiceSettings
 from faithsieve.api.worker import JobResult
 from fastapi import Depends, Request
@@ -55,6 +56,8 @@ class Service:
     """Verdicts by input hash."""
     metrics: ServiceMetrics
     """Counters for ``/metrics``."""
+    rewards: RewardQueue
+    """``/get_reward``'s admission and sample scheduling."""
 
 
 def get_service(request: Request) -> Service:

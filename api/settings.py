@@ -34,6 +34,9 @@ class ServiceSettings(Settings):
     max_pending: int = Field(default=64, ge=1)
     """Most proofs admitted at once (running plus waiting for a worker); a request that would
     exceed it is answered 429 with ``Retry-After`` instead of being queued."""
+    reward_max_pending: int = Field(default=64, ge=1)
+    """Most ``/get_reward`` samples admitted at once (being graded plus waiting); a request that would
+    exceed it is answered 429 with ``Retry-After``."""
     heavy_chars: int = Field(default=4000, ge=1)
     """A proof with more characters than this, or with an expensive-looking formula (transcendental
     functions, exponents or factorials of three or more digits, long operator runs), runs in the
