@@ -141,6 +141,7 @@ def create_app(settings: ServiceSettings | None = None, job: Job | None = None) 
     api_key = settings.api_key.get_secret_value() if settings.api_key is not None else None
     middleware.append(Middleware(
         GuardMiddleware, metrics=metrics, api_key=api_key, protected=_PROTECTED,
+        protected_prefixes=workbench.PROTECTED_PREFIXES,
         body_limits={"/localize": settings.max_body_bytes, "/localize/batch": settings.max_batch_body_bytes,
                      "/get_reward": settings.max_batch_body_bytes, **workbench.body_limits(settings)},
         body_time_limit_s=settings.body_read_time_limit_s))

@@ -86,13 +86,19 @@ class GuardMiddleware:
     """API key, media type, body size and body time limits for the ``POST`` routes."""
 
     def __init__(self, app: ASGIApp, metrics: ServiceMetrics, body_limits: Mapping[str, int],
-                 body_time_limit_s: float, api_key: str | None, protected: frozenset[str]) -> None:
+                 body_time_limit_s: float, api_key: str | None, protected: frozenset[str],
+                 protected_prefixes: tuple[str, ...] = ()) -> None:
         self.app = app
         self.metrics = metrics
         self.body_limits = dict(body_limits)
         self.body_time_limit_s = body_time_limit_s
         self.api_key = api_key.encode("utf-8") if api_key else None
         self.protected = protected
+        self.protected_prefixes = protected_prefixes
+        """Paths equal to one of these or below it (``/web/runs``, ``/web/runs/...``) need the key too."""
+
+    def _needs_key(self, path: str) -> bool:
+        return path in self.protected or any(path == p or path.startswith(p + "/") for p in self.protected_prefixes)
 
     def _authorized(self, headers: Headers) -> bool:
         """Either credential, when present and not empty, may carry the key (an empty ``X-API-Key``
@@ -119,7 +125,7 @@ class GuardMiddleware:
                                   headers={"Connection": "close"})
             await response(scope, receive, send)
             return
-        needs_key = self.api_key is not None and path in self.protected and scope.get("method") != "OPTIONS"
+        needs_key = self.api_key is not None and self._needs_key(path) and scope.get("method") != "OPTIONS"
         if needs_key and not self._authorized(headers):
             self.metrics.rejections.inc("unauthorized")
             response = error_json(401, "unauthorized", "a valid API key is required (X-API-Key header or "

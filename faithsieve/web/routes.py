@@ -24,6 +24,8 @@ TREE_PATH = "/web/tree"
 OPEN_RUN_PATH = "/web/runs/open"
 PROTECTED = frozenset({TREE_PATH})
 """Paths that need the API key when the server has one (they run the pipeline's decomposer)."""
+PROTECTED_PREFIXES = ("/web/runs",)
+"""Path prefixes that need the API key when the server has one (the run browser's routes)."""
 _OPEN_RUN_BODY_BYTES = 8192
 _ASSET = re.compile(r"^[a-z0-9_-]{1,40}\.(js|css|svg)$")
 _EXAMPLE = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
@@ -75,8 +77,13 @@ def examples_index() -> list[dict[str, Any]]:
 
 def mode_choices(settings: ServiceSettings) -> list[dict[str, Any]]:
     """The modes the page offers, each with whether this server runs it and why not."""
-    if not settings.llm_base_url or not settings.llm_model:
+    missing = [name for name, value in (("FAITHSIEVE_LLM_BASE_URL", settings.llm_base_url),
+                                        ("FAITHSIEVE_LLM_MODEL", settings.llm_model)) if not value]
+    if len(missing) == 2:
         why = "needs a language-model endpoint; none is configured (FAITHSIEVE_LLM_BASE_URL, FAITHSIEVE_LLM_MODEL)"
+    elif missing:
+        given = "FAITHSIEVE_LLM_MODEL" if missing[0] == "FAITHSIEVE_LLM_BASE_URL" else "FAITHSIEVE_LLM_BASE_URL"
+        why = f"needs a language-model endpoint: {given} is set, {missing[0]} is not"
     else:
         why = (f"an endpoint is configured ({settings.llm_model}), but the service runs the offline sieve only "
                "(its limits are sized for milliseconds); use `faithsieve localize --mode ...`")
@@ -92,10 +99,10 @@ async def page() -> HTMLResponse:
 
 async def asset(name: str) -> Response:
     if not _ASSET.fullmatch(name):
-        raise NotFound(f"no asset {name!r}", {"field": "name"})
+        raise NotFound("no such asset", {"field": "name"})
     path = _static() / name
     if not path.is_file():
-        raise NotFound(f"no asset {name!r}", {"field": "name"})
+        raise NotFound("no such asset", {"field": "name"})
     return Response(path.read_bytes(), media_type=_MEDIA[name.rsplit(".", 1)[1]], headers=_headers())
 
 
@@ -106,7 +113,7 @@ async def examples() -> dict[str, Any]:
 async def example(name: str) -> Response:
     known = {e["name"] for e in examples_index()}
     if not _EXAMPLE.fullmatch(name) or name not in known:
-        raise NotFound(f"no example {name!r}", {"field": "name"})
+        raise NotFound("no such example", {"field": "name"})
     return Response((_examples_dir() / f"{name}.json").read_bytes(), media_type="application/json")
 
 

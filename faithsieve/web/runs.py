@@ -3,8 +3,13 @@
 A run directory is shown only if the operator opened it (``faithsieve view RUN_DIR``) or it
 lies under the configured runs root (``FAITHSIEVE_RUNS_ROOT``). Paths are compared after
 resolving symlinks and ``..``, so nothing outside those directories can be named; the page
-refers to runs by an opaque id, never by path. Files are read by fixed names only
-(``predictions.jsonl``, ``metrics.json``, ``run.json``, the two plots, ``evidence/<id>.json``).
+refers to runs by an opaque id and shows names, never a server path. Files are read by fixed names
+only (``predictions.jsonl``, ``metrics.json``, ``run.json``, the two plots, ``evidence/<id>.json``),
+and a file whose resolved path leaves its run directory (a symlink out of it) is not read. The
+items' text comes from the dataset ``run.json`` names only when that file lies under the runs root
+(or, with no root, under the run's parent directory or the server's working directory); the
+operator's ``faithsieve view --dataset PATH`` is taken as given. With an API key set, every
+``/web/runs`` route requires it (``faithsieve.web.routes.PROTECTED_PREFIXES``).
 
 Each item's outcome follows ``datasets.metrics``: ``exact`` (flag at the labelled step),
 ``early`` (flag before it, or on a correct proof), ``late``, ``missed`` (flawed, predicted
@@ -91,6 +96,29 @@ class Run:
     _items_error: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
+    allowed_datasets: tuple[Path, ...] = ()
+    """Directories a dataset named by ``run.json`` may lie in (resolved)."""
+
+    def file(self, name: str) -> Path:
+        """``path/name`` if it is a regular file whose resolved path stays inside the run directory;
+        ``RunNotFound`` otherwise (a symlink that leaves the run is treated as absent)."""
+        candidate = self.path / name
+        try:
+            real = candidate.resolve()
+        except (OSError, RuntimeError):
+            raise RunNotFound(f"no file {_short(name)!r} in this run", {"field": "name"}) from None
+        if not real.is_relative_to(self.path) or not real.is_file():
+            raise RunNotFound(f"no file {_short(name)!r} in this run", {"field": "name"})
+        return real
+
+    def has(self, name: str) -> bool:
+        """Whether ``file(name)`` would answer."""
+        try:
+            self.file(name)
+        except RunNotFound:
+            return False
+        return True
+
     @property
     def id(self) -> str:
         return hashlib.sha256(str(self.path).encode("utf-8", "surrogateescape")).hexdigest()[:16]
@@ -102,11 +130,11 @@ class Run:
 
     def rows(self) -> list[dict[str, Any]]:
         """Prediction records in file order (a later line for the same id replaces the earlier one)."""
-        path = self.path / "predictions.jsonl"
         with self._lock:
             try:
+                path = self.file("predictions.jsonl")
                 st = path.stat()
-            except OSError:
+            except (OSError, RunNotFound):
                 return []
             stamp = (st.st_mtime_ns, st.st_size)
             if stamp != self._stamp:
@@ -132,45 +160,51 @@ class Run:
     def record(self, item_id: str) -> dict[str, Any]:
         rows = self.rows()
         if item_id not in self._by_id:
-            raise RunNotFound(f"no item {item_id!r} in this run", {"field": "id"})
+            raise RunNotFound(f"no item {_short(item_id)!r} in this run", {"field": "id"})
         return rows[self._by_id[item_id]]
 
     def summary(self) -> dict[str, Any]:
         """Headline metrics, outcome and subset counts, and which plots exist."""
         metrics: dict[str, Any] = {}
-        if (self.path / "metrics.json").is_file():
-            doc = _read_json(self.path / "metrics.json")
+        if self.has("metrics.json"):
+            doc = _read_json(self.file("metrics.json"))
             if isinstance(doc, dict):
                 metrics = {k: doc.get(k) for k in _HEADLINE if k in doc}
                 metrics["ci95"] = doc.get("ci95")
                 metrics["coverage"] = doc.get("coverage")
         rows = self.rows()
-        return {"id": self.id, "name": self.path.name, "path": str(self.path), "metrics": metrics,
+        dataset = self._dataset_path()
+        return {"id": self.id, "name": self.path.name, "metrics": metrics,
                 "outcomes": {o: c for o, c in Counter(r["outcome"] for r in rows).items()},
                 "subsets": sorted({str(r.get("subset")) for r in rows if r.get("subset") is not None}),
-                "items": len(rows), "plots": [p for p in PLOTS if (self.path / p).is_file()],
-                "dataset": str(self._dataset_path() or "") or None}
+                "items": len(rows), "plots": [p for p in PLOTS if self.has(p)],
+                "dataset": dataset.name if dataset is not None else None}
 
     def _dataset_path(self) -> Path | None:
         if self.dataset is not None:
             return self.dataset
         try:
-            state = _read_json(self.path / "run.json")
-        except (OSError, ValueError):
+            state = _read_json(self.file("run.json"))
+        except (OSError, ValueError, RunNotFound):
             return None
         raw = state.get("dataset") if isinstance(state, dict) else None
-        if not isinstance(raw, str) or not raw or "\x00" in raw:
+        if not isinstance(raw, str) or not raw or "\x00" in raw or len(raw) > MAX_PATH_CHARS:
             return None
         p = Path(raw)
         for cand in ([p] if p.is_absolute() else [Path.cwd() / p, self.path.parent / p]):
-            if cand.exists():
-                return cand
-        return p
+            try:
+                real = cand.resolve()
+            except (OSError, RuntimeError):
+                continue
+            if real.exists() and any(real.is_relative_to(d) for d in self.allowed_datasets):
+                return real
+        return None
 
     def item(self, item_id: str) -> tuple[Any | None, str]:
         """The labelled item (problem, steps, label) and where it came from, or ``None`` and why not."""
-        ev = self.path / "evidence" / f"{_safe_name(item_id)}.json"
-        if ev.is_file():
+        name = f"evidence/{_safe_name(item_id)}.json"
+        if self.has(name):
+            ev = self.file(name)
             doc = _read_json(ev)
             it = doc.get("item") if isinstance(doc, dict) else None
             if isinstance(it, dict) and it.get("id") == item_id:
@@ -181,17 +215,19 @@ class Run:
             items, err = self._items, self._items_error
         if items is None:
             return None, err or "the dataset could not be read"
+        where = self._dataset_path()
+        shown = where.name if where is not None else "?"
         if item_id not in items:
-            return None, f"item {item_id!r} is not in the dataset {self._dataset_path()}"
-        return items[item_id], f"dataset {self._dataset_path()}"
+            return None, f"item {_short(item_id)!r} is not in the dataset {shown}"
+        return items[item_id], f"dataset {shown}"
 
     def _load_items(self) -> None:
         from faithsieve.datasets.adapters import load_dataset
 
         path = self._dataset_path()
         if path is None or not path.exists():
-            self._items_error = f"the run's dataset was not found ({path or 'run.json names none'}); " \
-                                "start `faithsieve view RUN_DIR --dataset PATH`"
+            self._items_error = "the run's dataset was not found (run.json names none, or one this server may " \
+                                "not read); start `faithsieve view RUN_DIR --dataset PATH`"
             return
         try:
             data = load_dataset(path)
@@ -199,6 +235,11 @@ class Run:
             self._items_error = f"the run's dataset could not be read: {getattr(exc, 'message', exc)}"
             return
         self._items = {it.id: it.model_dump(mode="json") for it in data.items}
+
+
+def _short(text: str, limit: int = 80) -> str:
+    """A name as an error message shows it: at most ``limit`` characters."""
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _safe_name(item_id: str) -> str:
@@ -227,11 +268,17 @@ class RunRegistry:
         if not _is_run(real):
             raise InputError(f"{path} is not a scoring run (no predictions.jsonl or metrics.json)")
         self._opened.add(real)
-        run = self._runs.get(Run(real).id) or Run(real)
+        run = self._runs.get(Run(real).id) or self._run(real)
         if dataset is not None:
             run.use_dataset(dataset.expanduser().resolve())
         self._runs[run.id] = run
         return run
+
+    def _run(self, real: Path) -> Run:
+        """A run at a resolved, allowed path; the dataset its ``run.json`` names must lie under the root
+        (with no root: under the run's parent directory or the server's working directory)."""
+        dirs = (self.root,) if self.root is not None else (real.parent, Path.cwd().resolve())
+        return Run(real, allowed_datasets=dirs)
 
     def allowed(self, real: Path) -> bool:
         """Whether a resolved path may be shown: opened by the operator, or inside the root."""
@@ -243,7 +290,10 @@ class RunRegistry:
         """The run at a path typed on the page, if it is allowed (403 otherwise, 404 if it is no run)."""
         if not text or len(text) > MAX_PATH_CHARS or "\x00" in text:
             raise InputError("give the path of a run directory", {"field": "path"})
-        raw = Path(text).expanduser()
+        try:
+            raw = Path(text).expanduser()
+        except RuntimeError:  # "~nosuchuser/x": no such home directory
+            raise InputError("this path names a home directory that does not exist", {"field": "path"}) from None
         if not raw.is_absolute():
             if self.root is None:
                 raise Forbidden("relative paths are read under the runs root, and none is configured "
@@ -254,33 +304,33 @@ class RunRegistry:
         except (OSError, RuntimeError):
             raise Forbidden("this path cannot be opened", {"field": "path"}) from None
         if not self.allowed(real):
-            where = f"under the runs root {self.root}" if self.root else "opened with `faithsieve view RUN_DIR`"
+            where = "under the runs root (FAITHSIEVE_RUNS_ROOT)" if self.root else "opened with `faithsieve view RUN_DIR`"
             raise Forbidden(f"only runs {where} can be shown", {"field": "path"})
         if not _is_run(real):
             raise RunNotFound("no scoring run there (no predictions.jsonl or metrics.json)", {"field": "path"})
-        run = self._runs.get(Run(real).id) or Run(real)
+        run = self._runs.get(Run(real).id) or self._run(real)
         self._runs[run.id] = run
         return run
 
     def get(self, run_id: str) -> Run:
         run = self._runs.get(run_id)
         if run is None or not self.allowed(run.path):
-            raise RunNotFound(f"no run {run_id!r}; open it first", {"field": "run"})
+            raise RunNotFound(f"no run {_short(run_id)!r}; open it first", {"field": "run"})
         return run
 
     def listing(self) -> list[dict[str, Any]]:
         """Opened runs, then run directories directly under the root (at most ``MAX_LISTED``)."""
         seen = {r.path for r in self._runs.values()}
-        out = [{"id": r.id, "name": r.path.name, "path": str(r.path)} for r in self._runs.values()]
+        out = [{"id": r.id, "name": r.path.name} for r in self._runs.values()]
         if self.root is not None and self.root.is_dir():
             for entry in sorted(self.root.iterdir())[:MAX_LISTED * 4]:
                 real = entry.resolve()
                 if real in seen or not self.allowed(real) or not _is_run(real):
                     continue
-                run = Run(real)
+                run = self._run(real)
                 self._runs[run.id] = run
                 seen.add(real)
-                out.append({"id": run.id, "name": real.name, "path": str(real)})
+                out.append({"id": run.id, "name": real.name})
                 if len(out) >= MAX_LISTED:
                     break
         return out
@@ -344,8 +394,8 @@ def runs_router(registry: RunRegistry) -> APIRouter:
     @router.get("/web/runs/{run_id}/plots/{name}")
     def plot(run_id: str, name: str) -> Response:
         run = registry.get(run_id)
-        if name not in PLOTS or not (run.path / name).is_file():
-            raise RunNotFound(f"no plot {name!r} in this run", {"field": "name"})
-        return Response((run.path / name).read_bytes(), media_type="image/png")
+        if name not in PLOTS or not run.has(name):
+            raise RunNotFound(f"no plot {_short(name)!r} in this run", {"field": "name"})
+        return Response(run.file(name).read_bytes(), media_type="image/png")
 
     return router

@@ -34,6 +34,23 @@ export async function call(method, path, body) {
   return doc;
 }
 
+// A binary resource of this server (a run's plot) as a data: URL, fetched with the API key.
+export async function dataUrl(path) {
+  const headers = apiKey ? { "X-API-Key": apiKey } : {};
+  let resp;
+  try { resp = await fetch(path, { headers }); } catch (err) {
+    throw new ApiError(0, "network_error", `the server could not be reached (${err.message})`);
+  }
+  if (!resp.ok) throw new ApiError(resp.status, resp.status === 401 ? "unauthorized" : "http_error", `${path} answered ${resp.status}`);
+  const blob = await resp.blob();
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(reader.result);
+    reader.onerror = () => reject(new ApiError(resp.status, "bad_answer", "the image could not be read"));
+    reader.readAsDataURL(blob);
+  });
+}
+
 export const get = (path) => call("GET", path);
 export const post = (path, body) => call("POST", path, body);
 

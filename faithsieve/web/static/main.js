@@ -10,6 +10,15 @@ let context = null;  // the run item being shown, if any
 function showError(err) {
   const box = $("alert");
   box.textContent = err instanceof ApiError ? `Request failed (${err.status} ${err.code}): ${err.message}` : `Error: ${err.message || err}`;
+  if (err instanceof ApiError && err.status === 401) {
+    // the key goes in the API-key box at the top right: open it and put the cursor there
+    const keyBox = $("apikey-box");
+    keyBox.hidden = false;
+    keyBox.open = true;
+    box.append(" ", el("button", { type: "button", class: "link", id: "alert-apikey", onclick: () => $("apikey").focus() },
+      "Enter the API key in the API key box (top right)."));
+    $("apikey").focus();
+  }
   box.hidden = false;
   $("status").textContent = "";
 }
@@ -67,6 +76,14 @@ async function check() {
     view.render(verdict, tree);
     $("status").textContent = `Checked: ${verdict.verdict === "error" ? `error at step ${verdict.first_error_step}` : "no refutation"}.`;
   } catch (err) {
+    // the result on screen was the previous proof's: take it away with the failed request
+    $("result").hidden = true;
+    $("headline").replaceChildren();
+    $("coverage").textContent = "";
+    $("proof-view").replaceChildren();
+    $("tree").replaceChildren();
+    $("detail").replaceChildren();
+    $("context").hidden = true;
     showError(err);
   } finally {
     $("run").disabled = false;

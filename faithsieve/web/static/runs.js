@@ -1,6 +1,6 @@
 // The run browser: headline metrics and plots, a filterable, paginated table of items; opening an
 // item hands it to the proof view (re-localized through the API: runs store no per-item verdict detail).
-import { el, get, post } from "./api.js";
+import { dataUrl, el, get, post } from "./api.js";
 
 const OUTCOMES = ["exact", "early", "late", "missed", "correct"];
 const PAGE = 100;
@@ -12,7 +12,10 @@ const HEADLINE = [
 ];
 
 const $ = (id) => document.getElementById(id);
-const fmt = (v) => (v === null || v === undefined ? "–" : Number.isInteger(v) ? v.toLocaleString("en") : `${(100 * v).toFixed(1)} %`);
+const COUNTS = new Set(["n", "flags", "exact_flags", "early_flags", "late_flags", "missed_errors"]);
+// a count as a whole number; every other headline is a rate in [0, 1], shown as a percent (1 is 100.0 %)
+const fmt = (key, v) => (v === null || v === undefined || typeof v !== "number" ? "–"
+  : COUNTS.has(key) ? v.toLocaleString("en") : `${(100 * v).toFixed(1)} %`);
 const labelText = (v) => (v === "correct" || v === null || v === undefined ? "correct" : `step ${v}`);
 
 export class RunBrowser {
@@ -33,8 +36,8 @@ export class RunBrowser {
   async refreshList() {
     try {
       const doc = await get("/web/runs");
-      $("run-list").replaceChildren(...doc.runs.map((r) => el("li", {}, el("button", { type: "button", class: "link", title: r.path,
-        onclick: () => this.open(r.id) }, r.name), el("small", { text: ` ${r.path}` }))));
+      $("run-list").replaceChildren(...doc.runs.map((r) => el("li", {}, el("button", { type: "button", class: "link",
+        onclick: () => this.open(r.id) }, r.name))));
     } catch (err) { this.onError(err); }
   }
 
@@ -53,10 +56,14 @@ export class RunBrowser {
     $("run-name").textContent = `Run ${summary.name}`;
     const m = summary.metrics || {};
     $("run-metrics").replaceChildren(...HEADLINE.filter(([k]) => k in m).map(([k, name]) =>
-      el("div", { class: "metric" }, el("span", { class: "value", text: fmt(m[k]) }), el("span", { class: "name", text: name }))));
-    $("run-plots").replaceChildren(...summary.plots.map((p) => el("figure", {},
-      el("img", { src: `/web/runs/${summary.id}/plots/${p}`, alt: `plot ${p} of run ${summary.name}`, loading: "lazy" }),
-      el("figcaption", { text: p === "offsets.png" ? "Where flags land relative to the label" : "Accuracy per subset" }))));
+      el("div", { class: "metric", "data-key": k }, el("span", { class: "value", text: fmt(k, m[k]) }), el("span", { class: "name", text: name }))));
+    $("run-plots").replaceChildren(...summary.plots.map((p) => {
+      // fetched with the API key (an <img src> could not send it), shown as a data: URL
+      const img = el("img", { alt: `plot ${p} of run ${summary.name}` });
+      dataUrl(`/web/runs/${summary.id}/plots/${p}`).then((url) => { img.src = url; }, this.onError);
+      return el("figure", {}, img,
+        el("figcaption", { text: p === "offsets.png" ? "Where flags land relative to the label" : "Accuracy per subset" }));
+    }));
     const sub = $("run-subset");
     sub.replaceChildren(el("option", { value: "" }, "all"), ...summary.subsets.map((s) => el("option", { value: s }, s)));
     this.filter = { outcome: "", subset: "", q: "", offset: 0 };
