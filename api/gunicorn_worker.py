@@ -32,3 +32,4 @@ class Worker(UvicornWorker):
         settings = ServiceSettings()
         self.config.http = protocol_class(settings)
         self.config.limit_concurrency = None
+        self.config.h11_max_incomplete_event_size = settings.max_header_bytes + 4096

@@ -13,7 +13,12 @@ protocol classes here add, on top of uvicorn's own (``h11`` or, with ``uvicorn[s
   least ``EVICTION_GRACE_S`` to send its headers), so a flood of idle sockets evicts itself while a
   real client, which sends its headers at once, is served;
 * a **cap on all connections** (``max_connections``): a new connection past it evicts the oldest
-  unfinished one, or is closed if every connection has a request in progress.
+  unfinished one, else the oldest whose request body arrives slower than ``min_body_rate_bps``
+  (slow bodies: their headers are read, so they are not unfinished), or is closed if every
+  connection has a request in progress at a fair rate;
+* a **cap on request-head bytes** (``max_header_bytes``): a head that has not ended within that many
+  bytes is answered 431 and the connection closed (without it ``httptools`` kept every header line
+  of an endless head in memory).
 
 Requests in progress are bounded by admission (``max_pending``), not by counting sockets, so
 uvicorn's ``limit_concurrency`` is not used. ``serve`` runs one server process
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -42,15 +48,28 @@ EVICTION_GRACE_S = 0.5
 a client that connects in the middle of a flood of new connections is still served."""
 
 
+_HEAD_END = b"\r\n\r\n"
+
+
+def _too_large_head(limit: int) -> bytes:
+    body = json.dumps({"error": {"code": "headers_too_large", "message": f"the request head exceeds {limit} bytes",
+                                 "detail": {"limit": limit}}}).encode()
+    return (b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: application/json\r\n"
+            b"connection: close\r\ncontent-length: %d\r\n\r\n" % len(body)) + body
+
+
 class _Limits:
     """What the guarded protocol enforces (one instance per protocol class)."""
 
     def __init__(self, header_read_timeout_s: float, max_unfinished: int, max_connections: int,
-                 metrics: ServiceMetrics | None) -> None:
+                 metrics: ServiceMetrics | None, max_header_bytes: int = 65536, min_body_rate_bps: float = 1024.0) -> None:
         self.header_read_timeout_s = header_read_timeout_s
         self.max_unfinished = max_unfinished
         self.max_connections = max_connections
         self.metrics = metrics
+        self.max_header_bytes = max_header_bytes
+        self.min_body_rate_bps = min_body_rate_bps
+        self.too_large_head = _too_large_head(max_header_bytes)
 
     def count(self, what: str) -> None:
         if self.metrics is not None:
@@ -81,11 +100,21 @@ class GuardedProtocolMixin:
             unfinished = {}  # insertion-ordered: the oldest unfinished connection first
             server_state.faithsieve_unfinished = unfinished
         self._unfinished: dict[GuardedProtocolMixin, float] = unfinished
+        bodies = getattr(server_state, "faithsieve_bodies", None)
+        if bodies is None:
+            bodies = {}  # insertion-ordered: the oldest body-pending connection first
+            server_state.faithsieve_bodies = bodies
+        self._bodies: dict[GuardedProtocolMixin, list[float]] = bodies
+        """Connections whose request body is still arriving: [headers done at, body bytes so far]."""
         self._header_timer: asyncio.TimerHandle | None = None
+        self._head_bytes = 0
+        self._head_tail = b""
 
     # -- bookkeeping -----------------------------------------------------------------------
 
     def _await_headers(self) -> None:
+        self._head_bytes, self._head_tail = 0, b""
+        self._bodies.pop(self, None)
         self._unfinished.pop(self, None)
         self._unfinished[self] = self.loop.time()
         if self._header_timer is not None:
@@ -111,13 +140,50 @@ class GuardedProtocolMixin:
         too_recent = self.loop.time() - EVICTION_GRACE_S
         for other, since in self._unfinished.items():
             if since > too_recent:
-                return False  # the rest are younger still (insertion order)
+                break  # the rest are younger still (insertion order)
             if other is not self:
                 other._headers_done()
                 other.transport.close()
                 self.limits.count("evicted")
                 return True
+        return self._evict_slow_body()
+
+    def _evict_slow_body(self) -> bool:
+        """Close the oldest connection whose body has arrived slower than ``min_body_rate_bps`` since its
+        headers (after ``EVICTION_GRACE_S``); False if there is none."""
+        now = self.loop.time()
+        for other, (since, got) in self._bodies.items():
+            age = now - since
+            if age < EVICTION_GRACE_S:
+                return False
+            if other is not self and got < self.limits.min_body_rate_bps * age:
+                self._bodies.pop(other, None)
+                other.transport.close()
+                self.limits.count("evicted_slow_body")
+                return True
         return False
+
+    def _head_overflows(self, data: bytes) -> bool:
+        """The request head would pass ``max_header_bytes`` with ``data`` (counted to its end, if it ends)."""
+        if self not in self._unfinished:
+            return False
+        seen = self._head_tail + data
+        end = seen.find(_HEAD_END)
+        size = self._head_bytes + (len(data) if end < 0 else end + len(_HEAD_END) - len(self._head_tail))
+        self._head_bytes += len(data)
+        self._head_tail = data[-3:]
+        return size > self.limits.max_header_bytes
+
+    def _track_body(self, data: bytes) -> None:
+        cycle = self.cycle
+        if cycle is not None and getattr(cycle, "more_body", False) and not getattr(cycle, "response_complete", True):
+            entry = self._bodies.get(self)
+            if entry is None:
+                self._bodies[self] = [self.loop.time(), 0.0]
+            else:
+                entry[1] += len(data)
+        else:
+            self._bodies.pop(self, None)
 
     # -- protocol events -------------------------------------------------------------------
 
@@ -132,10 +198,17 @@ class GuardedProtocolMixin:
         self._await_headers()
 
     def data_received(self, data: bytes) -> None:
+        if self._head_overflows(data):
+            self._headers_done()
+            self.limits.count("headers_too_large")
+            self.transport.write(self.limits.too_large_head)
+            self.transport.close()
+            return
         before = self.cycle
         super().data_received(data)  # type: ignore[misc]  # mixin
         if self.cycle is not before and self.cycle is not None:
             self._headers_done()
+        self._track_body(data)
 
     def on_response_complete(self) -> None:
         before = self.cycle
@@ -149,6 +222,7 @@ class GuardedProtocolMixin:
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._headers_done()
+        self._bodies.pop(self, None)
         super().connection_lost(exc)  # type: ignore[misc]  # mixin
 
 
@@ -171,7 +245,7 @@ def protocol_class(settings: ServiceSettings, metrics: ServiceMetrics | None = N
     if name not in bases:
         raise ValueError(f"HTTP implementation {name!r} is not available (have: {sorted(bases)})")
     limits = _Limits(settings.header_read_timeout_s, settings.max_unfinished_connections,
-                     settings.max_connections, metrics)
+                     settings.max_connections, metrics, settings.max_header_bytes, settings.min_body_rate_bps)
     return type(f"Guarded{bases[name].__name__}", (GuardedProtocolMixin, bases[name]), {"limits": limits})
 
 
@@ -180,6 +254,9 @@ def uvicorn_config(app: Any, settings: ServiceSettings, metrics: ServiceMetrics 
     """The uvicorn configuration ``faithsieve serve`` runs with (tests build live servers with it too)."""
     kwargs: dict[str, Any] = dict(host=settings.host, port=settings.port, http=protocol_class(settings, metrics),
                                   limit_concurrency=None, timeout_keep_alive=KEEP_ALIVE_S,
+                                  # h11 keeps at most this much of an unfinished head (its own 16 KiB
+                                  # default would answer 400 before the guard's 431)
+                                  h11_max_incomplete_event_size=settings.max_header_bytes + 4096,
                                   timeout_graceful_shutdown=max(1, int(settings.shutdown_grace_s)),
                                   lifespan="on")
     kwargs.update(overrides)

@@ -58,6 +58,12 @@ class ServiceSettings(Settings):
     max_unfinished_connections: int = Field(default=128, ge=1)
     """Most open connections without a request in progress (idle, or headers still arriving); past
     it the oldest of them is closed to make room for the new one."""
+    max_header_bytes: int = Field(default=65536, ge=1024)
+    """Most bytes of one request head (request line and headers); a head that has not ended within
+    them is answered 431 and the connection closed."""
+    min_body_rate_bps: float = Field(default=1024.0, ge=0)
+    """Request bodies arriving slower than this (bytes per second since the headers) may be closed to
+    make room when ``max_connections`` is reached (slow-body floods); 0 never evicts them."""
     max_connections: int = Field(default=1024, ge=1)
     """Most open connections; a new one past it evicts the oldest unfinished connection, or is
     closed when every connection has a request in progress."""
