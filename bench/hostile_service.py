@@ -16,8 +16,17 @@ Starts ``faithsieve serve`` (``python -m faithsieve.cli.serve``, default setting
   byte every ``--cycle-s`` seconds and one the server closed (header timeout, eviction) is
   recreated at the next cycle (``--cycle-s 0``: at once, a flood of reconnections).
 
-    python bench/hostile_service.py [--parts repro mixed slowloris] [--seconds 60] [--clients 64]
-        [--idle 330] [--json out.json]
+* ``bomb``: issue 24's function-argument bomb (``sqrt((√2+…+√13)^60) = 5`` and its ``\\left|…\\right|``
+  form) once each over HTTP: status and latency.
+* ``heads``: one connection sending ``X-Pad`` header lines without ending the head for ``--head-s``
+  seconds; the server's RSS before, at the end, and after close, and the status it answered.
+* ``slowbody``: ``--slow`` connections sending a declared 1 MB body at 1 byte/s while one client
+  probes ``/healthz`` every 0.5 s; probes answered 200 out of all.
+* ``reward``: ``--attackers`` clients posting 32-sample ``/get_reward`` batches of slow completions
+  while one client posts one-sample calls; their latencies and statuses.
+
+    python bench/hostile_service.py [--parts repro mixed slowloris bomb heads slowbody reward] [--seconds 60]
+        [--clients 64] [--idle 330] [--json out.json]
 
 Run it with ``PYTHONPATH=<another checkout>`` to measure that code instead (the "before" figures).
 """
@@ -46,12 +55,21 @@ from load_service import _free_port, _percentile, _wait_ready, ten_step_proof
 HOST = "127.0.0.1"
 KEY = "bench"
 AUTH = {"Authorization": f"Bearer {KEY}"}
+SIX_ROOTS = "sqrt(2)+sqrt(3)+sqrt(5)+sqrt(7)+sqrt(11)+sqrt(13)"
+ARG_BOMBS = [
+    {"problem": "p", "steps": [f"sqrt(({SIX_ROOTS})^60) = 5"]},
+    {"problem": "p", "steps": ["\\(\\left|(\\sqrt{2}+\\sqrt{3}+\\sqrt{5}+\\sqrt{7}+\\sqrt{11}+\\sqrt{13})^{60}\\right| = 5\\)"]},
+]
+"""Issue 24: a power of a sum inside a function argument or bars (24 s and 48 s per check before)."""
 BOMBS = [
     {"problem": "p", "steps": ["\\(\\exp(\\exp(\\exp(64))) = 5\\)"]},
     {"problem": "p", "steps": ["\\(\\sin(\\exp(\\exp(64))) = 5\\)"]},
     {"problem": "p", "steps": ["<" * 19999]},
     {"problem": "p", "steps": ["<" * 19999] * 10},
 ]
+
+MIXED_BOMBS = [*ARG_BOMBS, *BOMBS]
+"""What the bomb clients of ``mixed`` send in turn."""
 
 
 def rss_mb(pid: int) -> float:
@@ -146,7 +164,7 @@ async def _mixed(base: str, clients: int, seconds: float, bomb_every: int = 8) -
             bomber = bomb_every > 0 and i % bomb_every == 0
             k = i
             while time.perf_counter() < deadline:
-                body = BOMBS[k % len(BOMBS)] if bomber else proofs[k % len(proofs)]
+                body = MIXED_BOMBS[k % len(MIXED_BOMBS)] if bomber else proofs[k % len(proofs)]
                 k += clients
                 t0 = time.perf_counter()
                 try:
@@ -228,6 +246,134 @@ async def _slowloris(base: str, port: int, idle: int, seconds: float, cycle_s: f
     return out
 
 
+def bomb(base: str) -> dict[str, Any]:
+    out = {}
+    for name, body in zip(("sqrt_of_power", "bars_of_power"), ARG_BOMBS, strict=True):
+        r = post(base, body, timeout=120)
+        out[name] = {"status": r["status"], "latency_s": r["latency_s"]}
+        print(f"{name:16} {r['status']} {r['latency_s']} s", flush=True)
+    return out
+
+
+def heads(port: int, pid: int, seconds: float) -> dict[str, Any]:
+    before = rss_mb(pid)
+    peak = before
+    status = "none"
+    sent = 0
+    s = socket.create_connection((HOST, port), timeout=10)
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+    line = b"X-Pad: " + b"a" * 4000 + b"\r\n"
+    stop = time.perf_counter() + seconds
+    try:
+        while time.perf_counter() < stop:
+            s.sendall(line * 16)
+            sent += 16 * len(line)
+            if sent % (16 * len(line) * 64) == 0:
+                peak = max(peak, rss_mb(pid))
+    except OSError:
+        pass
+    s.settimeout(2)
+    try:
+        status = s.recv(200).split(b"\r\n", 1)[0].decode("latin-1") or "closed"
+    except OSError as exc:
+        status = f"closed ({type(exc).__name__})"
+    peak = max(peak, rss_mb(pid))
+    s.close()
+    time.sleep(2)
+    out = {"seconds": seconds, "sent_mb": round(sent / 2**20, 1), "answer": status, "rss_before_mb": before,
+           "rss_peak_mb": peak, "rss_after_close_mb": rss_mb(pid)}
+    print("heads:", json.dumps(out), flush=True)
+    return out
+
+
+async def _slowbody(base: str, port: int, n: int, seconds: float) -> dict[str, Any]:
+    head = (b"POST /localize HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + KEY.encode() +
+            b"\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n")
+    stop = time.perf_counter() + seconds
+    reopened = 0
+
+    async def trickle() -> None:
+        nonlocal reopened
+        while time.perf_counter() < stop:
+            try:
+                reader, writer = await asyncio.open_connection(HOST, port)
+                writer.write(head)
+                await writer.drain()
+                while time.perf_counter() < stop:
+                    writer.write(b" ")
+                    await writer.drain()
+                    try:
+                        if not await asyncio.wait_for(reader.read(1), 1.0):
+                            break
+                    except asyncio.TimeoutError:
+                        continue
+                writer.close()
+            except (OSError, ConnectionError):
+                pass
+            reopened += 1
+            await asyncio.sleep(1.0)
+
+    tasks = [asyncio.ensure_future(trickle()) for _ in range(n)]
+    await asyncio.sleep(5)
+    statuses: dict[str, int] = {}
+    async with httpx.AsyncClient(base_url=base, timeout=5) as client:
+        while time.perf_counter() < stop:
+            try:
+                st = str((await client.get("/healthz")).status_code)
+            except httpx.HTTPError as exc:
+                st = type(exc).__name__
+            statuses[st] = statuses.get(st, 0) + 1
+            await asyncio.sleep(0.5)
+    for t in tasks:
+        t.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    out = {"sockets": n, "seconds": seconds, "probes": statuses,
+           "probe_success": round(statuses.get("200", 0) / max(1, sum(statuses.values())), 3), "reconnects": reopened}
+    print("slowbody:", json.dumps(out), flush=True)
+    return out
+
+
+async def _reward(base: str, attackers: int, seconds: float) -> dict[str, Any]:
+    slow = "Step 1: " + " ".join(f"{k} + {k} = {2 * k}." for k in range(300))  # a long, checkable completion
+    attack = {"query": [slow] * 32, "labels": ["1"] * 32}
+    stop = time.perf_counter() + seconds
+    counts: dict[str, int] = {}
+    one_lat: list[float] = []
+    one_status: dict[str, int] = {}
+    async with httpx.AsyncClient(base_url=base, timeout=120, headers=AUTH) as client:
+
+        async def attacker() -> None:
+            while time.perf_counter() < stop:
+                try:
+                    r = await client.post("/get_reward", json=attack)
+                    st = str(r.status_code)
+                    if st == "429":
+                        await asyncio.sleep(min(2.0, float(r.headers.get("retry-after", "1"))))
+                except httpx.HTTPError as exc:
+                    st = type(exc).__name__
+                counts[st] = counts.get(st, 0) + 1
+
+        async def prober() -> None:
+            await asyncio.sleep(3)
+            while time.perf_counter() < stop:
+                t0 = time.perf_counter()
+                try:
+                    r = await client.post("/get_reward", json={"query": ["3 * 4 = 12. The answer is 12."],
+                                                               "labels": ["12"]})
+                    st = str(r.status_code)
+                except httpx.HTTPError as exc:
+                    st = type(exc).__name__
+                one_status[st] = one_status.get(st, 0) + 1
+                one_lat.append(time.perf_counter() - t0)
+                await asyncio.sleep(1.0)
+
+        await asyncio.gather(prober(), *(attacker() for _ in range(attackers)))
+    out = {"attackers": attackers, "seconds": seconds, "attack_statuses": counts, "one_sample_statuses": one_status,
+           "one_sample_p50_s": round(_percentile(one_lat, 50), 2), "one_sample_max_s": round(max(one_lat, default=0), 2)}
+    print("reward:", json.dumps(out), flush=True)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--parts", nargs="+", default=["repro", "mixed", "slowloris"])
@@ -237,6 +383,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cycle-s", type=float, default=5.0,
                     help="slowloris: seconds between trickled bytes and before a dropped socket is recreated (0: at once)")
     ap.add_argument("--bomb-every", type=int, default=8, help="one client in N sends bombs (0: none, a light-only baseline)")
+    ap.add_argument("--head-s", type=float, default=8.0, help="heads: seconds of endless header lines")
+    ap.add_argument("--slow", type=int, default=1100, help="slowbody: sockets trickling a body")
+    ap.add_argument("--attackers", type=int, default=8, help="reward: clients sending 32-sample batches")
     ap.add_argument("--env", nargs="*", default=[], help="extra FAITHSIEVE_X=value settings for the server")
     ap.add_argument("--json", help="also write the results to this file")
     args = ap.parse_args(argv)
@@ -263,6 +412,14 @@ def main(argv: list[str] | None = None) -> int:
                 print("mixed:", json.dumps(results["mixed"]), flush=True)
                 print(f"RSS {results['rss_before_mb']} -> {results['rss_after_mb']} MiB; workers after: "
                       f"{results['workers_after']}", flush=True)
+            if "bomb" in args.parts:
+                results["bomb"] = bomb(base)
+            if "heads" in args.parts:
+                results["heads"] = heads(port, proc.pid, args.head_s)
+            if "slowbody" in args.parts:
+                results["slowbody"] = asyncio.run(_slowbody(base, port, args.slow, args.seconds))
+            if "reward" in args.parts:
+                results["reward"] = asyncio.run(_reward(base, args.attackers, args.seconds))
             if "slowloris" in args.parts:
                 results["slowloris"] = asyncio.run(_slowloris(base, port, args.idle, args.seconds, args.cycle_s))
                 print("slowloris:", json.dumps(results["slowloris"]), flush=True)
