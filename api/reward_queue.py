@@ -1,7 +1,7 @@
 """Admission and fair scheduling of ``/get_reward``'s samples (``RewardQueue``, owned by the service).
 
 The queue holds at most ``capacity`` samples (running plus waiting; past it a request is answered
-429 with ``Retry-After``) and grades them one at a time on ``slots`` slots (the grader's worker
+429 with ``Retry-After``; the last ``reserve`` of them are kept for small requests) and grades them one at a time on ``slots`` slots (the grader's worker
 processes), taking the next sample from each waiting request in turn: a one-sample call waits for
 one sample per request ahead of it, not for whole batches. A request past its deadline has its
 samples not yet started dropped; the ones running end within the grader's own per-sample budget.
@@ -74,10 +74,18 @@ class RewardQueue:
     def retry_after(self) -> int:
         return max(1, min(60, math.ceil(self.pending / max(1, self.slots) * self._sample_s)))
 
+    @property
+    def reserve(self) -> int:
+        """Samples of ``capacity`` only small requests (at most ``slots`` samples) may take, so a flood of
+        large batches cannot refuse a one-sample call: an eighth of it, at least ``slots``."""
+        return min(self.capacity - 1, max(self.slots, self.capacity // 8))
+
     @contextmanager
     def admit(self, n: int) -> Iterator[None]:
-        """Reserve ``n`` samples for the block, or raise 429 now."""
-        if self.pending + n > self.capacity:
+        """Reserve ``n`` samples for the block, or raise 429 now (a request of more than ``slots`` samples
+        may not take the last ``reserve`` of them)."""
+        room = self.capacity if n <= self.slots else self.capacity - self.reserve
+        if self.pending + n > room:
             self.metrics.rejections.inc("saturated_reward")
             raise Saturated(f"the reward grader is at capacity ({self.pending} samples pending, at most "
                             f"{self.capacity}); retry later", {"pending": self.pending, "capacity": self.capacity},

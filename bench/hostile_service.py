@@ -334,8 +334,12 @@ async def _slowbody(base: str, port: int, n: int, seconds: float) -> dict[str, A
 
 
 async def _reward(base: str, attackers: int, seconds: float) -> dict[str, Any]:
-    slow = "Step 1: " + " ".join(f"{k} + {k} = {2 * k}." for k in range(300))  # a long, checkable completion
-    attack = {"query": [slow] * 32, "labels": ["1"] * 32}
+    rng = random.Random(7)
+
+    def attack() -> dict[str, Any]:  # long, checkable completions, each new (the grader's cache never answers)
+        query = ["Step 1: " + " ".join(f"{k} + {k} = {2 * k}." for k in range(rng.randint(10**6, 10**7), 10**7)[:300])
+                 for _ in range(32)]
+        return {"query": query, "labels": ["1"] * 32}
     stop = time.perf_counter() + seconds
     counts: dict[str, int] = {}
     one_lat: list[float] = []
@@ -345,7 +349,7 @@ async def _reward(base: str, attackers: int, seconds: float) -> dict[str, Any]:
         async def attacker() -> None:
             while time.perf_counter() < stop:
                 try:
-                    r = await client.post("/get_reward", json=attack)
+                    r = await client.post("/get_reward", json=attack())
                     st = str(r.status_code)
                     if st == "429":
                         await asyncio.sleep(min(2.0, float(r.headers.get("retry-after", "1"))))

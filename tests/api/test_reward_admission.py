@@ -36,17 +36,31 @@ def _body(tag: str, n: int) -> dict[str, Any]:
 
 
 def test_samples_past_capacity_get_429(graded: list[str]) -> None:
-    with client_for(reward_max_pending=6, batch_max_items=8, reward_warmup=False) as c:
+    with client_for(reward_max_pending=3, batch_max_items=8, reward_warmup=False) as c:
         first: dict[str, Any] = {}
-        t = threading.Thread(target=lambda: first.setdefault("r", c.post("/get_reward", json=_body("a", 6))))
+        t = threading.Thread(target=lambda: first.setdefault("r", c.post("/get_reward", json=_body("a", 2))))
         t.start()
         time.sleep(0.2)
-        r = c.post("/get_reward", json=_body("b", 1))
+        r = c.post("/get_reward", json=_body("b", 2))
         assert r.status_code == 429 and r.json()["error"]["code"] == "saturated", r.text
         assert int(r.headers["Retry-After"]) >= 1
         t.join(30)
-        assert first["r"].status_code == 200 and first["r"].json()["rewards"] == [1.0] * 6
+        assert first["r"].status_code == 200 and first["r"].json()["rewards"] == [1.0] * 2
         assert c.post("/get_reward", json=_body("c", 1)).status_code == 200  # capacity back once answered
+
+
+def test_large_batches_leave_room_for_a_one_sample_call(graded: list[str]) -> None:
+    with client_for(reward_max_pending=16, max_pending=64, batch_max_items=16, reward_warmup=False) as c:
+        queue = c.app.state.service.rewards  # type: ignore[attr-defined]
+        assert queue.reserve == queue.slots
+        big = threading.Thread(target=c.post, args=("/get_reward",), kwargs={"json": _body("a", 16 - queue.reserve)})
+        big.start()
+        time.sleep(0.2)
+        r = c.post("/get_reward", json=_body("b", queue.slots + 1))  # large: the reserve is not for it
+        assert r.status_code == 429, r.text
+        r = c.post("/get_reward", json=_body("one", 1))  # small: the reserve is
+        assert r.status_code == 200, r.text
+        big.join(60)
 
 
 def test_a_one_sample_call_waits_one_turn_not_whole_batches(graded: list[str]) -> None:
