@@ -316,7 +316,8 @@ async def _slowbody(base: str, port: int, n: int, seconds: float) -> dict[str, A
     tasks = [asyncio.ensure_future(trickle()) for _ in range(n)]
     await asyncio.sleep(5)
     statuses: dict[str, int] = {}
-    async with httpx.AsyncClient(base_url=base, timeout=5) as client:
+    fresh = httpx.Limits(max_keepalive_connections=0)  # a new connection per probe: a new client's chance
+    async with httpx.AsyncClient(base_url=base, timeout=5, limits=fresh) as client:
         while time.perf_counter() < stop:
             try:
                 st = str((await client.get("/healthz")).status_code)
