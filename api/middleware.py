@@ -26,6 +26,26 @@ KNOWN_PATHS = frozenset({"/localize", "/localize/batch", "/healthz", "/readyz", 
                          "/docs", "/openapi.json", "/docs/oauth2-redirect", "/redoc"})
 
 
+DRAIN_BYTES = 16 * 1_048_576
+"""A body refused as too large is read and dropped up to this many bytes before the 413 is sent, so the
+client, still sending, reads the answer instead of a connection reset (a larger one is cut off)."""
+
+
+async def _drain(receive: Receive, budget: int, seconds: float) -> None:
+    """Read and drop the rest of a request body: at most ``budget`` bytes, for at most ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while budget > 0:
+        try:
+            message = await asyncio.wait_for(receive(), max(0.0, deadline - time.monotonic()))
+        except asyncio.TimeoutError:
+            return
+        if message["type"] != "http.request":
+            return
+        budget -= len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return
+
+
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:+=/-]{1,64}")
 """A client's ``X-Request-ID`` is echoed only when it is 1-64 of these characters; otherwise the
 response carries a fresh one."""
@@ -145,8 +165,10 @@ class GuardMiddleware:
         declared = headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
             self.metrics.rejections.inc("too_large")
-            response = error_json(413, "input_too_large", f"the body has {declared} bytes; the limit is {limit}",
-                                  {"field": "body", "limit": limit})
+            response = error_json(413, "input_too_large", f"the body has {declared} bytes; the limit is {limit} "
+                                  "bytes: send a smaller request (a batch can be split)", {"field": "body", "limit": limit})
+            if "100-continue" not in headers.get("expect", "").lower():  # a client waiting for 100 sent nothing yet
+                await _drain(receive, DRAIN_BYTES, self.body_time_limit_s)
             await response(scope, receive, send)
             return
         await self.app(scope, self._limited(receive, limit), send)
@@ -173,6 +195,9 @@ class GuardMiddleware:
                 received += len(message.get("body", b""))
                 if received > limit:
                     metrics.rejections.inc("too_large")
+                    if message.get("more_body", False):
+                        await _drain(receive, DRAIN_BYTES, max(0.0, deadline - time.monotonic()))
+                    done = True
                     raise StarletteHTTPException(413, f"the body exceeds the limit of {limit} bytes")
                 if not message.get("more_body", False):
                     done = True

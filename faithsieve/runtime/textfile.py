@@ -12,9 +12,10 @@ from faithsieve.core.errors import InputError
 
 
 def decode_utf8(raw: bytes, name: str) -> str:
-    """``raw`` as text; ``InputError`` naming ``name`` and the first bad byte otherwise."""
+    """``raw`` as text (a leading UTF-8 byte-order mark dropped, as the service drops it: editors on
+    Windows write one); ``InputError`` naming ``name`` and the first bad byte otherwise."""
     try:
-        return raw.decode("utf-8")
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         bad = raw[exc.start]
         raise InputError(f"{name}: not UTF-8 text (byte 0x{bad:02x} at offset {exc.start}); "

@@ -108,3 +108,34 @@ def test_a_fast_body_is_not_evicted(make_server) -> None:
         reply = _answer(s, 10)
         s.close()
     assert reply.startswith(b"HTTP/1.1 200"), reply[:200]
+
+
+def test_a_body_over_the_limit_gets_a_readable_413(make_server) -> None:
+    """The client sends its whole 2 MB body and reads a 413 with the error body, not a connection reset."""
+    with make_server(sleep_job) as base:
+        s = _connect(base)
+        body = b'{"problem": "p", "steps": ["' + b"a" * 2_000_000 + b'"]}'
+        s.sendall(b"POST /localize HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: %d\r\n\r\n" % len(body))
+        s.sendall(body)  # raises ConnectionResetError when the server closes without reading it
+        reply = _answer(s)
+        s.close()
+    assert reply.startswith(b"HTTP/1.1 413") and b'"code":"input_too_large"' in reply, reply[:200]
+
+
+def test_a_bom_is_accepted_by_the_service_and_the_cli(make_server, tmp_path) -> None:
+    """A UTF-8 byte-order mark before the JSON (Windows editors write one) is dropped by both."""
+    import subprocess
+    import sys
+
+    doc = b'{"problem": "p", "steps": ["1 + 1 = 2"]}'
+    with make_server() as base:
+        r = httpx.post(f"{base}/localize", content=b"\xef\xbb\xbf" + doc, headers={"Content-Type": "application/json"},
+                       timeout=30)
+        assert r.status_code == 200, r.text
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + doc)
+    done = subprocess.run([sys.executable, "-m", "faithsieve.cli", "localize", str(path)], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode in (0, 1), done.stderr  # a verdict, not a usage error (2)
+    assert '"verdict"' in done.stdout or "correct" in done.stdout, done.stdout[:300]
