@@ -147,8 +147,8 @@ def create_app(settings: ServiceSettings | None = None, job: Job | None = None) 
         body_time_limit_s=settings.body_read_time_limit_s))
 
     app = FastAPI(
-        title="FaithSieve",
-        version=API_VERSION,
+        title="FaithSieve API",
+        version=API_VERSION,  # the API's version (GET /version has the package's)
         summary="First-error localization for natural-language math proofs, backed by local, faithful evidence.",
         description=describe(settings),
         lifespan=lifespan,

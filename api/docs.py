@@ -35,7 +35,7 @@ def _asset_bytes(name: str) -> bytes:
 def install_docs(app: FastAPI, openapi_url: str = "/openapi.json") -> None:
     """Add ``/docs``, ``/redoc`` and the asset route to ``app`` (built with ``docs_url=None,
     redoc_url=None``)."""
-    title = f"{app.title} {app.version}"
+    title = f"{app.title} v{app.version}"
     favicon = f"{ASSET_PREFIX}/favicon-32x32.png"
 
     async def swagger_ui() -> HTMLResponse:

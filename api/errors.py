@@ -155,8 +155,26 @@ def validation_detail(errors: Sequence[Mapping[str, Any]], body: Any = None) -> 
     global _KNOWN_FIELDS
     if not _KNOWN_FIELDS:
         _KNOWN_FIELDS = _known_fields()
-    return [{"field": _field(e.get("loc", ()), body), "message": str(e.get("msg", "")), "type": str(e.get("type", ""))}
-            for e in list(errors)[:_MAX_VALIDATION_ERRORS]]
+    return [{"field": _field(e.get("loc", ()), body), "message": _plain(str(e.get("msg", ""))),
+             "type": str(e.get("type", ""))} for e in list(errors)[:_MAX_VALIDATION_ERRORS]]
+
+
+def _plain(message: str) -> str:
+    """A validator's message without pydantic's ``Value error, `` / ``Assertion failed, `` prefix."""
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if message.startswith(prefix):
+            return message[len(prefix):]
+    return message
+
+
+def item_sentence(index: int, first: Mapping[str, str]) -> str:
+    """A batch item's validation error as one sentence naming the item and the field:
+    ``item 3, field 'steps.1': Input should be a valid string`` (``item 3: give 'steps' ...`` when the
+    error is about the item as a whole)."""
+    field, message = first.get("field", ""), first.get("message", "invalid")
+    if field in ("", "body"):
+        return f"item {index}: {message}"
+    return f"item {index}, field '{field}': {message}"
 
 
 def response_for(exc: BaseException) -> JSONResponse:

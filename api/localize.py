@@ -8,7 +8,7 @@ from typing import Any
 
 from faithsieve.api.admission import Lane
 from faithsieve.api.cache import cache_key
-from faithsieve.api.errors import ServiceError, validation_detail
+from faithsieve.api.errors import ServiceError, item_sentence, validation_detail
 from faithsieve.api.metrics import ServiceMetrics
 from faithsieve.api.models import BatchRequest, LocalizeRequest
 from faithsieve.api.service import (
@@ -122,7 +122,7 @@ async def route_localize_batch(body: BatchRequest, request: Request,
         except ValidationError as exc:
             detail = validation_detail(exc.errors(), raw)
             first = detail[0] if detail else {"field": "", "message": "invalid"}
-            parts[i] = _item_error(i, 422, "invalid_input", f"items.{i}.{first['field']}: {first['message']}", detail)
+            parts[i] = _item_error(i, 422, "invalid_input", item_sentence(i, first), detail)
             counts["failed"] += 1
             service.metrics.proofs.inc("invalid_input")
             continue

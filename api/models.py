@@ -77,7 +77,7 @@ class LocalizeRequest(BaseModel):
     """The proof's steps in order (step numbers in the answer are 1-based indices into this list)."""
     proof: str | None = None
     """The proof as one text, split on ``Step k:`` markers, numbered lines, paragraphs or lines.
-    Ignored when ``steps`` is given."""
+    Give either ``steps`` or ``proof``, not both."""
     options: LocalizeOptions | None = None
     """Optional per-request limits."""
 
@@ -98,6 +98,8 @@ class LocalizeRequest(BaseModel):
     def _has_proof(self) -> LocalizeRequest:
         if self.steps is None and self.proof is None:
             raise ValueError("give 'steps' (a list of strings) or 'proof' (a string)")
+        if self.steps is not None and self.proof is not None:
+            raise ValueError("give either 'steps' (a list of strings) or 'proof' (a string), not both")
         return self
 
     def pipeline_input(self) -> dict[str, Any]:

@@ -21,15 +21,27 @@ def document_limits(schema: dict[str, Any], s: ServiceSettings) -> dict[str, Any
             if branch.get("type") == "array":
                 branch.update(minItems=1, maxItems=s.max_steps)
                 branch["items"]["maxLength"] = s.max_step_chars
-        # `proof` is read only when `steps` is absent or null, so its constraints live in that branch.
-        req["anyOf"] = [
-            {"required": ["steps"], "properties": {"steps": {"type": "array"}}},
-            {"required": ["proof"],
+        # exactly one of `steps` and `proof` (both is a 422): two titled variants, so documentation
+        # tools offer "steps" or "proof", never one model twice or a sample holding both
+        req.pop("anyOf", None)
+        req["oneOf"] = [
+            {"title": "steps (a list)", "required": ["steps"], "not": {"required": ["proof"]},
+             "properties": {"steps": {"type": "array"}}},
+            {"title": "proof (one text)", "required": ["proof"], "not": {"required": ["steps"]},
              # a character that is not whitespace for the server (Python counts \x1c-\x1f and \x85 as
              # whitespace; JSON Schema's \S does not)
              "properties": {"proof": {"type": "string", "pattern": "[^\\s\\x1c-\\x1f\\x85]",
                                       "maxLength": s.max_proof_chars}}},
         ]
+    body = schema.get("paths", {}).get("/localize", {}).get("post", {}).get("requestBody", {})
+    media = body.get("content", {}).get("application/json")
+    if media is not None:
+        media["examples"] = {
+            "steps": {"summary": "steps as a list", "value": {
+                "problem": "Solve 5x - 7 = 18.", "steps": ["Add 7: 5x = 25.", "Divide by 5: x = 5."]}},
+            "proof": {"summary": "the proof as one text", "value": {
+                "problem": "Solve 5x - 7 = 18.", "proof": "Step 1: Add 7: 5x = 25.\nStep 2: Divide by 5: x = 5."}},
+        }
     batch = comps.get("BatchRequest")
     if batch is not None:
         batch["properties"]["items"].update(minItems=1, maxItems=s.batch_limit)

@@ -77,3 +77,30 @@ def test_vendored_files_match_the_recorded_hashes_and_are_package_data() -> None
     # the wheel itself is built and listed by tests/test_packaging.py (slow; .ci/run runs it)
     assert re.search(r'^"faithsieve\.api\.static\.docs" = \["\*"\]', pyproject, re.M)
     assert re.search(r'^  "faithsieve\.api\.static\.docs",$', pyproject, re.M)
+
+
+def test_the_docs_carry_the_api_version_and_offer_steps_or_proof(client) -> None:
+    """Issue 24: the title is "FaithSieve API" with the API version as its version (not "FaithSieve 1");
+    the request body is one of two titled variants (not ``LocalizeRequest | LocalizeRequest``) with an
+    example of each, none holding both; a body with both is a 422."""
+    from faithsieve.api.ops import API_VERSION
+
+    doc = client.get("/openapi.json").json()
+    assert doc["info"]["title"] == "FaithSieve API" and doc["info"]["version"] == API_VERSION
+    req = doc["components"]["schemas"]["LocalizeRequest"]
+    assert "anyOf" not in req and [v["title"] for v in req["oneOf"]] == ["steps (a list)", "proof (one text)"]
+    examples = doc["paths"]["/localize"]["post"]["requestBody"]["content"]["application/json"]["examples"]
+    assert {k: sorted(v["value"]) for k, v in examples.items()} == {"steps": ["problem", "steps"],
+                                                                   "proof": ["problem", "proof"]}
+    assert "FaithSieve API v1" in client.get("/redoc").text
+    r = client.post("/localize", json={"problem": "p", "steps": ["1 = 1"], "proof": "1 = 1"})
+    assert r.status_code == 422 and r.json()["error"]["message"] == \
+        "body: give either 'steps' (a list of strings) or 'proof' (a string), not both"
+
+
+def test_a_batch_item_error_is_one_sentence_naming_the_field(client) -> None:
+    r = client.post("/localize/batch", json={"items": [{"problem": "p", "steps": ["1 = 1"]},
+                                                        {"problem": "p", "steps": ["x", 3]}, {"problem": "p"}]})
+    res = r.json()["results"]
+    assert res[1]["error"]["message"] == "item 1, field 'steps.1': Input should be a valid string"
+    assert res[2]["error"]["message"] == "item 2: give 'steps' (a list of strings) or 'proof' (a string)"

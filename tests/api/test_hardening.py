@@ -33,7 +33,7 @@ def test_unknown_option_key_is_a_position(make_client) -> None:
         r = c.post("/localize/batch", json={"items": [{"problem": "0", "steps": ["x"], "options": {EVIL: 1}}]},
                    headers=KEY)
         item = r.json()["results"][0]
-        assert item["status"] == 422 and item["error"]["message"].startswith("items.0.options.#0:")
+        assert item["status"] == 422 and item["error"]["message"].startswith("item 0, field 'options.#0': ")
         _assert_no_echo(r.text)
         # known field names and list positions are kept
         r = c.post("/localize", json={"problem": "0", "steps": ["x", {EVIL: 1}]}, headers=KEY)
