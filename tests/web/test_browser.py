@@ -259,3 +259,90 @@ def test_a_huge_tree_is_drawn_up_to_its_cap(page: Any, server: tuple[str, str]) 
         "Drawn: the first 2,500 of 2,640 EdgeUnits (the proof view has them all).", timeout=60_000)
     expect(page.locator("#tree g.edge")).to_have_count(2500)
     expect(page.locator('#proof-view li[data-step="66"] .span')).to_have_count(40)
+
+
+# -- issue 24: what a person sees -----------------------------------------------------------------
+
+
+def test_rates_are_percents_even_at_100(page: Any, server: tuple[str, str]) -> None:
+    """A rate of exactly 1 is "100.0 %", not the count "1" (the run card read any whole number as a count)."""
+    from playwright.sync_api import expect
+
+    base, run_id = server
+
+    def perfect(route: Any) -> None:
+        resp = route.fetch()
+        doc = resp.json()
+        doc["metrics"].update(binary_accuracy=1, exact_accuracy=0, f1=1.0, n=6)
+        route.fulfill(response=resp, json=doc)
+
+    page.route(f"{base}/web/runs/{run_id}", perfect)
+    page.goto(f"{base}/#run={run_id}")
+    expect(page.locator('#run-metrics [data-key="binary_accuracy"] .value')).to_have_text("100.0 %")
+    expect(page.locator('#run-metrics [data-key="exact_accuracy"] .value')).to_have_text("0.0 %")
+    expect(page.locator('#run-metrics [data-key="f1"] .value')).to_have_text("100.0 %")
+    expect(page.locator('#run-metrics [data-key="n"] .value')).to_have_text("6")
+    expect(page.locator("#run-list")).not_to_contain_text("/")  # names, no server paths
+
+
+def test_a_failed_check_clears_the_previous_result(page: Any, server: tuple[str, str]) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(server[0] + "/")
+    page.fill("#problem", SLIP["problem"])
+    page.fill("#proof", SLIP["proof"])
+    page.click("#run")
+    expect(page.locator("#headline")).to_contain_text("Error at step 2")
+    page.fill("#proof", "   ")
+    page.click("#run")
+    expect(page.locator("#alert")).to_contain_text("422 invalid_input")
+    expect(page.locator("#result")).to_be_hidden()
+    expect(page.locator("#headline")).to_have_text("")
+    expect(page.locator("#proof-view .span")).to_have_count(0)
+
+
+@pytest.fixture(scope="module")
+def keyed_server(run_dir: Path) -> Iterator[str]:
+    """A second service, with an API key (``sekret``) and the toy run opened."""
+    app = create_app(web_settings(api_key="sekret"))
+    app.state.workbench_runs.add(run_dir)
+    port = workbench_port()
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not srv.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        srv.should_exit = True
+        thread.join(30)
+
+
+def test_a_401_opens_the_api_key_box(browser: Any, keyed_server: str) -> None:
+    from playwright.sync_api import expect
+
+    context, _seen = recording_context(browser, keyed_server)
+    page = context.new_page()
+    page.goto(keyed_server + "/")
+    box = page.locator("#apikey-box")
+    page.fill("#problem", SLIP["problem"])
+    page.fill("#proof", SLIP["proof"])
+    page.evaluate("document.getElementById('apikey-box').open = false")
+    page.click("#run")
+    expect(page.locator("#alert")).to_contain_text("401 unauthorized")
+    expect(page.locator("#alert")).to_contain_text("API key box")
+    expect(box).to_be_visible()
+    expect(box).to_have_attribute("open", "")
+    expect(page.locator("#apikey")).to_be_focused()
+    page.fill("#apikey", "sekret")
+    page.click("#run")
+    expect(page.locator("#headline")).to_contain_text("Error at step 2")
+    # the run browser works with the key too, plots included (fetched with it)
+    page.click("#tab-runs")
+    page.locator("#run-list button").first.click()
+    expect(page.locator("#run-plots img")).to_have_count(2)
+    expect(page.locator("#run-plots img").first).to_have_attribute("src", re.compile(r"^data:image/png;base64,"))
+    context.close()

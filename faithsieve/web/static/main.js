@@ -124,6 +124,9 @@ $("example").addEventListener("change", async () => {
 });
 
 $("apikey").addEventListener("input", () => setApiKey($("apikey").value));
+// a key typed after the page loaded: the run list (refused without it) is asked for again
+$("apikey").addEventListener("change", () => runs.refreshList());
+$("tab-runs").addEventListener("click", () => runs.refreshList());
 
 async function init() {
   try {
