@@ -177,3 +177,18 @@ def test_facts_per_state_are_capped_to_the_latest(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(jobs, "MAX_FACTS", 1)
     capped = jobs.tree_document(doc, Settings())["states"]["s12"]
     assert capped["facts_total"] == 3 and capped["hypotheses"] == full["hypotheses"][-1:]
+
+
+def test_the_mode_hint_names_what_is_missing_not_what_is_set() -> None:
+    """With only one of the endpoint's two settings given, the hint names the missing one (it said
+    "none is configured" and named the one that was set); with both, it says why the service still
+    runs offline."""
+    from faithsieve.web.routes import mode_choices
+    from tests.web.support import web_settings
+
+    only_url = {m["mode"]: m["reason"] for m in mode_choices(web_settings(llm_base_url="http://127.0.0.1:9/v1"))}
+    assert only_url["llm"] == "needs a language-model endpoint: FAITHSIEVE_LLM_BASE_URL is set, FAITHSIEVE_LLM_MODEL is not"
+    only_model = {m["mode"]: m["reason"] for m in mode_choices(web_settings(llm_model="m"))}
+    assert "FAITHSIEVE_LLM_MODEL is set, FAITHSIEVE_LLM_BASE_URL is not" in only_model["judge"]
+    both = {m["mode"]: m["reason"] for m in mode_choices(web_settings(llm_base_url="http://x/v1", llm_model="m"))}
+    assert "FAITHSIEVE_LLM" not in both["llm"] and "offline sieve only" in both["llm"]
