@@ -126,7 +126,9 @@ def child(memory_mb: int) -> None:
     from faithsieve.mathtext.cost import SERVICE, text_cost
     from faithsieve.pipeline import localize
 
-    localize(Proof(problem="p", steps=(Step(index=1, text="1 + 1 = 2"),)))  # warm: imports, first sympy call
+    for warm in ("1 + 1 = 2", "sqrt(2)*sqrt(3) = sqrt(6)", "sqrt((sqrt(2)+1)^2) = 3", "(x+1)^2 = x^2+2x+1",
+                 "sin(x)^2 = 1 - cos(x)^2", "exp(2) = 7"):  # warm: imports, first sympy, z3 and radical calls
+        localize(Proof(problem="p", steps=(Step(index=1, text=warm),)))
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:
         text = json.loads(line)

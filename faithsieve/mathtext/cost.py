@@ -176,6 +176,13 @@ def _power_terms(n: int, k: float) -> int:
     return min(math.comb(n - 1 + m, m), _NO_BOUND)
 
 
+def _split_cost(terms: int) -> int:
+    """What expanding ``exp(s)`` or ``b^s`` costs when ``s`` expands to ``terms`` terms: ``expand``
+    splits it into a product of ``terms`` factors and multiplies them out pairwise (``exp((a+b+c+d)^12)``,
+    455 terms, took sympy 10 s), so the square."""
+    return 1 if terms <= 1 else min(terms * terms, _NO_BOUND)
+
+
 def _terms_and_work(e: Expr) -> tuple[int, int]:
     """``(terms of e expanded, the largest expansion anywhere inside e)``; recursion as deep as the
     tree (callers bound its size first)."""
@@ -186,7 +193,8 @@ def _terms_and_work(e: Expr) -> tuple[int, int]:
     if isinstance(e, Neg):
         return _terms_and_work(e.operand)
     if isinstance(e, Pow):
-        (base, wb), (_, we) = _terms_and_work(e.base), _terms_and_work(e.exponent)
+        (base, wb), (ex, we) = _terms_and_work(e.base), _terms_and_work(e.exponent)
+        we = max(we, _split_cost(ex))
         k = _exponent_size(e.exponent)
         # an exponent with variables (expand splits it) is cheap only on one term
         terms = (1 if base == 1 else _NO_BOUND) if k is None else _power_terms(base, k)
@@ -194,7 +202,8 @@ def _terms_and_work(e: Expr) -> tuple[int, int]:
     if isinstance(e, Call):
         work = 1
         for arg in e.args:
-            work = max(work, *_terms_and_work(arg))
+            terms, inner = _terms_and_work(arg)
+            work = max(work, terms, inner, _split_cost(terms) if e.fn == "exp" else 1)
         return 1, work  # one term outside; expand works inside the arguments
     return 1, 1
 
@@ -204,7 +213,8 @@ def expansion_terms(e: Expr) -> int:
     products multiply, a power ``k`` of a sum of ``n`` terms has at most ``C(n+k-1, k)``, and a function
     call or a bar (``sqrt``, ``|…|``, ``floor``, ``sin``, …) is one term outside but costs what the
     expansion of its arguments costs, since ``expand`` works inside them (``√((√2+√3+…+√13)^60)``: sympy
-    rewrites it as the 30th power of the sum and expands that). Call ``within`` first: the walk is as
+    rewrites it as the 30th power of the sum and expands that); ``exp`` of a sum and a power whose
+    exponent is a sum cost the square of its terms (``_split_cost``). Call ``within`` first: the walk is as
     deep as the tree."""
     return _terms_and_work(e)[1]
 
