@@ -15,6 +15,7 @@ import re
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -62,6 +63,13 @@ def app(run_dir: Path) -> Any:
 def server(app: Any, run_dir: Path) -> Iterator[tuple[str, str]]:
     """The service on 127.0.0.1 with the toy run opened; yields (base URL, run id)."""
     run = app.state.workbench_runs.add(run_dir)
+    with _serving(app) as base:
+        yield base, run.id
+
+
+@contextmanager
+def _serving(app: Any) -> Iterator[str]:
+    """``app`` under uvicorn on 127.0.0.1 (a free port of this project's) in a thread; yields its URL."""
     port = workbench_port()
     srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=srv.run, daemon=True)
@@ -71,7 +79,7 @@ def server(app: Any, run_dir: Path) -> Iterator[tuple[str, str]]:
         assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
         time.sleep(0.05)
     try:
-        yield f"http://127.0.0.1:{port}", run.id
+        yield f"http://127.0.0.1:{port}"
     finally:
         srv.should_exit = True
         thread.join(30)
@@ -306,19 +314,8 @@ def keyed_server(run_dir: Path) -> Iterator[str]:
     """A second service, with an API key (``sekret``) and the toy run opened."""
     app = create_app(web_settings(api_key="sekret"))
     app.state.workbench_runs.add(run_dir)
-    port = workbench_port()
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not srv.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        srv.should_exit = True
-        thread.join(30)
+    with _serving(app) as base:
+        yield base
 
 
 def test_a_401_opens_the_api_key_box(browser: Any, keyed_server: str) -> None:
