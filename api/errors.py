@@ -62,6 +62,14 @@ class Saturated(ServiceError):
     status = 429
 
 
+class HeadersTooLarge(ServiceError):
+    """The request head did not end within ``max_header_bytes`` (written by the connection guard,
+    ``faithsieve.api.server``, which then closes the connection)."""
+
+    code = "headers_too_large"
+    status = 431
+
+
 class RequestTimeout(ServiceError):
     """The request ran past the service's time limit; its worker was stopped."""
 

@@ -31,12 +31,16 @@ DRAIN_BYTES = 16 * 1_048_576
 client, still sending, reads the answer instead of a connection reset (a larger one is cut off)."""
 
 
+_DRAIN_IDLE_S = 0.5
+"""The drain stops when no body byte came for this long."""
+
+
 async def _drain(receive: Receive, budget: int, seconds: float) -> None:
     """Read and drop the rest of a request body: at most ``budget`` bytes, for at most ``seconds``."""
     deadline = time.monotonic() + seconds
     while budget > 0:
-        try:
-            message = await asyncio.wait_for(receive(), max(0.0, deadline - time.monotonic()))
+        try:  # a client that sends nothing for a moment is waiting for the answer: give it now
+            message = await asyncio.wait_for(receive(), min(_DRAIN_IDLE_S, max(0.0, deadline - time.monotonic())))
         except asyncio.TimeoutError:
             return
         if message["type"] != "http.request":

@@ -305,3 +305,9 @@ class LimitsInfo(BaseModel):
     """Proofs longer than this (or with expensive-looking formulas) run in the heavy lane."""
     heavy_max_pending: int
     """Most heavy proofs admitted at once."""
+    reward_max_pending: int
+    """Most ``/get_reward`` samples admitted at once (429 beyond)."""
+    max_header_bytes: int
+    """Most bytes of one request head (431 past it)."""
+    min_body_rate_bps: float
+    """Bodies slower than this (bytes/s) may be closed to make room at ``max_connections``."""

@@ -35,6 +35,7 @@ from collections.abc import Callable
 from typing import Any
 
 import uvicorn
+from faithsieve.api.errors import HeadersTooLarge
 from faithsieve.api.metrics import ServiceMetrics
 from faithsieve.api.settings import ServiceSettings
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -52,10 +53,11 @@ _HEAD_END = b"\r\n\r\n"
 
 
 def _too_large_head(limit: int) -> bytes:
-    body = json.dumps({"error": {"code": "headers_too_large", "message": f"the request head exceeds {limit} bytes",
+    """The 431 the guard writes itself (the app never sees the request): the service's error body."""
+    body = json.dumps({"error": {"code": HeadersTooLarge.code, "message": f"the request head exceeds {limit} bytes",
                                  "detail": {"limit": limit}}}).encode()
-    return (b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: application/json\r\n"
-            b"connection: close\r\ncontent-length: %d\r\n\r\n" % len(body)) + body
+    return (b"HTTP/1.1 %d Request Header Fields Too Large\r\ncontent-type: application/json\r\n"
+            b"connection: close\r\ncontent-length: %d\r\n\r\n" % (HeadersTooLarge.status, len(body))) + body
 
 
 class _Limits:
