@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from faithsieve.core.settings import Settings
+from faithsieve.scoring.onray import endpoint_share
 from faithsieve.scoring.run import (
     METRICS,
     PREDICTIONS,
@@ -145,3 +147,32 @@ def test_killed_driver_resumes_to_the_same_output(cluster: str, local_run: Path,
     res = run_score(_req(out, ray=cluster))
     assert res.reused == written and res.processed == LIMIT - written
     _same_run(local_run, out)
+
+
+def test_judge_over_ray_keeps_the_endpoint_concurrency_cluster_wide(cluster: str, tmp_path: Path) -> None:
+    """Two actors, ``llm_concurrency=1``: the endpoint never sees two requests at once (each actor on its
+    own would send one)."""
+    from tests.llm.fakeserver import FakeOpenAI, Reply
+
+    data = tmp_path / "set.jsonl"
+    data.write_text("".join(json.dumps({"id": f"j{i}", "problem": f"Compute {i} * 4 + 1.",
+                                        "steps": [f"{i} * 4 = {4 * i}.", f"{4 * i} + 1 = {4 * i + 2}."],
+                                        "first_error_step": "2"}) + "\n" for i in range(10)))
+    with FakeOpenAI() as server:
+        server.respond_with(lambda body: Reply.ok('{"answer": "step 2", "reason": "off by one"}', delay_s=0.2))
+        settings = Settings(mode="judge", llm_base_url=server.base_url, llm_model="fake-model",
+                            llm_structured="json_object_schema", llm_cache=False, llm_concurrency=1)
+        res = run_score(ScoreRequest(path=data, out=tmp_path / "run", ray=cluster, settings=settings,
+                                     progress=False, resamples=10, report=False))
+        assert res.processed == 10 and res.metrics["exact_accuracy"] == 1.0
+        assert len(server.requests) >= 10 and server.max_in_flight == 1
+
+
+def test_endpoint_share_never_exceeds_the_limit() -> None:
+    for total in (1, 2, 3, 4, 7, 16):
+        for processes in (1, 2, 3, 8, 64):
+            s, n = endpoint_share(Settings(mode="judge", llm_concurrency=total), processes)
+            assert 1 <= n <= processes and n * s.llm_concurrency <= total
+            assert n == min(processes, total)  # as many processes as the limit allows
+    s, n = endpoint_share(Settings(), 8)
+    assert n == 8 and s == Settings()  # offline: nothing to share
