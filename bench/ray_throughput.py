@@ -14,6 +14,7 @@ Grader: ``--calls`` distinct completions graded by an in-process ``Grader`` (its
 rewards must equal the in-process ones.
 
     python bench/ray_throughput.py [--data ../shared/datasets/raw/processbench] [--limit 300] [--calls 2000]
+    python bench/ray_throughput.py --identity ../shared/datasets/raw --limit 100   # Ray == local, per source
 
 The numbers depend on the machine: on one with fewer cores than the nodes' CPUs, a second node
 adds processes, not compute.
@@ -121,6 +122,41 @@ def bench_grader(calls: int, workers: int) -> dict[str, Any]:
             "ray_actor_compute_score_calls_per_s": round(calls / call_s, 1)}
 
 
+def identity(raw: Path, limit: int | None, workers: int, tmp: Path) -> dict[str, Any]:
+    """Every source under ``raw`` scored locally and on a local Ray cluster: items compared one by one."""
+    import ray
+
+    from faithsieve.core.errors import FaithSieveError
+
+    ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, object_store_memory=100 * 1024 * 1024)
+    rows: dict[str, Any] = {}
+    try:
+        for src in sorted(d for d in raw.iterdir() if d.is_dir()):
+            kw: dict[str, Any] = {"limit": limit, "progress": False, "resamples": 10, "report": False,
+                                  "skip_invalid": True}
+            try:
+                from faithsieve.scoring.run import ScoreRequest, run_score
+
+                t0 = time.perf_counter()
+                run_score(ScoreRequest(path=src, out=tmp / src.name / "local", workers=workers, **kw))
+                t1 = time.perf_counter()
+                run_score(ScoreRequest(path=src, out=tmp / src.name / "ray", ray="auto", **kw))
+                t2 = time.perf_counter()
+            except FaithSieveError as exc:
+                rows[src.name] = {"error": exc.message[:200]}
+                continue
+            if not (tmp / src.name / "local" / "predictions.jsonl").exists():
+                rows[src.name] = {"items": 0, "note": "no step-labelled item the adapters read"}
+                continue
+            a, b = _records(tmp / src.name / "local"), _records(tmp / src.name / "ray")
+            rows[src.name] = {"items": len(a), "identical": sum(x == y for x, y in zip(a, b, strict=False)),
+                              "all_identical": a == b, "local_s": round(t1 - t0, 1), "ray_s": round(t2 - t1, 1)}
+            print(src.name, json.dumps(rows[src.name]), flush=True)
+    finally:
+        ray.shutdown()
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=_default_data())
@@ -128,10 +164,18 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=2, help="local pool processes; grader workers and actors")
     ap.add_argument("--node-cpus", type=int, default=2, help="CPUs of each Ray worker node")
     ap.add_argument("--calls", type=int, default=2000, help="grader calls per measurement")
+    ap.add_argument("--identity", type=Path, metavar="RAW",
+                    help="instead: score every source folder under RAW locally and on Ray, compare item by item "
+                         "(--limit items of each, a stratified sample; 0: all)")
     ap.add_argument("--skip-score", action="store_true")
     ap.add_argument("--skip-grader", action="store_true")
     args = ap.parse_args()
     out: dict[str, Any] = {}
+    if args.identity is not None:
+        with tempfile.TemporaryDirectory() as tmp:
+            rows = identity(args.identity, args.limit or None, args.workers, Path(tmp))
+        print(json.dumps(rows, indent=1))
+        return 0 if all(r.get("all_identical", "error" in r or not r.get("items")) for r in rows.values()) else 1
     with tempfile.TemporaryDirectory() as tmp:
         if not args.skip_score:
             out["score"] = bench_score(args.data, args.limit, args.workers, args.node_cpus, Path(tmp))

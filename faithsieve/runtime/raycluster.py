@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import math
+import socket
 from typing import Any
 
 from faithsieve.core.errors import FaithSieveError
@@ -43,6 +44,8 @@ def connect(address: str, **init_options: Any) -> Any:
     ray = import_ray()
     if ray.is_initialized():
         return ray
+    if address != "auto":
+        _probe(address)
     options = {"log_to_driver": False, **init_options}
     try:
         if address == "auto":
@@ -58,12 +61,29 @@ def connect(address: str, **init_options: Any) -> Any:
     return ray
 
 
+PROBE_TIMEOUT_S = 5.0
+"""How long ``connect`` waits for a TCP connection to the address before giving up (Ray itself keeps
+retrying an unreachable cluster for minutes)."""
+
+
+def _probe(address: str) -> None:
+    """``RayUnavailable`` unless ``host:port`` (after an optional ``ray://``) accepts a TCP connection."""
+    hostport = address.split("://", 1)[-1].rstrip("/")
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        raise RayUnavailable(f"the Ray address {address!r} is not host:port, ray://host:port or auto")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_TIMEOUT_S).close()
+    except OSError as exc:
+        raise RayUnavailable(f"cannot reach the Ray cluster at {address}: {exc.strerror or exc}") from None
+
+
 def assigned_cpus(default: int = 1) -> int:
     """Whole CPUs Ray assigned to the calling task or actor (at least 1); ``default`` outside a Ray
     worker, or when Ray is not installed."""
     try:
-        import ray
-    except ImportError:
+        ray = import_ray()
+    except RayUnavailable:
         return default
     if not ray.is_initialized():
         return default

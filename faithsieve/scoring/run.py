@@ -204,7 +204,7 @@ def run_score(req: ScoreRequest) -> ScoreResult:
         finally:
             bar.close()
             if processed:
-                session = {"items": processed, "wall_s": round(time.perf_counter() - t0, 3), "workers": req.workers}
+                session: dict[str, Any] = {"items": processed, "wall_s": round(time.perf_counter() - t0, 3), "workers": req.workers}
                 if req.ray is not None:
                     session["ray"] = req.ray
                 sessions.append(session)

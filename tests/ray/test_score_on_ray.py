@@ -176,3 +176,17 @@ def test_endpoint_share_never_exceeds_the_limit() -> None:
             assert n == min(processes, total)  # as many processes as the limit allows
     s, n = endpoint_share(Settings(), 8)
     assert n == 8 and s == Settings()  # offline: nothing to share
+
+
+def test_unreachable_or_malformed_address_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for address, says in ((f"127.0.0.1:{port}", "cannot reach the Ray cluster"), ("nonsense", "is not host:port")):
+        t0 = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "faithsieve", "score", str(MINI), "--out", str(tmp_path / "o"),
+                               "--ray", address, "--no-progress"], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1 and says in done.stderr, done.stderr
+        assert time.monotonic() - t0 < 60  # Ray alone retries an unreachable cluster for minutes
