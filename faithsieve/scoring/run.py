@@ -7,7 +7,10 @@ at any point and restarted on the same directory continues: complete lines are k
 last line is cut off, and every item is counted once (keyed by id; the newest line wins).
 
 Predictions are written in item order whatever the number of workers, so ``--workers N``
-gives the same ``predictions.jsonl`` as ``--workers 1`` up to timing fields (``stable_view``).
+gives the same ``predictions.jsonl`` as ``--workers 1`` up to timing fields (``stable_view``). Every
+item is predicted in a killable worker process under the run's ``ItemLimits`` (per-item time, worker
+memory: ``faithsieve.scoring.chunks``), never in this process; with ``ray`` the items go to a Ray
+cluster (``faithsieve.scoring.onray``) and come back here to the same journal.
 
 Each run records in ``run.json`` and ``metrics.json`` its configuration, the package and backend
 versions and the data's hash (``faithsieve.scoring.runinfo``). A rerun on a directory whose recorded
