@@ -3,6 +3,7 @@ the reason, when the ``ray`` extra is not installed)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,7 +45,10 @@ def descendants(pids: list[int]) -> set[int]:
 
 
 def processes_named(fragment: str) -> list[int]:
-    return [p for p, (_, cmd) in proc_table().items() if fragment in cmd]
+    """Processes of the test's own cluster (its processes descend from this one) whose command line
+    holds ``fragment`` (Ray names an actor's process ``ray::ClassName``); another cluster's are left alone."""
+    ours = descendants([os.getpid()])
+    return [p for p, (_, cmd) in proc_table().items() if fragment in cmd and p in ours]
 
 
 @pytest.fixture(scope="session")
