@@ -79,3 +79,19 @@ def test_the_bomb_ends_within_the_limit_in_a_memory_capped_process(tmp_path: Pat
     if bomb["verdict"] == "unknown":
         assert bomb["reason"], bomb
     assert recs["sum"]["verdict"] == "error" and recs["sum"]["predicted"] == 1
+
+
+def test_a_lower_inherited_cap_is_kept_without_a_warning(tmp_path: Path) -> None:
+    """Under ``prlimit --as`` below the pool's cap, the workers keep the lower cap (raising it is refused)."""
+    probe = ("import resource; from faithsieve.core.settings import Settings; "
+             "from faithsieve.scoring.chunks import ItemLimits, scoring_pool\n"
+             "with scoring_pool(Settings(), 1, ItemLimits(10.0, 4096)) as p:\n"
+             "    print(p.run(resource.getrlimit, resource.RLIMIT_AS, time_limit=10)[0])")
+    try:
+        done = subprocess.run(["prlimit", "--as=3000000000", sys.executable, "-c", probe], capture_output=True,
+                              text=True, timeout=120)
+    except FileNotFoundError:
+        pytest.skip("prlimit (util-linux) is not installed")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert int(done.stdout.split()[-1]) == 3000000000
+    assert "could not set the worker memory limit" not in done.stderr
