@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install -e '.[ray]')")
+try:
+    import ray
+except ImportError:  # the tests here are skipped, with this reason (RAY_MARKS)
+    ray = None
+
+RAY_MARKS = [pytest.mark.ray,
+             pytest.mark.skipif(ray is None, reason="the ray extra is not installed (pip install -e '.[ray]')")]
+"""Every test module here: ``pytestmark = RAY_MARKS``."""
 
 CLUSTER_CPUS = 2
 """Logical CPUs of the test cluster: score runs get one actor per CPU."""

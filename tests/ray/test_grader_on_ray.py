@@ -6,14 +6,12 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-import pytest
-
 from faithsieve.grader import Grader, GraderConfig, GradeResult
 from faithsieve.grading.onray import GraderActorPool, compute_score, grader_actor
 
-from .conftest import descendants, ray
+from .conftest import RAY_MARKS, descendants, ray
 
-pytestmark = pytest.mark.ray
+pytestmark = RAY_MARKS
 
 CONFIG = GraderConfig(time_budget_s=5.0, workers=1)
 """A budget no check here comes near on a busy machine, so every reward is decided, never cut short."""

@@ -27,9 +27,9 @@ from faithsieve.scoring.run import (
     stable_view,
 )
 
-from .conftest import descendants, processes_named
+from .conftest import RAY_MARKS, descendants, processes_named
 
-pytestmark = pytest.mark.ray
+pytestmark = RAY_MARKS
 
 MINI = Path(__file__).resolve().parents[2] / "datasets" / "proofloc-mini"
 LIMIT = 48
