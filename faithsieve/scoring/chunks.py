@@ -51,6 +51,9 @@ def _record_head(item: LabelledItem, settings: Settings) -> dict[str, Any]:
     return rec
 
 
+OUT_OF_MEMORY = "the item ran out of memory in its worker (the worker's memory cap)"
+
+
 def predict(item: LabelledItem, settings: Settings) -> dict[str, Any]:
     """Run the pipeline on one item and return its prediction record (never raises for bad input).
 
@@ -66,6 +69,9 @@ def predict(item: LabelledItem, settings: Settings) -> dict[str, Any]:
         verdict = localize(proof_from_steps(item.problem, list(item.steps), settings), settings)
     except FaithSieveError as exc:
         rec.update(_FAILED, error=f"{exc.code}: {exc.message}")
+    except MemoryError:  # the worker's address-space cap (ItemLimits.memory_mb): unknown, with the reason
+        reason = f"resource_limit: {OUT_OF_MEMORY}"
+        rec.update(_FAILED, verdict="unknown", reason=reason, error=reason)
     except Exception as exc:  # a pipeline bug must not end a long run; it is recorded and counted
         log.debug("pipeline crashed on %s", item.id, exc_info=True)
         rec.update(_FAILED, error=f"internal: {type(exc).__name__}: {str(exc)[:300]}")
@@ -171,7 +177,8 @@ def scoring_pool(settings: Settings, workers: int, limits: ItemLimits) -> Killab
 
 def _out_of_memory(records: Any) -> bool:
     """A chunk in which an item ran out of memory gets a fresh worker afterwards."""
-    return isinstance(records, list) and any("MemoryError" in str(r.get("error") or "") for r in records)
+    return isinstance(records, list) and any(
+        OUT_OF_MEMORY in str(r.get("error") or "") or "MemoryError" in str(r.get("error") or "") for r in records)
 
 
 def _one_by_one(pool: KillablePool, items: list[LabelledItem], settings: Settings,

@@ -95,3 +95,20 @@ def test_a_lower_inherited_cap_is_kept_without_a_warning(tmp_path: Path) -> None
     assert done.returncode == 0, done.stderr[-2000:]
     assert int(done.stdout.split()[-1]) == 3000000000
     assert "could not set the worker memory limit" not in done.stderr
+
+
+def test_an_item_out_of_memory_is_unknown_with_the_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    from faithsieve.datasets.formats import LabelledItem
+
+    import faithsieve.pipeline
+    from faithsieve.scoring.chunks import OUT_OF_MEMORY, _out_of_memory, predict
+
+    def exhausted(*args: object, **kwargs: object) -> None:
+        raise MemoryError  # what the worker's address-space cap raises inside an expansion
+
+    monkeypatch.setattr(faithsieve.pipeline, "localize", exhausted)
+    item = LabelledItem(id="m", problem="Compute.", steps=("2 + 2 = 4.",), label="correct")
+    rec = predict(item, Settings())
+    assert rec["verdict"] == "unknown" and rec["predicted"] == "correct"
+    assert rec["reason"] == f"resource_limit: {OUT_OF_MEMORY}"
+    assert _out_of_memory([rec])  # the worker that ran it is replaced
