@@ -95,6 +95,10 @@ def assigned_cpus(default: int = 1) -> int:
 
 
 def cluster_cpus() -> int:
-    """Whole CPUs of the connected cluster (at least 1)."""
+    """Whole CPUs of the connected cluster; ``RayUnavailable`` when it has none (a head started with
+    ``--num-cpus 0`` and no worker node yet): an actor asking for one would wait forever."""
     ray = import_ray()
-    return max(1, math.floor(float(ray.cluster_resources().get("CPU", 1.0)) + 1e-9))
+    cpus = math.floor(float(ray.cluster_resources().get("CPU", 0.0)) + 1e-9)
+    if cpus < 1:
+        raise RayUnavailable("the Ray cluster has no CPU to run on (add a worker node, or start the head with CPUs)")
+    return int(cpus)

@@ -190,3 +190,19 @@ def test_unreachable_or_malformed_address_is_one_line_and_exit_2(tmp_path: Path)
                                "--ray", address, "--no-progress"], capture_output=True, text=True, timeout=120)
         assert done.returncode == 2 and done.stderr.count("\n") == 1 and says in done.stderr, done.stderr
         assert time.monotonic() - t0 < 60  # Ray alone retries an unreachable cluster for minutes
+
+
+def test_a_cluster_without_cpus_is_refused_not_waited_on(tmp_path: Path) -> None:
+    """A head with no CPUs and no worker node: one line, exit 2, instead of actors pending forever."""
+    probe = textwrap.dedent(
+        """
+        import sys, ray
+        from faithsieve.cli import main
+        ray.init(address="local", num_cpus=0, include_dashboard=False, log_to_driver=False,
+                 object_store_memory=80 * 1024 * 1024, _node_ip_address="127.0.0.1")
+        sys.exit(main(["score", sys.argv[1], "--out", sys.argv[2], "--ray", "auto", "--no-progress", "--limit", "4"]))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", probe, str(MINI), str(tmp_path / "o")], capture_output=True,
+                          text=True, timeout=180)
+    assert done.returncode == 2 and "has no CPU to run on" in done.stderr, done.stderr[-2000:]
