@@ -242,7 +242,7 @@ def test_the_grader_example_gives_what_its_comments_say() -> None:
 
 # --- the pages themselves ---------------------------------------------------------------------------
 
-JOBS = ["localize", "score", "grade", "rewrite", "serve", "workbench", "llm", "lean"]
+JOBS = ["localize", "score", "grade", "rewrite", "serve", "workbench", "llm", "lean", "ray"]
 
 
 def test_readme_is_short_and_every_job_has_its_page() -> None:

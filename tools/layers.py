@@ -5,7 +5,8 @@ module may import its own room and rooms of a lower rank; rooms of equal rank ar
 and may not import each other. Every import counts — at module level, inside functions, under
 ``TYPE_CHECKING`` — because each is a dependency a reader has to follow. Independently of rooms,
 the graph of modules must have no cycle (importing a parent package does not count: Python runs
-it for any of its modules). Exit status 1 and one line per finding when the house is broken.
+it for any of its modules). An optional extra's package (``OPTIONAL_IMPORTS``: Ray) is imported only by
+the module named for it. Exit status 1 and one line per finding when the house is broken.
 
     python tools/layers.py            # check
     python tools/layers.py --graph    # print the room graph
@@ -51,6 +52,24 @@ ROOMS: list[tuple[str, str, int]] = [
     ("faithsieve.__main__", "cli", 10),
     ("faithsieve", "package", 0),  # the empty root package itself (exact match only)
 ]
+
+
+OPTIONAL_IMPORTS: dict[str, frozenset[str]] = {
+    "ray": frozenset({"faithsieve.runtime.raycluster"}),  # the ray extra: imported in one module, lazily
+}
+"""Third-party packages of an optional extra and the only modules of ours allowed to import them."""
+
+
+def optional_imports(module: str, path: Path) -> Iterator[str]:
+    """A finding for each import of an ``OPTIONAL_IMPORTS`` package outside the modules allowed it."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+        for name in names:
+            top = name.split(".")[0]
+            if top in OPTIONAL_IMPORTS and module not in OPTIONAL_IMPORTS[top]:
+                yield (f"{path.relative_to(ROOT)}:{node.lineno}: {module} imports {name}, an optional extra that only "
+                       f"{', '.join(sorted(OPTIONAL_IMPORTS[top]))} may import")
 
 
 def room_of(module: str) -> tuple[str, int] | None:
@@ -112,6 +131,7 @@ def check() -> list[str]:
         if src is None:
             problems.append(f"{path.relative_to(ROOT)}: module {module} belongs to no room (add it to tools/layers.py)")
             continue
+        problems.extend(optional_imports(module, path))
         for target, line in imports(module, path, known):
             if module.startswith(target + ".") or target == module:
                 continue  # a parent package: Python runs it for any of its modules

@@ -19,6 +19,17 @@ from faithsieve.core.errors import FaithSieveError
 from faithsieve.runtime.textfile import os_error_line
 
 
+def positive_float(text: str) -> float:
+    """``type=`` for ``--item-time-limit``: a finite number of seconds > 0."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not (0 < x < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text}")
+    return x
+
+
 def _subsets(values: list[str] | None) -> tuple[str, ...]:
     out: list[str] = []
     for v in values or []:
@@ -49,7 +60,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         path=path, out=out, format=args.format, workers=args.workers, limit=args.limit, subsets=subsets,
         skip_invalid=args.skip_invalid, progress=False if (args.no_progress or quiet) else None,
         resamples=args.bootstrap, seed=args.seed, report=not args.no_report, settings=settings,
-        sample=args.sample, force_new=args.force_new,
+        sample=args.sample, force_new=args.force_new, worker_memory_mb=args.worker_memory_mb,
+        item_time_limit_s=args.item_time_limit, ray=args.ray,
     )
     warning = warn_if_lean_missing(settings)
     if warning:
@@ -93,7 +105,16 @@ def register(subparsers: Any) -> None:
     p.add_argument("path", help="dataset file or directory (ProofLoc JSONL or a supported public format)")
     p.add_argument("--format", choices=formats, help="force an adapter (default: detect per file)")
     p.add_argument("--out", help="output directory (default: runs/<name>)")
-    p.add_argument("--workers", type=positive_int, default=1, help="worker processes (default 1)")
+    p.add_argument("--workers", type=positive_int, default=1,
+                   help="worker processes (default 1; each item runs in a worker under the limits below)")
+    p.add_argument("--worker-memory-mb", type=non_negative_int, metavar="MB",
+                   help="address-space cap of each worker (default 4096; 0: none): an item past it ends unknown")
+    p.add_argument("--item-time-limit", type=positive_float, metavar="S",
+                   help="hard seconds for one item (default: max(60, 4 x the proof budget) offline, none with a "
+                        "model): an item past it is killed and ends unknown")
+    p.add_argument("--ray", metavar="ADDRESS|auto",
+                   help="fan the items out over a Ray cluster (host:port, ray://host:port, or auto: this machine's "
+                        "cluster, else a new local one); needs the ray extra (docs/ray.md)")
     p.add_argument("--limit", type=non_negative_int, metavar="N",
                    help="score N items (after --subset): a seeded sample with each subset's flawed and correct "
                         "items in proportion (see --sample, --seed)")

@@ -4,8 +4,9 @@ A *slot* is one worker process in its own single-process executor, so a job past
 limit (or whose caller went away) can be stopped by killing that one process without
 breaking the others; the slot is then started again. Every worker process
 
-* has its address space capped (``memory_mb``, ``RLIMIT_AS``; 0 leaves it unlimited), so a
-  runaway allocation ends as ``MemoryError`` inside the job, not as the machine swapping;
+* has its address space capped (``memory_mb``, ``RLIMIT_AS``, or the lower cap it inherited; 0 leaves
+  it as inherited), so a runaway allocation ends as ``MemoryError`` inside the job, not as the
+  machine swapping;
 * ignores Ctrl-C (the parent decides when to stop) and
 * watches its parent: if the parent dies (killed, crashed), the worker exits within a second
   instead of lingering as an orphan;
@@ -102,6 +103,9 @@ def init_worker(memory_mb: int, parent: int, initializer: Callable[..., None] | 
             import resource
 
             limit = memory_mb * 1024 * 1024
+            _, hard = resource.getrlimit(resource.RLIMIT_AS)
+            if hard != resource.RLIM_INFINITY:
+                limit = min(limit, hard)  # already capped lower from outside (prlimit, ulimit -v): keep that cap
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         except (ImportError, ValueError, OSError) as exc:  # not on this platform, or above the hard limit
             log.warning("could not set the worker memory limit: %s", exc)

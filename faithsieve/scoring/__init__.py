@@ -1,4 +1,5 @@
-"""Scoring a step-labelled dataset: the run (``run``), its journal and files (``runfiles``), its
+"""Scoring a step-labelled dataset: the run (``run``), items in killable workers under the run's limits
+(``chunks``) or over a Ray cluster (``onray``), its journal and files (``runfiles``), its
 record of settings and versions (``runinfo``), item sampling (``sampling``) and per-item evidence
 files (``evidence``).
 

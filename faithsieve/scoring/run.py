@@ -7,7 +7,10 @@ at any point and restarted on the same directory continues: complete lines are k
 last line is cut off, and every item is counted once (keyed by id; the newest line wins).
 
 Predictions are written in item order whatever the number of workers, so ``--workers N``
-gives the same ``predictions.jsonl`` as ``--workers 1`` up to timing fields (``stable_view``).
+gives the same ``predictions.jsonl`` as ``--workers 1`` up to timing fields (``stable_view``). Every
+item is predicted in a killable worker process under the run's ``ItemLimits`` (per-item time, worker
+memory: ``faithsieve.scoring.chunks``), never in this process; with ``ray`` the items go to a Ray
+cluster (``faithsieve.scoring.onray``) and come back here to the same journal.
 
 Each run records in ``run.json`` and ``metrics.json`` its configuration, the package and backend
 versions and the data's hash (``faithsieve.scoring.runinfo``). A rerun on a directory whose recorded
@@ -23,26 +26,25 @@ import json
 import logging
 import sys
 import time
-from collections import deque
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from faithsieve.core.errors import FaithSieveError, InputError
+from faithsieve.core.errors import InputError
 from faithsieve.core.settings import Settings, method_key
 from faithsieve.datasets.adapters import LoadedDataset, dataset_files, load_dataset
 from faithsieve.datasets.formats import LabelledItem
 from faithsieve.runtime.atomic import write_atomic
-from faithsieve.runtime.lazy import OFFLINE_MODULES, freeze_after_import
-from faithsieve.runtime.workers import JobTimeout, KillablePool, WorkerCrashed
-from faithsieve.scoring.evidence import (
-    CHECKS_KEY,
-    clear_evidence,
-    step_checks,
-    write_evidence,
+from faithsieve.scoring.chunks import (  # noqa: F401 (predict, stable_view, item_time_limit re-exported)
+    TIMING_KEYS,
+    ItemLimits,
+    item_time_limit,
+    iter_predictions,
+    predict,
+    stable_view,
 )
+from faithsieve.scoring.evidence import CHECKS_KEY, clear_evidence, write_evidence
 from faithsieve.scoring.runfiles import PredictionLog
 from faithsieve.scoring.runinfo import RunMismatch, check_resume, run_identity  # noqa: F401 (RunMismatch re-exported)
 from faithsieve.scoring.sampling import class_gaps, select
@@ -53,166 +55,12 @@ PREDICTIONS = "predictions.jsonl"
 METRICS = "metrics.json"
 REPORT = "report.md"
 STATE = "run.json"
-TIMING_KEYS = frozenset({"time_ms", "timings", "usage"})
-"""Fields that vary from run to run (LLM usage too: a cached rerun makes no calls); ``stable_view`` drops them."""
 
 
 class InvalidDataset(InputError):
     """The dataset has malformed records (listed in ``detail``) and the run was not told to skip them."""
 
     code = "invalid_dataset"
-
-
-# ---------------------------------------------------------------------------------------
-# One prediction
-
-
-def _label_json(step: int | None) -> str | int:
-    return "correct" if step is None else step
-
-
-_FAILED: dict[str, Any] = {"predicted": "correct", "verdict": "correct", "reason": None, "coverage": None}
-"""The fields of an item that got no verdict (refused input, a crash, a lost worker): counted ``correct``."""
-
-
-def _record_head(item: LabelledItem, settings: Settings) -> dict[str, Any]:
-    rec: dict[str, Any] = {"id": item.id, "subset": item.subset, "domain": item.domain, "label": item.label}
-    if settings.mode != "offline":
-        rec["method"] = method_key(settings)
-    return rec
-
-
-def predict(item: LabelledItem, settings: Settings) -> dict[str, Any]:
-    """Run the pipeline on one item and return its prediction record (never raises for bad input).
-
-    Input the pipeline refuses (``InputError``/``InputTooLarge``) and crashes inside it are
-    recorded with an ``error`` field and counted as a ``correct`` prediction.
-    """
-    from faithsieve.pipeline import localize
-    from faithsieve.split import proof_from_steps
-
-    t0 = time.perf_counter()
-    rec = _record_head(item, settings)
-    try:
-        verdict = localize(proof_from_steps(item.problem, list(item.steps), settings), settings)
-    except FaithSieveError as exc:
-        rec.update(_FAILED, error=f"{exc.code}: {exc.message}")
-    except Exception as exc:  # a pipeline bug must not end a long run; it is recorded and counted
-        log.debug("pipeline crashed on %s", item.id, exc_info=True)
-        rec.update(_FAILED, error=f"internal: {type(exc).__name__}: {str(exc)[:300]}")
-    else:
-        k = verdict.first_error_step if verdict.verdict == "error" else None
-        evidence: list[Any] = []
-        if k is not None and 1 <= k <= len(verdict.steps):
-            evidence = [e.model_dump(mode="json") for e in verdict.steps[k - 1].evidence if e.status == "refuted"]
-        rec.update(predicted=_label_json(k), verdict=verdict.verdict, reason=verdict.reason,
-                   coverage=verdict.coverage.model_dump(mode="json"), error=None)
-        if verdict.flag_scope is not None:
-            rec["flag_scope"] = verdict.flag_scope
-        if verdict.mode != "offline":
-            rec["basis"] = verdict.basis
-            rec["usage"] = verdict.usage.model_dump() if verdict.usage else None
-            if verdict.audit and verdict.audit.notes:
-                rec["notes"] = list(verdict.audit.notes[:20])
-        if evidence:
-            rec["evidence"] = evidence
-        checks = step_checks(verdict.steps)
-        if checks:
-            rec[CHECKS_KEY] = checks
-    rec["time_ms"] = round((time.perf_counter() - t0) * 1000, 3)
-    rec["item_hash"] = item.content_hash()
-    return rec
-
-
-def stable_view(record: Any) -> Any:
-    """A prediction record without its timing fields (what must match across runs and worker counts)."""
-    if isinstance(record, dict):
-        return {k: stable_view(v) for k, v in record.items() if k not in TIMING_KEYS}
-    if isinstance(record, list):
-        return [stable_view(v) for v in record]
-    return record
-
-
-# ---------------------------------------------------------------------------------------
-# Running many, in order, in a process pool
-
-_WORKER_SETTINGS: Settings | None = None
-
-
-def _init_worker(settings: Settings) -> None:
-    global _WORKER_SETTINGS
-    _WORKER_SETTINGS = settings
-    freeze_after_import()  # a long-lived worker: no full collection rescans the imported modules
-
-
-def _predict_chunk(items: list[LabelledItem]) -> list[dict[str, Any]]:
-    assert _WORKER_SETTINGS is not None
-    return [predict(it, _WORKER_SETTINGS) for it in items]
-
-
-_PRELOAD = OFFLINE_MODULES  # the solvers load lazily: the fork server imports them once for every worker
-
-
-def item_time_limit(settings: Settings) -> float | None:
-    """Hard limit for one item in a worker: a generous multiple of the checking budget offline (the
-    pipeline honours its budget, so only a runaway reaches it); none with a language model."""
-    return max(60.0, 4 * settings.proof_time_limit_s) if settings.mode == "offline" else None
-
-
-def _failed(item: LabelledItem, settings: Settings, message: str) -> dict[str, Any]:
-    """The record of an item whose worker was killed (time limit) or died: counted as ``correct``."""
-    rec = _record_head(item, settings)
-    rec.update(_FAILED, error=f"resource_limit: {message}", time_ms=None, item_hash=item.content_hash())
-    return rec
-
-
-def _one_by_one(pool: KillablePool, items: list[LabelledItem], settings: Settings) -> list[dict[str, Any]]:
-    """A chunk whose worker was lost, item by item, so only the item at fault is recorded as failed."""
-    out = []
-    for it in items:
-        try:
-            out.extend(pool.run(_predict_chunk, [it], time_limit=item_time_limit(settings)))
-        except (JobTimeout, WorkerCrashed) as exc:
-            log.warning("item %s: %s", it.id, exc)
-            out.append(_failed(it, settings, str(exc)))
-    return out
-
-
-def iter_predictions(
-    items: Sequence[LabelledItem], settings: Settings, workers: int = 1, chunk: int = 4, memory_mb: int = 0
-) -> Iterator[dict[str, Any]]:
-    """Predictions for ``items``, yielded in item order; ``workers > 1`` uses the shared killable pool
-    (``faithsieve.runtime.workers``: per-chunk time limit, ``memory_mb`` cap, orphan watch) with a bounded
-    window of chunks in flight. A chunk whose worker is killed or dies is retried item by item."""
-    if workers <= 1 or len(items) <= chunk:
-        freeze_after_import()
-        for it in items:
-            yield predict(it, settings)
-        return
-    chunks = [list(items[i:i + chunk]) for i in range(0, len(items), chunk)]
-    per_item = item_time_limit(settings)
-    with KillablePool(workers, memory_mb, initializer=_init_worker, initargs=(settings,), preload=_PRELOAD) as pool:
-        window: deque[tuple[list[LabelledItem], Future[list[dict[str, Any]]]]] = deque()
-        pending = iter(chunks)
-
-        def submit(c: list[LabelledItem]) -> None:
-            window.append((c, pool.submit(_predict_chunk, c, time_limit=per_item * len(c) if per_item else None)))
-
-        for c in pending:
-            submit(c)
-            if len(window) >= workers * 4:
-                break
-        while window:
-            c, fut = window.popleft()
-            try:
-                results = fut.result()
-            except (JobTimeout, WorkerCrashed) as exc:
-                log.warning("a chunk of %d items lost its worker (%s); retrying them one by one", len(c), exc)
-                results = _one_by_one(pool, c, settings)
-            nxt = next(pending, None)
-            if nxt is not None:
-                submit(nxt)
-            yield from results
 
 
 # ---------------------------------------------------------------------------------------
@@ -230,7 +78,13 @@ class ScoreRequest:
     format: str | None = None
     """Adapter name; ``None`` detects it per file."""
     workers: int = 1
-    """Worker processes (1 = in this process)."""
+    """Worker processes (never this process: 1 is one worker, under the same limits)."""
+    worker_memory_mb: int | None = None
+    """Address-space cap of each worker in MB (None: ``SCORE_WORKER_MEMORY_MB``; 0: none)."""
+    item_time_limit_s: float | None = None
+    """Hard seconds for one item (None: ``item_time_limit(settings)``)."""
+    ray: str | None = None
+    """A Ray cluster's address (or ``auto``) to fan the items out to (``faithsieve.scoring.onray``)."""
     limit: int | None = None
     """Score only N of the selected items (see ``sample``)."""
     sample: str = "stratified"
@@ -331,6 +185,7 @@ def run_score(req: ScoreRequest) -> ScoreResult:
     sessions: list[dict[str, Any]] = state.setdefault("sessions", [])
     write_atomic(out / STATE, json.dumps(state, indent=1))  # before any prediction: a killed run can be resumed
 
+    limits = ItemLimits.for_run(settings, req.item_time_limit_s, req.worker_memory_mb)
     t0 = time.perf_counter()
     processed = 0
     if pending:
@@ -341,7 +196,7 @@ def run_score(req: ScoreRequest) -> ScoreResult:
         try:
             with plog:
                 by_id = {it.id: it for it in pending}
-                for rec in iter_predictions(pending, settings, req.workers):
+                for rec in _predictions(req, pending, settings, limits):
                     checks = rec.pop(CHECKS_KEY, None)
                     if checks:
                         write_evidence(out, by_id[rec["id"]], rec, checks)
@@ -352,7 +207,10 @@ def run_score(req: ScoreRequest) -> ScoreResult:
         finally:
             bar.close()
             if processed:
-                sessions.append({"items": processed, "wall_s": round(time.perf_counter() - t0, 3), "workers": req.workers})
+                session: dict[str, Any] = {"items": processed, "wall_s": round(time.perf_counter() - t0, 3), "workers": req.workers}
+                if req.ray is not None:
+                    session["ray"] = req.ray
+                sessions.append(session)
                 write_atomic(out / STATE, json.dumps(state, indent=1))
 
     rows = [(it, done[it.id]) for it in items]
@@ -390,7 +248,18 @@ def run_config(req: ScoreRequest, settings: Settings) -> dict[str, Any]:
     """The run's full configuration as recorded: what was asked for and every pipeline setting."""
     return {"path": str(req.path), "format": req.format, "subsets": list(req.subsets), "limit": req.limit,
             "sample": req.sample, "seed": req.seed, "resamples": req.resamples, "workers": req.workers,
-            "skip_invalid": req.skip_invalid, "settings": settings.model_dump(mode="json")}
+            "skip_invalid": req.skip_invalid, "worker_memory_mb": req.worker_memory_mb,
+            "item_time_limit_s": req.item_time_limit_s, "ray": req.ray, "settings": settings.model_dump(mode="json")}
+
+
+def _predictions(req: ScoreRequest, items: Sequence[LabelledItem], settings: Settings,
+                 limits: ItemLimits) -> Iterator[dict[str, Any]]:
+    """The records of ``items`` in item order: from local workers, or from a Ray cluster with ``req.ray``."""
+    if req.ray is None:
+        return iter_predictions(items, settings, req.workers, limits=limits)
+    from faithsieve.scoring.onray import ray_predictions
+
+    return ray_predictions(items, settings, req.ray, limits)
 
 
 def _endpoint_failed(rec: dict[str, Any]) -> bool:

@@ -132,11 +132,11 @@ _SLOW_RUNNER = textwrap.dedent(
     import sys, time
     from pathlib import Path
     import faithsieve.scoring.run as s
-    orig = s.predict
-    def slow(item, settings):
+    orig = s.PredictionLog.append
+    def slow(self, record):  # items are predicted in a worker: the driver's journal is slowed instead
         time.sleep(0.15)
-        return orig(item, settings)
-    s.predict = slow
+        orig(self, record)
+    s.PredictionLog.append = slow
     s.run_score(s.ScoreRequest(path=Path(sys.argv[1]), out=Path(sys.argv[2]), progress=False, resamples=20, report=False))
     """
 )

@@ -70,3 +70,10 @@ def test_a_module_in_no_room_fails(copy: Path) -> None:
     (copy / "faithsieve" / "stray.py").write_text("x = 1\n", encoding="utf-8")
     done = _run(copy)
     assert done.returncode == 1 and "faithsieve.stray belongs to no room" in done.stdout
+
+
+def test_ray_imported_outside_its_one_module_fails(copy: Path) -> None:
+    _plant(copy / "faithsieve" / "grading" / "onray.py", "def _late():\n    import ray.util  # planted\n")
+    res = _run(copy)
+    assert res.returncode == 1
+    assert "faithsieve.grading.onray imports ray.util, an optional extra" in res.stdout

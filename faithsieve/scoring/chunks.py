@@ -1,0 +1,237 @@
+"""One item's prediction and many items' in killable worker processes, under the run's hard limits.
+
+``predict`` runs the pipeline on one item and returns its record (never raising for bad input).
+``score_chunk`` scores a chunk in a ``KillablePool`` under ``ItemLimits`` (per-item time, worker memory)
+and is what every runner calls: ``iter_predictions`` (local workers: one or many, never the calling
+process) and the Ray actors of ``faithsieve.scoring.onray``. A chunk whose worker is killed or dies is
+retried item by item; only the item at fault gets a ``resource_limit`` record (verdict ``unknown``,
+counted ``correct``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+from collections import deque
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from faithsieve.core.errors import FaithSieveError
+from faithsieve.core.settings import Settings, method_key
+from faithsieve.datasets.formats import LabelledItem
+from faithsieve.runtime.lazy import OFFLINE_MODULES, freeze_after_import
+from faithsieve.runtime.workers import JobTimeout, KillablePool, WorkerCrashed
+from faithsieve.scoring.evidence import CHECKS_KEY, step_checks
+
+log = logging.getLogger(__name__)
+
+TIMING_KEYS = frozenset({"time_ms", "timings", "usage"})
+"""Fields that vary from run to run (LLM usage too: a cached rerun makes no calls); ``stable_view`` drops them."""
+
+
+# ---------------------------------------------------------------------------------------
+# One prediction
+
+
+def _label_json(step: int | None) -> str | int:
+    return "correct" if step is None else step
+
+
+_FAILED: dict[str, Any] = {"predicted": "correct", "verdict": "correct", "reason": None, "coverage": None}
+"""The fields of an item that got no verdict (refused input, a crash, a lost worker): counted ``correct``."""
+
+
+def _record_head(item: LabelledItem, settings: Settings) -> dict[str, Any]:
+    rec: dict[str, Any] = {"id": item.id, "subset": item.subset, "domain": item.domain, "label": item.label}
+    if settings.mode != "offline":
+        rec["method"] = method_key(settings)
+    return rec
+
+
+OUT_OF_MEMORY = "the item ran out of memory in its worker (the worker's memory cap)"
+
+
+def predict(item: LabelledItem, settings: Settings) -> dict[str, Any]:
+    """Run the pipeline on one item and return its prediction record (never raises for bad input).
+
+    Input the pipeline refuses (``InputError``/``InputTooLarge``) and crashes inside it are
+    recorded with an ``error`` field and counted as a ``correct`` prediction.
+    """
+    from faithsieve.pipeline import localize
+    from faithsieve.split import proof_from_steps
+
+    t0 = time.perf_counter()
+    rec = _record_head(item, settings)
+    try:
+        verdict = localize(proof_from_steps(item.problem, list(item.steps), settings), settings)
+    except FaithSieveError as exc:
+        rec.update(_FAILED, error=f"{exc.code}: {exc.message}")
+    except MemoryError:  # the worker's address-space cap (ItemLimits.memory_mb): unknown, with the reason
+        reason = f"resource_limit: {OUT_OF_MEMORY}"
+        rec.update(_FAILED, verdict="unknown", reason=reason, error=reason)
+    except Exception as exc:  # a pipeline bug must not end a long run; it is recorded and counted
+        log.debug("pipeline crashed on %s", item.id, exc_info=True)
+        rec.update(_FAILED, error=f"internal: {type(exc).__name__}: {str(exc)[:300]}")
+    else:
+        k = verdict.first_error_step if verdict.verdict == "error" else None
+        evidence: list[Any] = []
+        if k is not None and 1 <= k <= len(verdict.steps):
+            evidence = [e.model_dump(mode="json") for e in verdict.steps[k - 1].evidence if e.status == "refuted"]
+        rec.update(predicted=_label_json(k), verdict=verdict.verdict, reason=verdict.reason,
+                   coverage=verdict.coverage.model_dump(mode="json"), error=None)
+        if verdict.flag_scope is not None:
+            rec["flag_scope"] = verdict.flag_scope
+        if verdict.mode != "offline":
+            rec["basis"] = verdict.basis
+            rec["usage"] = verdict.usage.model_dump() if verdict.usage else None
+            if verdict.audit and verdict.audit.notes:
+                rec["notes"] = list(verdict.audit.notes[:20])
+        if evidence:
+            rec["evidence"] = evidence
+        checks = step_checks(verdict.steps)
+        if checks:
+            rec[CHECKS_KEY] = checks
+    rec["time_ms"] = round((time.perf_counter() - t0) * 1000, 3)
+    rec["item_hash"] = item.content_hash()
+    return rec
+
+
+def stable_view(record: Any) -> Any:
+    """A prediction record without its timing fields (what must match across runs and worker counts)."""
+    if isinstance(record, dict):
+        return {k: stable_view(v) for k, v in record.items() if k not in TIMING_KEYS}
+    if isinstance(record, list):
+        return [stable_view(v) for v in record]
+    return record
+
+
+# ---------------------------------------------------------------------------------------
+# Running many, in order, in a process pool
+
+_WORKER_SETTINGS: Settings | None = None
+
+
+def _init_worker(settings: Settings) -> None:
+    global _WORKER_SETTINGS
+    _WORKER_SETTINGS = settings
+    freeze_after_import()  # a long-lived worker: no full collection rescans the imported modules
+
+
+def _predict_chunk(items: list[LabelledItem]) -> list[dict[str, Any]]:
+    assert _WORKER_SETTINGS is not None
+    return [predict(it, _WORKER_SETTINGS) for it in items]
+
+
+_PRELOAD = OFFLINE_MODULES  # the solvers load lazily: the fork server imports them once for every worker
+
+
+SCORE_WORKER_MEMORY_MB = 4096
+"""Address-space cap of one scoring worker (``--worker-memory-mb``; 0: none): a formula that expands without
+bound ends as a ``MemoryError`` (an ``unknown`` record), not as the machine swapping."""
+
+
+def item_time_limit(settings: Settings) -> float | None:
+    """Hard limit for one item in a worker: a generous multiple of the checking budget offline (the
+    pipeline honours its budget, so only a runaway reaches it); none with a language model."""
+    return max(60.0, 4 * settings.proof_time_limit_s) if settings.mode == "offline" else None
+
+
+@dataclass(frozen=True)
+class ItemLimits:
+    """The hard limits every scored item runs under, whatever runs it (local workers, one worker, Ray)."""
+
+    time_s: float | None
+    """Seconds for one item once a worker has it (None: none); a chunk gets ``time_s`` per item."""
+    memory_mb: int = SCORE_WORKER_MEMORY_MB
+    """Address-space cap of the worker process (0: none)."""
+
+    @classmethod
+    def for_run(cls, settings: Settings, time_s: float | None = None, memory_mb: int | None = None) -> ItemLimits:
+        """The limits of a run: ``time_s`` and ``memory_mb`` when given, else the defaults for ``settings``."""
+        return cls(time_s if time_s is not None else item_time_limit(settings),
+                   SCORE_WORKER_MEMORY_MB if memory_mb is None else memory_mb)
+
+    def chunk_s(self, n: int) -> float | None:
+        return None if self.time_s is None else self.time_s * n
+
+
+def _failed(item: LabelledItem, settings: Settings, message: str) -> dict[str, Any]:
+    """The record of an item whose worker was killed (time or memory limit) or died: verdict ``unknown``
+    with the reason, counted as a ``correct`` prediction."""
+    rec = _record_head(item, settings)
+    reason = f"resource_limit: {message}"
+    rec.update(_FAILED, verdict="unknown", reason=reason, error=reason, time_ms=None, item_hash=item.content_hash())
+    return rec
+
+
+def scoring_pool(settings: Settings, workers: int, limits: ItemLimits) -> KillablePool:
+    """The killable pool that scores items (not started): ``workers`` processes under ``limits.memory_mb``.
+    The workers do not import the caller's ``__main__`` (a script that calls ``run_score`` need not guard
+    it, and Ray's worker script is not run again): the jobs are functions of this module."""
+    return KillablePool(workers, limits.memory_mb, initializer=_init_worker, initargs=(settings,), preload=_PRELOAD,
+                        retire=_out_of_memory, clean_main=True)
+
+
+def _out_of_memory(records: Any) -> bool:
+    """A chunk in which an item ran out of memory gets a fresh worker afterwards."""
+    return isinstance(records, list) and any(
+        OUT_OF_MEMORY in str(r.get("error") or "") or "MemoryError" in str(r.get("error") or "") for r in records)
+
+
+def _one_by_one(pool: KillablePool, items: list[LabelledItem], settings: Settings,
+                limits: ItemLimits) -> list[dict[str, Any]]:
+    """A chunk whose worker was lost, item by item, so only the item at fault is recorded as failed."""
+    out = []
+    for it in items:
+        try:
+            out.extend(pool.run(_predict_chunk, [it], time_limit=limits.time_s))
+        except (JobTimeout, WorkerCrashed) as exc:
+            log.warning("item %s: %s", it.id, exc)
+            out.append(_failed(it, settings, str(exc)))
+    return out
+
+
+def score_chunk(pool: KillablePool, items: list[LabelledItem], settings: Settings,
+                limits: ItemLimits) -> list[dict[str, Any]]:
+    """One chunk's records in item order, scored in ``pool`` under ``limits`` (the same for a local run and
+    a Ray worker): the chunk gets ``limits.time_s`` per item; a chunk whose worker is killed or dies is
+    retried item by item, and only the item at fault gets a ``resource_limit`` record."""
+    try:
+        return list(pool.run(_predict_chunk, items, time_limit=limits.chunk_s(len(items))))
+    except (JobTimeout, WorkerCrashed) as exc:
+        if len(items) == 1:
+            log.warning("item %s: %s", items[0].id, exc)
+            return [_failed(items[0], settings, str(exc))]
+        log.warning("a chunk of %d items lost its worker (%s); retrying them one by one", len(items), exc)
+        return _one_by_one(pool, items, settings, limits)
+
+
+def iter_predictions(
+    items: Sequence[LabelledItem], settings: Settings, workers: int = 1, chunk: int = 4,
+    limits: ItemLimits | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Predictions for ``items``, yielded in item order, each made in the shared killable pool
+    (``faithsieve.runtime.workers``: per-item time limit, memory cap, orphan watch) — one worker process
+    when ``workers`` is 1, never in this process, so a runaway item ends as a ``resource_limit`` record
+    however small the run. A bounded window of chunks is in flight."""
+    if not items:
+        return
+    lim = limits or ItemLimits.for_run(settings)
+    size = chunk if len(items) > chunk else 1  # a short run: one item per job, so a killed job costs one item
+    chunks = [list(items[i:i + size]) for i in range(0, len(items), size)]
+    workers = max(1, min(workers, len(chunks)))
+    # the pool closes first on the way out (Ctrl-C, a failure): the threads then end at once
+    with ThreadPoolExecutor(workers, thread_name_prefix="score") as threads, scoring_pool(settings, workers, lim) as pool:
+        window: deque[Future[list[dict[str, Any]]]] = deque()
+        pending = iter(chunks)
+        for c in itertools.islice(pending, workers * 4):
+            window.append(threads.submit(score_chunk, pool, c, settings, lim))
+        while window:
+            results = window.popleft().result()
+            nxt = next(pending, None)
+            if nxt is not None:
+                window.append(threads.submit(score_chunk, pool, nxt, settings, lim))
+            yield from results

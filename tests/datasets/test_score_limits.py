@@ -1,0 +1,114 @@
+"""Every scored item runs under the worker pool's hard limits — with ``--workers 1`` and with a run of
+four items or fewer too (these ran in the calling process, unbounded, before): a runaway item ends as
+an ``unknown`` record with its reason, and the run goes on."""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from faithsieve.core.settings import Settings
+from faithsieve.scoring.chunks import ItemLimits, item_time_limit, scoring_pool
+from faithsieve.scoring.run import PREDICTIONS, ScoreRequest, run_score
+
+BOMB = "sqrt((sqrt(2)+sqrt(3)+sqrt(5)+sqrt(7)+sqrt(11)+sqrt(13))^60) = 5"
+"""A 60-character claim whose expansion inside the call's argument once took 24 s and 443 MB."""
+
+
+def _dataset(tmp_path: Path) -> Path:
+    path = tmp_path / "bomb.jsonl"
+    rows = [
+        {"id": "bomb", "problem": "Compute.", "steps": [f"We have {BOMB}.", "So the answer is 5."], "label": 1,
+         "domain": "algebra"},
+        {"id": "sum", "problem": "Compute 2 + 3.", "steps": ["2 + 3 = 6.", "The answer is 6."], "label": 1,
+         "domain": "arithmetic"},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _records(out: Path) -> dict[str, dict[str, object]]:
+    return {r["id"]: r for r in map(json.loads, (out / PREDICTIONS).read_text(encoding="utf-8").splitlines())}
+
+
+def test_one_worker_short_run_kills_an_item_past_its_time_limit(tmp_path: Path) -> None:
+    """Two items, one worker: a limit no check can meet kills each item in its worker (in-process, the
+    limit could not be held and both would be decided)."""
+    res = run_score(ScoreRequest(path=_dataset(tmp_path), out=tmp_path / "out", workers=1, item_time_limit_s=0.001,
+                                 progress=False, resamples=10, report=False))
+    assert res.processed == 2
+    for rec in _records(tmp_path / "out").values():
+        assert rec["verdict"] == "unknown" and rec["predicted"] == "correct"
+        assert str(rec["reason"]).startswith("resource_limit: the job ran past its time limit")
+
+
+def test_scoring_workers_have_their_address_space_capped() -> None:
+    limits = ItemLimits(time_s=10.0, memory_mb=1536)
+    with scoring_pool(Settings(), 1, limits) as pool:
+        soft, hard = pool.run(resource.getrlimit, resource.RLIMIT_AS, time_limit=10)
+    assert soft == hard == 1536 * 1024 * 1024
+    assert ItemLimits.for_run(Settings()).memory_mb == 4096  # the default cap is on
+    assert ItemLimits.for_run(Settings()).time_s == item_time_limit(Settings()) == 60.0
+
+
+def test_the_bomb_ends_within_the_limit_in_a_memory_capped_process(tmp_path: Path) -> None:
+    """``faithsieve score`` on the bomb, one worker, under ``prlimit --as`` (4 GB for the whole run):
+    done within the item's limit plus start-up, the bomb's record ``unknown`` with its reason unless the
+    checker decided it, the other item decided."""
+    out = tmp_path / "out"
+    cmd = ["prlimit", "--as=4000000000", sys.executable, "-m", "faithsieve", "score", str(_dataset(tmp_path)),
+           "--out", str(out), "--workers", "1", "--item-time-limit", "4", "--worker-memory-mb", "1500",
+           "--no-progress", "--bootstrap", "10", "--no-report"]
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=90)
+    except FileNotFoundError:
+        pytest.skip("prlimit (util-linux) is not installed")
+    wall = time.monotonic() - t0
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert wall < 45, wall  # 4 s for the bomb (twice at most: its chunk, then alone), start-up, the other item
+    recs = _records(out)
+    bomb = recs["bomb"]
+    assert bomb["verdict"] in ("unknown", "error"), bomb
+    if bomb["verdict"] == "unknown":
+        assert bomb["reason"], bomb
+    assert recs["sum"]["verdict"] == "error" and recs["sum"]["predicted"] == 1
+
+
+def test_a_lower_inherited_cap_is_kept_without_a_warning(tmp_path: Path) -> None:
+    """Under ``prlimit --as`` below the pool's cap, the workers keep the lower cap (raising it is refused)."""
+    probe = ("import resource; from faithsieve.core.settings import Settings; "
+             "from faithsieve.scoring.chunks import ItemLimits, scoring_pool\n"
+             "with scoring_pool(Settings(), 1, ItemLimits(10.0, 4096)) as p:\n"
+             "    print(p.run(resource.getrlimit, resource.RLIMIT_AS, time_limit=10)[0])")
+    try:
+        done = subprocess.run(["prlimit", "--as=3000000000", sys.executable, "-c", probe], capture_output=True,
+                              text=True, timeout=120)
+    except FileNotFoundError:
+        pytest.skip("prlimit (util-linux) is not installed")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert int(done.stdout.split()[-1]) == 3000000000
+    assert "could not set the worker memory limit" not in done.stderr
+
+
+def test_an_item_out_of_memory_is_unknown_with_the_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    from faithsieve.datasets.formats import LabelledItem
+
+    import faithsieve.pipeline
+    from faithsieve.scoring.chunks import OUT_OF_MEMORY, _out_of_memory, predict
+
+    def exhausted(*args: object, **kwargs: object) -> None:
+        raise MemoryError  # what the worker's address-space cap raises inside an expansion
+
+    monkeypatch.setattr(faithsieve.pipeline, "localize", exhausted)
+    item = LabelledItem(id="m", problem="Compute.", steps=("2 + 2 = 4.",), label="correct")
+    rec = predict(item, Settings())
+    assert rec["verdict"] == "unknown" and rec["predicted"] == "correct"
+    assert rec["reason"] == f"resource_limit: {OUT_OF_MEMORY}"
+    assert _out_of_memory([rec])  # the worker that ran it is replaced
