@@ -90,6 +90,17 @@ def positive_int(text: str) -> int:
     return n
 
 
+def positive_float(text: str) -> float:
+    """``type=`` for limits in seconds such as ``--item-time-limit``: a finite number > 0."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < x < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text}")
+    return x
+
+
 def output_file_problem(path: str | Path) -> str | None:
     """Why ``path`` cannot be written as an output file (``None`` when it can be tried)."""
     p = Path(path)
