@@ -114,6 +114,23 @@ def output_file_problem(path: str | Path) -> str | None:
     return None
 
 
+def wrong_jsonl(path: str | Path, text: str, fields: tuple[str, ...], what: str) -> str | None:
+    """``None`` when the first record of the JSONL ``text`` is a JSON object with ``fields``; else the one
+    line that says what the file is instead (``PATH: a JSON array of 60 objects ..., not JSONL; WHAT``)."""
+    import json
+
+    from faithsieve.runtime.textfile import json_file_kind, json_too_deep
+
+    first = next((ln for ln in text.splitlines() if ln.strip()), "")
+    try:
+        record = None if json_too_deep(first) else json.loads(first)
+    except json.JSONDecodeError:
+        record = None
+    if isinstance(record, dict) and all(f in record for f in fields):
+        return None
+    return f"{path}: {json_file_kind(text)}; {what}"
+
+
 def fail(message: str) -> int:
     """Print ``error: message`` as one line on stderr; return the usage exit code."""
     print(f"error: {' '.join(message.split())}", file=sys.stderr)

@@ -15,10 +15,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from faithsieve.cli.common import output_file_problem
+from faithsieve.cli.common import output_file_problem, wrong_jsonl
 from faithsieve.core.errors import InputError
 from faithsieve.datasets.inject import MUTATIONS, inject_items
-from faithsieve.runtime.textfile import os_error_line, read_utf8
+from faithsieve.runtime.textfile import (
+    loads_json,
+    os_error_line,
+    read_utf8,
+)
 
 EXIT_OK = 0
 EXIT_INPUT = 2
@@ -57,22 +61,34 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
+GSM8K_JSONL = 'inject reads GSM8K JSONL, one {"question", "answer"} object a line'
+MAX_BAD_LINES_SHOWN = 10
+"""Bad lines listed one by one before the rest are counted."""
+
+
 def _read_gsm8k(path: Path, limit: int | None) -> tuple[list[dict[str, Any]], list[str]]:
+    """The GSM8K records and the bad lines. A file whose first record is not a GSM8K record is not
+    GSM8K at all: one ``InputError`` says what it is (``a JSON array of ..., not JSONL``)."""
     records: list[dict[str, Any]] = []
     errors: list[str] = []
-    for lineno, line in enumerate(read_utf8(path).split("\n"), start=1):
+    text = read_utf8(path)
+    wrong = wrong_jsonl(path, text, ("question", "answer"), GSM8K_JSONL)
+    if wrong:
+        raise InputError(wrong)
+    for lineno, line in enumerate(text.split("\n"), start=1):
         if limit is not None and len(records) + len(errors) >= limit:
             break
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
+            rec = loads_json(line, f"{path}:{lineno}")
         except json.JSONDecodeError as exc:
-            errors.append(f"{path}:{lineno}: not JSON ({exc.msg})")
-            continue
+            rec, why = None, f"not JSON ({exc.msg})"
+        else:
+            why = "needs string fields 'question' and 'answer'"
         if not isinstance(rec, dict) or not isinstance(rec.get("question"), str) \
                 or not isinstance(rec.get("answer"), str):
-            errors.append(f"{path}:{lineno}: needs string fields 'question' and 'answer'")
+            errors.append(f"{path}:{lineno}: {why}")
             continue
         rec = dict(rec)
         rec.setdefault("gsm8k_index", lineno - 1)
@@ -132,8 +148,10 @@ def run_inject(args: argparse.Namespace) -> int:
         print(f"faithsieve inject: {os_error_line(exc)}", file=err)
         return EXIT_INPUT
     if errors:
-        for e in errors:
+        for e in errors[:MAX_BAD_LINES_SHOWN]:
             print(e, file=err)
+        if len(errors) > MAX_BAD_LINES_SHOWN:
+            print(f"... and {len(errors) - MAX_BAD_LINES_SHOWN} more bad lines", file=err)
         print(f"faithsieve inject: {len(errors)} bad line(s); nothing written", file=err)
         return EXIT_INPUT
     split = args.split or src.stem

@@ -9,7 +9,6 @@ verdict ``unknown`` and the reason (exit 0, a warning on stderr), never minutes 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import logging
 import sys
@@ -30,7 +29,6 @@ from faithsieve.runtime.textfile import (
 if TYPE_CHECKING:
     from faithsieve.core.proof import Proof
     from faithsieve.core.settings import Settings
-    from faithsieve.runtime.workers import KillablePool
     from faithsieve.verdict import Verdict
 
 T = TypeVar("T")
@@ -68,38 +66,50 @@ def check_in_worker(proof: Proof, settings: Settings) -> Verdict:
     return Pipeline.from_settings(settings).localize(proof)
 
 
-def _pool(memory_mb: int) -> KillablePool:
-    """One killable worker under ``memory_mb``, starting in the background (its fork server imports the
-    checkers while this process reads the proof)."""
-    from faithsieve.runtime.lazy import OFFLINE_MODULES
-    from faithsieve.runtime.workers import KillablePool
+class LimitedWorker:
+    """One killable worker under ``memory_mb``, started in the background at once (its fork server imports
+    the checkers while this process reads the proof); ``run`` waits for that start, then the job."""
 
-    pool = KillablePool(1, memory_mb, preload=OFFLINE_MODULES, clean_main=True)
-    def start() -> None:
-        with contextlib.suppress(FaithSieveError):  # a worker that cannot start: the job's own start says why
-            pool.start()
+    def __init__(self, memory_mb: int) -> None:
+        from faithsieve.runtime.lazy import OFFLINE_MODULES
+        from faithsieve.runtime.workers import KillablePool
 
-    threading.Thread(target=start, daemon=True, name="localize-worker-start").start()
-    return pool
+        self.memory_mb = memory_mb
+        self.pool = KillablePool(1, memory_mb, preload=OFFLINE_MODULES, clean_main=True)
+        self._failed: list[FaithSieveError] = []
+        self._starting = threading.Thread(target=self._start, daemon=True, name="localize-worker-start")
+        self._starting.start()
 
+    def _start(self) -> None:
+        try:
+            self.pool.start()
+        except FaithSieveError as exc:  # raised by ``run``, in the command's thread
+            self._failed.append(exc)
 
-def limited(pool: KillablePool, job: Callable[..., T], args: tuple[Any, ...], time_s: float | None,
-            memory_mb: int) -> T | str:
-    """``job(*args)`` in the pool's killable worker under ``time_s`` and ``memory_mb`` (the pool's cap), or
-    why it gave nothing: a sentence naming the limit and the option that raises it."""
-    from faithsieve.runtime.workers import JobTimeout, WorkerCrashed
+    def run(self, job: Callable[..., T], args: tuple[Any, ...], time_s: float | None) -> T | str:
+        """``job(*args)`` in the worker under ``time_s`` and the memory cap, or why it gave nothing: a sentence
+        naming the limit and the option that raises it. A worker that could not start raises
+        ``WorkerUnavailable``."""
+        from faithsieve.runtime.workers import JobTimeout, WorkerCrashed
 
-    try:
-        result: T = pool.run(job, *args, time_limit=time_s)
-        return result
-    except JobTimeout:
-        return f"the check ran past its time limit ({time_s:g} s) and was stopped; raise it with --item-time-limit"
-    except MemoryError:
-        return (f"the check ran out of its memory limit ({memory_mb} MB) and was stopped; raise it with "
-                "--worker-memory-mb (0: no limit)")
-    except WorkerCrashed:
-        return (f"the worker checking the proof died (memory limit {memory_mb or 'none'} MB, or killed); "
-                "raise the limit with --worker-memory-mb")
+        self._starting.join()
+        if self._failed:
+            raise self._failed[0]
+        try:
+            result: T = self.pool.run(job, *args, time_limit=time_s)
+            return result
+        except JobTimeout:
+            return f"the check ran past its time limit ({time_s:g} s) and was stopped; raise it with --item-time-limit"
+        except MemoryError:
+            return (f"the check ran out of its memory limit ({self.memory_mb} MB) and was stopped; raise it with "
+                    "--worker-memory-mb (0: no limit)")
+        except WorkerCrashed:
+            return (f"the worker checking the proof died (memory limit {self.memory_mb or 'none'} MB, or killed); "
+                    "raise the limit with --worker-memory-mb")
+
+    def close(self) -> None:
+        self._starting.join()
+        self.pool.close()
 
 
 def unknown_json(reason: str, settings: Settings) -> dict[str, Any]:
@@ -157,15 +167,14 @@ def render_text(proof_steps: list[str], v: Verdict) -> str:
 
 def cmd_localize(args: argparse.Namespace) -> int:
     # the pipeline (pydantic models, solvers) is imported in the worker, not here: `--help` stays cheap
-    memory_mb = WORKER_MEMORY_MB if args.worker_memory_mb is None else args.worker_memory_mb
-    pool = _pool(memory_mb)
+    worker = LimitedWorker(WORKER_MEMORY_MB if args.worker_memory_mb is None else args.worker_memory_mb)
     try:
-        return _localize(args, pool, memory_mb)
+        return _localize(args, worker)
     finally:
-        pool.close()
+        worker.close()
 
 
-def _localize(args: argparse.Namespace, pool: KillablePool, memory_mb: int) -> int:
+def _localize(args: argparse.Namespace, worker: LimitedWorker) -> int:
     from faithsieve.cli.options import settings_from_args, warn_if_lean_missing
     from faithsieve.scoring.run import item_time_limit
     from faithsieve.split import proof_from_input
@@ -179,7 +188,7 @@ def _localize(args: argparse.Namespace, pool: KillablePool, memory_mb: int) -> i
             print(warning, file=sys.stderr)
         time_s = args.item_time_limit if args.item_time_limit is not None else item_time_limit(settings)
         # a configuration error (no endpoint, no model) comes back from the worker as one line
-        v = limited(pool, check_in_worker, (proof, settings), time_s, memory_mb)
+        v = worker.run(check_in_worker, (proof, settings), time_s)
     except OSError as exc:
         return fail(os_error_line(exc))
     except (FaithSieveError, ValueError) as exc:

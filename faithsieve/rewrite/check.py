@@ -40,6 +40,7 @@ from faithsieve.rewrite.offline import variant_row
 from faithsieve.rewrite.plan import build_plan, check_readings_agree, conversion_factors
 from faithsieve.rewrite.sample import substitute
 from faithsieve.rewrite.sources import KIND_OF_PREFIX, Source, source_value
+from faithsieve.runtime.textfile import loads_json, read_utf8
 
 MAX_ROWS = 200_000
 MAX_VARIANTS = 100
@@ -245,28 +246,27 @@ def check_file(path: Path) -> dict[str, Any]:
     rows = passed = 0
     seen_ids: dict[str, int] = {}
     originals: dict[str, tuple[int, str]] = {}
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            rows += 1
-            if rows > MAX_ROWS:
-                failures.append({"line": lineno, "id": None, "problems": [f"more than {MAX_ROWS} rows; rest not checked"]})
-                break
-            try:
-                raw = json.loads(line)
-            except json.JSONDecodeError as exc:
-                failures.append({"line": lineno, "id": None, "problems": [f"not JSON ({exc.msg})"]})
-                continue
-            if not isinstance(raw, dict):
-                failures.append({"line": lineno, "id": None, "problems": ["not a JSON object"]})
-                continue
-            problems = check_llm_row(raw) if raw.get("mode") == "llm" else check_row(raw)
-            problems += _across_rows(raw, lineno, seen_ids, originals)
-            if problems:
-                failures.append({"line": lineno, "id": raw.get("id"), "problems": problems})
-            else:
-                passed += 1
+    for lineno, line in enumerate(read_utf8(path).split("\n"), start=1):
+        if not line.strip():
+            continue
+        rows += 1
+        if rows > MAX_ROWS:
+            failures.append({"line": lineno, "id": None, "problems": [f"more than {MAX_ROWS} rows; rest not checked"]})
+            break
+        try:
+            raw = loads_json(line, f"{path}:{lineno}")
+        except json.JSONDecodeError as exc:
+            failures.append({"line": lineno, "id": None, "problems": [f"not JSON ({exc.msg})"]})
+            continue
+        if not isinstance(raw, dict):
+            failures.append({"line": lineno, "id": None, "problems": ["not a JSON object"]})
+            continue
+        problems = check_llm_row(raw) if raw.get("mode") == "llm" else check_row(raw)
+        problems += _across_rows(raw, lineno, seen_ids, originals)
+        if problems:
+            failures.append({"line": lineno, "id": raw.get("id"), "problems": problems})
+        else:
+            passed += 1
     return {"rows": rows, "passed": passed, "failed": len(failures), "failures": failures}
 
 

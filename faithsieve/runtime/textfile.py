@@ -90,7 +90,9 @@ def json_file_kind(text: str) -> str:
     lines = [(i, ln) for i, ln in enumerate(text.splitlines(), 1) if ln.strip()]
     if not lines:
         return "an empty file"
-    if text.lstrip()[:1] in ("[", "{") and not json_too_deep(text):
+    if json_too_deep(text):
+        return f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+    if text.lstrip()[:1] in ("[", "{"):
         try:
             whole = json.loads(text)
         except json.JSONDecodeError:
@@ -101,9 +103,9 @@ def json_file_kind(text: str) -> str:
             return f"one JSON object over {len(lines)} lines ({_records_word([whole])}), not JSONL"
     lineno, first = lines[0]
     try:
-        record = json.loads(first) if not json_too_deep(first) else None
+        record = json.loads(first)
     except json.JSONDecodeError:
         return f"not JSON (line {lineno} starts {first.strip()[:40]!r})"
     if isinstance(record, dict):
         return f"JSONL of {_records_word([record])}"
-    return f"JSONL whose line {lineno} is {type(record).__name__ if record is not None else 'nested too deeply'}"
+    return f"JSONL whose line {lineno} is a JSON {type(record).__name__}, not an object"

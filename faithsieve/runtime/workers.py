@@ -164,6 +164,10 @@ class Slot:
         _LAUNCH.clean_main = self._clean_main
         try:
             fut = self.executor.submit(self._warm)  # the executor starts its process here
+        except (EOFError, ConnectionError, BrokenProcessPool) as exc:  # the fork server died, or no process
+            self.kill()
+            raise WorkerUnavailable(f"a worker process could not be started ({type(exc).__name__}: the fork server "
+                                    "died at start-up, or the system refused a new process)") from None
         finally:
             _LAUNCH.clean_main = False
         fut.add_done_callback(self._started)

@@ -100,7 +100,8 @@ def test_cli_usage_errors_exit_2_without_a_traceback(argv: list[str], tmp_path: 
     monkeypatch.delenv("FAITHSIEVE_LLM_BASE_URL", raising=False)
     (tmp_path / "x.jsonl").write_text(json.dumps(JANET) + "\n")
     assert main(argv) == 2
-    assert "faithsieve rewrite:" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and len(err.splitlines()) == 1 and "Traceback" not in err
 
 
 def _predictions(path: Path, preds: dict[str, str]) -> Path:
