@@ -128,7 +128,10 @@ def wrong_jsonl(path: str | Path, text: str, fields: tuple[str, ...], what: str)
         record = None
     if isinstance(record, dict) and all(f in record for f in fields):
         return None
-    return f"{path}: {json_file_kind(text)}; {what}"
+    kind = json_file_kind(text)
+    if kind.startswith(("a JSON array", "one JSON object")):
+        kind += ", not JSONL (one JSON object a line)"
+    return f"{path}: {kind}; {what}"
 
 
 def fail(message: str) -> int:

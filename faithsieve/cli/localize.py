@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from faithsieve.cli.common import fail, non_negative_int, positive_float
 from faithsieve.cli.options import add_method_options
-from faithsieve.core.errors import FaithSieveError, InputError
+from faithsieve.core.errors import FaithSieveError, InputError, InputTooLarge
 from faithsieve.runtime.textfile import (
     decode_utf8,
     json_file_kind,
@@ -48,8 +48,9 @@ def _read_input(path: str) -> Any:
     try:
         data = loads_json(raw, name)
     except json.JSONDecodeError as exc:
-        raise InputError(f"{name}: not valid JSON ({exc.msg} at line {exc.lineno}); it is "
-                         f"{json_file_kind(raw)}") from None
+        kind = json_file_kind(raw)
+        raise InputError(f"{name}: {kind}" if kind.startswith("not JSON") else
+                         f"{name}: not valid JSON ({exc.msg} at line {exc.lineno}); it is {kind}") from None
     if not isinstance(data, dict):
         raise InputError(f"{name}: {json_file_kind(raw)}; localize reads one JSON object "
                          '{"problem", "steps": [...]} or {"problem", "proof": "..."}')
@@ -57,6 +58,21 @@ def _read_input(path: str) -> Any:
         raise InputError(f"{name}: has both 'steps' and 'proof'; give one (steps: a list of strings, or proof: "
                          "one text that is split into steps)")
     return data
+
+
+_RAISE_WITH = {"steps": "FAITHSIEVE_MAX_STEPS", "proof": "FAITHSIEVE_MAX_PROOF_CHARS"}
+"""The setting that raises a size limit, by the field the ``InputTooLarge`` names (a step: ``steps[i]``)."""
+
+
+def content_error(name: str, exc: FaithSieveError) -> str:
+    """A refused proof as one line naming the file; a size limit says which setting raises it."""
+    msg = exc.message if exc.message.startswith(name) else f"{name}: {exc.message}"
+    if isinstance(exc, InputTooLarge):
+        field = str((exc.detail or {}).get("field", "")) if isinstance(exc.detail, dict) else ""
+        setting = "FAITHSIEVE_MAX_STEP_CHARS" if field.startswith("steps[") else _RAISE_WITH.get(field)
+        if setting:
+            msg += f" (raise it with {setting}=N)"
+    return msg
 
 
 def check_in_worker(proof: Proof, settings: Settings) -> Verdict:
@@ -181,8 +197,10 @@ def _localize(args: argparse.Namespace, worker: LimitedWorker) -> int:
 
     try:
         settings = settings_from_args(args)
-        data = _read_input(args.file)
-        proof = proof_from_input(data, settings)
+        try:
+            proof = proof_from_input(_read_input(args.file), settings)
+        except FaithSieveError as exc:
+            raise InputError(content_error(args.file, exc)) from None
         warning = warn_if_lean_missing(settings)
         if warning:
             print(warning, file=sys.stderr)

@@ -85,8 +85,8 @@ def _records_word(values: list[Any]) -> str:
 
 def json_file_kind(text: str) -> str:
     """What a file's text is, in words, for the one line of a wrong-file error: ``a JSON array of 60
-    objects with fields answer, question``, ``one JSON object over 40 lines``, ``JSONL of objects with
-    fields ...``, ``not JSON (line 1 starts 'a,b,c')``, ``an empty file``."""
+    objects with fields answer, question``, ``one JSON object over 40 lines (...)``, ``JSONL of objects
+    with fields ...``, ``not JSON (line 1 starts 'a,b,c')``, ``an empty file``."""
     lines = [(i, ln) for i, ln in enumerate(text.splitlines(), 1) if ln.strip()]
     if not lines:
         return "an empty file"
@@ -98,9 +98,9 @@ def json_file_kind(text: str) -> str:
         except json.JSONDecodeError:
             whole = None
         if isinstance(whole, list):
-            return f"a JSON array of {len(whole)} {_records_word(whole)}, not JSONL (one JSON object a line)"
+            return f"a JSON array of {len(whole)} {_records_word(whole)}"
         if isinstance(whole, dict) and len(lines) > 1:
-            return f"one JSON object over {len(lines)} lines ({_records_word([whole])}), not JSONL"
+            return f"one JSON object over {len(lines)} lines ({_records_word([whole])})"
     lineno, first = lines[0]
     try:
         record = json.loads(first)
