@@ -244,7 +244,7 @@ def variant_row(plan: Plan, k: int, seed: int, new: dict[int, Fraction],
         return "reread_differs"
     checks = z3_verify(plan, 0, new, answer, pairs)
     if not all(c["passed"] for c in checks):
-        return "z3_" + checks[-1]["check"].removeprefix("z3_")
+        return "z3_" + str(checks[-1]["check"]).removeprefix("z3_")
     return _row(plan, k, seed, new, results, answer, written, checks)
 
 
