@@ -289,7 +289,7 @@ def test_content_and_limit_errors_name_the_file_and_the_setting(tmp_path: Path, 
 
 def test_localize_past_its_time_limit_ends_unknown(capsys: pytest.CaptureFixture[str]) -> None:
     # a millisecond: the worker round trip alone takes longer, so the job is killed
-    assert main(["localize", str(EXAMPLE), "--item-time-limit", "0.001"]) == 0
+    assert main(["localize", str(EXAMPLE), "--item-time-limit", "0.001"]) == 1
     cap = capsys.readouterr()
     out = json.loads(cap.out)
     assert out["verdict"] == "unknown" and out["reason"].startswith("resource_limit: the check ran past its time limit")
@@ -318,9 +318,8 @@ def test_a_fork_server_that_dies_at_start_up_is_one_line(command: str, tmp_path:
     (tmp_path / "die_on_import.py").write_text("import os\nos._exit(1)\n")
     script = tmp_path / "run.py"
     script.write_text(
-        "import sys\nimport faithsieve.runtime.lazy as lazy\nimport faithsieve.scoring.run as run\n"
-        "lazy.OFFLINE_MODULES = ('die_on_import', *lazy.OFFLINE_MODULES)\n"
-        "run._PRELOAD = ('die_on_import', *run._PRELOAD)\n"
+        "import sys\nimport faithsieve.runtime.workers as w\n"
+        "start = w.mp_context\nw.mp_context = lambda preload=(): start(('die_on_import', *preload))\n"
         "from faithsieve.cli import main\nsys.exit(main(sys.argv[1:]))\n")
     args = [str(EXAMPLE)] if command == "localize" else [str(MINI), "--workers", "2", "--out", str(tmp_path / "r"),
                                                          "--no-progress"]

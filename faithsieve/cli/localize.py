@@ -3,7 +3,7 @@
 The proof is checked in one killable worker process (``faithsieve.runtime.workers``) under the limits a
 scored item runs under: a hard time limit (``--item-time-limit``; offline ``max(60, 4 x the proof
 budget)`` s) and an address-space cap (``--worker-memory-mb``, 4096 MB). A proof past either ends with
-verdict ``unknown`` and the reason (exit 0, a warning on stderr), never minutes of work or gigabytes.
+verdict ``unknown`` and the reason (exit 1, the reason on stderr), never minutes of work or gigabytes.
 """
 
 from __future__ import annotations
@@ -213,13 +213,13 @@ def _localize(args: argparse.Namespace, worker: LimitedWorker) -> int:
         return fail(str(getattr(exc, "message", exc)))
     from faithsieve.verdict import verdict_json
 
-    if isinstance(v, str):
-        print(f"warning: {args.file}: verdict unknown: {v}", file=sys.stderr)
+    if isinstance(v, str):  # an answer that is not a pass: the record on stdout, the reason on stderr, exit 1
         if args.format == "text":
             print(f"VERDICT: unknown (resource_limit: {v})")
         else:
             print(json.dumps(unknown_json(v, settings), indent=2, ensure_ascii=False))
-        return 0
+        print(f"error: {args.file}: verdict unknown: {v}", file=sys.stderr)
+        return 1
     logging.getLogger("faithsieve.cli").info("%s: %d steps, verdict %s in %.1f ms", args.file, len(proof.steps),
                                              v.verdict, v.timings.total_ms)
     if args.format == "text":
