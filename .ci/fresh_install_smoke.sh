@@ -28,7 +28,9 @@ case "$INSTALL" in *"pip install ."*) ;; *) die "README.md's install line is not
 case "$INSTALL" in *"["*) die "README.md's install line names an extra: $INSTALL" ;; esac
 VENV="$WORK/venv"
 step "install: ${INSTALL//.venv/$VENV}"
+HAD_BUILD=0; [ -e build ] && HAD_BUILD=1
 bash -c "set -e; ${INSTALL//.venv/$VENV}" > "$WORK/install.log" 2>&1 || { tail -20 "$WORK/install.log" >&2; die "install"; }
+[ "$HAD_BUILD" = 1 ] || rm -rf build  # setuptools' in-tree build folder: stale files there would reach a later wheel
 FS="$VENV/bin/faithsieve"
 PY="$VENV/bin/python"
 "$PY" - <<'EOF' || die "the fresh venv holds an extra's package"
