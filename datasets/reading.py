@@ -8,7 +8,13 @@ from pathlib import Path
 
 from faithsieve.datasets.formats import BadRecord
 
-from faithsieve.runtime.textfile import read_utf8
+from faithsieve.core.errors import InputError
+from faithsieve.runtime.textfile import (
+    MAX_JSON_DEPTH,
+    json_file_kind,
+    json_too_deep,
+    read_utf8,
+)
 
 __all__ = ["dataset_files", "read_records"]
 
@@ -21,9 +27,13 @@ def read_records(path: Path) -> Iterator[tuple[str, int, object] | BadRecord]:
     A JSON array gives its elements; an object whose values are all lists of objects (MR-Ben)
     gives those, located ``KEY[i]``; any other JSON object in a ``.json`` file is one record (a
     pretty-printed ``localize`` input, located ``object``); anything else is read as JSONL, one record a line.
-    A file that is not UTF-8 text raises ``InputError`` naming it.
+    A file that is not UTF-8 text, or whose JSON nests deeper than ``MAX_JSON_DEPTH``, raises
+    ``InputError`` naming it; a file whose first line is not JSON is one ``BadRecord`` saying what the
+    file is (``not JSON (line 1 starts '# Title')``), not one per line.
     """
     text = read_utf8(path)
+    if json_too_deep(text):
+        raise InputError(f"{path}: JSON nested deeper than {MAX_JSON_DEPTH} levels; not a dataset file")
     head = text.lstrip()[:1]
     whole: object = None
     parsed = False
@@ -57,6 +67,10 @@ def read_records(path: Path) -> Iterator[tuple[str, int, object] | BadRecord]:
         try:
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
+            if not i:  # the first record already: say what the file is, once
+                yield BadRecord(path=str(path), location=f"line {lineno}",
+                                reason=f"{json_file_kind(text)}; a dataset is JSONL, a JSON array or a JSON object")
+                return
             yield BadRecord(path=str(path), location=f"line {lineno}", reason=f"invalid JSON ({exc.msg}, column {exc.colno})")
             continue
         yield f"line {lineno}", i, rec

@@ -87,6 +87,15 @@ def worst_misses(rows: Sequence[Row], k: int = 10) -> list[tuple[str, Row]]:
     return [(kind, row) for _, kind, row in ranked[:k]]
 
 
+def _sampled(run: Mapping[str, Any]) -> str:
+    """How ``--limit`` picked the items, in one sentence."""
+    if run.get("sample") == "first":
+        return f"Limited to the first {run['limit']} items in file order (`--sample first`)."
+    seed = (run.get("config") or {}).get("seed", "?")
+    return (f"A stratified sample of {run['limit']} items (`--limit {run['limit']}`): each subset's flawed and "
+            f"correct items in proportion, drawn with seed {seed}.")
+
+
 def render_report(metrics: Mapping[str, Any], rows: Sequence[Row], *, plots: bool = True) -> str:
     """The Markdown report for a run (pure)."""
     run = metrics.get("run", {})
@@ -99,7 +108,7 @@ def render_report(metrics: Mapping[str, Any], rows: Sequence[Row], *, plots: boo
     if run.get("subsets_selected"):
         intro += f" Subsets selected: {', '.join(run['subsets_selected'])}."
     if run.get("limit") is not None:
-        intro += f" Limited to the first {run['limit']} items."
+        intro += " " + _sampled(run)
     add(intro + "\n")
     add("## Headline\n")
     b = metrics.get("bootstrap", {})

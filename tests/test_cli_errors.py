@@ -193,3 +193,181 @@ def test_localize_stdin_not_utf8(monkeypatch: pytest.MonkeyPatch, capsys: pytest
 
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(LATIN1)))
     one_line_error(capsys, main(["localize", "-"]), "<stdin>", "not UTF-8")
+
+
+# ---- second round: deep JSON, wrong files, settings, limits, signals (issue 24) ----
+
+DEEP_LINE = '{"question": "q", "answer": "a", "x": ' + "[" * 200 + "]" * 200 + "}"
+
+
+def _deep(tmp_path: Path, name: str = "deep.jsonl") -> Path:
+    path = tmp_path / name
+    path.write_text(DEEP_LINE + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("argv", [["localize", "{f}"], ["score", "{f}", "--out", "{d}/run", "--no-progress"],
+                                  ["convert", "{f}", "{d}/o.jsonl"], ["inject", "{f}", "--out", "{d}/o.jsonl"],
+                                  ["rewrite", "{f}", "--out", "{d}/rw/o.jsonl", "--no-progress"],
+                                  ["rewrite", "--check", "{f}"]])
+def test_deeply_nested_json_is_one_line_exit_2(argv: list[str], tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    f = _deep(tmp_path)
+    rc = main([a.format(f=f, d=tmp_path) for a in argv])
+    one_line_error(capsys, rc, str(f), "nested deeper than 64 levels")
+
+
+def test_the_nesting_bound_is_64_levels() -> None:
+    from faithsieve.runtime.textfile import MAX_JSON_DEPTH, json_too_deep, loads_json
+
+    assert MAX_JSON_DEPTH == 64
+    at, past = "[" * 64 + "]" * 64, "[" * 65 + "]" * 65
+    assert not json_too_deep(at) and json_too_deep(past)
+    assert loads_json(at, "x") is not None
+    assert not json_too_deep('"' + "[" * 500 + '"')  # brackets inside a string are text
+    assert json_too_deep("[" * 100_000)  # unclosed: still refused before the parser recurses
+
+
+def _array_of_gsm8k(tmp_path: Path) -> Path:
+    path = tmp_path / "gsm.json"
+    path.write_text(json.dumps([{"question": f"q{i}", "answer": f"#### {i}"} for i in range(30)], indent=1))
+    return path
+
+
+@pytest.mark.parametrize("argv", [["inject", "{f}", "--out", "{d}/o.jsonl"],
+                                  ["rewrite", "{f}", "--out", "{d}/rw/o.jsonl", "--no-progress"],
+                                  ["rewrite", "--check", "{f}"]])
+def test_a_json_array_fed_as_jsonl_is_named(argv: list[str], tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    f = _array_of_gsm8k(tmp_path)
+    line = one_line_error(capsys, main([a.format(f=f, d=tmp_path) for a in argv]), str(f),
+                          "a JSON array of 30 objects with fields answer, question, not JSONL")
+    assert "reads" in line  # and what the command reads instead
+
+
+@pytest.mark.parametrize("cmd", [["inject", "--out", "o.jsonl"], ["rewrite", "--check"]])
+def test_a_proofloc_file_fed_to_gsm8k_tools_is_named(cmd: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    argv = [cmd[0], str(MINI), *cmd[1:]] if cmd[0] == "inject" else [*cmd, str(MINI)]
+    one_line_error(capsys, main(argv), str(MINI), "JSONL of objects with fields", "problem, source, steps")
+
+
+def test_a_text_file_fed_to_score_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "notes.jsonl"
+    f.write_text("".join(f"a,b,{i}\n" for i in range(80)))
+    one_line_error(capsys, main(["score", str(f), "--out", str(tmp_path / "r"), "--no-progress"]), str(f),
+                   "not JSON (line 1 starts 'a,b,0')")
+
+
+def test_localize_refuses_both_steps_and_proof(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "both.json"
+    f.write_text(json.dumps({"problem": "p", "steps": ["2 + 2 = 4."], "proof": "2 + 2 = 5."}))
+    one_line_error(capsys, main(["localize", str(f)]), str(f), "both 'steps' and 'proof'")
+
+
+def test_settings_errors_name_the_setting(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("FAITHSIEVE_MAX_STEPS", "abc")
+    line = one_line_error(capsys, main(["localize", str(EXAMPLE)]), "FAITHSIEVE_MAX_STEPS='abc' is not valid")
+    assert "validation error" not in line and "pydantic" not in line and "[type=" not in line
+    monkeypatch.delenv("FAITHSIEVE_MAX_STEPS")
+    line = one_line_error(capsys, main(["localize", str(EXAMPLE), "--llm-timeout", "-5"]),
+                          "--llm-timeout -5 is not valid: it should be greater than 0")
+    assert "llm_timeout_s" not in line
+
+
+def test_content_and_limit_errors_name_the_file_and_the_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "three.json"
+    f.write_text(json.dumps({"problem": "p", "steps": ["1 + 1 = 2.", "2 + 2 = 4.", "3 + 3 = 6."]}))
+    monkeypatch.setenv("FAITHSIEVE_MAX_STEPS", "2")
+    one_line_error(capsys, main(["localize", str(f)]), f"{f}: proof has 3 steps; the limit is 2",
+                   "raise it with FAITHSIEVE_MAX_STEPS=N")
+    f.write_text(json.dumps({"problem": "p", "steps": []}))
+    one_line_error(capsys, main(["localize", str(f)]), f"{f}: 'steps' is empty")
+
+
+def test_localize_past_its_time_limit_ends_unknown(capsys: pytest.CaptureFixture[str]) -> None:
+    # a millisecond: the worker round trip alone takes longer, so the job is killed
+    assert main(["localize", str(EXAMPLE), "--item-time-limit", "0.001"]) == 1
+    cap = capsys.readouterr()
+    out = json.loads(cap.out)
+    assert out["verdict"] == "unknown" and out["reason"].startswith("resource_limit: the check ran past its time limit")
+    assert "--item-time-limit" in out["reason"] and "--item-time-limit" in cap.err
+
+
+def test_localize_worker_limits_are_enforced() -> None:
+    import time
+
+    from faithsieve.cli.localize import LimitedWorker
+
+    worker = LimitedWorker(400)
+    try:
+        t0 = time.monotonic()
+        why = worker.run(time.sleep, (30,), 0.5)
+        assert isinstance(why, str) and "time limit (0.5 s)" in why and time.monotonic() - t0 < 20
+        why = worker.run(bytearray, (2 * 1024 ** 3,), 30)  # 2 GiB against a 400 MB cap
+        assert isinstance(why, str) and "memory limit (400 MB)" in why and "--worker-memory-mb" in why
+        assert worker.run(sum, ([1, 2, 3],), 30) == 6  # the replacement worker serves
+    finally:
+        worker.close()
+
+
+@pytest.mark.parametrize("command", ["localize", "score"])
+def test_a_fork_server_that_dies_at_start_up_is_one_line(command: str, tmp_path: Path) -> None:
+    (tmp_path / "die_on_import.py").write_text("import os\nos._exit(1)\n")
+    script = tmp_path / "run.py"
+    script.write_text(
+        "import sys\nimport faithsieve.runtime.workers as w\n"
+        "start = w.mp_context\nw.mp_context = lambda preload=(): start(('die_on_import', *preload))\n"
+        "from faithsieve.cli import main\nsys.exit(main(sys.argv[1:]))\n")
+    args = [str(EXAMPLE)] if command == "localize" else [str(MINI), "--workers", "2", "--out", str(tmp_path / "r"),
+                                                         "--no-progress"]
+    r = subprocess.run([sys.executable, str(script), command, *args], capture_output=True, text=True, timeout=180,
+                       env={**__import__("os").environ, "PYTHONPATH": str(tmp_path)})
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert r.stderr.strip().count("\n") == 0 and "Traceback" not in r.stderr
+    assert "a worker process could not be started" in r.stderr
+
+
+def test_sigterm_leaves_no_leaked_semaphores(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    out = tmp_path / "run"
+    p = subprocess.Popen([sys.executable, "-m", "faithsieve", "score", str(MINI), "--workers", "2", "--out", str(out),
+                          "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline, preds = time.monotonic() + 120, out / "predictions.jsonl"
+    while time.monotonic() < deadline and not (preds.exists() and preds.read_text().count("\n") >= 8):
+        time.sleep(0.2)  # the workers are up and scoring
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 143, err
+    assert "leaked" not in err and "Traceback" not in err, err
+    assert (out / "run.json").exists()  # what was scored is kept for a resume
+
+
+def test_serve_on_a_port_in_use_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        one_line_error(capsys, main(["serve", "--host", "127.0.0.1", "--port", str(port)]), f"127.0.0.1:{port}",
+                       "address already in use", "--port")
+
+
+def test_score_report_says_how_it_sampled_and_keeps_another_selection(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "r"
+    base = ["score", str(MINI), "--out", str(out), "--no-progress", "--bootstrap", "10", "-q"]
+    assert main([*base, "--limit", "12"]) == 0
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert "A stratified sample of 12 items" in report and "seed 0" in report and "first 12" not in report
+    capsys.readouterr()
+    one_line_error(capsys, main([*base, "--limit", "8"]), str(out), "limit 12 -> 8", "--force")
+    assert "A stratified sample of 12 items" in (out / "report.md").read_text(encoding="utf-8")  # untouched
+    assert main([*base, "--limit", "12"]) == 0  # the same selection resumes
+    assert main([*base, "--limit", "8", "--sample", "first", "--force"]) == 0
+    assert "Limited to the first 8 items in file order" in (out / "report.md").read_text(encoding="utf-8")

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
+import threading
+from typing import Any
 
 from faithsieve.cli import compare as cli_compare
 from faithsieve.cli import convert as cli_convert
@@ -46,6 +49,20 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _stop_on_sigterm() -> Any:
+    """SIGTERM unwinds like Ctrl-C: the worker pools close and the run's files are flushed (no leaked
+    semaphores, a run resumable as after Ctrl-C), exit 143. A second SIGTERM kills at once. Returns the
+    handler it replaced (``None`` when main() runs in another thread, which may not set handlers)."""
+
+    def stop(signum: int, _frame: object) -> None:
+        signal.signal(signum, signal.SIG_DFL)
+        raise SystemExit(128 + signum)
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, stop)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -55,8 +72,12 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     if args.verbose:  # also when the root logger was configured before (main() called from Python)
         logging.getLogger("faithsieve").setLevel(logging.INFO)
+    previous = _stop_on_sigterm()
     try:
         return int(args.func(args))
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # output piped into `head`: not an error
         sys.stderr.close()
         return 0
@@ -64,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
         return fail(os_error_line(exc))
     except FaithSieveError as exc:
         return fail(exc.message)
+    finally:
+        if previous is not None:  # main() called from Python (tests, a notebook): its handler back
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

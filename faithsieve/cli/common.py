@@ -90,6 +90,17 @@ def positive_int(text: str) -> int:
     return n
 
 
+def positive_float(text: str) -> float:
+    """``type=`` for limits in seconds such as ``--item-time-limit``: a finite number > 0."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < x < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text}")
+    return x
+
+
 def output_file_problem(path: str | Path) -> str | None:
     """Why ``path`` cannot be written as an output file (``None`` when it can be tried)."""
     p = Path(path)
@@ -101,6 +112,26 @@ def output_file_problem(path: str | Path) -> str | None:
     if parent.exists() and not parent.is_dir():
         return f"{p}: {parent} is not a directory"
     return None
+
+
+def wrong_jsonl(path: str | Path, text: str, fields: tuple[str, ...], what: str) -> str | None:
+    """``None`` when the first record of the JSONL ``text`` is a JSON object with ``fields``; else the one
+    line that says what the file is instead (``PATH: a JSON array of 60 objects ..., not JSONL; WHAT``)."""
+    import json
+
+    from faithsieve.runtime.textfile import json_file_kind, json_too_deep
+
+    first = next((ln for ln in text.splitlines() if ln.strip()), "")
+    try:
+        record = None if json_too_deep(first) else json.loads(first)
+    except json.JSONDecodeError:
+        record = None
+    if isinstance(record, dict) and all(f in record for f in fields):
+        return None
+    kind = json_file_kind(text)
+    if kind.startswith(("a JSON array", "one JSON object")):
+        kind += ", not JSONL (one JSON object a line)"
+    return f"{path}: {kind}; {what}"
 
 
 def fail(message: str) -> int:

@@ -10,7 +10,7 @@ from typing import Any
 def cmd_doctor(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from faithsieve.core.settings import Settings
+    from faithsieve.core.settings import Settings, settings_error_line
     from faithsieve.doctor import (  # httpx and detection: not at CLI start-up
         DoctorCheck,
         render_text,
@@ -21,8 +21,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     try:
         settings = Settings()
     except ValidationError as exc:  # report it, then check the rest with the defaults
-        errors = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
-        bad_settings = DoctorCheck(name="settings", status="fail", summary=f"invalid FAITHSIEVE_* settings: {errors}")
+        bad_settings = DoctorCheck(name="settings", status="fail", summary=settings_error_line(exc))
         settings = Settings.model_construct()
     report = run_doctor(settings)
     if bad_settings is not None:

@@ -15,10 +15,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from faithsieve.cli.common import output_file_problem
+from faithsieve.cli.common import fail, output_file_problem, wrong_jsonl
 from faithsieve.core.errors import InputError
 from faithsieve.datasets.inject import MUTATIONS, inject_items
-from faithsieve.runtime.textfile import os_error_line, read_utf8
+from faithsieve.runtime.textfile import (
+    loads_json,
+    os_error_line,
+    read_utf8,
+)
 
 EXIT_OK = 0
 EXIT_INPUT = 2
@@ -57,22 +61,34 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
+GSM8K_JSONL = 'inject reads GSM8K JSONL, one {"question", "answer"} object a line'
+MAX_BAD_LINES_SHOWN = 10
+"""Bad lines listed one by one before the rest are counted."""
+
+
 def _read_gsm8k(path: Path, limit: int | None) -> tuple[list[dict[str, Any]], list[str]]:
+    """The GSM8K records and the bad lines. A file whose first record is not a GSM8K record is not
+    GSM8K at all: one ``InputError`` says what it is (``a JSON array of ..., not JSONL``)."""
     records: list[dict[str, Any]] = []
     errors: list[str] = []
-    for lineno, line in enumerate(read_utf8(path).split("\n"), start=1):
+    text = read_utf8(path)
+    wrong = wrong_jsonl(path, text, ("question", "answer"), GSM8K_JSONL)
+    if wrong:
+        raise InputError(wrong)
+    for lineno, line in enumerate(text.split("\n"), start=1):
         if limit is not None and len(records) + len(errors) >= limit:
             break
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
+            rec = loads_json(line, f"{path}:{lineno}")
         except json.JSONDecodeError as exc:
-            errors.append(f"{path}:{lineno}: not JSON ({exc.msg})")
-            continue
+            rec, why = None, f"not JSON ({exc.msg})"
+        else:
+            why = "needs string fields 'question' and 'answer'"
         if not isinstance(rec, dict) or not isinstance(rec.get("question"), str) \
                 or not isinstance(rec.get("answer"), str):
-            errors.append(f"{path}:{lineno}: needs string fields 'question' and 'answer'")
+            errors.append(f"{path}:{lineno}: {why}")
             continue
         rec = dict(rec)
         rec.setdefault("gsm8k_index", lineno - 1)
@@ -106,36 +122,29 @@ def run_inject(args: argparse.Namespace) -> int:
         names = [m.strip() for m in args.mutations.split(",") if m.strip()]
         unknown = [m for m in names if m not in MUTATIONS]
         if unknown or not names:
-            print(f"faithsieve inject: unknown mutation(s) {', '.join(unknown) or '(none given)'}; "
-                  f"known: {', '.join(MUTATIONS)}", file=err)
-            return EXIT_USAGE
+            return fail(f"unknown mutation(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(MUTATIONS)}")
     if args.limit is not None and args.limit < 0:
-        print("faithsieve inject: --limit must be >= 0", file=err)
-        return EXIT_USAGE
+        return fail("--limit must be >= 0")
     if args.per_item < 0:
-        print("faithsieve inject: --per-item must be >= 0", file=err)
-        return EXIT_USAGE
+        return fail("--per-item must be >= 0")
     src = Path(args.input)
     if not src.is_file():
-        print(f"faithsieve inject: no such file: {src}", file=err)
-        return EXIT_INPUT
+        return fail(f"{src}: no such file")
     problem = output_file_problem(args.out)
     if problem:
-        print(f"faithsieve inject: {problem}", file=err)
-        return EXIT_INPUT
+        return fail(problem)
     try:
         records, errors = _read_gsm8k(src, args.limit)
     except InputError as exc:
-        print(f"faithsieve inject: {exc.message}", file=err)
-        return EXIT_INPUT
+        return fail(exc.message)
     except OSError as exc:
-        print(f"faithsieve inject: {os_error_line(exc)}", file=err)
-        return EXIT_INPUT
+        return fail(os_error_line(exc))
     if errors:
-        for e in errors:
+        for e in errors[:MAX_BAD_LINES_SHOWN]:
             print(e, file=err)
-        print(f"faithsieve inject: {len(errors)} bad line(s); nothing written", file=err)
-        return EXIT_INPUT
+        if len(errors) > MAX_BAD_LINES_SHOWN:
+            print(f"... and {len(errors) - MAX_BAD_LINES_SHOWN} more bad lines", file=err)
+        return fail(f"{len(errors)} bad line(s) in {src}; nothing written")
     split = args.split or src.stem
     items = inject_items(records, names, seed=args.seed, per_item=args.per_item,
                          include_correct=args.include_correct, split=split)
@@ -143,8 +152,7 @@ def run_inject(args: argparse.Namespace) -> int:
     try:
         write_jsonl_atomic(out, items)
     except OSError as exc:
-        print(f"faithsieve inject: {os_error_line(exc)}", file=err)
-        return EXIT_INPUT
+        return fail(os_error_line(exc))
     injected = {it["meta"]["gsm8k_index"] for it in items if it["label"] != "correct"}
     counts = Counter(it["meta"]["mutation"] or "correct" for it in items)
     summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))

@@ -46,8 +46,12 @@ _BACKENDS = {"none": "none", "lean": "local", "kimina": "remote"}
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
     """``Settings()`` from the environment, with the options given on the command line on top."""
-    from faithsieve.core.settings import (
-        Settings,  # pydantic-settings: imported when a command runs, not for --help
+    from pydantic import ValidationError
+
+    from faithsieve.core.errors import InputError
+    from faithsieve.core.settings import (  # pydantic-settings: imported when a command runs, not for --help
+        Settings,
+        settings_error_line,
     )
 
     overrides: dict[str, Any] = {field: getattr(args, opt) for opt, field in _MAP.items()
@@ -58,7 +62,11 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         overrides["ablations"] = tuple(dict.fromkeys(args.ablate))
     if getattr(args, "backend", None):
         overrides["lean_backend"] = _BACKENDS[args.backend]
-    return Settings(**overrides)
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:  # one sentence naming the option or FAITHSIEVE_* variable, not pydantic's dump
+        given = {field: "--" + opt.replace("_", "-") for opt, field in _MAP.items() if field in overrides}
+        raise InputError(settings_error_line(exc, given)) from None
 
 
 def warn_if_lean_missing(settings: Settings) -> str | None:

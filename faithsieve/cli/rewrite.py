@@ -16,9 +16,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from faithsieve.cli.common import fail, wrong_jsonl
 from faithsieve.cli.options import add_method_options
+from faithsieve.core.errors import FaithSieveError
+from faithsieve.runtime.textfile import os_error_line, read_utf8
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+GSM8K_JSONL = 'rewrite reads GSM8K JSONL, one {"question", "answer"} object a line'
+REWRITTEN_JSONL = "rewrite --check reads the OUT.jsonl that faithsieve rewrite writes"
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -52,12 +57,30 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _err(msg: str) -> int:
-    print(f"faithsieve rewrite: {msg}", file=sys.stderr)
-    return EXIT_USAGE
+    """The one-line error of every other command (``error: ...``), exit 2."""
+    return fail(msg)
+
+
+def _problem(exc: BaseException) -> str:
+    """A caught error as its one line (``PATH: reason``)."""
+    if isinstance(exc, OSError):
+        return os_error_line(exc)
+    return str(getattr(exc, "message", exc))
 
 
 def run_rewrite(args: argparse.Namespace) -> int:
     """Handler of ``faithsieve rewrite``; returns the exit code."""
+    try:
+        return _dispatch(args)
+    except (OSError, FaithSieveError, ValueError) as exc:
+        return _err(_problem(exc))
+
+
+def _wrong_file(path: Path, fields: tuple[str, ...], what: str) -> str | None:
+    return wrong_jsonl(path, read_utf8(path), fields, what)
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     if args.check:
         return _check(Path(args.check))
     if args.compare:
@@ -67,10 +90,7 @@ def run_rewrite(args: argparse.Namespace) -> int:
         from faithsieve.runtime.atomic import write_atomic
 
         o, r, out = (Path(x) for x in args.demo_predictions)
-        try:
-            rows = demo_memorizer(o, r)
-        except (OSError, ValueError) as exc:
-            return _err(str(exc))
+        rows = demo_memorizer(o, r)
         write_atomic(out, "".join(json.dumps(x) + "\n" for x in rows))
         print(f"wrote {len(rows)} DEMO predictions (toy memorizer, not a model) to {out}", file=sys.stderr)
         return EXIT_OK
@@ -88,21 +108,12 @@ def run_rewrite(args: argparse.Namespace) -> int:
     from faithsieve.rewrite.runner import read_records, run
 
     src = Path(args.input)
-    try:
-        records = read_records(src, args.limit)
-    except (OSError, ValueError) as exc:
-        return _err(str(exc))
-    if mode == "offline":
-        work, config = _offline(args)
-    else:
-        try:
-            work, config = _llm(args)
-        except (ValueError, OSError) as exc:
-            return _err(str(exc))
-    try:
-        stats = run(records, work, Path(args.out), config, resume=args.resume, progress=not args.no_progress)
-    except ValueError as exc:
-        return _err(str(exc))
+    wrong = _wrong_file(src, ("question", "answer"), GSM8K_JSONL)
+    if wrong:
+        return _err(wrong)
+    records = read_records(src, args.limit)
+    work, config = _offline(args) if mode == "offline" else _llm(args)
+    stats = run(records, work, Path(args.out), config, resume=args.resume, progress=not args.no_progress)
     rate = stats["generation_rate"]
     print(f"{stats['items_kept']} of {stats['items']} items rewritten "
           f"({'n/a' if rate is None else f'{100 * rate:.2f} %'}), {stats['variants_kept']} rows in {args.out}",
@@ -141,10 +152,10 @@ def _llm(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
 def _check(path: Path) -> int:
     from faithsieve.rewrite.check import check_file
 
-    try:
-        result = check_file(path)
-    except OSError as exc:
-        return _err(str(exc))
+    wrong = _wrong_file(path, ("id", "original_id", "mode"), REWRITTEN_JSONL)
+    if wrong:
+        return _err(wrong)
+    result = check_file(path)
     for f in result["failures"][:50]:
         print(f"line {f['line']} ({f['id']}): " + "; ".join(f["problems"]), file=sys.stderr)
     print(json.dumps({k: v for k, v in result.items() if k != "failures"}))
@@ -155,9 +166,6 @@ def _compare(args: argparse.Namespace) -> int:
     from faithsieve.rewrite.compare import compare
 
     o, r, p = (Path(x) for x in args.compare)
-    try:
-        result = compare(o, r, p, bootstrap=args.bootstrap, seed=args.seed)
-    except (OSError, ValueError) as exc:
-        return _err(str(exc))
+    result = compare(o, r, p, bootstrap=args.bootstrap, seed=args.seed)
     print(json.dumps(result, indent=2))
     return EXIT_OK

@@ -37,6 +37,31 @@ def _subsets(values: list[str] | None) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _selection(config: dict[str, Any]) -> dict[str, Any]:
+    """What picks a run's items (and so what its report describes): subsets, and the --limit sample."""
+    limit = config.get("limit")
+    sample = config.get("sample") if limit is not None else None
+    return {"subsets": list(config.get("subsets") or []), "limit": limit, "sample": sample,
+            "seed": config.get("seed") if sample == "stratified" else None}
+
+
+def selection_clash(req: Any) -> str | None:
+    """Why scoring ``req`` into its ``--out`` would silently replace the report of another selection of
+    items (another ``--limit``, sample, seed or subsets) recorded there; ``None`` when it would not."""
+    from faithsieve.scoring.run import STATE, run_config
+
+    try:
+        before = json.loads((req.out / STATE).read_text(encoding="utf-8")).get("config") or {}
+    except (OSError, ValueError, AttributeError):
+        return None
+    old, new = _selection(before), _selection(run_config(req, req.settings))
+    if not isinstance(before, dict) or old == new:
+        return None
+    changed = ", ".join(f"{k} {old[k]!r} -> {new[k]!r}" for k in old if old[k] != new[k])
+    return (f"{req.out}: holds the report of another selection of items ({changed}); this run would replace it. "
+            "Give another --out, or --force to replace it (predictions already made are reused)")
+
+
 def cmd_score(args: argparse.Namespace) -> int:
     """``faithsieve score PATH``: predict every item, write predictions, metrics and a report."""
     from faithsieve.cli.options import settings_from_args, warn_if_lean_missing
@@ -54,8 +79,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     quiet = getattr(args, "quiet", False)
     try:
         settings = settings_from_args(args)
-    except ValueError as exc:
-        return fail(f"invalid setting: {exc}")
+    except FaithSieveError as exc:
+        return fail(exc.message)
     req = ScoreRequest(
         path=path, out=out, format=args.format, workers=args.workers, limit=args.limit, subsets=subsets,
         skip_invalid=args.skip_invalid, progress=False if (args.no_progress or quiet) else None,
@@ -63,13 +88,19 @@ def cmd_score(args: argparse.Namespace) -> int:
         sample=args.sample, force_new=args.force_new, worker_memory_mb=args.worker_memory_mb,
         item_time_limit_s=args.item_time_limit, ray=args.ray,
     )
+    clash = None if args.force or args.force_new else selection_clash(req)
+    if clash:
+        return fail(clash)
     warning = warn_if_lean_missing(settings)
     if warning:
         err(warning)
     try:
         result = run_score(req)
     except InvalidDataset as exc:
-        report_dropped(load_dataset(path, args.format))
+        data = load_dataset(path, args.format)
+        if not data.items and len(data.bad) == 1:  # not a dataset at all: what the file is, in one line
+            return fail(str(data.bad[0]))
+        report_dropped(data)
         err(f"error: {exc.message}; fix them, or pass --skip-invalid to score the rest")
         return 2
     except OSError as exc:
@@ -126,6 +157,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--force-new", action="store_true",
                    help="start over in --out: remove its predictions, metrics, report and evidence instead of "
                         "resuming (a resume with other settings, versions or data is refused)")
+    p.add_argument("--force", action="store_true",
+                   help="score another selection (--limit, --sample, --seed, --subset) into an --out that holds a "
+                        "report of an earlier one, replacing that report (its predictions are reused)")
     p.add_argument("--skip-invalid", action="store_true", help="score the valid items when some records are malformed")
     p.add_argument("--bootstrap", type=non_negative_int, default=1000, help="bootstrap resamples for the 95%% intervals (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the --limit sample and the bootstrap (default 0)")

@@ -37,8 +37,37 @@ def cmd_serve(args: argparse.Namespace, prepare: Callable[[Any, Any], int] | Non
             parts.append(f"{what}: {e['msg']}")
         print(f"error: invalid setting: {'; '.join(parts)}", file=sys.stderr)
         return 2
+    busy = port_in_use(settings.host, settings.port)
+    if busy:
+        print(f"error: {busy}", file=sys.stderr)
+        return 2
     logging.basicConfig(level=getattr(logging, args.log_level.upper()), format="%(levelname)s %(name)s: %(message)s")
     return serve(settings, log_level=args.log_level, access_log=args.access_log, prepare=prepare)
+
+
+def port_in_use(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be bound (in use, or not an address here), before any server starts: one line
+    instead of uvicorn's start-up and shutdown logs; ``None`` when it can (or for port 0)."""
+    import errno
+    import socket
+
+    if port == 0:
+        return None
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        return f"--host {host}: not an address here ({exc.strerror})"
+    family, kind, proto, _, addr = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: TIME_WAIT is no clash
+        try:
+            probe.bind(addr)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return (f"{host}:{port}: address already in use (another server listens there); choose another "
+                        "--port or FAITHSIEVE_PORT")
+            return f"{host}:{port}: cannot listen there ({exc.strerror})"
+    return None
 
 
 def register(subparsers: Any) -> None:

@@ -3,9 +3,10 @@ environment at import time; build ``Settings()`` at an entry point (or explicitl
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -139,3 +140,29 @@ def method_key(settings: Settings) -> str:
         return "offline"
     parts = [settings.mode, settings.llm_model, settings.llm_base_url or "", ",".join(settings.ablations)]
     return "|".join(parts)
+
+
+def settings_error_line(exc: ValidationError, given: Mapping[str, str] | None = None, prefix: str = "FAITHSIEVE_") -> str:
+    """A settings ``ValidationError`` as one sentence per bad setting, naming it as the user set it: the
+    command-line option in ``given`` (field -> ``--llm-timeout``) or else the environment variable
+    (``FAITHSIEVE_MAX_STEPS='abc' is not valid: it should be a valid integer``)."""
+    parts = []
+    for e in exc.errors():
+        field = str(e["loc"][0]) if e["loc"] else ""
+        name = (given or {}).get(field) or f"{prefix}{field.upper()}"
+        sep = " " if name.startswith("-") else "="
+        value = e.get("input")
+        shown = repr(value[:60]) if isinstance(value, str) else json_scalar(value)[:60]
+        msg = str(e["msg"]).removeprefix("Input ").removeprefix("Value error, ")
+        parts.append(f"{name}{sep}{shown} is not valid: it {msg[:1].lower()}{msg[1:]}"
+                     if e["loc"] else f"invalid settings: {msg}")
+    return "; ".join(parts)
+
+
+def json_scalar(value: object) -> str:
+    """A setting's value as the user typed it (``-5.0`` for -5.0, ``true`` for True)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)

@@ -13,6 +13,12 @@ For every row, from its texts alone (the stored verification record is ignored):
    new numbers: all readings agree, the constraints hold, and z3 finds the rewrite feasible with
    the answer forced.
 
+6. the row is rebuilt from its original and its new numbers by the rewriter itself
+   (``offline.variant_row``) and must equal the file's row in every field: the solution's text
+   (a number after an annotation, an added sentence), the answer, the original's answer, the graph,
+   the verification record; ``id`` must be ``original_id/v<variant>`` and ``original_id`` an item id,
+   not a path; within a file an id appears once and an ``original_id`` names one original.
+
 Rows of ``--mode llm`` carry no annotations; they are checked for their stored verification
 record only (a kept llm row must hold a checked proof) and reported as such.
 """
@@ -20,6 +26,7 @@ record only (a kept llm row must hold a checked proof) and reported as such.
 from __future__ import annotations
 
 import json
+import re
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -29,11 +36,19 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from faithsieve.rewrite.arith import ArithError, decimal_text, leaves, number_value
 from faithsieve.rewrite.feasible import fast_violation, order_pairs, z3_verify
 from faithsieve.rewrite.gsm8k import ItemRejected, cues_for, parse_item
+from faithsieve.rewrite.offline import variant_row
 from faithsieve.rewrite.plan import build_plan, check_readings_agree, conversion_factors
 from faithsieve.rewrite.sample import substitute
 from faithsieve.rewrite.sources import KIND_OF_PREFIX, Source, source_value
+from faithsieve.runtime.textfile import loads_json, read_utf8
 
 MAX_ROWS = 200_000
+MAX_VARIANTS = 100
+"""``--variants`` allows 1..100, so a variant index is below this."""
+_NOT_AN_ID = re.compile(r"[\x00-\x1f\x7f\\]|^[/~.]|(?:^|/)\.\.(?:/|$)|^[A-Za-z]:")
+"""What an item id may not hold: control characters, a backslash, a leading ``/``, ``~`` or ``.``, a ``..``
+segment, a drive letter (an id that reads as a path)."""
+_ABSENT = object()
 
 
 class _Input(BaseModel):
@@ -59,7 +74,10 @@ class OfflineRow(BaseModel):
     """The fields of an offline row that the check reads."""
 
     model_config = ConfigDict(extra="allow")
-    id: str = Field(max_length=200)
+    id: str = Field(max_length=220)
+    original_id: str = Field(min_length=1, max_length=200)
+    variant: int = Field(ge=0, lt=MAX_VARIANTS, strict=True)
+    seed: int = Field(strict=True)
     mode: str
     question: str = Field(max_length=8000)
     solution: str = Field(max_length=12000)
@@ -70,6 +88,17 @@ class OfflineRow(BaseModel):
     target: int = Field(ge=0)
 
 
+def id_problem(rid: object, oid: object, variant: object) -> str | None:
+    """Why a row's ``id``/``original_id``/``variant`` are not the rewriter's (``None`` when they are)."""
+    if not isinstance(oid, str) or not 0 < len(oid) <= 200 or _NOT_AN_ID.search(oid):
+        return f"original_id {str(oid)[:60]!r} is not an item id (empty, too long, or it reads as a path)"
+    if not isinstance(variant, int) or isinstance(variant, bool) or not 0 <= variant < MAX_VARIANTS:
+        return f"variant {str(variant)[:20]!r} is not a variant index (0..{MAX_VARIANTS - 1})"
+    if rid != f"{oid}/v{variant}":
+        return f"id {str(rid)[:80]!r} is not original_id/v<variant> ({oid[:60]}/v{variant})"
+    return None
+
+
 def check_row(raw: dict[str, Any]) -> list[str]:
     """Problems found in one row (empty: it verifies)."""
     try:
@@ -77,23 +106,20 @@ def check_row(raw: dict[str, Any]) -> list[str]:
     except ValidationError as exc:
         return [f"malformed row: {exc.error_count()} schema error(s), first at "
                 f"{'.'.join(str(p) for p in exc.errors()[0]['loc'])}"]
+    bad_id = id_problem(row.id, row.original_id, row.variant)
+    if bad_id:
+        return [bad_id]
     try:
-        item = parse_item({"question": row.original.question, "answer": row.original.solution}, row.id)
+        item = parse_item({"question": row.original.question, "answer": row.original.solution}, row.original_id)
         plan = build_plan(item)
     except ItemRejected as exc:
         return [f"the original item cannot be rebuilt: {exc.reason}"]
-    problems: list[str] = []
     lits = item.literals
-    spans, new = [], {}
-    for inp in row.inputs:
-        if inp.literal >= len(lits) or (lits[inp.literal].start, lits[inp.literal].end) != inp.original_span:
-            return [f"input {inp.literal} does not name a number of the original question"]
-        spans.append((*inp.original_span, inp.new))
-        written = row.question[inp.span[0]:inp.span[1]]
-        try:
-            new[inp.literal] = number_value(written)
-        except ArithError:
-            return [f"the new question has no number at {inp.span} (found {written[:20]!r})"]
+    read = _new_numbers(row, lits)
+    if isinstance(read, str):
+        return [read]
+    spans, new = read
+    problems: list[str] = []
     if substitute(row.original.question, spans) != row.question:
         problems.append("the question is not the original with only the listed numbers changed")
     try:
@@ -120,7 +146,55 @@ def check_row(raw: dict[str, Any]) -> list[str]:
         problems.append(f"question number(s) {frozen} may not change (fixed, a constant's cue, or behind an "
                         "ambiguous source)")
     problems += _feasibility(plan, row, new)
-    return problems
+    return problems or _rebuilt_differs(raw, plan, row, new)
+
+
+def _new_numbers(row: OfflineRow, lits: Any) -> tuple[list[tuple[int, int, str]], dict[int, Fraction]] | str:
+    """The listed replacements and the new values read back from the new question, or what is wrong."""
+    spans, new = [], {}
+    for inp in row.inputs:
+        if inp.literal >= len(lits) or (lits[inp.literal].start, lits[inp.literal].end) != inp.original_span:
+            return f"input {inp.literal} does not name a number of the original question"
+        spans.append((*inp.original_span, inp.new))
+        written = row.question[inp.span[0]:inp.span[1]]
+        try:
+            new[inp.literal] = number_value(written)
+        except ArithError:
+            return f"the new question has no number at {inp.span} (found {written[:20]!r})"
+    return spans, new
+
+
+def _rebuilt_differs(raw: dict[str, Any], plan: Any, row: OfflineRow, new: dict[int, Fraction]) -> list[str]:
+    """The fields in which ``raw`` differs from the row the rewriter writes for its original and new numbers."""
+    built = variant_row(plan, row.variant, row.seed, new, order_pairs(plan))
+    if isinstance(built, str):
+        return [f"the new numbers give no rewrite ({built})"]
+    want = json.loads(json.dumps(built))
+    out = []
+    for key in [*want, *(k for k in raw if k not in want)]:
+        mine, theirs = want.get(key, _ABSENT), raw.get(key, _ABSENT)
+        if mine == theirs:
+            continue
+        if mine is _ABSENT:
+            out.append(f"field {key[:40]!r} is not one the rewriter writes")
+        elif theirs is _ABSENT:
+            out.append(f"field {key!r} is missing")
+        else:
+            out.append(f"{_where(key, mine, theirs)} differs from the row rebuilt from the original and the new numbers")
+    return out
+
+
+def _where(key: str, want: Any, got: Any) -> str:
+    """``solution at character 57 ('…18' where the rebuilt row has '…8')``, or the nested field that differs."""
+    if isinstance(want, dict) and isinstance(got, dict):
+        for k in [*want, *got]:
+            if want.get(k, _ABSENT) != got.get(k, _ABSENT):
+                return _where(f"{key}.{k}", want.get(k), got.get(k))
+    if isinstance(want, str) and isinstance(got, str):
+        i = next((j for j, (a, b) in enumerate(zip(want, got, strict=False)) if a != b), min(len(want), len(got)))
+        lo = max(0, i - 12)
+        return f"{key} at character {i} ({got[lo:i + 12]!r} where the rebuilt row has {want[lo:i + 12]!r})"
+    return key
 
 
 def _source_value(key: str, lits: Any, new: dict[int, Fraction], results: list[Fraction], question: str,
@@ -170,34 +244,59 @@ def check_file(path: Path) -> dict[str, Any]:
     """Check every row of ``path``; ``{"rows", "passed", "failed", "failures": [{"line", "id", "problems"}]}``."""
     failures: list[dict[str, Any]] = []
     rows = passed = 0
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            rows += 1
-            if rows > MAX_ROWS:
-                failures.append({"line": lineno, "id": None, "problems": [f"more than {MAX_ROWS} rows; rest not checked"]})
-                break
-            try:
-                raw = json.loads(line)
-            except json.JSONDecodeError as exc:
-                failures.append({"line": lineno, "id": None, "problems": [f"not JSON ({exc.msg})"]})
-                continue
-            if not isinstance(raw, dict):
-                failures.append({"line": lineno, "id": None, "problems": ["not a JSON object"]})
-                continue
-            problems = check_llm_row(raw) if raw.get("mode") == "llm" else check_row(raw)
-            if problems:
-                failures.append({"line": lineno, "id": raw.get("id"), "problems": problems})
-            else:
-                passed += 1
+    seen_ids: dict[str, int] = {}
+    originals: dict[str, tuple[int, str]] = {}
+    for lineno, line in enumerate(read_utf8(path).split("\n"), start=1):
+        if not line.strip():
+            continue
+        rows += 1
+        if rows > MAX_ROWS:
+            failures.append({"line": lineno, "id": None, "problems": [f"more than {MAX_ROWS} rows; rest not checked"]})
+            break
+        try:
+            raw = loads_json(line, f"{path}:{lineno}")
+        except json.JSONDecodeError as exc:
+            failures.append({"line": lineno, "id": None, "problems": [f"not JSON ({exc.msg})"]})
+            continue
+        if not isinstance(raw, dict):
+            failures.append({"line": lineno, "id": None, "problems": ["not a JSON object"]})
+            continue
+        problems = check_llm_row(raw) if raw.get("mode") == "llm" else check_row(raw)
+        problems += _across_rows(raw, lineno, seen_ids, originals)
+        if problems:
+            failures.append({"line": lineno, "id": raw.get("id"), "problems": problems})
+        else:
+            passed += 1
     return {"rows": rows, "passed": passed, "failed": len(failures), "failures": failures}
+
+
+def _across_rows(raw: dict[str, Any], lineno: int, seen_ids: dict[str, int],
+                 originals: dict[str, tuple[int, str]]) -> list[str]:
+    """A row id appears once in a file, and all rows naming one ``original_id`` carry the same original."""
+    out = []
+    rid, oid = raw.get("id"), raw.get("original_id")
+    if isinstance(rid, str):
+        if rid in seen_ids:
+            out.append(f"id {rid[:80]!r} already on line {seen_ids[rid]}")
+        seen_ids.setdefault(rid, lineno)
+    if isinstance(oid, str):
+        original = json.dumps(raw.get("original"), sort_keys=True)
+        first = originals.setdefault(oid, (lineno, original))
+        if first[1] != original:
+            out.append(f"original_id {oid[:60]!r} names another original on line {first[0]}")
+    return out
 
 
 def check_llm_row(raw: dict[str, Any]) -> list[str]:
     """An llm-mode row verifies only with a kernel-checked proof and a ``final`` answer that is a
     literal span of that proof (what can be re-checked without a Lean backend)."""
     ver = raw.get("verification")
+    offline = [k for k in ("inputs", "graph", "target") if k in raw]
+    if offline:
+        return [f"a row of mode llm carries the offline rewrite's fields ({', '.join(offline)})"]
+    bad_id = id_problem(raw.get("id"), raw.get("original_id"), raw.get("variant"))
+    if bad_id:
+        return [bad_id]
     if not isinstance(ver, dict):
         return ["no verification record"]
     proof, answer = ver.get("proof"), raw.get("answer")

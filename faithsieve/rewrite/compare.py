@@ -35,6 +35,15 @@ def _reference(record: dict[str, Any]) -> str:
     return answer if isinstance(answer, str) else ""
 
 
+def _same_original(row: dict[str, Any], record: dict[str, Any], where: str, item: str) -> None:
+    """A rewritten row is paired with the original item it names only when it carries that item's text."""
+    kept = row.get("original")
+    if not isinstance(kept, dict) or kept.get("question") != record.get("question") \
+            or kept.get("solution") != record.get("answer"):
+        raise ValueError(f"{where} names {item} as its original but carries another question or solution "
+                         "(an edited original_id?); run faithsieve rewrite --check on it")
+
+
 def read_predictions(path: Path) -> dict[str, str]:
     """``id -> response``; raises ``ValueError`` naming the bad line."""
     preds: dict[str, str] = {}
@@ -70,6 +79,8 @@ def compare(original: Path, rewritten: Path, predictions: Path, *, bootstrap: in
     by_original: dict[str, list[float]] = {}
     for rid, row in read_records(rewritten):
         oid = row.get("original_id")
+        if isinstance(oid, str) and oid in originals:
+            _same_original(row, originals[oid], f"{rewritten}: row {rid[:80]!r}", f"{original}'s item {oid[:60]!r}")
         if rid in preds and isinstance(oid, str):
             by_original.setdefault(oid, []).append(
                 _correct(preds[rid], str(row.get("answer", "")), str(row.get("question", ""))))

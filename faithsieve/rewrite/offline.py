@@ -206,33 +206,12 @@ def rewrite_item(record: dict[str, Any], item_id: str, *, seed: int, variants: i
             if not new or key in seen:
                 failures["no_new_values" if not new else "duplicate"] += 1
                 continue
-            try:
-                agreed = check_readings_agree(plan, new)
-            except ArithError:
-                failures["division_by_zero"] += 1
-                continue
-            if isinstance(agreed, str):
-                failures[agreed] += 1
-                continue
-            results = agreed
-            answer = results[plan.targets[-1]]
-            bad = fast_violation(plan, new, results, pairs)
-            if bad:
-                failures[bad] += 1
-                continue
-            written = _solution(plan, new, results, answer)
-            if isinstance(written, str):
-                failures[written] += 1
-                continue
-            if not _same_structure(plan, new, written[0]):
-                failures["reread_differs"] += 1
-                continue
-            checks = z3_verify(plan, 0, new, answer, pairs)
-            if not all(c["passed"] for c in checks):
-                failures["z3_" + checks[-1]["check"].removeprefix("z3_")] += 1
+            row = variant_row(plan, k, seed, new, pairs)
+            if isinstance(row, str):
+                failures[row] += 1
                 continue
             seen.add(key)
-            rows.append(_row(plan, k, seed, new, results, answer, written, checks))
+            rows.append(row)
             break
     outcome["kept"] = len(rows)
     outcome["failures"] = dict(failures)
@@ -241,6 +220,32 @@ def rewrite_item(record: dict[str, Any], item_id: str, *, seed: int, variants: i
         outcome.update(stage="sampling", reason=reason,
                        detail=f"no draw of {attempts} passed; " + ", ".join(f"{r} {n}" for r, n in failures.most_common(4)))
     return rows, outcome
+
+
+def variant_row(plan: Plan, k: int, seed: int, new: dict[int, Fraction],
+                pairs: list[tuple[int, int]]) -> dict[str, Any] | str:
+    """Variant ``k``'s row for the new question numbers ``new``, or the reason they give none (the
+    readings disagree, a constraint fails, the prose cannot be rewritten, z3 disagrees). Deterministic:
+    ``--check`` rebuilds every row with it and compares the file's row field by field."""
+    try:
+        results = check_readings_agree(plan, new)
+    except ArithError:
+        return "division_by_zero"
+    if isinstance(results, str):
+        return results
+    answer = results[plan.targets[-1]]
+    bad = fast_violation(plan, new, results, pairs)
+    if bad:
+        return bad
+    written = _solution(plan, new, results, answer)
+    if isinstance(written, str):
+        return written
+    if not _same_structure(plan, new, written[0]):
+        return "reread_differs"
+    checks = z3_verify(plan, 0, new, answer, pairs)
+    if not all(c["passed"] for c in checks):
+        return "z3_" + str(checks[-1]["check"]).removeprefix("z3_")
+    return _row(plan, k, seed, new, results, answer, written, checks)
 
 
 def _row(plan: Plan, k: int, seed: int, new: dict[int, Fraction], results: list[Fraction], answer: Fraction,

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from faithsieve.runtime.atomic import write_atomic
+from faithsieve.runtime.textfile import loads_json
 
 RowsAndOutcome = tuple[list[dict[str, Any]], dict[str, Any]]
 
@@ -27,7 +28,7 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
+                obj = loads_json(line, f"{path}:{lineno + 1}")  # bounded nesting: InputError past it
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{path}:{lineno + 1}: not JSON ({exc.msg})") from None
             if not isinstance(obj, dict):

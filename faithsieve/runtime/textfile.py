@@ -6,7 +6,10 @@ never a ``UnicodeDecodeError`` traceback.
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
+from typing import Any
 
 from faithsieve.core.errors import InputError
 
@@ -34,3 +37,76 @@ def os_error_line(exc: OSError) -> str:
     reason = reason[:1].lower() + reason[1:]
     name = exc.filename2 if isinstance(exc.filename2, str) else exc.filename
     return f"{name}: {reason}" if name is not None else reason
+
+
+# ---- JSON read from user files: bounded nesting, and what a wrong file is
+
+MAX_JSON_DEPTH = 64
+"""Deepest nesting of arrays and objects accepted in a user's JSON file or line. Datasets, proofs and
+rewritten rows nest a few levels; Python's parser and every walk over its result recurse, so a deeper
+document is refused before it is parsed (``InputError``), never a ``RecursionError`` traceback."""
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_PAIR = re.compile(r"\[\]|\{\}")
+
+
+def json_too_deep(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether ``text`` nests arrays/objects deeper than ``limit`` (strings are skipped). Linear passes in
+    C: the brackets left once strings are gone lose their innermost pairs once a pass, ``limit`` passes."""
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    for _ in range(limit):
+        if not brackets:
+            return False
+        brackets, n = _PAIR.subn("", brackets)
+        if not n:  # unbalanced (the parser says where): deep when more are left open than the limit
+            return sum(brackets.count(c) for c in "[{") > limit
+    return _PAIR.search(brackets) is not None
+
+
+def loads_json(text: str, name: str) -> Any:
+    """``json.loads(text)`` with the nesting bounded: ``InputError`` naming ``name`` when ``text`` nests
+    deeper than ``MAX_JSON_DEPTH``; ``json.JSONDecodeError`` as usual for text that is not JSON."""
+    if json_too_deep(text):
+        raise InputError(f"{name}: JSON nested deeper than {MAX_JSON_DEPTH} levels (no proof, dataset or "
+                         "rewritten row nests like that)")
+    try:
+        return json.loads(text)
+    except RecursionError:  # not reached with the bound above; kept so no traceback can leak
+        raise InputError(f"{name}: JSON nested too deeply to read") from None
+
+
+def _records_word(values: list[Any]) -> str:
+    kinds = {type(v).__name__ for v in values}
+    if kinds == {"dict"}:
+        fields = sorted({k for v in values[:50] for k in v})
+        return f"objects with fields {', '.join(fields[:8])}{', ...' if len(fields) > 8 else ''}"
+    return "values" if len(kinds) != 1 else {"list": "arrays", "str": "strings"}.get(kinds.pop(), "values")
+
+
+def json_file_kind(text: str) -> str:
+    """What a file's text is, in words, for the one line of a wrong-file error: ``a JSON array of 60
+    objects with fields answer, question``, ``one JSON object over 40 lines (...)``, ``JSONL of objects
+    with fields ...``, ``not JSON (line 1 starts 'a,b,c')``, ``an empty file``."""
+    lines = [(i, ln) for i, ln in enumerate(text.splitlines(), 1) if ln.strip()]
+    if not lines:
+        return "an empty file"
+    if json_too_deep(text):
+        return f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+    if text.lstrip()[:1] in ("[", "{"):
+        try:
+            whole = json.loads(text)
+        except json.JSONDecodeError:
+            whole = None
+        if isinstance(whole, list):
+            return f"a JSON array of {len(whole)} {_records_word(whole)}"
+        if isinstance(whole, dict) and len(lines) > 1:
+            return f"one JSON object over {len(lines)} lines ({_records_word([whole])})"
+    lineno, first = lines[0]
+    try:
+        record = json.loads(first)
+    except json.JSONDecodeError:
+        return f"not JSON (line {lineno} starts {first.strip()[:40]!r})"
+    if isinstance(record, dict):
+        return f"JSONL of {_records_word([record])}"
+    return f"JSONL whose line {lineno} is a JSON {type(record).__name__}, not an object"

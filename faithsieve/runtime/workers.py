@@ -30,6 +30,7 @@ import multiprocessing as mp
 import os
 import queue
 import signal
+import sys
 import threading
 import time
 from collections import deque
@@ -38,6 +39,7 @@ from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import spawn as mp_spawn
+from pathlib import Path
 from typing import Any
 
 from faithsieve.core.errors import FaithSieveError
@@ -66,13 +68,52 @@ class WorkerCrashed(FaithSieveError):
 
 
 def mp_context(preload: Sequence[str] = ()) -> Any:
-    """``forkserver`` (modules in ``preload`` imported once in the server) where available, else ``spawn``."""
-    if "forkserver" in mp.get_all_start_methods():
+    """``forkserver`` (modules in ``preload`` imported once in the server) where available, else ``spawn``.
+
+    The fork server is started as ``python -c``, which puts the current directory first on its
+    ``sys.path`` (multiprocessing passes it the parent's path and ignores it): run from a source checkout
+    with the package installed (``pip install .``), it imported the checkout's ``faithsieve/`` instead of
+    the installed one (``No module named 'faithsieve.lean'``). In that case only it is started with
+    ``PYTHONSAFEPATH=1``, which keeps that directory off; Python 3.10 has no such switch and gets ``spawn``
+    there (its children take the parent's path)."""
+    shadowed = _cwd_shadows_package()
+    if "forkserver" in mp.get_all_start_methods() and (sys.version_info >= (3, 11) or not shadowed):
         ctx = mp.get_context("forkserver")
         if preload:
             ctx.set_forkserver_preload(list(preload))
+        if shadowed:
+            _start_forkserver_safe_path()
         return ctx
     return mp.get_context("spawn")
+
+
+def _cwd_shadows_package() -> bool:
+    """The current directory holds a ``faithsieve/`` that is not the package this process imported."""
+    here = Path.cwd() / "faithsieve"
+    ours = Path(__file__).resolve().parents[1]
+    try:
+        return here.is_dir() and here.resolve() != ours
+    except OSError:
+        return False
+
+
+_ENV_LOCK = threading.Lock()
+
+
+def _start_forkserver_safe_path() -> None:
+    """Start (or find running) the fork server with ``PYTHONSAFEPATH=1`` in its environment only."""
+    from multiprocessing import forkserver
+
+    with _ENV_LOCK:
+        before = os.environ.get("PYTHONSAFEPATH")
+        os.environ["PYTHONSAFEPATH"] = "1"
+        try:
+            forkserver.ensure_running()
+        finally:
+            if before is None:
+                os.environ.pop("PYTHONSAFEPATH", None)
+            else:
+                os.environ["PYTHONSAFEPATH"] = before
 
 
 def _alive(pid: int) -> bool:
@@ -168,6 +209,10 @@ class Slot:
         _LAUNCH.clean_main = self._clean_main
         try:
             fut = self.executor.submit(self._warm)  # the executor starts its process here
+        except (EOFError, ConnectionError, BrokenProcessPool) as exc:  # the fork server died, or no process
+            self.kill()
+            raise WorkerUnavailable(f"a worker process could not be started ({type(exc).__name__}: the fork server "
+                                    "died at start-up, or the system refused a new process)") from None
         finally:
             _LAUNCH.clean_main = False
         fut.add_done_callback(self._started)

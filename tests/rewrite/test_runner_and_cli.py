@@ -100,7 +100,8 @@ def test_cli_usage_errors_exit_2_without_a_traceback(argv: list[str], tmp_path: 
     monkeypatch.delenv("FAITHSIEVE_LLM_BASE_URL", raising=False)
     (tmp_path / "x.jsonl").write_text(json.dumps(JANET) + "\n")
     assert main(argv) == 2
-    assert "faithsieve rewrite:" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and len(err.splitlines()) == 1 and "Traceback" not in err
 
 
 def _predictions(path: Path, preds: dict[str, str]) -> Path:
@@ -112,7 +113,9 @@ def test_compare_scores_both_sides_with_the_grader(tmp_path: Path) -> None:
     original = _gsm(tmp_path, [{"question": f"q{i}", "answer": f"x\n#### {i}"} for i in range(4)])
     rewritten = tmp_path / "rw.jsonl"
     rewritten.write_text("".join(json.dumps({"id": f"test-{i}/v0", "original_id": f"test-{i}", "question": "q",
-                                             "answer": str(100 + i)}) + "\n" for i in range(4)))
+                                             "answer": str(100 + i),
+                                             "original": {"question": f"q{i}", "solution": f"x\n#### {i}"}}) + "\n"
+                                 for i in range(4)))
     preds = {f"test-{i}": f"So the answer is {i}." for i in range(4)}          # all original right
     preds |= {"test-0/v0": "\\boxed{100}", "test-1/v0": "The answer is 1.",    # one rewrite right
               "test-2/v0": "#### 7", "test-3/v0": "no idea", "other": "x"}
