@@ -12,22 +12,12 @@ from faithsieve.cli.common import (
     err,
     fail,
     non_negative_int,
+    positive_float,
     positive_int,
     report_dropped,
 )
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.runtime.textfile import os_error_line
-
-
-def positive_float(text: str) -> float:
-    """``type=`` for ``--item-time-limit``: a finite number of seconds > 0."""
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not (0 < x < float("inf")):
-        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text}")
-    return x
 
 
 def _subsets(values: list[str] | None) -> tuple[str, ...]:
