@@ -24,11 +24,13 @@ from faithsieve.mathtext.lexer import (
     FUNC,
     LB,
     LP,
+    LSET,
     NUM,
     OP,
     RB,
     REL,
     RP,
+    RSET,
     UNIT,
     VAR,
     Token,
@@ -219,8 +221,8 @@ def _inline_math_end(text: str, i: int) -> int:
         ok = " " not in content and "," not in content and not after.isdigit()
     return j if ok else -1
 
-_START_KINDS = (NUM, VAR, CONST, LP, LB, FUNC, BAR)
-_END_KINDS = (NUM, VAR, CONST, RP, RB, BAR, "PCT", "BANG", "DEG")
+_START_KINDS = (NUM, VAR, CONST, LP, LB, FUNC, BAR, LSET)
+_END_KINDS = (NUM, VAR, CONST, RP, RB, BAR, "PCT", "BANG", "DEG", RSET)
 
 
 _CLEAN_BREAKS = {".", ",", ";", ":", "?", "!", "\n", "{", "}", '"', "“", "”", "\\\\", r"\implies", r"\Rightarrow", r"\Longrightarrow", r"\iff",
@@ -299,13 +301,13 @@ def _trim(run: list[Token]) -> tuple[list[Token], bool, bool]:
     run = run[a:b]
     depth = 0
     for t in run:
-        if t.kind in (LP, LB):
+        if t.kind in (LP, LB, LSET):
             depth += 1
-        elif t.kind in (RP, RB):
+        elif t.kind in (RP, RB, RSET):
             depth -= 1
-    if depth > 0 and run and run[0].kind in (LP, LB):
+    if depth > 0 and run and run[0].kind in (LP, LB, LSET):
         run, cut_left = run[1:], True
-    elif depth < 0 and run and run[-1].kind in (RP, RB):
+    elif depth < 0 and run and run[-1].kind in (RP, RB, RSET):
         run, cut_right = run[:-1], True
     return run, cut_left, cut_right
 
@@ -400,6 +402,8 @@ def _right_edge(run: list[Token], toks: list[Token], after: Token | None, text: 
         return False
     if after.value.lower() in ("of", "times", "per"):
         return None
+    if after.value == "remainder" or after.value.lower() in ("remainder", "rem", "r"):
+        return True  # "17 ÷ 5 = 3 remainder 2": the last member is a quotient, its remainder follows
     if _ELLIPSIS.match(text, run[-1].end):
         return True  # "x = -3 \pm 11", "0.333...", "0.\overline{3}"
     # "= 6th", "= 5cm": a word glued to the last member is part of it

@@ -46,7 +46,7 @@ def chains(text: str) -> list[str]:
         ("half of 2000 = 1000", []),
         ("1st - 5 = 6th", []),
         (r"\( x = -3 \pm 11 \)", []),
-        (r"\( 0.\overline{6} = \frac{2}{3} \)", []),
+        (r"\( 0.\overline{6} = \frac{2}{3} \)", ["2/3 = 2 / 3"]),  # a repeating decimal, read exactly
         (r"\(\frac{1}{2} \text{ inch} = 20 \text{ miles}\)", []),
         # functions are opaque, not products
         (r"\( f(2) = 7 \)", ["fn:f(2) = 7"]),
