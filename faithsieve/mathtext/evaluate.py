@@ -16,6 +16,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from faithsieve.core.errors import EvaluationLimit, NotRational
+from faithsieve.mathtext import numtheory
 from faithsieve.mathtext.ast import (
     BinOp,
     Call,
@@ -29,7 +30,6 @@ from faithsieve.mathtext.ast import (
     variables,
     walk,
 )
-from faithsieve.mathtext import numtheory
 from faithsieve.mathtext.cost import CHECKERS, DEFAULT_LIMITS, Limits, Meter, probe
 from faithsieve.runtime.lazy import lazy_module
 

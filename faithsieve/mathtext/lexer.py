@@ -137,7 +137,7 @@ MAX_BRACE_SCAN = 2000
 
 def _after_scripts(text: str, i: int) -> int:
     """The index after the subscript and superscript at ``text[i:]`` (``_{x \\to 0}``, ``_0^1``,
-    ``\limits_{k}``): a braced group, a command or one character each."""
+    ``\\limits_{k}``): a braced group, a command or one character each."""
     n = len(text)
     for _ in range(3):
         j = i
@@ -242,15 +242,7 @@ def tokenize_plain(text: str, offset: int = 0, line_start: bool = True) -> list[
             else:
                 toks.append(Token(BREAK, v, s, e, space))
         space = False
-    toks = _bullets(text, offset, toks, line_start)
-    if has("number_words", text):
-        toks = number_words(toks)
-    if has("letters", text):
-        toks = letter_products(toks)
-    toks = _plain_units(_mixed_numbers(_superscripts(_plain_words(_dashes(toks)))))
-    if "|" in text:
-        toks = bars(toks)
-    toks = _shared_passes(toks, text, offset)
+    toks = _plain_passes(_bullets(text, offset, toks, line_start), text, offset)
     if not currency:
         return toks
     out: list[Token] = []
@@ -259,6 +251,19 @@ def tokenize_plain(text: str, offset: int = 0, line_start: bool = True) -> list[
         if t.kind == NUM and t.start in currency:
             out.append(Token(UNIT, "$", t.end, t.end, False))
     return out
+
+
+def _plain_passes(toks: list[Token], text: str, offset: int) -> list[Token]:
+    """The passes of plain text after the raw one: words read as numbers or products, then resolved;
+    dashes, superscripts, mixed numbers, units, bars; then the notations shared with LaTeX."""
+    if has("number_words", text):
+        toks = number_words(toks)
+    if has("letters", text):
+        toks = letter_products(toks)
+    toks = _plain_units(_mixed_numbers(_superscripts(_plain_words(_dashes(toks)))))
+    if "|" in text:
+        toks = bars(toks)
+    return _shared_passes(toks, text, offset)
 
 
 def _shared_passes(toks: list[Token], text: str, offset: int) -> list[Token]:
