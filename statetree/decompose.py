@@ -63,6 +63,7 @@ from faithsieve.mathtext.cues import (
     SUPPOSE,
     VERBAL_CONCLUSION,
     VERBAL_DEF,
+    compared_with,
     cue_absent,
     cue_finditer,
     cue_search,
@@ -218,6 +219,31 @@ def _opens_reductio(text: str) -> bool:
         REDUCTIO_OPEN.search(sn) and cue_search(REDUCTIO_CUE, sn) for sn in step_sentences(text))
 
 
+def _tested_and_rejected(text: str, f: Formula) -> bool:
+    """An equation ``A = R`` whose text goes on to compare the value of ``A`` with ``R``, strictly (a
+    trial: "we get 0 + (15 − 1)·71 = 999, ... Since 994 is less than 999, ..."): the text itself
+    says the equation does not hold, so it is no claim."""
+    if len(f.chain.rels) != 1 or f.chain.rels[0] != "=":
+        return False
+    lhs, rhs = f.chain.exprs
+    if isinstance(lhs, Num) and not isinstance(rhs, Num):
+        lhs, rhs = rhs, lhs
+    if not isinstance(rhs, Num) or variables(lhs):
+        return False
+    others = compared_with(text, f.end, rhs.text)
+    if not others:
+        return False
+    value = _closed_value(lhs)
+    return value is not None and any(_decimal(o) == value for o in others)
+
+
+def _decimal(text: str) -> Fraction | None:
+    try:
+        return Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
 def read_step(index: int, text: str, imaginary: bool) -> StepReading:
     """The step's formulas and the headers that open cases in it."""
     return StepReading(index=index, text=text, formulas=extract_formulas(text, imaginary),
@@ -232,7 +258,7 @@ def read_formula(step: StepReading, fi: int, f: Formula, supposed_prev: bool, cu
     evars = [variables(e) for e in f.chain.exprs]
     sentence = last_clause(f.lead)
     negated = (bool(cue_search(NEGATION, sentence)) or trailing_negation(text, f.end) or retracted(text, f.end)
-               or (custom_ops and any(c in f.text for c in "*#@&")))
+               or (custom_ops and any(c in f.text for c in "*#@&")) or _tested_and_rejected(text, f))
     hypothetical = f.conditional or bool(cue_search(HYPOTHETICAL, sentence)) or (
         bool(rels) and _assigns(rels[0], evars[0], evars[1]) and bool(FOR_VALUE.search(f.lead)))
     # "x = 2, y = 3" lists alternatives or parallel facts; ", so" / ", then" derives

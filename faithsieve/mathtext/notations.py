@@ -84,8 +84,9 @@ def _colon(t: Token) -> bool:
 
 def ratios(toks: list[Token]) -> list[Token]:
     """``a : b = c : d`` (each side one ratio, between breaks) is the equation ``a / b = c / d``: both
-    colons become ``RATIO`` (not a clock time, ``12:00``: a colon glued to two digits). Any other colon between two operands without a space on either side
-    (``3:4 = 0.75``, ``at 6:30``) stays a break that is not clean, so the neighbouring members are
+    colons become ``RATIO``, when each of the four terms is one operand (a number, a letter, a bracketed
+    group) and no term is a clock's minutes (``12:00``). Any other colon between two operands without a
+    space on either side (``3:4 = 0.75``, ``at 6:30``) stays a break that is not clean, so the neighbouring members are
     cut instead of read as whole numbers."""
     colons = [i for i, t in enumerate(toks) if _colon(t)]
     if not colons:
@@ -97,28 +98,22 @@ def ratios(toks: list[Token]) -> list[Token]:
         return 0 < i < n - 1 and out[i - 1].kind in _OPERAND_END and (
             out[i + 1].kind in _OPERAND_START or (out[i + 1].kind == OP and out[i + 1].value == "-"))
 
-    def clock(i: int) -> bool:  # "12:00", "6:30": hours and minutes
+    def clock(i: int) -> bool:  # "12:00", "9:05": hours and minutes (a ratio's term never opens with 0)
         after = out[i + 1]
-        return (not out[i].space_before and not after.space_before and after.kind == NUM
-                and len(after.value) == 2 and after.value.isdigit())
+        return not out[i].space_before and after.kind == NUM and len(after.value) == 2 and after.value[0] == "0"
 
     paired: set[int] = set()
     for a, b in zip(colons, colons[1:], strict=False):
         if a in paired or not (between_operands(a) and between_operands(b)) or clock(a) or clock(b):
             continue
-        inner = out[a + 1 : b]
-        rels = [t for t in inner if t.kind == REL]
-        if len(rels) != 1 or rels[0].value != "=" or any(t.kind == BREAK for t in inner):
+        rel = next((j for j in range(a + 1, b) if out[j].kind in (REL, BREAK)), -1)
+        if rel < 0 or out[rel].kind != REL or out[rel].value != "=":
             continue
-        left = a - 1
-        while left >= 0 and out[left].kind not in (BREAK, REL):
-            left -= 1
-        right = b + 1
-        while right < n and out[right].kind not in (BREAK, REL):
-            right += 1
-        if (left >= 0 and out[left].kind == REL) or (right < n and out[right].kind == REL):
-            continue  # "x = a : b = c : d" or more: not a proportion of two ratios alone
-        paired.update((a, b))
+        # each of the four terms is one operand: a number, a letter or a bracketed group
+        first, last = _atom_start(out, a - 1), _atom_end(out, b + 1)
+        if (_atom_end(out, a + 1) == rel and _atom_end(out, rel + 1) == b and first >= 0 and last >= 0
+                and (first == 0 or out[first - 1].kind == BREAK) and (last == n or out[last].kind == BREAK)):
+            paired.update((a, b))
     for i in colons:
         t = out[i]
         if i in paired:
@@ -128,6 +123,55 @@ def ratios(toks: list[Token]) -> list[Token]:
     return out
 
 
+def _atom_end(toks: list[Token], i: int) -> int:
+    """The index after the one operand starting at ``i`` (a signed number, a letter, a bracketed
+    group), ``-1`` when none starts there."""
+    n = len(toks)
+    if i < n and toks[i].kind == OP and toks[i].value == "-":
+        i += 1
+    if i >= n:
+        return -1
+    if toks[i].kind in (NUM, VAR):
+        j = i + 1
+    elif toks[i].kind in (LP, LB):
+        depth, j = 0, i
+        while j < n:
+            depth += toks[j].kind in (LP, LB)
+            depth -= toks[j].kind in (RP, RB)
+            j += 1
+            if depth == 0:
+                break
+        if depth:
+            return -1
+    else:
+        return -1
+    return j
+
+
+def _atom_start(toks: list[Token], i: int) -> int:
+    """The index of the one operand ending at ``i`` (``-1`` when none ends there)."""
+    if i < 0:
+        return -1
+    if toks[i].kind in (NUM, VAR):
+        j = i
+    elif toks[i].kind in (RP, RB):
+        depth, j = 0, i
+        while j >= 0:
+            depth += toks[j].kind in (RP, RB)
+            depth -= toks[j].kind in (LP, LB)
+            if depth == 0:
+                break
+            j -= 1
+        if depth:
+            return -1
+    else:
+        return -1
+    if j > 0 and toks[j - 1].kind == OP and toks[j - 1].value == "-":
+        j -= 1
+    return j
+
+
+_THIN_SPACES = frozenset({"\u2009", "\u202f"})
 _GROUP_GAPS = frozenset({" ", "\u00a0", "\u2009", "\u202f", "\\,", "\\ ", "{\\,}", "~", "\\;", "\\:"})
 
 
@@ -144,15 +188,17 @@ def digit_groups(toks: list[Token], text: str, offset: int) -> list[Token]:
         j = i + 1
         if (t.kind == NUM and t.value.isdigit() and len(t.value) <= 3 and not t.value.startswith("0")
                 and not (out and out[-1].kind == NUM)):
-            while (j < n and toks[j].kind == NUM and _three_digits(toks[j].value)
-                   and text[toks[j - 1].end - offset : toks[j].start - offset] in _GROUP_GAPS
-                   and toks[j - 1].value.isdigit()):
-                j += 1
+            while j < n:
+                k = j + 1 if toks[j].kind == BREAK and toks[j].value in _THIN_SPACES else j  # a thin space: a break
+                if not (k < n and toks[k].kind == NUM and _three_digits(toks[k].value) and toks[j - 1].value.isdigit()
+                        and text[toks[j - 1].end - offset : toks[k].start - offset] in _GROUP_GAPS):
+                    break
+                j = k + 1
         if j > i + 1:
             prev = out[-1] if out else None
             nxt = toks[j] if j < n else None
             if (prev is not None and prev.kind in (OP, REL)) or (nxt is not None and nxt.kind in (OP, REL)):
-                value = "".join(x.value for x in toks[i:j])
+                value = "".join(x.value for x in toks[i:j] if x.kind == NUM)
                 out.append(Token(NUM, value, t.start, toks[j - 1].end, t.space_before))
                 i = j
                 continue

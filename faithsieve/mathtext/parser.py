@@ -454,7 +454,11 @@ class _Parser:
         self.expect(RB)
         self.expect(POW)
         hi = self.group()
-        body = self.term()
+        imaginary, self.imaginary = self.imaginary, self.imaginary and index != "i"
+        try:
+            body = self.term()  # the index i of \\sum_{i=1} is the index, not the imaginary unit
+        finally:
+            self.imaginary = imaginary
         bounds = [b.value for b in (lo, hi) if isinstance(b, Num) and b.value.denominator == 1]
         if len(bounds) != 2 or any(n.startswith(index + "_") or n.endswith("_" + index) for n in variables(body)):
             raise ParseError("symbolic sum")
