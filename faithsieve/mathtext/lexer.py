@@ -236,6 +236,8 @@ def tokenize_plain(text: str, offset: int = 0, line_start: bool = True) -> list[
                 # a currency mark is the unit of the number after it (kept aside, like units)
                 pending_currency = True
                 continue
+            if v == "\\" and text[e - offset : e - offset + 1] == "*":
+                continue  # "5 \\* 6": an asterisk escaped (as Markdown writes it) is still a times sign
             if v in _UNI_OPS:
                 k, val = _UNI_OPS[v]
                 toks.append(Token(k, val, s, e, space))
@@ -424,13 +426,14 @@ def _approx_word(out: list[Token], t: Token, prev: Token | None, nxt: Token | No
 
 
 def _plain_function(lw: str, nxt: Token | None) -> bool:
-    """A function name applied in plain text: ``cos(0)``, ``gcd(12, 18)``, and ``sin 30°`` (a
-    trigonometric function before a number is applied to it)."""
+    """A function name applied in plain text: ``cos(0)``, ``gcd(12, 18)``, and ``sin 30°``, ``sin π``,
+    ``cos x`` (a trigonometric function before a number, π or a letter is applied to it)."""
     if nxt is None:
         return False
     if lw in _PLAIN_FUNCS and nxt.kind == LP and not nxt.space_before:
         return True
-    return lw in _TRIG_WORDS and nxt.kind == NUM and nxt.space_before
+    return lw in _TRIG_WORDS and nxt.space_before and (
+        nxt.kind in (NUM, CONST) or (nxt.kind == "WORD" and len(nxt.value) == 1))
 
 
 def _plain_words(toks: list[Token]) -> list[Token]:

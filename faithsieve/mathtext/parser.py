@@ -437,7 +437,16 @@ class _Parser:
             # \cos(\pi/3)^2: a parenthesised argument is the whole argument, and a power after it
             # applies to the value, (cos(π/3))^2 (``power`` reads it); \sin x^2 stays sin(x^2)
             return Call(name, (self.atom(),))
-        return Call(name, (self.power(),))
+        return Call(name, (self._monomial(),))
+
+    def _monomial(self) -> Expr:
+        """The argument of a function written without parentheses: a power, times the letters and
+        constants glued to it (``\\sin 4\\pi`` is sin(4π), ``\\cos 2x`` is cos(2x); ``\\sin x \\cos x``
+        is a product of two functions)."""
+        arg = self.power()
+        while (tok := self.peek()) is not None and tok.kind in (VAR, CONST) and (self.latex or not tok.space_before):
+            arg = BinOp("*", arg, self.power())
+        return arg
 
     def _big_operator(self, fn: str) -> Expr:
         """``\\sum_{k=a}^{b} body`` / ``\\prod``: with whole-number bounds (at most ``MAX_SUM_TERMS``
