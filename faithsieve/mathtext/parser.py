@@ -199,7 +199,7 @@ class _Parser:
                 # 2\frac{6}{7}, 2\tfrac12 are the mixed numbers 2 6/7, 2 1/2 (and -2\tfrac12 is -(2 1/2))
                 self.take()
                 frac = self._func("frac")
-                left = Neg(BinOp("+", left.operand, frac)) if isinstance(left, Neg) else BinOp("+", left, frac)
+                left = _mixed(left, frac)
             elif self._implicit_ok(self.t[self.i - 1], tok):
                 left = BinOp("*", left, self.power())
             else:
@@ -481,6 +481,18 @@ class _Parser:
         for t in terms[1:]:
             out = BinOp("+" if fn == "sum" else "*", out, t)
         return out
+
+
+def _mixed(whole: Expr, frac: Expr) -> Expr:
+    """The mixed number ``whole frac`` as one literal (``2\\tfrac12`` is 5/2, written ``2 1/2``), so that
+    it is a number, never a sum that a chain might continue; ``-2\\tfrac12`` is its negation."""
+    sign = isinstance(whole, Neg)
+    w = whole.operand if isinstance(whole, Neg) else whole
+    p, q = (frac.left, frac.right) if isinstance(frac, BinOp) else (None, None)
+    if not (isinstance(w, Num) and isinstance(p, Num) and isinstance(q, Num) and q.value):
+        raise ParseError("mixed number")
+    num = Num(w.value + p.value / q.value, f"{w.text} {p.text}/{q.text}", 0, w.start, max(w.end, q.end))
+    return Neg(num) if sign else num
 
 
 def _whole(e: Expr) -> bool:
