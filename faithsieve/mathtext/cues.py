@@ -56,8 +56,9 @@ CONCLUDE = re.compile(r"(?i)\b(answer|therefore|thus|hence|finally|in total|alto
 INTEGER_WORDS = re.compile(r"(?i)\b(integers?|whole numbers?|natural numbers?|digits?)\b")
 
 
-TRAIL_STRONG = re.compile(r"(?i)\b(not|no|none|neither|nor|false|contradiction|impossible|absurd|extraneous|invalid|"
-                           r"reject\w*|discard\w*|undefined|isn't|aren't|doesn't|don't|cannot)\b")
+TRAIL_STRONG = re.compile(r"(?i)\b(not|no|false|contradiction|impossible|absurd|extraneous|invalid|"
+                           r"reject\w*|discard\w*|undefined|isn't|aren't|doesn't|don't|cannot|"
+                           r"(?:neither|none)(?: of (?:these|them|the two|which))? (?:holds?|works?|is true|is valid))\b")
 TRAIL_WEAK = re.compile(r"\?|(?:,\s*)?(?:(?:but\s+(?:that|this|it)|which|that)\s*)?(?:(?:is|are|'s)\s*)?"
                          r"(?:not|false|wrong|incorrect|impossible|a contradiction)")
 r"""A relation's next words deny it ("x = 5, which is false", "... ?", "but that is wrong"); matched

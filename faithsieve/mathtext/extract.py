@@ -355,7 +355,7 @@ def _parse_run(toks: list[Token], before: Token | None, after: Token | None, lat
     try:
         chain, spans = parse_tokens(run, latex, imaginary)
     except ParseError:
-        tail = _readable_tail(run, latex, imaginary)
+        tail = _readable_tail(run, latex, imaginary) if _unread_head(run, text) else None
         if tail is None:
             return None
         run, chain, spans = tail
@@ -390,7 +390,7 @@ def _parse_run(toks: list[Token], before: Token | None, after: Token | None, lat
 
 _CLAIM_LEADS = frozenset({
     "have", "get", "obtain", "find", "gives", "give", "yields", "so", "thus", "hence", "then", "therefore",
-    "since", "because", "now", "note", "that", "know", "see", "compute", "calculate", "write", "conclude", "means",
+    "now", "note", "that", "know", "see", "compute", "calculate", "write", "conclude", "means",
 })
 _LAST_WORD = re.compile(r"([A-Za-z]+)[\s$(\\\[]{0,4}$")
 
@@ -423,6 +423,19 @@ def _restated_at(chain: Chain) -> int | None:
         if r == "~" and reach >= j + 2:
             return j
     return None
+
+
+_DOT_PRODUCT = re.compile(r"\([^()]{1,60}\)\s{0,3}(?:\\cdot|·|⋅|\\bullet)\s{0,3}\([^()]{0,60},\s{0,3}$")
+
+
+def _unread_head(run: list[Token], text: str) -> bool:
+    """The run's first member is notation with a known meaning that the reader does not write out: a
+    sum or product with symbolic bounds, or the last component of a dot product of tuples
+    (``(1,2,3)\\cdot(4,5,6) = 4 + 10 + 18``, whose commas break the run)."""
+    head = next((i for i, t in enumerate(run) if t.kind == REL), len(run))
+    if any(t.kind == FUNC and t.value in ("sum", "prod") for t in run[:head]):
+        return True
+    return bool(run) and _DOT_PRODUCT.search(text, max(0, run[0].start - 140), run[0].start) is not None
 
 
 def _readable_tail(run: list[Token], latex: bool, imaginary: bool
