@@ -389,19 +389,26 @@ def _parse_run(toks: list[Token], before: Token | None, after: Token | None, lat
 
 
 _CLAIM_LEADS = frozenset({
-    "have", "get", "obtain", "find", "gives", "give", "yields", "so", "thus", "hence", "then", "therefore",
-    "now", "note", "that", "know", "see", "compute", "calculate", "write", "conclude", "means",
+    "have", "so", "thus", "hence", "then", "therefore", "now", "note", "that", "know", "see", "write", "conclude",
+    "means",
 })
+"""Words that state the formula after them ("We have 91 = 7 × 13"). Verbs of a result ("we get",
+"gives") are not among them: after a substitution they introduce the value tested ("plugging in 1 we
+get 1 = 7"), and a lone number there may be the tail of what was computed."""
 _LAST_WORD = re.compile(r"([A-Za-z]+)[\s$(\\\[]{0,4}$")
+_TRIAL_WORDS = re.compile(r"(?i)\b(?:plug\w*|substitut\w*|try|trying|test\w*|check\w*|if|suppose|assum\w*|verif\w*|when)\b")
 
 
 def _claim_lead(text: str, before: Token | None) -> bool:
     """The word before a formula is a verb or connective that states it ("We have 91 = 7 × 13",
-    "then $5 = 2 + 3$"): the first member is the formula's own, not the tail of a phrase."""
+    "then $5 = 2 + 3$"), in a sentence that tests nothing: the first member is the formula's own, not
+    the tail of a phrase."""
     if before is None:
         return False
     m = _LAST_WORD.search(text, max(0, before.end - 24), before.end)
-    return m is not None and m.group(1).lower() in _CLAIM_LEADS
+    if m is None or m.group(1).lower() not in _CLAIM_LEADS:
+        return False
+    return _TRIAL_WORDS.search(sentence_tail(text[max(0, before.end - 160) : before.end])) is None
 
 
 def _restated_at(chain: Chain) -> int | None:
