@@ -23,7 +23,7 @@ from faithsieve.mathtext.notations import (
     repeating_decimals,
 )
 from faithsieve.mathtext.scan import NUMBER, SPACE, WORD, master_pattern
-from faithsieve.mathtext.tokens import (  # noqa: F401 (re-exported: the lexer's public names)
+from faithsieve.mathtext.tokens import (
     BANG,
     BAR,
     BREAK,
@@ -48,6 +48,39 @@ from faithsieve.mathtext.tokens import (  # noqa: F401 (re-exported: the lexer's
     VAR,
     Token,
 )
+
+# the token kinds and type are re-exported: the lexer's public names
+__all__ = [
+    "BANG",
+    "BAR",
+    "BREAK",
+    "COMMA",
+    "CONST",
+    "DEG",
+    "FUNC",
+    "LB",
+    "LP",
+    "LSET",
+    "NUM",
+    "OP",
+    "PCT",
+    "POW",
+    "RATIO",
+    "RB",
+    "REL",
+    "RP",
+    "RSET",
+    "SUB",
+    "UNIT",
+    "VAR",
+    "Token",
+    "MAX_BRACE_SCAN",
+    "SUPERSCRIPTS",
+    "brace_group_end",
+    "plain_may_relate",
+    "tokenize_latex",
+    "tokenize_plain",
+]
 
 _UNI_OPS = {
     "×": ("OP", "*"), "·": ("OP", "*"), "⋅": ("OP", "*"), "∗": ("OP", "*"), "÷": ("OP", "/"),
