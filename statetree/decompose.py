@@ -63,6 +63,7 @@ from faithsieve.mathtext.cues import (
     SUPPOSE,
     VERBAL_CONCLUSION,
     VERBAL_DEF,
+    compared_with,
     cue_absent,
     cue_finditer,
     cue_search,
@@ -218,21 +219,51 @@ def _opens_reductio(text: str) -> bool:
         REDUCTIO_OPEN.search(sn) and cue_search(REDUCTIO_CUE, sn) for sn in step_sentences(text))
 
 
+def _tested_and_rejected(text: str, f: Formula, problem: str) -> bool:
+    """An equation ``A = R`` with ``R`` a number the problem gives (a target), whose text goes on to
+    compare the value of ``A`` with ``R``, strictly (a trial: "we get 0 + (15 − 1)·71 = 999, ... Since
+    994 is less than 999, ..."): the text itself says the equation does not hold, so it is no claim.
+    A number the step computed itself is no target: "6^2 + 85 = 91, ... Since 91 is not equal to 121"
+    claims its own wrong sum."""
+    if len(f.chain.rels) != 1 or f.chain.rels[0] != "=" or not problem:
+        return False
+    lhs, rhs = f.chain.exprs
+    if isinstance(lhs, Num) and not isinstance(rhs, Num):
+        lhs, rhs = rhs, lhs
+    if not isinstance(rhs, Num) or variables(lhs):
+        return False
+    if re.search(r"(?<![\d.,])" + re.escape(rhs.text) + r"(?![\d]|[.,]\d)", problem[:4000]) is None:
+        return False
+    others = compared_with(text, f.end, rhs.text)
+    if not others:
+        return False
+    value = _closed_value(lhs)
+    return value is not None and any(_decimal(o) == value for o in others)
+
+
+def _decimal(text: str) -> Fraction | None:
+    try:
+        return Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
 def read_step(index: int, text: str, imaginary: bool) -> StepReading:
     """The step's formulas and the headers that open cases in it."""
     return StepReading(index=index, text=text, formulas=extract_formulas(text, imaginary),
                        heads=cue_finditer(CASE_HEAD, text), if_parity=cue_finditer(IF_PARITY, text))
 
 
-def read_formula(step: StepReading, fi: int, f: Formula, supposed_prev: bool, custom_ops: bool) -> FormulaReading:
+def read_formula(step: StepReading, fi: int, f: Formula, supposed_prev: bool, custom_ops: bool,
+                 problem: str = "") -> FormulaReading:
     """How the step speaks of its formula ``fi`` (``supposed_prev``: whether the formula before it was
-    supposed; ``custom_ops``: the problem defines its own operation)."""
+    supposed; ``custom_ops``: the problem defines its own operation; ``problem``: its text)."""
     text = step.text
     rels = [Rel(a, o, b) for a, o, b in f.chain.links()]
     evars = [variables(e) for e in f.chain.exprs]
     sentence = last_clause(f.lead)
     negated = (bool(cue_search(NEGATION, sentence)) or trailing_negation(text, f.end) or retracted(text, f.end)
-               or (custom_ops and any(c in f.text for c in "*#@&")))
+               or (custom_ops and any(c in f.text for c in "*#@&")) or _tested_and_rejected(text, f, problem))
     hypothetical = f.conditional or bool(cue_search(HYPOTHETICAL, sentence)) or (
         bool(rels) and _assigns(rels[0], evars[0], evars[1]) and bool(FOR_VALUE.search(f.lead)))
     # "x = 2, y = 3" lists alternatives or parallel facts; ", so" / ", then" derives
@@ -339,7 +370,7 @@ class TreeBuilder:
         named: dict[str, Formula] = {}
         supposed_prev = False
         for fi, f in enumerate(step.formulas):
-            reading = read_formula(step, fi, f, supposed_prev, self.custom_ops)
+            reading = read_formula(step, fi, f, supposed_prev, self.custom_ops, self.proof.problem)
             supposed_prev = reading.supposed
             n_edges += self.walk_formula(state, step, reading, named)
         self.close_step(state, step, n_edges)

@@ -56,8 +56,9 @@ CONCLUDE = re.compile(r"(?i)\b(answer|therefore|thus|hence|finally|in total|alto
 INTEGER_WORDS = re.compile(r"(?i)\b(integers?|whole numbers?|natural numbers?|digits?)\b")
 
 
-TRAIL_STRONG = re.compile(r"(?i)\b(not|no|false|contradiction|impossible|absurd|extraneous|invalid|reject\w*|discard\w*|"
-                           r"undefined|isn't|aren't|doesn't|don't|cannot)\b")
+TRAIL_STRONG = re.compile(r"(?i)\b(not|no|false|contradiction|impossible|absurd|extraneous|invalid|"
+                           r"reject\w*|discard\w*|undefined|isn't|aren't|doesn't|don't|cannot|"
+                           r"(?:neither|none)(?: of (?:these|them|the two|which))? (?:holds?|works?|is true|is valid))\b")
 TRAIL_WEAK = re.compile(r"\?|(?:,\s*)?(?:(?:but\s+(?:that|this|it)|which|that)\s*)?(?:(?:is|are|'s)\s*)?"
                          r"(?:not|false|wrong|incorrect|impossible|a contradiction)")
 r"""A relation's next words deny it ("x = 5, which is false", "... ?", "but that is wrong"); matched
@@ -95,8 +96,8 @@ CUE_WORDS: dict[re.Pattern[str], tuple[str, ...]] = {
               "inserting", "setting"),
     CONCLUDE: ("answer", "therefore", "thus", "hence", "finally", "in total", "altogether", "\\boxed"),
     INTEGER_WORDS: ("integer", "whole number", "natural number", "digit"),
-    TRAIL_STRONG: ("no", "false", "contradiction", "impossible", "absurd", "extraneous", "invalid", "reject", "discard",
-                    "undefined", "n't"),
+    TRAIL_STRONG: ("no", "neither", "false", "contradiction", "impossible", "absurd", "extraneous", "invalid", "reject",
+                    "discard", "undefined", "n't"),
     # "i ^ 2" and "i = \\sqrt{-1}" hold "i^"/"i ^" and "\\sqrt{-1}": most math text holds "^" but few hold these
     IMAGINARY: ("complex", "imaginary", "i^", "i ^", "\\mathrm{i}", "\\sqrt{-1}"),
     CUSTOM_OP: ("operation", "define", "\\star", "\\diamond", "\\oplus", "\\otimes", "\\odot", "\\circ", "\\bigstar",
@@ -236,6 +237,28 @@ def trailing_negation(text: str, end: int) -> bool:
         return True
     tail = text[end : end + 60].lower()
     return bool(TRAIL_WEAK.match(tail.lstrip())) or "contradiction" in tail
+
+
+_COMPARE = r"\s{0,3}(?:is\s{1,3})?(?:(?:strictly\s{1,3})?(?:less|greater|smaller|larger|more|fewer|bigger)\s{1,3}than|" \
+           r"not\s{1,3}equal\s{1,3}to|different\s{1,3}from|<|>|≠|\\neq?|\\[lg]t)\s{0,3}\$?\s{0,3}"
+_NUMBER_AHEAD = r"(?<![\d.,])(-?\d[\d,]{0,20}(?:\.\d{1,12})?)(?![\d])"
+
+
+def compared_with(text: str, end: int, value_text: str) -> set[str]:
+    """The numbers the next 300 characters after ``end`` compare strictly with the number written
+    ``value_text`` ("994 is less than 999", "994 ≠ 999", "999 is greater than 994": 994 for 999)."""
+    if not value_text or len(value_text) > 24:
+        return set()
+    rest = text[end : end + 300]
+    if value_text not in rest:
+        return set()
+    r = re.escape(value_text) + r"(?![\d.])"
+    found: set[str] = set()
+    for pattern in (_NUMBER_AHEAD + _COMPARE + r"(?<![\d.])" + r, r"(?<![\d.,])" + r + _COMPARE + _NUMBER_AHEAD):
+        for m in re.finditer(pattern, rest):
+            found.add(m.group(1).replace(",", ""))
+    found.discard(value_text.replace(",", ""))
+    return found
 
 
 def domain_stated(var: str, proof: Proof) -> bool:

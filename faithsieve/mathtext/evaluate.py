@@ -16,6 +16,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from faithsieve.core.errors import EvaluationLimit, NotRational
+from faithsieve.mathtext import numtheory
 from faithsieve.mathtext.ast import (
     BinOp,
     Call,
@@ -178,6 +179,8 @@ def _call(e: Call, env: dict[str, Fraction] | None, lim: Limits, meter: Meter) -
         return Fraction(math.floor(evaluate(e.args[0], env, lim, meter)))
     if fn == "ceil":
         return Fraction(math.ceil(evaluate(e.args[0], env, lim, meter)))
+    if fn in numtheory.FUNCTIONS:
+        return numtheory.apply(fn, [evaluate(a, env, lim, meter) for a in e.args], lim, meter)
     raise NotRational(f"function {fn}")
 
 
@@ -285,7 +288,7 @@ def _check_power(e: Pow, lim: Limits) -> None:
 
 
 def _sympy_call(e: Call, lim: Limits) -> sympy.Expr:
-    if e.fn in ("factorial", "binom", "percent", "floor", "ceil"):
+    if e.fn in ("factorial", "binom", "percent", "floor", "ceil") or e.fn in numtheory.FUNCTIONS:
         return _sympy_exact_call(e, lim)
     if e.fn == "deg":
         return _to_sympy(e.args[0], lim)  # degrees are plain numbers outside trigonometry

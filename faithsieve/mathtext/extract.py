@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from faithsieve.core.errors import ParseError
-from faithsieve.mathtext.ast import Chain
+from faithsieve.mathtext.ast import Chain, Expr, Num, variables
 from faithsieve.mathtext.barelatex import bare_latex_spans
 from faithsieve.mathtext.lexer import (
     BAR,
@@ -24,11 +24,13 @@ from faithsieve.mathtext.lexer import (
     FUNC,
     LB,
     LP,
+    LSET,
     NUM,
     OP,
     RB,
     REL,
     RP,
+    RSET,
     UNIT,
     VAR,
     Token,
@@ -219,8 +221,8 @@ def _inline_math_end(text: str, i: int) -> int:
         ok = " " not in content and "," not in content and not after.isdigit()
     return j if ok else -1
 
-_START_KINDS = (NUM, VAR, CONST, LP, LB, FUNC, BAR)
-_END_KINDS = (NUM, VAR, CONST, RP, RB, BAR, "PCT", "BANG", "DEG")
+_START_KINDS = (NUM, VAR, CONST, LP, LB, FUNC, BAR, LSET)
+_END_KINDS = (NUM, VAR, CONST, RP, RB, BAR, "PCT", "BANG", "DEG", RSET)
 
 
 _CLEAN_BREAKS = {".", ",", ";", ":", "?", "!", "\n", "{", "}", '"', "“", "”", "\\\\", r"\implies", r"\Rightarrow", r"\Longrightarrow", r"\iff",
@@ -276,9 +278,10 @@ def _noun_of(text: str, before: Token) -> bool:
     return before.value.lower() == "of" and bool(_NOUN_OF.search(text[max(0, before.start - 20) : before.start]))
 
 
-def _ambiguous_division(run: list[Token]) -> bool:
-    """'1 1/2 / 1/2', '6 / 2 / 3' in plain text: whether a/b/c means (a/b)/c is a guess."""
-    slashes = [i for i, t in enumerate(run) if t.kind == OP and t.value == "/"]
+def _ambiguous_division(run: list[Token], text: str) -> bool:
+    """'1 1/2 / 1/2', '6 / 2 / 3' in plain text: whether a/b/c means (a/b)/c is a guess. The
+    division sign is not: ``60 ÷ 5 ÷ 3`` is left-associative, as every operator of its rank."""
+    slashes = [i for i, t in enumerate(run) if t.kind == OP and t.value == "/" and text[t.start : t.end] == "/"]
     for a, b in zip(slashes, slashes[1:], strict=False):
         if b - a == 2 and run[a + 1].kind == NUM:
             return True
@@ -299,13 +302,13 @@ def _trim(run: list[Token]) -> tuple[list[Token], bool, bool]:
     run = run[a:b]
     depth = 0
     for t in run:
-        if t.kind in (LP, LB):
+        if t.kind in (LP, LB, LSET):
             depth += 1
-        elif t.kind in (RP, RB):
+        elif t.kind in (RP, RB, RSET):
             depth -= 1
-    if depth > 0 and run and run[0].kind in (LP, LB):
+    if depth > 0 and run and run[0].kind in (LP, LB, LSET):
         run, cut_left = run[1:], True
-    elif depth < 0 and run and run[-1].kind in (RP, RB):
+    elif depth < 0 and run and run[-1].kind in (RP, RB, RSET):
         run, cut_right = run[:-1], True
     return run, cut_left, cut_right
 
@@ -347,12 +350,16 @@ def _parse_run(toks: list[Token], before: Token | None, after: Token | None, lat
     if right is None:
         return None  # "48 = 100% + 20% = 120% of the actual number": every member is "of" something unread
     cut_right = cut_right or right
-    if not latex and _ambiguous_division(run):
+    if not latex and _ambiguous_division(run, text):
         return None
     try:
         chain, spans = parse_tokens(run, latex, imaginary)
     except ParseError:
-        return None
+        tail = _readable_tail(run, latex, imaginary) if _unread_head(run, text) else None
+        if tail is None:
+            return None
+        run, chain, spans = tail
+        cut_left = False
     trailing = _trailing_unit(run, toks, after)
     if units or trailing is not None:
         # "1/2 inch = 20 miles", "4 daps = 7 yaps", "$0.90 = 90 cents": quantities in different
@@ -366,6 +373,9 @@ def _parse_run(toks: list[Token], before: Token | None, after: Token | None, lat
             spans = spans[: i + 1]
             cut_right = False
     exprs, rels = list(chain.exprs), list(chain.rels)
+    cut = _restated_at(chain)
+    if cut is not None:
+        exprs, rels, spans, cut_right = exprs[: cut + 1], rels[:cut], spans[: cut + 1], False
     if cut_left:
         exprs, rels, spans = exprs[1:], rels[1:], spans[1:]
     if cut_right:
@@ -378,12 +388,93 @@ def _parse_run(toks: list[Token], before: Token | None, after: Token | None, lat
     return Chain(tuple(exprs), tuple(rels)), spans, used
 
 
+_CLAIM_LEADS = frozenset({
+    "have", "so", "thus", "hence", "then", "therefore", "now", "note", "that", "know", "see", "write", "conclude",
+    "means",
+})
+"""Words that state the formula after them ("We have 91 = 7 × 13"). Verbs of a result ("we get",
+"gives") are not among them: after a substitution they introduce the value tested ("plugging in 1 we
+get 1 = 7"), and a lone number there may be the tail of what was computed."""
+_LAST_WORD = re.compile(r"([A-Za-z]+)[\s$(\\\[]{0,4}$")
+_TRIAL_WORDS = re.compile(r"(?i)\b(?:plug\w*|substitut\w*|try|trying|test\w*|check\w*|if|suppose|assum\w*|verif\w*|when)\b")
+
+
+def _claim_lead(text: str, before: Token | None) -> bool:
+    """The word before a formula is a verb or connective that states it ("We have 91 = 7 × 13",
+    "then $5 = 2 + 3$"), in a sentence that tests nothing: the first member is the formula's own, not
+    the tail of a phrase."""
+    if before is None:
+        return False
+    m = _LAST_WORD.search(text, max(0, before.end - 24), before.end)
+    if m is None or m.group(1).lower() not in _CLAIM_LEADS:
+        return False
+    return _TRIAL_WORDS.search(sentence_tail(text[max(0, before.end - 160) : before.end])) is None
+
+
+def _restated_at(chain: Chain) -> int | None:
+    """``90/123 < k < 180/123 ≈ 0.732 < k < 1.463``: a chain that names the same unknown again after
+    an ``≈`` restates itself in decimals; the ``≈`` joins two statements, not two members. The
+    member index where the first statement ends, or None (one pass over the members)."""
+    if "~" not in chain.rels:
+        return None
+    exprs = chain.exprs
+    last: dict[Expr, int] = {}
+    for k, e in enumerate(exprs):
+        if not isinstance(e, Num) and variables(e):
+            last[e] = k
+    reach = -1  # the last index at which a member seen so far occurs again
+    for j, r in enumerate(chain.rels):
+        e = exprs[j]
+        if e in last:
+            reach = max(reach, last[e])
+        if r == "~" and reach >= j + 2:
+            return j
+    return None
+
+
+_DOT_PRODUCT = re.compile(r"\([^()]{1,60}\)\s{0,3}(?:\\cdot|·|⋅|\\bullet)\s{0,3}\([^()]{0,60},\s{0,3}$")
+
+
+def _unread_head(run: list[Token], text: str) -> bool:
+    """The run's first member is notation with a known meaning that the reader does not write out: a
+    sum or product with symbolic bounds, or the last component of a dot product of tuples
+    (``(1,2,3)\\cdot(4,5,6) = 4 + 10 + 18``, whose commas break the run)."""
+    head = next((i for i, t in enumerate(run) if t.kind == REL), len(run))
+    if any(t.kind == FUNC and t.value in ("sum", "prod") for t in run[:head]):
+        return True
+    return bool(run) and _DOT_PRODUCT.search(text, max(0, run[0].start - 140), run[0].start) is not None
+
+
+def _readable_tail(run: list[Token], latex: bool, imaginary: bool
+                   ) -> tuple[list[Token], Chain, list[tuple[int, int]]] | None:
+    """When the first member of ``A = B rel C ...`` is notation the reader lacks (a sum with symbolic
+    bounds, the tail of a tuple ``(4,5,6)``), the rest of the chain is still what the text claims:
+    the run after the first relation outside brackets, parsed alone (None when it has no relation
+    or does not parse)."""
+    depth = 0
+    for i, t in enumerate(run):
+        if t.kind in (LP, LB, LSET):
+            depth += 1
+        elif t.kind in (RP, RB, RSET):
+            depth -= 1
+        elif t.kind == REL and depth <= 0:
+            rest = run[i + 1 :]
+            if t.value != "=" or not any(x.kind == REL for x in rest):
+                return None
+            try:
+                chain, spans = parse_tokens(rest, latex, imaginary)
+            except ParseError:
+                return None
+            return rest, chain, spans
+    return None
+
+
 def _continues_phrase(run: list[Token], before: Token | None, text: str) -> bool:
     r"""Whether the first member continues the verbal phrase or unread operator ``before`` it
     ("1st - 5 = 6th", "half of 2000 = 1000", "\sec \frac{\pi}{3} = 2")."""
     first_rel = next(i for i, t in enumerate(run) if t.kind == REL)
     lone_number = run[0].kind == NUM and (first_rel == 1 or (first_rel == 2 and run[1].kind == "PCT"))
-    if run[0].kind == OP or lone_number:
+    if run[0].kind == OP or (lone_number and not _claim_lead(text, before)):
         return True
     if before is None:
         return False
@@ -400,6 +491,8 @@ def _right_edge(run: list[Token], toks: list[Token], after: Token | None, text: 
         return False
     if after.value.lower() in ("of", "times", "per"):
         return None
+    if after.value == "remainder" or after.value.lower() in ("remainder", "rem", "r"):
+        return True  # "17 ÷ 5 = 3 remainder 2": the last member is a quotient, its remainder follows
     if _ELLIPSIS.match(text, run[-1].end):
         return True  # "x = -3 \pm 11", "0.333...", "0.\overline{3}"
     # "= 6th", "= 5cm": a word glued to the last member is part of it
@@ -462,6 +555,20 @@ def _continues(text: str, prev: Formula, eq: Token) -> bool:
 
 
 _DELIMS = ("\\(", "\\[", "$$", "$")
+_GLUED = "<glued>"
+_MATH_OPENING = re.compile(r"\s{0,3}(?:[A-Za-z0-9(]|\\(?:[dt]?frac|sqrt|pi|cdot|times|left|alpha|beta|"
+                           r"gamma|theta|lambda|mu|sigma|omega|phi|varphi)(?![A-Za-z]))")
+
+
+def _glued_math(text: str, nxt: Segment, toks: list[Token]) -> bool:
+    """A plain segment ending in an operand is joined to the math right after it ("70 ≤ 24\\( K \\)":
+    the product 24K): only a delimiter (and at most one space) lies between them, and the math opens
+    with an operand."""
+    if not nxt.latex or not toks or toks[-1].kind not in _END_KINDS:
+        return False
+    gap = text[toks[-1].end : nxt.start]
+    return (len(gap) <= 4 and gap.lstrip(" ") in _DELIMS
+            and _MATH_OPENING.match(text, nxt.start, nxt.end) is not None)
 _LEAD_IN = "<lead-in>"
 
 
@@ -486,20 +593,25 @@ def extract_formulas(text: str, imaginary: bool = False) -> list[Formula]:
     ``i`` is the imaginary unit (the text works with complex numbers)."""
     out: list[Formula] = []
     prev_end = 0
-    for seg in find_segments(text):
+    segs = find_segments(text)
+    for si, seg in enumerate(segs):
         body = text[seg.start : seg.end]
         if not seg.latex and not plain_may_relate(body):
             continue  # prose: no relation, so no formula (see ``plain_may_relate``)
         lead_in = _segment_lead_in(text, seg)
         toks = (tokenize_latex(body, seg.start) if seg.latex
                 else tokenize_plain(body, seg.start, line_start=lead_in is None))
-        for ri, r in enumerate(_runs(toks)):
+        glued = not seg.latex and si + 1 < len(segs) and _glued_math(text, segs[si + 1], toks)
+        runs = _runs(toks)
+        for ri, r in enumerate(runs):
             pieces = _split_on_rel_gaps(r.toks, seg.latex)
             for k, run in enumerate(pieces):
                 before = r.before if k == 0 else None
                 if before is None and ri == 0 and k == 0:
                     before = lead_in
                 after = r.after if k == len(pieces) - 1 else None
+                if glued and after is None and ri == len(runs) - 1 and run:
+                    after = Token(BREAK, _GLUED, run[-1].end, run[-1].end)  # "24\( K \)": 24K, not 24
                 parsed = _parse_run(run, before, after, seg.latex, text, imaginary)
                 if parsed is None:
                     continue

@@ -9,30 +9,78 @@ token: formulas are the maximal runs between breaks.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 
 from faithsieve.mathtext.literals import LATEX, TEXT
-from faithsieve.mathtext.scan import NUMBER, SPACE, WORD, master_pattern
-
-# Token kinds
-NUM, VAR, CONST, OP, POW, LP, RP, LB, RB, REL, BANG, PCT, FUNC, BAR, SUB, BREAK, DEG = (
-    "NUM", "VAR", "CONST", "OP", "POW", "LP", "RP", "LB", "RB", "REL", "BANG", "PCT",
-    "FUNC", "BAR", "SUB", "BREAK", "DEG",
+from faithsieve.mathtext.notations import (
+    MULTI_ARG,
+    arg_commas,
+    bars,
+    digit_groups,
+    has,
+    letter_products,
+    number_words,
+    ratios,
+    repeating_decimals,
 )
-UNIT = "UNIT"
+from faithsieve.mathtext.scan import NUMBER, SPACE, WORD, master_pattern
+from faithsieve.mathtext.tokens import (
+    BANG,
+    BAR,
+    BREAK,
+    COMMA,
+    CONST,
+    DEG,
+    FUNC,
+    LB,
+    LP,
+    LSET,
+    NUM,
+    OP,
+    PCT,
+    POW,
+    RATIO,
+    RB,
+    REL,
+    RP,
+    RSET,
+    SUB,
+    UNIT,
+    VAR,
+    Token,
+)
 
-
-class Token(NamedTuple):
-    """One token. A named tuple: the tokenizers make one per word and symbol of every step, and a
-    tuple is several times cheaper to build than a frozen dataclass."""
-
-    kind: str
-    value: str
-    start: int
-    end: int
-    space_before: bool = False
-    flags: str = ""  # "m": came from a multi-letter run in LaTeX (possibly a unit)
-
+# the token kinds and type are re-exported: the lexer's public names
+__all__ = [
+    "BANG",
+    "BAR",
+    "BREAK",
+    "COMMA",
+    "CONST",
+    "DEG",
+    "FUNC",
+    "LB",
+    "LP",
+    "LSET",
+    "NUM",
+    "OP",
+    "PCT",
+    "POW",
+    "RATIO",
+    "RB",
+    "REL",
+    "RP",
+    "RSET",
+    "SUB",
+    "UNIT",
+    "VAR",
+    "Token",
+    "MAX_BRACE_SCAN",
+    "SUPERSCRIPTS",
+    "brace_group_end",
+    "plain_may_relate",
+    "tokenize_latex",
+    "tokenize_plain",
+]
 
 _UNI_OPS = {
     "×": ("OP", "*"), "·": ("OP", "*"), "⋅": ("OP", "*"), "∗": ("OP", "*"), "÷": ("OP", "/"),
@@ -69,7 +117,8 @@ _LATEX = master_pattern(
 )
 
 _OP_WORDS = {"times": "*", "plus": "+", "minus": "-"}
-_PLAIN_FUNCS = {"sin", "cos", "tan", "log", "ln", "exp", "sqrt", "floor", "ceil", "abs"}
+_PLAIN_FUNCS = {"sin", "cos", "tan", "log", "ln", "exp", "sqrt", "floor", "ceil", "abs", *MULTI_ARG}
+_TRIG_WORDS = {"sin", "cos", "tan"}
 _APPROX_WORDS = {"approximately", "about", "roughly", "around", "nearly", "approx", "circa"}
 _TEXT_BREAK_WORDS = {
     "or", "and", "if", "so", "then", "where", "since", "for", "when", "thus", "hence", "because",
@@ -92,7 +141,8 @@ _LATEX_CMDS: dict[str, tuple[str, str]] = {
     r"\log": (FUNC, "log"), r"\ln": (FUNC, "ln"), r"\exp": (FUNC, "exp"),
     r"\lfloor": (LP, "floor"), r"\rfloor": (RP, "floor"),
     r"\lceil": (LP, "ceil"), r"\rceil": (RP, "ceil"),
-    r"\%": (PCT, "%"), r"\{": (LP, "("), r"\}": (RP, ")"),
+    r"\%": (PCT, "%"), r"\{": (LSET, "{"), r"\}": (RSET, "}"),
+    r"\sum": (FUNC, "sum"), r"\prod": (FUNC, "prod"), r"\gcd": (FUNC, "gcd"), r"\lcm": (FUNC, "lcm"),
     r"\bmod": (OP, "mod"), r"\mod": (OP, "mod"),
 }
 _LATEX_SKIP = {
@@ -108,7 +158,43 @@ _GREEK = {
     "phi", "varphi", "omega", "rho", "tau", "psi", "chi", "eta", "zeta", "kappa", "nu", "xi",
 }
 
+_NAMED_FUNCS = {"gcd": "gcd", "lcm": "lcm", "GCD": "gcd", "LCM": "lcm", "HCF": "gcd", "hcf": "gcd"}
+_REMAINDER_WORDS = {"remainder", "rem", "r", "rem."}
+_BIG_OPERATORS = {
+    r"\int", r"\iint", r"\iiint", r"\oint", r"\lim", r"\limsup", r"\liminf", r"\max", r"\min", r"\sup",
+    r"\inf", r"\bigcup", r"\bigcap", r"\bigoplus", r"\coprod", r"\argmax", r"\argmin",
+}
+
 MAX_BRACE_SCAN = 2000
+
+
+def _after_scripts(text: str, i: int) -> int:
+    """The index after the subscript and superscript at ``text[i:]`` (``_{x \\to 0}``, ``_0^1``,
+    ``\\limits_{k}``): a braced group, a command or one character each."""
+    n = len(text)
+    for _ in range(3):
+        j = i
+        while j < n and text[j] == " ":
+            j += 1
+        if text.startswith("\\limits", j) or text.startswith("\\nolimits", j):
+            i = j + (7 if text.startswith("\\limits", j) else 9)
+            continue
+        if j >= n or text[j] not in "_^":
+            return i
+        j += 1
+        while j < n and text[j] == " ":
+            j += 1
+        if j < n and text[j] == "{":
+            end = brace_group_end(text, j)
+            i = end if end > 0 else n
+        elif j < n and text[j] == "\\":
+            k = j + 1
+            while k < n and text[k].isalpha():
+                k += 1
+            i = max(k, j + 2)
+        else:
+            i = min(n, j + 1)
+    return i
 
 
 def brace_group_end(text: str, i: int) -> int:
@@ -183,13 +269,15 @@ def tokenize_plain(text: str, offset: int = 0, line_start: bool = True) -> list[
                 # a currency mark is the unit of the number after it (kept aside, like units)
                 pending_currency = True
                 continue
+            if v == "\\" and text[e - offset : e - offset + 1] == "*":
+                continue  # "5 \\* 6": an asterisk escaped (as Markdown writes it) is still a times sign
             if v in _UNI_OPS:
                 k, val = _UNI_OPS[v]
                 toks.append(Token(k, val, s, e, space))
             else:
                 toks.append(Token(BREAK, v, s, e, space))
         space = False
-    toks = _plain_units(_mixed_numbers(_superscripts(_plain_words(_dashes(_bullets(text, offset, toks, line_start))))))
+    toks = _plain_passes(_bullets(text, offset, toks, line_start), text, offset)
     if not currency:
         return toks
     out: list[Token] = []
@@ -200,12 +288,43 @@ def tokenize_plain(text: str, offset: int = 0, line_start: bool = True) -> list[
     return out
 
 
+def _plain_passes(toks: list[Token], text: str, offset: int) -> list[Token]:
+    """The passes of plain text after the raw one: words read as numbers or products, then resolved;
+    dashes, superscripts, mixed numbers, units, bars; then the notations shared with LaTeX."""
+    if has("number_words", text):
+        toks = number_words(toks)
+    if has("letters", text):
+        toks = letter_products(toks)
+    toks = _plain_units(_mixed_numbers(_superscripts(_plain_words(_dashes(toks)))))
+    if "|" in text:
+        toks = bars(toks)
+    return _shared_passes(toks, text, offset)
+
+
+def _shared_passes(toks: list[Token], text: str, offset: int) -> list[Token]:
+    """The notations both tokenizers read the same way (``faithsieve.mathtext.notations``), each
+    only where the text may hold it."""
+    if has("groups", text):
+        toks = digit_groups(toks, text, offset)
+    if has("repeating", text):
+        toks = repeating_decimals(toks)
+    if has("commas", text):
+        toks = arg_commas(toks)
+    if ":" in text:
+        toks = ratios(toks)
+    return toks
+
+
 _NOT_UNITS = {
     "dozen", "dozens", "hundred", "hundreds", "thousand", "thousands", "million", "millions", "billion", "score",
     "half", "halves", "quarter", "quarters", "third", "thirds", "fourth", "fifth", "times", "percent", "more",
     "less", "fewer", "than", "of", "and", "or", "is", "are", "was", "were", "to", "the", "in", "on", "at", "for",
     "by", "per", "each", "every", "so", "then", "which", "that", "gives", "makes", "equals", "plus", "minus",
     "st", "nd", "rd", "th", "am", "pm", "if", "as", "from", "with", "into", "total", "left", "remaining",
+    # verbs and connectives that follow a number ("x = 3 yields -6 = 9"): never the number's unit
+    "yields", "yield", "give", "get", "gets", "becomes", "become", "means", "implies", "leaves",
+    "leave", "holds", "hold", "satisfies", "simplifies", "reduces", "has", "have", "does", "not", "but",
+    "while", "since", "because", "hence", "thus", "therefore", "remainder", "rem",
 }
 _UNIT_FOLLOW = (OP, REL, "PCT")
 
@@ -339,6 +458,17 @@ def _approx_word(out: list[Token], t: Token, prev: Token | None, nxt: Token | No
         out.append(Token(BREAK, t.value, t.start, t.end, t.space_before))
 
 
+def _plain_function(lw: str, nxt: Token | None) -> bool:
+    """A function name applied in plain text: ``cos(0)``, ``gcd(12, 18)``, and ``sin 30°``, ``sin π``,
+    ``cos x`` (a trigonometric function before a number, π or a letter is applied to it)."""
+    if nxt is None:
+        return False
+    if lw in _PLAIN_FUNCS and nxt.kind == LP and not nxt.space_before:
+        return True
+    return lw in _TRIG_WORDS and nxt.space_before and (
+        nxt.kind in (NUM, CONST) or (nxt.kind == "WORD" and len(nxt.value) == 1))
+
+
 def _plain_words(toks: list[Token]) -> list[Token]:
     """Resolve words in plain text: variables, 'x' as times, 'of', 'equals', 'approximately'."""
     out: list[Token] = []
@@ -352,8 +482,8 @@ def _plain_words(toks: list[Token]) -> list[Token]:
         prev = out[-1] if out else None
         nxt = toks[i + 1] if i + 1 < n else None
         nxt2 = toks[i + 2] if i + 2 < n else None
-        if lw in _PLAIN_FUNCS and nxt is not None and nxt.kind == LP and not nxt.space_before:
-            out.append(Token(FUNC, lw, t.start, t.end, t.space_before))  # cos(0), log(1)
+        if _plain_function(lw, nxt):
+            out.append(Token(FUNC, lw, t.start, t.end, t.space_before))
         elif lw == "x" and prev is not None and prev.kind == NUM and nxt is not None and nxt.kind == NUM and t.space_before:
             out.append(Token(OP, "*", t.start, t.end, True))
         elif lw in _OP_WORDS and _is_operand_end(prev) and nxt is not None and nxt.kind in (NUM, LP):
@@ -464,7 +594,7 @@ class _LatexReader:
             space = False
         if letters:
             self.flush_letters()
-        return toks
+        return _shared_passes(toks, text, offset)
 
     def flush_letters(self) -> None:
         letters = self.letters
@@ -481,6 +611,11 @@ class _LatexReader:
         if v in _LATEX_DROP_ARG:
             return self._text_argument(v, s, e, i, space)
         toks = self.toks
+        if v in _BIG_OPERATORS:
+            # \int_0^1, \lim_{x \to 0}, \max_{i}: the limits name a bound variable's range, never a fact
+            stop = _after_scripts(self.text, i)
+            toks.append(Token(BREAK, v, s, stop + self.offset, space))
+            return stop, True
         if v[1:] in _GREEK:
             toks.append(Token(VAR, v[1:], s, e, space))
         elif v == r"\circ" and toks and toks[-1].kind == POW:
@@ -520,6 +655,12 @@ class _LatexReader:
         stop = end + self.offset
         if word.lower() == "of" and prev is not None and prev.kind in (NUM, PCT, RP, RB):
             toks.append(Token(OP, "*", s, stop, True))
+        elif word.lower() in MULTI_ARG or word in _NAMED_FUNCS:
+            toks.append(Token(FUNC, _NAMED_FUNCS.get(word, word.lower()), s, stop, space))  # \operatorname{lcm}
+            return end, False
+        elif word.lower() in _REMAINDER_WORDS:
+            # "13 = 4 \text{ remainder } 1": the member before it is a quotient, not a value
+            toks.append(Token(BREAK, "remainder", s, stop, space))
         elif word.lower() in ("mod", "modulo"):
             toks.append(Token(OP, "mod", s, stop, True))
         elif not word or word in ("s", "."):

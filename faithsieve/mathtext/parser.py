@@ -20,22 +20,38 @@ from __future__ import annotations
 from fractions import Fraction
 
 from faithsieve.core.errors import ParseError
-from faithsieve.mathtext.ast import BinOp, Call, Chain, Const, Expr, Neg, Num, Pow, Var
+from faithsieve.mathtext.ast import (
+    BinOp,
+    Call,
+    Chain,
+    Const,
+    Expr,
+    Neg,
+    Num,
+    Pow,
+    Var,
+    substitute,
+    variables,
+)
 from faithsieve.mathtext.lexer import (
     BANG,
     BAR,
+    COMMA,
     CONST,
     DEG,
     FUNC,
     LB,
     LP,
+    LSET,
     NUM,
     OP,
     PCT,
     POW,
+    RATIO,
     RB,
     REL,
     RP,
+    RSET,
     SUB,
     VAR,
     Token,
@@ -45,7 +61,7 @@ MAX_TOKENS = 400
 MAX_DEPTH = 60
 MAX_NUMBER_CHARS = 200
 
-_ATOM_START = (NUM, VAR, CONST, LP, LB, FUNC)
+_ATOM_START = (NUM, VAR, CONST, LP, LB, FUNC, LSET)
 FUNCTION_LETTERS = frozenset("fghFGHPQpq")
 """Letters read as function names when directly followed by a parenthesis."""
 
@@ -56,6 +72,8 @@ def parse_number(text: str, start: int = -1, end: int = -1) -> Num:
         whole, frac = text.split(" ", 1)
         p, q = frac.split("/", 1)
         return Num(int(whole) + Fraction(int(p), int(q)), text, 0, start, end)
+    if text.endswith(")") and "(" in text:  # a repeating decimal "0.(3)", "1.2(45)" from the lexer
+        return _repeating(text, start, end)
     raw = text.replace(",", "")
     if len(raw) > MAX_NUMBER_CHARS:
         raise ParseError("numeric literal too long")
@@ -64,6 +82,29 @@ def parse_number(text: str, start: int = -1, end: int = -1) -> Num:
         value = Fraction(int(whole or "0") * 10 ** len(frac) + int(frac), 10 ** len(frac))
         return Num(value, text.replace(",", ""), len(frac), start, end)
     return Num(Fraction(int(raw)), raw, 0, start, end)
+
+
+def _repeating(text: str, start: int, end: int) -> Num:
+    """``a.b(c)``: the decimal ``a.b`` followed by the period ``c`` repeated without end, exactly
+    ``a.b + c / (10^len(b) · (10^len(c) - 1))`` (``0.(3)`` is 1/3)."""
+    if len(text) > MAX_NUMBER_CHARS:
+        raise ParseError("numeric literal too long")
+    head, period = text[:-1].split("(", 1)
+    whole, frac = head.split(".", 1)
+    if not period.isdigit() or not (whole or "0").isdigit() or (frac and not frac.isdigit()):
+        raise ParseError("bad repeating decimal")
+    value = Fraction(int(whole or "0") * 10 ** len(frac) + int(frac or "0"), 10 ** len(frac))
+    value += Fraction(int(period), 10 ** len(frac) * (10 ** len(period) - 1))
+    return Num(value, text, 0, start, end)
+
+
+NUMBER_THEORY = {"varphi": "totient", "phi": "totient", "tau": "numdivisors", "sigma": "divsigma"}
+"""Greek letters that number theory writes for its functions, applied to a closed argument:
+Euler's totient, the number and the sum of divisors (``\\varphi(12)``, ``\\tau(12)``)."""
+MULTI_ARG_FUNCS = frozenset({"gcd", "lcm"})
+"""Functions of several comma-separated arguments (the lexer keeps their commas as ``COMMA``)."""
+MAX_SUM_TERMS = 60
+"""A finite sum or product with numeric bounds is expanded term by term up to this many terms."""
 
 
 class _Parser:
@@ -103,7 +144,7 @@ class _Parser:
     def chain(self) -> tuple[Chain, list[tuple[int, int]]]:
         spans = []
         s0 = self.i
-        exprs = [self.expr()]
+        exprs = [self.member()]
         spans.append((self.t[s0].start, self.t[self.i - 1].end))
         rels: list[str] = []
         while (tok := self.peek()) is not None and tok.kind == REL:
@@ -113,11 +154,19 @@ class _Parser:
                 raise ParseError(f"operator {nxt.value!r} right after a relation")
             rels.append(tok.value)
             s0 = self.i
-            exprs.append(self.expr())
+            exprs.append(self.member())
             spans.append((self.t[s0].start, self.t[self.i - 1].end))
         if self.peek() is not None:
             raise ParseError(f"unexpected {self.peek().value!r}")  # type: ignore[union-attr]
         return Chain(tuple(exprs), tuple(rels)), spans
+
+    def member(self) -> Expr:
+        """A member of the chain: an expression, or the ratio ``a : b`` of two (``a / b``)."""
+        e = self.expr()
+        if (tok := self.peek()) is not None and tok.kind == RATIO:
+            self.take()
+            e = BinOp("/", e, self.expr())
+        return e
 
     def expr(self) -> Expr:
         self.enter()
@@ -145,12 +194,12 @@ class _Parser:
             if tok.kind == OP and tok.value in ("*", "/", "mod"):
                 self.take()
                 left = BinOp(tok.value, left, self.unary())
-            elif (self.latex and tok.kind == FUNC and tok.value == "frac" and isinstance(left, Num)
-                  and left.decimals == 0 and self.t[self.i - 1].kind == NUM and self._simple_frac_ahead()):
-                # 2\frac{6}{7} is the mixed number 2 6/7
+            elif (self.latex and tok.kind == FUNC and tok.value == "frac" and self.t[self.i - 1].kind == NUM
+                  and _whole(left) and self._simple_frac_ahead()):
+                # 2\frac{6}{7}, 2\tfrac12 are the mixed numbers 2 6/7, 2 1/2 (and -2\tfrac12 is -(2 1/2))
                 self.take()
                 frac = self._func("frac")
-                left = BinOp("+", left, frac)
+                left = _mixed(left, frac)
             elif self._implicit_ok(self.t[self.i - 1], tok):
                 left = BinOp("*", left, self.power())
             else:
@@ -158,10 +207,24 @@ class _Parser:
         return left
 
     def _simple_frac_ahead(self) -> bool:
+        """``\\frac`` at ``self.i`` has two whole-number arguments of a proper fraction, braced or not
+        (``\\frac{3}{4}``, ``\\tfrac12``, ``\\frac3{4}``): the fraction of a mixed number."""
         t = self.t
         j = self.i + 1
-        return (j + 5 < len(t) + 0 and t[j].kind == LB and t[j + 1].kind == NUM and t[j + 2].kind == RB
-                and t[j + 3].kind == LB and t[j + 4].kind == NUM and t[j + 5].kind == RB)
+        digits: list[str] = []
+        while j < len(t) and len(digits) < 2:
+            if t[j].kind == LB and j + 2 < len(t) and t[j + 1].kind == NUM and t[j + 2].kind == RB:
+                digits.append(t[j + 1].value)
+                j += 3
+            elif t[j].kind == NUM and t[j].value.isdigit() and not digits and len(t[j].value) == 2:
+                digits.extend(t[j].value)  # \frac12: one digit each
+                j += 1
+            elif t[j].kind == NUM and t[j].value.isdigit() and len(t[j].value) == 1:
+                digits.append(t[j].value)
+                j += 1
+            else:
+                return False
+        return len(digits) == 2 and all(d.isdigit() for d in digits) and int(digits[0]) < int(digits[1])
 
     def unary(self) -> Expr:
         tok = self.peek()
@@ -247,6 +310,11 @@ class _Parser:
             e = self.expr()
             self.expect(RB)
             return e
+        if k == LSET:
+            # \{x\}: the fractional part of x (a set of one number is never equal to a number)
+            e = self.expr()
+            self.expect(RSET)
+            return Call("frac", (e,))
         if k == BAR:
             e = self.expr()
             self.expect(BAR)
@@ -255,11 +323,26 @@ class _Parser:
             return self._func(tok.value)
         raise ParseError(f"unexpected {tok.value!r}")
 
+    def _glued_paren(self) -> bool:
+        nxt = self.peek()
+        return nxt is not None and nxt.kind == LP and not nxt.space_before and nxt.value in "(["
+
     def _variable(self, name: str) -> Expr:
-        """A variable, ``x_1``, or an unknown function applied (``f(x)``, ``f^{-1}(3)``)."""
+        """A variable, ``x_1``, or an unknown function applied (``f(x)``, ``f^{-1}(3)``); the functions
+        of number theory (``\\varphi(12)``, ``v_2(48)``) applied."""
         if (s := self.peek()) is not None and s.kind == SUB:
             self.take()
             name += "_" + self._subscript_text()
+        if (name in NUMBER_THEORY or _padic(name)) and self._glued_paren():
+            self.take()
+            arg = self.expr()
+            self.expect(RP)
+            if variables(arg):
+                return Call("fn:" + name, (arg,))  # a function of a letter: which one is not known
+            if name in NUMBER_THEORY:
+                return Call(NUMBER_THEORY[name], (arg,))
+            base = name[2:]
+            return Call("padicval", (parse_number(base) if base.isdigit() else Var(base), arg))
         if self._function_name(name):
             nxt = self.peek()
             if nxt is not None and nxt.kind == POW:
@@ -333,12 +416,95 @@ class _Parser:
             if self.latex:
                 return Call("sqrt", (self.group(),))
             return Call("sqrt", (self.postfix(),))
+        if fn in ("sum", "prod"):
+            return self._big_operator(fn)
+        if fn in MULTI_ARG_FUNCS:
+            self.expect(LP)
+            args = [self.expr()]
+            while (tok := self.peek()) is not None and tok.kind == COMMA:
+                self.take()
+                args.append(self.expr())
+            self.expect(RP)
+            if len(args) < 2:
+                raise ParseError(f"{fn} of one argument")
+            return Call(fn, tuple(args))
         # opaque functions: sin, log, ...; an optional subscript base is kept in the name
         name = fn
         if (s := self.peek()) is not None and s.kind == SUB:
             self.take()
             name += "_" + self._subscript_text()
-        return Call(name, (self.power(),))
+        if (tok := self.peek()) is not None and tok.kind == LP and tok.value in "([":
+            # \cos(\pi/3)^2: a parenthesised argument is the whole argument, and a power after it
+            # applies to the value, (cos(π/3))^2 (``power`` reads it); \sin x^2 stays sin(x^2)
+            return Call(name, (self.atom(),))
+        return Call(name, (self._monomial(),))
+
+    def _monomial(self) -> Expr:
+        """The argument of a function written without parentheses: a power, times the letters and
+        constants glued to it (``\\sin 4\\pi`` is sin(4π), ``\\cos 2x`` is cos(2x); ``\\sin x \\cos x``
+        is a product of two functions)."""
+        arg = self.power()
+        while (tok := self.peek()) is not None and tok.kind in (VAR, CONST) and (self.latex or not tok.space_before):
+            arg = BinOp("*", arg, self.power())
+        return arg
+
+    def _big_operator(self, fn: str) -> Expr:
+        """``\\sum_{k=a}^{b} body`` / ``\\prod``: with whole-number bounds (at most ``MAX_SUM_TERMS``
+        terms) the sum or product written out, each term the body with ``k`` replaced by its value;
+        the body is a product-level term (``\\sum_{k=1}^{4} k^2 + 1`` adds 1 to the sum). Other bounds
+        are a ``ParseError``: the member is not read."""
+        self.expect(SUB)
+        self.expect(LB)
+        index = self.expect(VAR).value
+        rel = self.expect(REL)
+        if rel.value != "=":
+            raise ParseError("sum bound")
+        lo = self.expr()
+        self.expect(RB)
+        self.expect(POW)
+        hi = self.group()
+        imaginary, self.imaginary = self.imaginary, self.imaginary and index != "i"
+        try:
+            body = self.term()  # the index i of \\sum_{i=1} is the index, not the imaginary unit
+        finally:
+            self.imaginary = imaginary
+        bounds = [b.value for b in (lo, hi) if isinstance(b, Num) and b.value.denominator == 1]
+        if len(bounds) != 2 or any(n.startswith(index + "_") or n.endswith("_" + index) for n in variables(body)):
+            raise ParseError("symbolic sum")
+        a, b = int(bounds[0]), int(bounds[1])
+        if b - a + 1 > MAX_SUM_TERMS:
+            raise ParseError("sum too long")
+        if b < a:
+            return Num(Fraction(0 if fn == "sum" else 1), "0" if fn == "sum" else "1", 0)
+        terms = [substitute(body, {index: Num(Fraction(k), str(k), 0)}) for k in range(a, b + 1)]
+        out = terms[0]
+        for t in terms[1:]:
+            out = BinOp("+" if fn == "sum" else "*", out, t)
+        return out
+
+
+def _mixed(whole: Expr, frac: Expr) -> Expr:
+    """The mixed number ``whole frac`` as one literal (``2\\tfrac12`` is 5/2, written ``2 1/2``), so that
+    it is a number, never a sum that a chain might continue; ``-2\\tfrac12`` is its negation."""
+    sign = isinstance(whole, Neg)
+    w = whole.operand if isinstance(whole, Neg) else whole
+    p, q = (frac.left, frac.right) if isinstance(frac, BinOp) else (None, None)
+    if not (isinstance(w, Num) and isinstance(p, Num) and isinstance(q, Num) and q.value):
+        raise ParseError("mixed number")
+    num = Num(w.value + p.value / q.value, f"{w.text} {p.text}/{q.text}", 0, w.start, max(w.end, q.end))
+    return Neg(num) if sign else num
+
+
+def _whole(e: Expr) -> bool:
+    """A whole number as written, or its negation: the integer part of a mixed number."""
+    if isinstance(e, Neg):
+        e = e.operand
+    return isinstance(e, Num) and e.decimals == 0 and e.value.denominator == 1 and " " not in e.text
+
+
+def _padic(name: str) -> bool:
+    """``v_2``, ``v_p``: the p-adic valuation."""
+    return name.startswith("v_") and (name[2:].isdigit() or (len(name) == 3 and name[2].isalpha()))
 
 
 def parse_tokens(toks: list[Token], latex: bool, imaginary: bool = False) -> tuple[Chain, list[tuple[int, int]]]:

@@ -33,7 +33,7 @@ def chains(text: str) -> list[str]:
         (r"$\sqrt{16} = 4$ and $$2^{10} \div 4 = 256$$", ["sqrt(16) = 4", "2^10 / 4 = 256"]),
         (r"\(2 \cdot 3 = 6\), \boxed{7 - 1 = 6}", ["2 * 3 = 6", "7 - 1 = 6"]),
         (r"\[ 26^3 \times 10^3 = 17,576,000 \]", ["26^3 * 10^3 = 17576000"]),
-        (r"\(2\frac{6}{7} = \frac{20}{7}\)", ["2 + 6 / 7 = 20 / 7"]),
+        (r"\(2\frac{6}{7} = \frac{20}{7}\)", ["20/7 = 20 / 7"]),  # a mixed number is one literal
         (r"\(\binom{5}{2} = 10\), \(5! = 120\)", ["binom(5, 2) = 10", "5! = 120"]),
         # chains and inequalities with variables
         ("Then 2x + 3 = 7, so x = 2.", ["2 * x + 3 = 7", "x = 2"]),
@@ -46,7 +46,7 @@ def chains(text: str) -> list[str]:
         ("half of 2000 = 1000", []),
         ("1st - 5 = 6th", []),
         (r"\( x = -3 \pm 11 \)", []),
-        (r"\( 0.\overline{6} = \frac{2}{3} \)", []),
+        (r"\( 0.\overline{6} = \frac{2}{3} \)", ["2/3 = 2 / 3"]),  # a repeating decimal, read exactly
         (r"\(\frac{1}{2} \text{ inch} = 20 \text{ miles}\)", []),
         # functions are opaque, not products
         (r"\( f(2) = 7 \)", ["fn:f(2) = 7"]),

@@ -51,7 +51,6 @@ def test_explicit_notation_has_one_reading() -> None:
     (r"The box holds $4 \times 5 \times 6 = 120 \text{ cm}^3$.", "unit with an exponent"),
     (r"The area is $6 \times 6 = 36 \, \text{m}^2$.", "unit with an exponent"),
     (r"$2,\!500 \times 2 = 5,\!000$.", "cut out of a longer one"),
-    ("$12:00 + 3 = 15:00$", "cut out of a longer one"),
     (r"so 6_8 = 6 \\cdot 8^0 = 6 and 7_8 = 7.", "cut out of a longer expression"),  # "8^0 = 6" is what is read
     ("Subtract: (3-2), (0-2), (2-2), (5-2) = 1, -2, 0, 3.", "pair up element by element"),
     ("Squares: 1^2, (-2)^2, 0^2, 3^2 = 1, 4, 0, 9.", "pair up element by element"),
@@ -59,9 +58,7 @@ def test_explicit_notation_has_one_reading() -> None:
     ("This means that $5 + 1 + 1 = 12$ in base $b$.", "does not fix"),
     ("In base b, we need 5 + 1 + 1 = 12.", "does not fix"),
     ("The derivative is 3x^2, which at x = 2 equals 12.", "value condition"),
-    (r"P(X = 2) = \binom{4}{2} (1/2)^4 = 6/16 = 3/8.", "cut out of a longer expression"),
     ("log_{10} 0.01 = −2.", "cut out of a longer expression"),
-    ("3 : 4 = 6 : 8.", "a ratio"),
 ])
 def test_a_guess_without_a_second_reading_is_unknown(step: str, why: str) -> None:
     v = verdict(step)
