@@ -121,10 +121,11 @@ class LeanChecker:
         if not isinstance(ob, _KINDS):
             return None
         flavour: Flavour = "mathlib" if self.settings.lean_mathlib else "core"
-        st = render(ob, flavour)
+        kernel = self.kernel() if flavour == "core" else None  # core statements depend on the Lean version
+        st = render(ob, flavour, _lean_version(kernel))
         if isinstance(st, Unrenderable):
             return Unknown(self.name, f"no Lean statement: {st.reason}")
-        kernel = self.kernel()
+        kernel = kernel or self.kernel()
         if kernel is None:
             return Unknown(self.name, self._failure or "no Lean backend")
         if time.monotonic() + MIN_CHECK_S > deadline:
@@ -132,6 +133,10 @@ class LeanChecker:
         tactic, why = kernel.prove_by_tactics(_header(st), deadline)
         if tactic is not None:
             return Verified(self.name, f"proved in Lean by {_one_line(tactic)}")
+        from faithsieve.lean.kernel import NOT_ELABORATED
+
+        if why.startswith(NOT_ELABORATED):  # a broken statement: no refutation, no counterexample either
+            return Unknown(self.name, f"statement: {why}"[:500])
         reasons = [f"statement: {why}"]
         ref = st.refutation()
         if ref is None:
@@ -168,6 +173,15 @@ class LeanChecker:
                 return Refuted(self.name, cx, f"{out.method} counterexample confirmed in Lean")
             return f"counterexample: {result.reason}"
         return ""
+
+
+def _lean_version(kernel: LeanKernel | None) -> str | None:
+    if kernel is None:
+        return None
+    try:
+        return kernel.backend.versions().get("lean")
+    except Exception:  # noqa: BLE001 (no version known: core Rat statements are refused with that reason)
+        return None
 
 
 def _one_line(tactic: str) -> str:
