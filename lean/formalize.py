@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from faithsieve.lean.intform import integer_form
 from faithsieve.lean.render import LeanStatement, Unrenderable, render
 from faithsieve.lean.statement import Flavour
 from faithsieve.obligations.extract import extract_obligations
@@ -33,10 +34,15 @@ class Formalized:
 
     obligation: Obligation
     statement: LeanStatement | Unrenderable
+    integer: LeanStatement | None = None
+    """Core flavour: the claim with denominators cleared exactly (``faithsieve.lean.intform``), which
+    core tactics decide and which needs no ``Rat``."""
 
     def to_json(self) -> dict[str, Any]:
         ob, st = self.obligation, self.statement
         out: dict[str, Any] = {"id": ob.id, "step": ob.step, "kind": ob.kind.value, "claim": ob.claim_text()}
+        if self.integer is not None:
+            out["integer_form"] = self.integer.text()
         if isinstance(st, Unrenderable):
             return {**out, "rendered": False, "reason": st.reason}
         ref = st.refutation()
@@ -48,7 +54,8 @@ class Formalized:
 def formalize_proof(proof: Proof, flavour: Flavour = "mathlib", lean_version: str | None = None) -> list[Formalized]:
     """The obligations of ``proof`` in step order, each with its rendering."""
     obligations = sorted([*extract_obligations(decompose(proof)), *remainder_obligations(proof)], key=lambda ob: ob.step)
-    return [Formalized(ob, render(ob, flavour, lean_version)) for ob in obligations]
+    return [Formalized(ob, render(ob, flavour, lean_version), integer_form(ob) if flavour == "core" else None)
+            for ob in obligations]
 
 
 def _comment(text: str) -> str:
@@ -64,6 +71,9 @@ def lean_file(items: list[Formalized], flavour: Flavour, lean_version: str | Non
     for f in items:
         ob, st = f.obligation, f.statement
         lines += ["", f"-- step {ob.step}, {ob.id} ({ob.kind.value}): {_comment(ob.claim_text())}"]
+        if f.integer is not None:
+            lines += ["-- integer form (denominators cleared exactly; core tactics decide it):",
+                      f"{f.integer.text()} := by sorry"]
         if isinstance(st, Unrenderable):
             lines.append(f"-- not rendered: {_comment(st.reason)}")
             continue
