@@ -62,6 +62,10 @@ def _times(a: _Term, b: _Term | None) -> _Term:
     return a if b is None else _Term(f"{_paren(a, 70)} * {_paren(b, 71)}", 70, a.sign * b.sign)
 
 
+def _power(t: _Term, k: int) -> _Term:
+    return _Term(f"{_paren(t, 76)} ^ {k}", 75, t.sign ** k if k else 1)
+
+
 def _int(v: int) -> _Term:
     return _Term(str(v), 1024, 1 if v > 0 else 0) if v >= 0 else _Term(f"-{-v}", 60, -1)
 
@@ -92,9 +96,7 @@ def _frac(e: Expr) -> tuple[_Term, _Term | None]:
         if k is None or k.denominator != 1 or not 0 <= k <= 64:
             raise _No
         n, d = _frac(e.base)
-        power = int(k)
-        up = (lambda t: _Term(f"{_paren(t, 76)} ^ {power}", 75, t.sign ** power if power else 1))
-        return up(n), (None if d is None else up(d))
+        return _power(n, int(k)), (None if d is None else _power(d, int(k)))
     if isinstance(e, BinOp) and e.op in ("+", "-", "*", "/"):
         (na, da), (nb, db) = _frac(e.left), _frac(e.right)
         if e.op == "*":
