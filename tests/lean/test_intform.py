@@ -11,6 +11,7 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
+from faithsieve.lean.backend import CheckResult
 from faithsieve.lean.checker import LeanChecker
 from faithsieve.lean.intform import integer_form
 from faithsieve.obligations.models import ArithmeticObligation, Refuted, Verified
@@ -106,8 +107,10 @@ def test_core_checker_proves_and_refutes_rational_claims_in_integer_form() -> No
     assert isinstance(out, Verified) and out.note == "proved in Lean by decide (integer form: denominators cleared exactly)"
     assert "theorem fs_arith_o0_int : ((3 * 2 + 1 * 4) * 4 : Int) = 5 * (4 * 2)" in backend.snippets[0]
     bad = ArithmeticObligation(**BASE, claim=rel("3/4 + 1/2 = 3/2"))
-    negation_by_decide = (lambda code: valid("fs_arith_o0_int_neg")
-                          if "theorem fs_arith_o0_int_neg : ¬" in code and "  decide\n" in code else None)
+
+    def negation_by_decide(code: str) -> CheckResult | None:
+        return valid("fs_arith_o0_int_neg") if "theorem fs_arith_o0_int_neg : ¬" in code and "  decide\n" in code else None
+
     backend = Transcript(elaborates=True, rules=[negation_by_decide], default=error("failed"))
     out = LeanChecker(backend=backend, settings=s).check(bad, float("inf"))
     assert isinstance(out, Refuted) and "integer form" in out.counterexample["lean"]
