@@ -30,6 +30,7 @@ def cmd_formalize(args: argparse.Namespace) -> int:
 
     from faithsieve.core.settings import Settings
     from faithsieve.lean.formalize import formalize_proof, lean_file
+    from faithsieve.lean.statement import Flavour
     from faithsieve.split import proof_from_input
 
     try:
@@ -46,7 +47,7 @@ def cmd_formalize(args: argparse.Namespace) -> int:
         return fail(f"invalid FAITHSIEVE_* settings: {exc.errors()[0]['msg']}")
     except FaithSieveError as exc:
         return fail(exc.message)
-    flavour = args.flavour or ("mathlib" if settings.lean_mathlib else "core")
+    flavour: Flavour = "core" if (args.flavour or ("mathlib" if settings.lean_mathlib else "core")) == "core" else "mathlib"
     version = args.lean_version
     if version is None and flavour == "core":
         from faithsieve.lean.detect import detect
