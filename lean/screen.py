@@ -61,7 +61,7 @@ def _message(m: Any) -> LeanMessage:
     return LeanMessage(severity=sev, text=text if isinstance(text, str) else str(text), line=line, column=col)
 
 
-HEARTBEATS = re.compile(r"\(deterministic\) timeout\b.*maximum number of heartbeats", re.DOTALL)
+HEARTBEATS = re.compile(r"maximum number of heartbeats \(\d{1,20}\) has been reached")
 """Lean's message when a command runs past ``maxHeartbeats``: a deterministic limit, reported as an
 error by a REPL that stays alive (unlike a wall-clock kill, which loses the process and its imports)."""
 

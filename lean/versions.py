@@ -13,6 +13,8 @@ import re
 
 __all__ = ["CORE_RAT", "DECIDE_KERNEL", "GRIND", "at_least", "parse_version", "shown"]
 
+_VERSION = re.compile(r"(?<!\d)v?(\d{1,6})\.(\d{1,6})(?:\.(\d{1,6}))?")
+
 CORE_RAT = (4, 24, 0)
 DECIDE_KERNEL = (4, 15, 0)
 GRIND = (4, 22, 0)
@@ -20,7 +22,7 @@ GRIND = (4, 22, 0)
 
 def parse_version(version: str | None) -> tuple[int, int, int] | None:
     """``v4.19.0`` / ``4.19.0-rc2`` / ``leanprover/lean4:v4.19.0`` -> ``(4, 19, 0)``; None when unreadable."""
-    m = re.search(r"v?(\d+)\.(\d+)(?:\.(\d+))?", version or "")
+    m = _VERSION.search((version or "")[:80])  # a version string is short; the cut keeps the scan bounded
     if m is None:
         return None
     return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
