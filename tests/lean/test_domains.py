@@ -139,3 +139,14 @@ def test_satisfiable_finds_points_and_says_no_where_there_are_none() -> None:
     assert satisfiable([rel("x = 7")], [guard(BinOp("-", x, num(3)), ">")])
     assert not satisfiable([rel("x = 7")], [guard(BinOp("-", x, num(7)), "!=")])
     assert satisfiable([], [])  # no guard: nothing to satisfy
+
+
+@pytest.mark.parametrize(("claim", "why"), [
+    (rel(r"(-8)^{\frac{1}{3}} = -2"), "not a natural number"),        # Real.rpow (-8) (1/3) is not -2
+    (rel(r"\sqrt[3]{-8} = -2"), "other than the square root"),
+    (rel(r"17 \bmod 0 = 17"), "mod by zero"),                          # Lean: 17 % 0 = 17
+    (Rel(Call("arcsin", (num(2),)), "=", num(1)), "no Lean counterpart"),  # sympy: asin(2) is complex
+    (Rel(Call("arccos", (num(2),)), "=", num(0)), "no Lean counterpart"),
+])
+def test_the_other_functions_with_domains_are_refused(claim: Rel, why: str) -> None:
+    assert why in refused(ArithmeticObligation(**BASE, claim=claim))
