@@ -86,3 +86,12 @@ def test_integer_forms_are_decided_by_core_tactics(backend: LeanBackend) -> None
     for tactic in ("decide", "omega"):
         res = backend.check(f"theorem t : ((3 * 2 + 1 * 4) * 4 : Int) = 5 * (4 * 2) := by {tactic}")
         assert res.status == "valid", (tactic, res)
+
+
+def test_nested_bars_and_small_witnesses_elaborate_in_mathlib(backend: LeanBackend) -> None:  # noqa: F811
+    _mathlib(backend)
+    bars = backend.check("import Mathlib\n\nexample (x : ℝ) : |(|x| - 1)| ≥ 0 := abs_nonneg _")
+    assert bars.status == "valid", bars
+    kernel = LeanKernel(backend, None, Settings(lean_timeout_s=120.0))
+    tactic, why = kernel.prove_by_tactics("theorem t : ∃ (x : ℚ), x ^ 2 = 4 ∧ ¬ (x = -2)")
+    assert tactic is not None, why
