@@ -19,7 +19,8 @@ _FROZEN = ConfigDict(frozen=True)
 CheckStatus = Literal["valid", "sorry", "lean_error", "repl_error", "timeout"]
 """``valid``: no error and no ``sorry``; ``sorry``: no error but a ``sorry``/``admit`` remains
 (a statement that elaborates); ``lean_error``: the elaborator reported an error; ``repl_error``:
-the REPL crashed or answered something unreadable; ``timeout``: the time limit was hit."""
+the REPL crashed or answered something unreadable; ``timeout``: the time limit was hit (the backend's
+wall clock, or Lean's ``maxHeartbeats``, which leaves the REPL and its environment alive)."""
 
 
 class LeanUnavailable(BackendUnavailable):

@@ -4,7 +4,9 @@ Each obligation is rendered (``faithsieve.lean.render``, Mathlib or core flavour
 ``lean_mathlib``) from the proof's own formulas, so the statement is faithful by construction
 and no gate is needed. Then:
 
-1. the tactic portfolio on the statement: proved -> ``Verified``;
+1. the tactic portfolio on the statement: proved -> ``Verified``; in the core flavour a closed
+   rational claim is proved in its integer form (``faithsieve.lean.intform``: denominators
+   cleared exactly, so ``decide``/``omega`` apply) and the evidence says so;
 2. the portfolio on what refutes it (``LeanStatement.refutation()``: the negation, or for a
    derivation the contradiction with its premises; nothing for an equation not asserted as an
    identity): proved -> ``Refuted`` with ``{"lean": "negation proved by <tactic>"}``;
@@ -27,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from faithsieve.lean.backend import LeanBackend, LeanUnavailable
 from faithsieve.lean.interface import FormalStatement
+from faithsieve.lean.intform import integer_form
 from faithsieve.lean.render import LeanStatement, Unrenderable, render
 from faithsieve.lean.statement import Flavour
 from faithsieve.obligations.checkers import SympyChecker, Z3Checker, register_checker
@@ -121,17 +124,24 @@ class LeanChecker:
         if not isinstance(ob, _KINDS):
             return None
         flavour: Flavour = "mathlib" if self.settings.lean_mathlib else "core"
-        st = render(ob, flavour)
+        kernel = self.kernel() if flavour == "core" else None  # core statements depend on the Lean version
+        whole = integer_form(ob) if flavour == "core" else None  # Rat arithmetic as Int arithmetic: no Rat needed
+        st = whole if whole is not None else render(ob, flavour, _lean_version(kernel))
+        form = " (integer form: denominators cleared exactly)" if whole is not None else ""
         if isinstance(st, Unrenderable):
             return Unknown(self.name, f"no Lean statement: {st.reason}")
-        kernel = self.kernel()
+        kernel = kernel or self.kernel()
         if kernel is None:
             return Unknown(self.name, self._failure or "no Lean backend")
         if time.monotonic() + MIN_CHECK_S > deadline:
             return Unknown(self.name, "time budget exhausted before the Lean check")
         tactic, why = kernel.prove_by_tactics(_header(st), deadline)
         if tactic is not None:
-            return Verified(self.name, f"proved in Lean by {_one_line(tactic)}")
+            return Verified(self.name, f"proved in Lean by {_one_line(tactic)}{form}")
+        from faithsieve.lean.kernel import NOT_ELABORATED
+
+        if why.startswith(NOT_ELABORATED):  # a broken statement: no refutation, no counterexample either
+            return Unknown(self.name, f"statement: {why}"[:500])
         reasons = [f"statement: {why}"]
         ref = st.refutation()
         if ref is None:
@@ -141,8 +151,8 @@ class LeanChecker:
         if time.monotonic() + MIN_CHECK_S <= deadline:
             tactic, why = kernel.prove_by_tactics(_header(ref), deadline)
             if tactic is not None:
-                return Refuted(self.name, {"lean": f"{what} proved by {_one_line(tactic)}"},
-                               f"{what} proved in Lean")
+                return Refuted(self.name, {"lean": f"{what} proved by {_one_line(tactic)}{form}"},
+                               f"{what} proved in Lean{form}")
             reasons.append(f"{what}: {why}")
         if self.counterexamples and st.refute == "negation" and st.binders and time.monotonic() + MIN_CHECK_S <= deadline:
             out = self._counterexample(kernel, ob, st, deadline)
@@ -168,6 +178,15 @@ class LeanChecker:
                 return Refuted(self.name, cx, f"{out.method} counterexample confirmed in Lean")
             return f"counterexample: {result.reason}"
         return ""
+
+
+def _lean_version(kernel: LeanKernel | None) -> str | None:
+    if kernel is None:
+        return None
+    try:
+        return kernel.backend.versions().get("lean")
+    except Exception:  # noqa: BLE001 (no version known: core Rat statements are refused with that reason)
+        return None
 
 
 def _one_line(tactic: str) -> str:

@@ -10,9 +10,19 @@ first size without fewer errors). Success is a header that elaborates with exact
 revision of ``previous``. Every draft, diagnostic and tool call is kept in a bounded
 trajectory (``FormalStatement.trajectory``; ``last_trajectory`` after a failure).
 
+Every checked declaration is preceded by ``set_option autoImplicit false in`` (a drafted statement
+that names an undeclared variable is an error, not a theorem over a hidden implicit argument), and
+every proof attempt by ``set_option maxHeartbeats MAX_HEARTBEATS in``: a tactic that runs long stops
+with Lean's deterministic heartbeat error (status ``timeout``) in a REPL that stays alive with its
+imports, instead of a wall-clock kill that loses the process (the backend's time limit stays as the
+backstop for what heartbeats do not count).
+
 Proof loop (``prove``): the statement is held fixed. For ``negation`` the header becomes
-``theorem name_neg : ¬ (∀ binders, P)``. A tactic portfolio runs first, one check per
-tactic, cheapest first (core-only tactics without Mathlib), then up to
+``theorem name_neg : ¬ (∀ binders, P)``. The statement is first checked once with ``:= by sorry``
+(``elaborates``): one that does not elaborate stops there, before any tactic. A tactic portfolio
+runs next, one check per tactic, cheapest first (core-only tactics without Mathlib, chosen by the
+toolchain's version: ``decide +kernel`` and ``grind`` where it has them; Mathlib's bounds on π and
+e where the goal mentions them; small witnesses where the goal is an ``∃``), then up to
 ``lean_proof_budget`` model attempts (prompt ``prove``) with the checker's messages and open
 goals fed back. A candidate counts only when the check is ``valid``, the proof text passes
 ``forbidden_in_proof`` and ``#print axioms`` (appended to the snippet) lists only the
@@ -50,8 +60,10 @@ from faithsieve.lean.snippets import (
     split_proof,
     strip_imports,
     unsafe_commands,
+    with_options,
 )
 from faithsieve.lean.tools import ToolLimits, ToolRunner
+from faithsieve.lean.versions import DECIDE_KERNEL, GRIND, at_least
 from faithsieve.obligations.models import NLObligation
 
 from faithsieve.llm.prompts import Prompt, load_prompt
@@ -68,7 +80,44 @@ MATHLIB_TACTICS: tuple[str, ...] = (
 """The Mathlib portfolio, cheapest first; each entry is one check."""
 CORE_TACTICS: tuple[str, ...] = ("decide", "rfl", "simp", "omega", "simp_all", "simp <;> omega",
                                  "constructor <;> decide")
-"""The core-Lean portfolio (no Mathlib tactics)."""
+"""The core-Lean portfolio (no Mathlib tactics) that every toolchain has; see ``core_tactics``."""
+BOUND_TACTICS: tuple[tuple[str, str], ...] = (
+    ("Real.pi", "linarith [Real.pi_gt_three, Real.pi_le_four]"),
+    ("Real.pi", "nlinarith [Real.pi_gt_d2, Real.pi_lt_d2, Real.pi_pos]"),
+    ("Real.pi", "nlinarith [Real.pi_gt_314, Real.pi_lt_315, Real.pi_pos]"),
+    ("Real.exp", "nlinarith [Real.exp_one_gt_d9, Real.exp_one_lt_d9, Real.exp_pos 1]"),
+)
+"""Mathlib's numeric bounds on π and e, tried when the goal mentions ``Real.pi`` / ``Real.exp``.
+``pi_gt_d2``/``pi_lt_d2`` (3.14 < π < 3.15) are the current names, ``pi_gt_314``/``pi_lt_315`` the
+older ones (an entry whose names a Mathlib lacks just fails); ``exp_one_gt_d9``/``exp_one_lt_d9``
+bound e to nine decimals."""
+WITNESSES: tuple[str, ...] = ("0", "1", "-1", "2", "3", "1 / 2")
+"""Small values tried as the witness of an ``∃`` goal (a counterexample form), all binders alike."""
+MAX_HEARTBEATS = 200_000
+"""``maxHeartbeats`` of one proof attempt (Lean's default; the unit is a thousand heartbeats)."""
+
+
+def core_tactics(lean_version: str | None) -> tuple[str, ...]:
+    """The core portfolio for a toolchain: ``decide +kernel`` (kernel reduction, which unfolds the
+    irreducible ``Rat`` operations ``decide`` stops at) from ``DECIDE_KERNEL``, ``grind`` from ``GRIND``."""
+    extra = ("decide +kernel",) if at_least(lean_version, DECIDE_KERNEL) else ()
+    tail = ("grind",) if at_least(lean_version, GRIND) else ()
+    return (*CORE_TACTICS[:2], *extra, *CORE_TACTICS[2:], *tail)
+
+
+_EXISTS = re.compile(r"^∃\s*((?:\([^()]*\)\s*)+),")
+
+
+def witness_tactics(conclusion: str, mathlib: bool) -> tuple[str, ...]:
+    """``exact ⟨v, …, by norm_num⟩`` for each small value ``v`` when ``conclusion`` is ``∃ (x : T) …, P``
+    (``by decide`` without Mathlib, and integer values only there)."""
+    m = _EXISTS.match(conclusion.strip())
+    if m is None:
+        return ()
+    count = sum(len(b.split(":")[0].split()) for b in re.findall(r"\(([^()]*)\)", m.group(1)))
+    closer = "by norm_num" if mathlib else "by decide"
+    values = WITNESSES if mathlib else tuple(w for w in WITNESSES if "/" not in w)
+    return tuple("exact ⟨" + ", ".join([f"({v})"] * count) + f", {closer}⟩" for v in values)
 _SORRY_WARNING = re.compile(r"declaration uses .sorry.")
 _TOOLS_TEXT = {
     True: ("You can call these functions: `lean_check(code)` compiles a snippet and returns Lean's messages; "
@@ -141,13 +190,44 @@ class LeanKernel:
         self.settings = settings
         self.mathlib = settings.lean_mathlib
         self.preamble = preamble(self.mathlib)
-        self.tactics = MATHLIB_TACTICS if self.mathlib else CORE_TACTICS
+        self._tactics_for_version: tuple[str, ...] | None = None
         self.timeout_s = settings.lean_timeout_s
         self.limits = ToolLimits(max_calls=settings.lean_tool_calls, timeout_s=min(settings.lean_timeout_s, 30.0))
         self.search_time_s = search_time_s if search_time_s is not None else 4 * settings.lean_timeout_s
         self.clock = clock
         self.tools_enabled = settings.lean_tool_calls > 0
         self._local = threading.local()
+
+    @property
+    def tactics(self) -> tuple[str, ...]:
+        """The base portfolio: Mathlib's, or core Lean's for the backend's Lean version (asked once)."""
+        if self.mathlib:
+            return MATHLIB_TACTICS
+        if self._tactics_for_version is None:
+            try:
+                version = self.backend.versions().get("lean")
+            except Exception:  # noqa: BLE001 (no version: the tactics every toolchain has)
+                version = None
+            self._tactics_for_version = core_tactics(version)
+        return self._tactics_for_version
+
+    def portfolio(self, target: Header) -> tuple[str, ...]:
+        """The tactics tried on ``target``: the base list, Mathlib's bounds on π and e where the goal
+        mentions them, small witnesses where it is an ``∃``."""
+        text = " ".join(target.binders) + " " + target.conclusion
+        bounds = tuple(t for key, t in BOUND_TACTICS if key in text) if self.mathlib else ()
+        return (*self.tactics, *bounds, *witness_tactics(target.conclusion, self.mathlib))
+
+    def declaration(self, target: Header, proof: str, *, heartbeats: bool = True) -> str:
+        """``target := proof`` as checked: ``open`` lines, the options (``with_options``), the declaration."""
+        return f"{with_options(target.text(with_prelude=True), MAX_HEARTBEATS if heartbeats else None)} := {proof}"
+
+    def elaborates(self, target: Header) -> str | None:
+        """Check ``target := by sorry`` once: None when it elaborates (one ``sorry``, no error), else why not."""
+        result = self._check(f"{self.preamble}{self.declaration(target, 'by sorry', heartbeats=False)}")
+        if result.status == "sorry" and not result.errors:
+            return None
+        return f"the statement does not elaborate ({result.status}: {_error_text(result) or result.detail})"
 
     @property
     def last_trajectory(self) -> tuple[str, ...]:
@@ -265,7 +345,7 @@ class LeanKernel:
                                             'Answer with one JSON object {"lean": "theorem ..."}.'))
                 continue
             log.add(f"draft {draft}: {statement}")
-            result = self._check(f"{self.preamble}{statement} := by sorry")
+            result = self._check(f"{self.preamble}{with_options(statement)} := by sorry")
             diag = screen.diagnostics_text(result, 3000)
             log.add(f"check {draft}: {result.status}" + (f"; {diag}" if diag else ""))
             sorries = sum(bool(_SORRY_WARNING.search(m.text)) for m in result.messages)
@@ -342,38 +422,45 @@ class LeanKernel:
         except ValueError as exc:
             return self._inconclusive(f"statement not readable as a theorem header: {exc}")
         done = "refuted" if branch == "negation" else "passed"
-        if branch == "negation":
-            result = self._check(f"{self.preamble}{target.text(with_prelude=True)} := by sorry")
-            if result.status != "sorry":
-                return self._inconclusive(f"the negated statement does not elaborate ({result.status}: "
-                                          f"{_error_text(result) or result.detail})")
+        why = self.elaborates(target)
+        if why is not None:
+            search.log.add(f"stop: {why}")
+            return self._inconclusive(why if branch == "original" else why.replace("the statement", "the negated statement"))
         tactic = self._tactics(target, search)
         if tactic is not None:
             return KernelResult(status=done, reason=f"proved by {tactic.replace(chr(10), '; ')}", method=self.backend.name,
-                                artifact=f"{target.text(with_prelude=True)} := {_tactic_proof(tactic)}")
+                                artifact=self.declaration(target, _tactic_proof(tactic)))
         if self.llm is not None and self.settings.lean_proof_budget > 0 and search.left():
             found = self._model_proofs(target, branch, search)
             if found is not None:
                 return KernelResult(status=done, reason=f"proof written by the model (attempt {search.attempts})",
                                     artifact=found, method=self.backend.name)
-        return self._inconclusive(search.reason(len(self.tactics), self.clock()))
+        return self._inconclusive(search.reason(len(self.portfolio(target)), self.clock()))
 
-    def prove_by_tactics(self, header: str, deadline: float | None = None) -> tuple[str | None, str]:
+    def prove_by_tactics(self, header: str, deadline: float | None = None, *,
+                         elaborated: bool = False) -> tuple[str | None, str]:
         """Run the tactic portfolio on a theorem header (no model): ``(tactic, "")`` when one
-        proves it and passes screening, else ``(None, reason)``."""
+        proves it and passes screening, else ``(None, reason)``. The statement is checked with
+        ``:= by sorry`` first (unless ``elaborated`` says the caller did): one that does not elaborate
+        stops there, and the reason starts with ``NOT_ELABORATED``."""
         search = _Search(deadline if deadline is not None else self.clock() + self.search_time_s, self.clock)
         try:
-            tactic = self._tactics(parse_header(split_proof(strip_imports(header))[0]), search)
+            target = parse_header(split_proof(strip_imports(header))[0])
+            why = None if elaborated else self.elaborates(target)
+            if why is not None:
+                search.log.add(f"stop: {why}")
+                return None, why
+            tactic = self._tactics(target, search)
         except ValueError as exc:
             return None, f"statement not readable as a theorem header: {exc}"
         except _Unavailable as exc:
             return None, f"Lean backend unavailable: {exc}"
         finally:
             self._local.trajectory = search.log.frozen()
-        return (tactic, "") if tactic is not None else (None, search.reason(len(self.tactics), self.clock()))
+        return (tactic, "") if tactic is not None else (None, search.reason(len(self.portfolio(target)), self.clock()))
 
     def _tactics(self, target: Header, search: _Search) -> str | None:
-        for tactic in self.tactics:
+        for tactic in self.portfolio(target):
             if not search.left():
                 search.log.add("stop: proof-search time budget spent in the tactic portfolio")
                 return None
@@ -386,7 +473,7 @@ class LeanKernel:
 
     def _attempt(self, target: Header, proof: str, search: _Search) -> tuple[CheckResult, str | None]:
         """Check ``target := proof``: the reason it does not count, or None when it does."""
-        code = f"{self.preamble}{target.text(with_prelude=True)} := {proof}\n\n#print axioms {target.name}\n"
+        code = f"{self.preamble}{self.declaration(target, proof)}\n\n#print axioms {target.name}\n"
         result = self._check(code, min(self.timeout_s, max(1.0, search.deadline - self.clock())))
         if result.status != "valid":
             return result, f"status {result.status}"
@@ -427,7 +514,7 @@ class LeanKernel:
             result, why = self._attempt(target, proof, search)
             search.log.add(f"attempt {attempt}: {result.status}" + (f" ({why})" if why else ""))
             if why is None:
-                return f"{shown} := {proof}"
+                return self.declaration(target, proof)
             search.tally(result, why)
             goals = "\nOpen goals:\n" + "\n---\n".join(result.goals[:4]) if result.goals else ""
             messages.append(ChatMessage(role="user", content=(
@@ -447,6 +534,7 @@ class LeanKernel:
             return self._inconclusive(f"counterexample not checkable: {exc}")
         try:
             for name, closer, code in snippets:
+                code = with_options(code, MAX_HEARTBEATS)
                 result = self._check(f"{self.preamble}{code}\n\n#print axioms {name}\n")
                 if result.status == "valid" and screen.axioms_ok(_axioms(result, name)):
                     values = ", ".join(f"{k} = {v}" for k, v in assignment.items())
@@ -457,4 +545,8 @@ class LeanKernel:
         return self._inconclusive("the counterexample did not check in Lean")
 
 
-__all__ = ["CORE_TACTICS", "MATHLIB_TACTICS", "LeanKernel"]
+NOT_ELABORATED = "the statement does not elaborate"
+"""How ``prove_by_tactics``'s reason starts when the statement itself is broken (no tactic was tried)."""
+
+__all__ = ["BOUND_TACTICS", "CORE_TACTICS", "MATHLIB_TACTICS", "MAX_HEARTBEATS", "NOT_ELABORATED", "WITNESSES",
+           "LeanKernel", "core_tactics", "witness_tactics"]

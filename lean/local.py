@@ -13,10 +13,21 @@ exceeds ``lean_memory_mb``; an address-space ceiling of ``max(2 * lean_memory_mb
 single runaway command. A REPL that dies or stops answering yields ``repl_error`` / ``timeout``
 for that command, and the next command starts a fresh one.
 
-Leading ``import`` lines are elaborated once per REPL and the rest of each snippet runs in that
-environment (``env``), with message lines shifted back to snippet coordinates. The imports and the
-body are separate commands with a limit each, so the first snippet a REPL sees with a new import
-line may take up to twice the limit.
+Leading ``import`` lines are elaborated once per REPL, as a command of their own under their own
+limit (``IMPORT_TIMEOUT_S``, 15 minutes by default: ``import Mathlib`` loads some GiB of ``.olean``
+files and takes from seconds to minutes on a cold disk), and the rest of each snippet runs in that
+environment (``env``), with message lines shifted back to snippet coordinates and the check's own
+limit. So a REPL imports Mathlib once when it starts and every later check reuses the environment;
+a check's time limit never covers the import. Proof attempts are bounded by ``maxHeartbeats`` (see
+``faithsieve.lean.kernel``), which Lean reports as an error in a REPL that stays alive; only the
+wall-clock limit, the backstop, kills the process (lean-interact's ``run(timeout=)`` does), and then
+the next check starts a fresh REPL and imports again. An import that runs past its limit is not
+retried: later snippets with that header answer ``repl_error`` at once, with the reason.
+
+lean-interact is imported lazily, inside the ``try`` that reports an unusable install: a missing
+package, one older than ``MIN_LEAN_INTERACT`` (``build_repl`` arrived in 0.6, ``auto_build`` in 0.8,
+``enable_parallel_elaboration`` in 0.9) or one that rejects the configuration gives
+``LeanUnavailable`` with the reason, never an uncaught ``TypeError``.
 
 Why not lean-interact's ``LeanServerPool`` / ``AutoLeanServer``: the pool starts every worker
 eagerly, and the auto server restarts on *system-wide* memory pressure with exponential sleeps
@@ -37,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 from faithsieve.lean.backend import CheckResult, CheckStatus, LeanUnavailable
 from faithsieve.lean.detect import LeanEnvironment, detect
 from faithsieve.lean.screen import classify_repl
+from faithsieve.lean.versions import parse_version
 from typing_extensions import Self
 
 if TYPE_CHECKING:
@@ -45,6 +57,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 BACKEND_NAME = "lean-interact"
+
+IMPORT_TIMEOUT_S = 900.0
+"""Default time limit of the import command a REPL runs once (``LocalLeanBackend(import_timeout_s=)``)."""
+MIN_LEAN_INTERACT = (0, 9)
+"""Oldest lean-interact whose keywords this backend uses (``enable_parallel_elaboration``: 0.9)."""
 
 HARD_LIMIT_FLOOR_MB = 16384
 """Least address-space ceiling given to a REPL (Mathlib's mapped .olean files need several GiB)."""
@@ -103,9 +120,20 @@ def split_header(code: str) -> tuple[str, str, int]:
     return imports, "\n".join(lines[end:]), end
 
 
-def _version_tuple(version: str | None) -> tuple[int, ...] | None:
-    m = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", version or "")
-    return tuple(int(x or 0) for x in m.groups()) if m else None
+def lean_interact_problem() -> str | None:
+    """Why the installed lean-interact cannot drive this backend (None: it can). Reads the package
+    metadata only; the package itself is imported later, in ``_lean_config``."""
+    from importlib import metadata
+
+    try:
+        installed = metadata.version("lean-interact")
+    except metadata.PackageNotFoundError:
+        return "lean-interact is not installed (pip install 'lean-interact>=0.9')"
+    found = tuple(int(x) for x in re.findall(r"\d+", installed)[:2])
+    if found < MIN_LEAN_INTERACT:
+        return (f"lean-interact {installed} is too old (needs >= {'.'.join(map(str, MIN_LEAN_INTERACT))}: "
+                "pip install -U 'lean-interact>=0.9')")
+    return None
 
 
 def _rss_mb(server: Any) -> float:
@@ -128,10 +156,13 @@ class LocalLeanBackend:
     name = BACKEND_NAME
 
     def __init__(self, settings: Settings, *, environment: LeanEnvironment | None = None,
-                 memory_probe: Callable[[Any], float] | None = None) -> None:
+                 memory_probe: Callable[[Any], float] | None = None, import_timeout_s: float = IMPORT_TIMEOUT_S) -> None:
         """``environment``: detection already done (else done here, fast, no side effects);
-        ``memory_probe``: MB used by a server (default: resident memory of its process tree)."""
+        ``memory_probe``: MB used by a server (default: resident memory of its process tree);
+        ``import_timeout_s``: the limit of the one import command per REPL."""
         self.settings = settings
+        self.import_timeout_s = import_timeout_s
+        self._import_failures: dict[str, str] = {}
         self.environment = environment if environment is not None else detect(settings)
         self._memory_probe = memory_probe or _rss_mb
         self._config: Any = None
@@ -193,10 +224,13 @@ class LocalLeanBackend:
                 return self._config
             env = self.environment
             assert env.repl is not None and env.lake.path is not None  # local_status() said so
-            from lean_interact import LeanREPLConfig, LocalProject
-
-            version = _version_tuple(env.lean_version)
+            problem = lean_interact_problem()
+            if problem is not None:
+                raise LeanUnavailable(problem)
+            version = parse_version(env.lean_version)
             try:
+                from lean_interact import LeanREPLConfig, LocalProject
+
                 project = (LocalProject(directory=env.project.path, lake_path=env.lake.path, auto_build=False)
                            if env.project is not None else None)
                 self._config = LeanREPLConfig(
@@ -204,14 +238,20 @@ class LocalLeanBackend:
                     memory_hard_limit_mb=max(2 * self.settings.lean_memory_mb, HARD_LIMIT_FLOOR_MB),
                     enable_incremental_optimization=version is not None and version >= (4, 8, 0),
                     enable_parallel_elaboration=version is not None and version >= (4, 19, 0), verbose=False)
-            except (ValueError, RuntimeError, OSError) as exc:
-                raise LeanUnavailable(f"lean-interact rejected the configuration: {_one_line(str(exc), 200)}") from None
+            except ImportError as exc:
+                raise LeanUnavailable(f"lean-interact cannot be imported: {_one_line(str(exc), 200)}") from None
+            except (ValueError, RuntimeError, OSError, TypeError) as exc:
+                raise LeanUnavailable(f"lean-interact rejected the configuration ({type(exc).__name__}: "
+                                      f"{_one_line(str(exc), 200)}); lean-interact >= 0.9 is needed") from None
             return self._config
 
     def _start(self, worker: _Worker) -> None:
-        from lean_interact import LeanServer
-
-        worker.server = LeanServer(self._lean_config())
+        config = self._lean_config()
+        try:
+            from lean_interact import LeanServer
+        except ImportError as exc:
+            raise LeanUnavailable(f"lean-interact cannot be imported: {_one_line(str(exc), 200)}") from None
+        worker.server = LeanServer(config)
         worker.commands = 0
         worker.headers = {}
         self._count("started")
@@ -252,9 +292,16 @@ class LocalLeanBackend:
         env: int | None = None
         if header and body.strip():
             env = worker.headers.get(header)
+            if env is None and header in self._import_failures:
+                return self._fail("repl_error", self._import_failures[header], started)
             if env is None:
-                answer = self._run(worker, header, None, timeout, started)
+                answer = self._run(worker, header, None, self.import_timeout_s, started)
                 if isinstance(answer, CheckResult):
+                    if answer.status == "timeout":
+                        why = (f"the imports ({_one_line(header, 80)}) did not finish within {self.import_timeout_s:g} s; "
+                               "not retried (raise the import limit, or warm the .olean files)")
+                        self._import_failures[header] = why
+                        return answer.model_copy(update={"detail": why})
                     return answer
                 head = result_from_repl(answer, backend=self.name)
                 if head.status in ("lean_error", "repl_error"):

@@ -12,7 +12,10 @@ Classification follows the server's client: a server-side ``error`` containing "
 messages -> ``lean_error``, ``sorries`` -> ``sorry``, else ``valid``. Transport failures are
 ``repl_error`` (``timeout`` when the answer did not come within the client's limit), never an
 exception and never a hang: the server may spend ``timeout`` on the imports and again on the
-body, so the client waits ``2 * timeout + 10`` s at most.
+body, so the client waits ``2 * timeout + 10`` s at most. The server keeps a REPL per import header
+(``reuse``), so only the first snippet with a header pays for the import: that one is sent with the
+import limit (``faithsieve.lean.local.IMPORT_TIMEOUT_S``) instead, and once the server has answered
+it, later snippets with the header get the check's own limit.
 
 The API key comes from the environment variable named by ``lean_server_api_key_env`` and is sent
 as ``Authorization: Bearer`` (and ``X-Auth-Token`` for older servers); it never appears in a
@@ -30,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 from faithsieve.lean.backend import CheckResult, CheckStatus, LeanUnavailable
-from faithsieve.lean.local import result_from_repl
+from faithsieve.lean.local import IMPORT_TIMEOUT_S, result_from_repl, split_header
 
 from faithsieve.runtime.urls import public_url
 
@@ -95,6 +98,8 @@ class KiminaBackend:
         self._variant = "list"  # "list": /api/check snippets; "single": /api/check snippet; "verify": /verify
         self._versions: dict[str, str] | None = None
         self._versions_failed_at = -math.inf
+        self._warm: set[str] = set()
+        """Import headers the server has elaborated (its REPLs for them are warm)."""
 
     def __repr__(self) -> str:
         return f"KiminaBackend(url={self.endpoint!r}, api_key={'set' if self._secret else 'unset'})"
@@ -150,6 +155,9 @@ class KiminaBackend:
         if self._http is None:
             raise LeanUnavailable(self.available()[1])
         timeout = float(timeout_s) if timeout_s and timeout_s > 0 else self.settings.lean_timeout_s
+        header = split_header(code)[0]
+        if header and header not in self._warm:
+            timeout = max(timeout, IMPORT_TIMEOUT_S)  # the server imports the header once, in this check
         sid = uuid.uuid4().hex
         wait = httpx.Timeout(2 * timeout + CLIENT_MARGIN_S, connect=CONNECT_TIMEOUT_S)
 
@@ -191,6 +199,8 @@ class KiminaBackend:
             return fail("repl_error", f"the Lean server answered non-JSON: {' '.join(r.text.split())[:120]}")
         self._variant = variant
         result = classify_item(_pick(payload, sid), backend=self.name, time_ms=elapsed())
+        if header and result.status in ("valid", "sorry", "lean_error"):
+            self._warm.add(header)
         return result.model_copy(update={"detail": self._scrub(result.detail)}) if result.detail else result
 
     def _request(self, variant: str, sid: str, code: str, timeout: float) -> tuple[str, dict[str, Any]]:

@@ -3,7 +3,8 @@
 ``render(ob, flavour)`` returns a ``LeanStatement`` or an ``Unrenderable`` value saying why
 no faithful statement exists. Two flavours: ``mathlib`` (``import Mathlib``; ``ℤ ℚ ℝ``,
 ``Real.sqrt``, ``Nat.factorial``, ``|x|``, ``⌊x⌋``, ``Even n``) and ``core`` (no imports;
-``Int``/``Rat`` from Lean's prelude, which holds ``Rat`` in recent toolchains; nothing real).
+``Int``/``Rat`` from Lean's prelude, which holds ``Rat`` from Lean v4.24.0 on: ``Rat`` is rendered
+only when ``lean_version`` says so, otherwise the obligation is Unrenderable with that reason; nothing real).
 The statement value lives in ``faithsieve.lean.statement``, formulas as terms (scalar types,
 names, expressions, relations) in ``faithsieve.lean.terms``; this module renders whole obligations.
 
@@ -24,10 +25,16 @@ Variables: identities range over ``ℚ`` (equivalent to ``ℝ`` for rational exp
 arithmetic is in a larger ``T``. ``ℕ`` appears only as the literal arguments of
 ``Nat.factorial``/``Nat.choose`` and as exponents (natural literals; others are Unrenderable).
 Decimals are exact fractions of the digits written (``2.5`` → ``25 / 10``); percent ``p%`` is
-``(p / 100)``. Lean's total division (``x / 0 = 0``) and ``Real.sqrt`` of negatives (``= 0``)
-are made explicit: a variable denominator adds ``(hd : den ≠ 0)``, a variable radicand
-``(hd : 0 ≤ r)``, a logarithm ``(hd : 0 < a)``; a closed denominator equal to zero is
-Unrenderable. Approximate claims (``≈``, rounded values) are Unrenderable: Lean cannot check
+``(p / 100)``. Lean's total functions (``x / 0 = 0``, ``x % 0 = x``, ``Real.sqrt`` of negatives ``= 0``,
+``Real.log 0 = 0``, ``Real.tan`` where ``cos = 0``) are made explicit: a variable denominator
+or modulus adds ``(hd : den ≠ 0)``, a variable radicand ``(hd : 0 ≤ r)``, a logarithm
+``(hd : 0 < a)``, a tangent ``(hd : Real.cos a ≠ 0)``. Closed arguments (and, for substitutions
+and solutions, arguments at the established values) are decided instead
+(``faithsieve.lean.domains.closed_sign``): a zero denominator, a negative radicand, a logarithm
+of a non-positive number, a tangent at a zero of the cosine, or a sign that cannot be decided is
+Unrenderable with the reason. The domain hypotheses must hold somewhere together with the
+premises (``faithsieve.lean.domains.satisfiable``): a set that no point is found to satisfy
+(``x - x ≠ 0``) is Unrenderable, never a vacuously true statement. Approximate claims (``≈``, rounded values) are Unrenderable: Lean cannot check
 "rounds to".
 """
 
@@ -36,6 +43,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from faithsieve.lean.domains import satisfiable
 from faithsieve.lean.statement import Flavour, LeanStatement, Unrenderable
 from faithsieve.lean.terms import (
     _Q,
@@ -53,6 +61,7 @@ from faithsieve.lean.terms import (
     _value_need,
     sanitize,
 )
+from faithsieve.lean.versions import CORE_RAT, at_least, shown
 from faithsieve.obligations.models import (
     ArithmeticObligation,
     CoverageObligation,
@@ -63,7 +72,7 @@ from faithsieve.obligations.models import (
     SubstitutionObligation,
 )
 
-from faithsieve.mathtext.ast import Call, Expr, variables, walk
+from faithsieve.mathtext.ast import Call, Expr, Rel, variables, walk
 
 MAX_CHARS = 6000
 """Longest theorem statement produced."""
@@ -73,18 +82,30 @@ _KIND_PREFIX = {"arithmetic": "arith", "identity": "ident", "substitution": "sub
 
 # --- obligations -------------------------------------------------------------------------------
 
-def render(ob: Obligation, flavour: Flavour = "mathlib") -> LeanStatement | Unrenderable:
-    """The Lean 4 statement of one obligation, or why there is none."""
+def render(ob: Obligation, flavour: Flavour = "mathlib", lean_version: str | None = None) -> LeanStatement | Unrenderable:
+    """The Lean 4 statement of one obligation, or why there is none. ``lean_version`` (``v4.24.0``)
+    matters for the core flavour only: ``Rat`` is used when it is known to be in the prelude."""
     try:
-        return _render(ob, flavour)
+        return _render(ob, flavour, lean_version)
     except _Refuse as exc:
         return Unrenderable(str(exc))
 
 
-def _render(ob: Obligation, flavour: Flavour) -> LeanStatement:
+def _gate(ctx: _Ctx, premises: list[Rel], integers: frozenset[str], lean_version: str | None) -> None:
+    """Refuse core ``Rat`` where the toolchain may lack it, and domain hypotheses no point satisfies."""
+    if ctx.flavour == "core" and (ctx.t == _Q or _Q in ctx.var_types.values()) and not at_least(lean_version, CORE_RAT):
+        have = f"this toolchain is {lean_version}" if lean_version else "the Lean version is not known"
+        raise _Refuse(f"needs core Lean's Rat, in the prelude only from Lean {shown(CORE_RAT)} ({have}; "
+                      "use the Mathlib flavour or a newer toolchain)")
+    if ctx.guards and not satisfiable(premises, ctx.guards, integers):
+        raise _Refuse("no point found where the domain conditions (" + ", ".join(dict.fromkeys(ctx.domain))
+                      + ") hold together with the premises: the statement could be vacuously true")
+
+
+def _render(ob: Obligation, flavour: Flavour, lean_version: str | None) -> LeanStatement:
     name = f"fs_{_KIND_PREFIX[ob.kind.value]}_{sanitize(ob.id)}"
     if isinstance(ob, CoverageObligation):
-        return _coverage(ob, flavour, name)
+        return _coverage(ob, flavour, name, lean_version)
     rels = list(ob.equations) if isinstance(ob, SolutionObligation) else [ob.claim]
     if isinstance(ob, DerivationObligation):
         rels = list(ob.premises) + rels
@@ -96,6 +117,8 @@ def _render(ob: Obligation, flavour: Flavour) -> LeanStatement:
     vs = sorted(set().union(*(variables(x) for x in exprs)))
     ctx, refute, notes = _context(ob, flavour, exprs, vs, need)
     hyps, concl = _claim(ob, ctx, vs)
+    premises = list(ob.premises) if isinstance(ob, DerivationObligation) else []
+    _gate(ctx, premises, frozenset(getattr(ob, "integer_vars", ())), lean_version)
     hyps += [(ctx.fresh(f"hd{i}"), d) for i, d in enumerate(dict.fromkeys(ctx.domain), 1)]
     binders = tuple((ctx.names[v], ctx.ty(ctx.var_types[v])) for v in vs if v not in ctx.env)
     return _finish(LeanStatement(name=name, conclusion=concl, binders=binders, hypotheses=tuple(hyps),
@@ -154,7 +177,8 @@ def _claim(ob: Obligation, ctx: _Ctx, vs: list[str]) -> tuple[list[tuple[str, st
         _rel(ob.claim, ctx)  # denominators checked at the established values: zero is refused
         ctx.env = {}
         concl = _rel(ob.claim, ctx)
-        ctx.domain.clear()  # the values fix every variable: no domain hypotheses needed
+        ctx.domain.clear()  # the values fix every variable, and the domains were decided at them
+        ctx.guards.clear()
     elif isinstance(ob, DerivationObligation):
         hyps += [(ctx.fresh(f"h{i}"), _rel(p, ctx)) for i, p in enumerate(ob.premises, 1)]
         concl = _rel(ob.claim, ctx)
@@ -187,7 +211,7 @@ def _residue(par: str, n: str, flavour: Flavour) -> str:
     return f"{n} % {int(parts[1])} = {int(parts[2])}"
 
 
-def _coverage(ob: CoverageObligation, flavour: Flavour, name: str) -> LeanStatement:
+def _coverage(ob: CoverageObligation, flavour: Flavour, name: str, lean_version: str | None) -> LeanStatement:
     rels = list(ob.conditions) + list(ob.domain_constraints)
     exprs = [x for r in rels for x in (r.lhs, r.rhs)]
     _check_size(exprs)
@@ -223,6 +247,7 @@ def _coverage(ob: CoverageObligation, flavour: Flavour, name: str) -> LeanStatem
         raise _Refuse("no cases")
     concl = " ∨ ".join(f"({x})" if "∧" in x and len(cases) > 1 else x for x in cases)
     hyps = [(ctx.fresh(f"h{i}"), _rel(r, ctx)) for i, r in enumerate(ob.domain_constraints, 1)]
+    _gate(ctx, list(ob.domain_constraints), frozenset({ob.variable} if ob.domain == "integer" else ()), lean_version)
     hyps += [(ctx.fresh(f"hd{i}"), d) for i, d in enumerate(dict.fromkeys(ctx.domain), 1)]
     return _finish(LeanStatement(name=name, conclusion=concl, binders=((n, ctx.ty(vt)),), hypotheses=tuple(hyps),
                                  imports=_imports(flavour), flavour=flavour))

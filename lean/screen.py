@@ -61,6 +61,11 @@ def _message(m: Any) -> LeanMessage:
     return LeanMessage(severity=sev, text=text if isinstance(text, str) else str(text), line=line, column=col)
 
 
+HEARTBEATS = re.compile(r"maximum number of heartbeats \(\d{1,20}\) has been reached")
+"""Lean's message when a command runs past ``maxHeartbeats``: a deterministic limit, reported as an
+error by a REPL that stays alive (unlike a wall-clock kill, which loses the process and its imports)."""
+
+
 def classify_repl(response: Mapping[str, Any] | BaseModel | Any, backend: str = "lean-interact",
                   time_ms: float = 0.0) -> CheckResult:
     """A REPL / lean-interact command response (or ``LeanError``) as a ``CheckResult``."""
@@ -78,6 +83,10 @@ def classify_repl(response: Mapping[str, Any] | BaseModel | Any, backend: str = 
     goals = tuple(str(s.get("goal", "")) if isinstance(s, Mapping) else str(s) for s in raw_sorries)
     axioms = parse_print_axioms(messages)
     status: CheckStatus
+    if any(m.severity == "error" and HEARTBEATS.search(m.text) for m in messages):
+        return CheckResult(status="timeout", messages=messages, goals=goals, axioms=axioms,
+                           detail="Lean's heartbeat limit (maxHeartbeats) was reached; the REPL and its environment "
+                                  "are kept", **base)
     if any(m.severity == "error" for m in messages):
         status = "lean_error"
     elif raw_sorries or any(m.severity == "warning" and _SORRY_WARNING.search(m.text) for m in messages):

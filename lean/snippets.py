@@ -165,6 +165,22 @@ def negate_header(text: str) -> str:
     return Header(name=f"{h.name}_neg", binders=(), conclusion=f"¬ ({inner})", prelude=h.prelude).text(with_prelude=True)
 
 
+AUTO_IMPLICIT_OFF = "set_option autoImplicit false in"
+"""Put before every checked declaration: a statement that names an undeclared variable is an error,
+not a theorem quantified over a hidden implicit argument (``autoImplicit`` is on by default)."""
+
+
+def with_options(decl: str, heartbeats: int | None = None) -> str:
+    """``decl`` (optionally after ``open`` lines) with ``set_option autoImplicit false in`` and, with
+    ``heartbeats``, ``set_option maxHeartbeats N in`` put right before its declaration keyword."""
+    m = DECL.search(decl)
+    if m is None:
+        return decl
+    options = AUTO_IMPLICIT_OFF + "\n" + (f"set_option maxHeartbeats {heartbeats} in\n" if heartbeats else "")
+    start = m.start() + len(m.group(0)) - len(m.group(0).lstrip())
+    return decl[:start] + options + decl[start:]
+
+
 def _binder_parts(binder: str) -> tuple[str, list[str], str]:
     """``(x y : ℝ)`` -> ``("(", ["x", "y"], "ℝ")``; ``[Foo]`` -> ``("[", [], "Foo")``."""
     width = 2 if binder.startswith("{{") else 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from faithsieve.lean.domains import Undecided, closed_sign, guard
 from faithsieve.lean.statement import Flavour
 
 from faithsieve.core.errors import FaithSieveError
@@ -26,6 +27,7 @@ from faithsieve.mathtext.ast import (
     variables,
     walk,
 )
+from faithsieve.mathtext.ast import render as render_text
 from faithsieve.mathtext.evaluate import evaluate
 
 __all__ = ["MAX_DEPTH", "MAX_EXPONENT", "MAX_LITERAL_BITS", "MAX_NODES", "sanitize"]
@@ -80,6 +82,8 @@ class _Ctx:
         if t == _R and flavour == "core":
             raise _Refuse("real numbers need Mathlib (core Lean has no ℝ)")
         self.var_types, self.used, self.domain = var_types, set[str](), list[str]()
+        self.guards: list[Rel] = []
+        """The domain conditions of ``domain`` as relations (``e op 0``), for the satisfiability check."""
         self.names = {v: self.fresh(sanitize(v)) for v in sorted(var_types)}
 
     def ty(self, rank: int | None = None) -> str:
@@ -98,6 +102,18 @@ class _Ctx:
 
     def free(self, e: Expr) -> bool:
         return bool(variables(e) - set(self.env))
+
+    def require(self, text: str, e: Expr, op: str) -> None:
+        """Add the domain hypothesis ``text`` (``e op 0``, on the obligation's variables)."""
+        self.domain.append(text)
+        self.guards.append(guard(e, op))
+
+    def sign(self, e: Expr, what: str) -> int:
+        """The sign of a closed ``e`` (at the established values), or a refusal saying why it is unknown."""
+        try:
+            return closed_sign(e, self.env)
+        except Undecided as exc:
+            raise _Refuse(f"cannot decide the {what} {render_text(e)}: {exc}") from None
 
 
 # --- number types ----------------------------------------------------------------------------
@@ -226,16 +242,17 @@ def _closed_value(e: Expr, c: _Ctx) -> Fraction | None:
 
 
 def _binop(e: BinOp, c: _Ctx) -> tuple[str, int, bool]:
-    if e.op == "/":
-        if c.t == _Z:
-            raise _Refuse("division outside a field")  # never: "/" makes T at least ℚ
-        if c.free(e.right):
-            den, _, typed = _expr(e.right, c)
-            c.domain.append(f"{den} ≠ 0" if typed else f"{_ascribe(den, c.ty())} ≠ 0")
-        elif _closed_value(e.right, c) == 0:
-            raise _Refuse("division by zero (Lean's x / 0 = 0 would decide it)")
+    if e.op == "/" and c.t == _Z:
+        raise _Refuse("division outside a field")  # never: "/" makes T at least ℚ
     if e.op == "mod" and c.t != _Z:
         raise _Refuse("mod outside integer arithmetic")
+    if e.op in ("/", "mod"):
+        if c.free(e.right):
+            den, _, typed = _expr(e.right, c)
+            c.require(f"{den} ≠ 0" if typed else f"{_ascribe(den, c.ty())} ≠ 0", e.right, "!=")
+        elif c.sign(e.right, "denominator" if e.op == "/" else "modulus") == 0:
+            raise _Refuse("division by zero (Lean's x / 0 = 0 would decide it)" if e.op == "/"
+                          else "mod by zero (Lean's x % 0 = x would decide it)")
     op, p = {"+": ("+", 65), "-": ("-", 65), "*": ("*", 70), "/": ("/", 70), "mod": ("%", 70)}[e.op]
     ls, lp, lt = _expr(e.left, c)
     rs, rp, rt = _expr(e.right, c)
@@ -296,8 +313,8 @@ def _rounding(fn: str, x: Expr, c: _Ctx) -> tuple[str, int, bool]:
     """``abs``, ``floor`` and ``ceil``: Mathlib's notation, or core Lean's ``if`` and ``Rat`` functions."""
     if c.flavour == "mathlib":
         arg = _typed_arg(x, c)
-        if fn == "abs":
-            return f"|{arg}|", _ATOM, True
+        if fn == "abs":  # bars inside bars are parenthesised: `||x| - 1|` would read `||` as boolean or
+            return f"|({arg})|" if "|" in arg else f"|{arg}|", _ATOM, True
         return f"({'⌊' if fn == 'floor' else '⌈'}{arg}{'⌋' if fn == 'floor' else '⌉'} : {c.ty()})", _ATOM, True
     arg = _typed_arg(x, c, atomic=True)
     if fn == "abs":
@@ -311,12 +328,34 @@ def _analytic(fn: str, a: tuple[Expr, ...], c: _Ctx) -> tuple[str, int, bool]:
         has_deg = any(isinstance(n, Call) and n.fn == "deg" for n in walk(a[0]))
         s, p, _ = _expr(a[0], c)
         arg = f"({_wrap(s, p, 70)} * Real.pi / 180)" if has_deg else _wrap(s, p, _ATOM)
+        if fn == "tan":  # Real.tan x = sin x / cos x is 0 where cos x = 0
+            cos = Call("cos", a)
+            if c.free(a[0]):
+                c.require(f"Real.cos {arg} ≠ 0", cos, "!=")
+            else:
+                try:
+                    zero = closed_sign(cos, c.env) == 0
+                except Undecided as exc:
+                    zero, why = True, f"its cosine: {exc}"
+                else:
+                    why = "its cosine is 0"
+                if zero:
+                    raise _Refuse(f"tan({render_text(a[0])}) has no value or cannot be told to have one ({why}; "
+                                  "Lean's Real.tan gives 0 where the cosine is 0)")
         return f"Real.{fn} {arg}", 1000, True
     if fn == "sqrt" or fn in ("ln", "exp") or fn.startswith("log_"):
         lean, dom = _real_function(fn)
         s, p, typed = _expr(a[0], c)
         if dom and c.free(a[0]):
-            c.domain.append(dom.format(s if typed else _ascribe(s, c.ty())))
+            c.require(dom.format(s if typed else _ascribe(s, c.ty())), a[0], ">=" if fn == "sqrt" else ">")
+        elif dom:
+            sign = c.sign(a[0], "argument of sqrt" if fn == "sqrt" else "argument of the logarithm")
+            if fn == "sqrt" and sign < 0:
+                raise _Refuse(f"√({render_text(a[0])}) has no real value (its radicand is negative; "
+                              "Lean's Real.sqrt gives 0)")
+            if fn != "sqrt" and sign <= 0:
+                raise _Refuse(f"log({render_text(a[0])}) has no real value (its argument is not positive; "
+                              "Lean's Real.log gives 0 at 0 and log |x| below)")
         return f"{lean} {_wrap(s, p, _ATOM)}", 1000, True
     if fn == "log":
         raise _Refuse("log without a base is ambiguous (ln or log₁₀)")
@@ -332,7 +371,9 @@ def _real_function(fn: str) -> tuple[str, str]:
     if fn == "ln" or fn == "log_e":
         return "Real.log", "0 < {}"
     if fn[4:].isdigit():
-        return f"Real.logb {fn[4:]}", "0 < {}"
+        if int(fn[4:]) < 2:
+            raise _Refuse(f"logarithm base {int(fn[4:])} (no logarithm has it; Lean's Real.logb gives 0)")
+        return f"Real.logb {int(fn[4:])}", "0 < {}"
     raise _Refuse(f"logarithm base {fn[4:]!r}")
 
 

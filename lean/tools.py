@@ -11,7 +11,8 @@ size, output size and time:
   ``#find`` and ``exact?`` are not used: ``#find`` is a Mathlib command whose behaviour and
   output changed over versions, and ``exact?`` is a proof search, not a name search. Instead
   the snippet folds over the environment's constant table with a small
-  ``open Lean Elab Command in #eval`` program (core Lean only) and reports the hits with
+  ``open Lean Elab Command in #eval`` program (core Lean only, behind ``import Lean`` in the core
+  flavour, where no import would leave those names undefined) and reports the hits with
   ``logInfo``; the program is built by us and the fragment is restricted to identifier
   characters, so the model cannot inject code through it.
 - ``lean_goal(statement, tactic_prefix)``: the goal left after a tactic prefix, read from
@@ -137,6 +138,11 @@ _SEARCH = """open Lean Elab Command in
 """
 
 
+SEARCH_IMPORT = "import Lean\n\n"
+"""What the search program is put behind without Mathlib: ``CommandElabM``, ``getEnv``, ``logInfo`` and
+``m!`` live in the ``Lean`` package, which core's prelude does not import (Mathlib imports it)."""
+
+
 def search_snippet(fragment: str, limit: int) -> str:
     """The core-Lean program listing declarations whose name contains ``fragment`` (pure).
     ``fragment`` must already be validated as identifier characters (``SearchArgs``)."""
@@ -171,6 +177,7 @@ class ToolRunner:
         self.backend = backend
         self.limits = limits or ToolLimits()
         self.preamble = preamble(mathlib)
+        self.search_preamble = self.preamble or SEARCH_IMPORT  # the program needs Lean's elaborator API
         self.names = names
         self.calls = 0
         self.total = 0
@@ -254,7 +261,7 @@ class ToolRunner:
     def _lean_search(self, args: SearchArgs) -> str:
         code = search_snippet(args.fragment, self.limits.search_results)
         try:  # our own program: the unsafe-command screen is for model-written code only
-            result = self.backend.check(self.preamble + code, self.limits.timeout_s)
+            result = self.backend.check(self.search_preamble + code, self.limits.timeout_s)
         except LeanUnavailable as exc:
             return f"error: Lean backend unavailable: {exc.message}"[:500]
         except Exception as exc:  # noqa: BLE001 (as above)

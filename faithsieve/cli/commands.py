@@ -12,6 +12,7 @@ from typing import Any
 from faithsieve.cli import compare as cli_compare
 from faithsieve.cli import convert as cli_convert
 from faithsieve.cli import doctor as cli_doctor
+from faithsieve.cli import formalize as cli_formalize
 from faithsieve.cli import inject as cli_inject
 from faithsieve.cli import localize as cli_localize
 from faithsieve.cli import rewrite as cli_rewrite
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_serve.register(sub)
     cli_view.register(sub)
     cli_doctor.register(sub)
+    cli_formalize.register(sub)
     add_verbosity_everywhere(sub)
     return p
 

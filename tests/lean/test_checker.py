@@ -47,16 +47,17 @@ def test_registered_under_lean_with_the_registry_signature() -> None:
 
 def test_identity_verified_by_the_portfolio() -> None:
     ob = IdentityObligation(**BASE, claim=rel("(x+1)^2 = x^2 + 2x + 1"), asserted_identity=True)
-    backend = Transcript(rules=[when("  ring_nf\n", valid("fs_ident_o0"))], default=error("failed"))
+    backend = Transcript(elaborates=True, rules=[when("  ring_nf\n", valid("fs_ident_o0"))], default=error("failed"))
     out = checker(backend).check(ob, LATER)
     assert out == Verified("lean", "proved in Lean by ring_nf")
-    assert backend.snippets[0].startswith("import Mathlib\n\ntheorem fs_ident_o0 (x : ℚ) : (x + 1) ^ 2 = x ^ 2 + 2 * x + 1")
-    assert len(backend.snippets) == MATHLIB_TACTICS.index("ring_nf") + 1
+    assert backend.snippets[0] == ("import Mathlib\n\nset_option autoImplicit false in\n"
+                                   "theorem fs_ident_o0 (x : ℚ) : (x + 1) ^ 2 = x ^ 2 + 2 * x + 1 := by sorry")
+    assert len(backend.snippets) == 1 + MATHLIB_TACTICS.index("ring_nf") + 1  # the elaboration check, then tactics
 
 
 def test_arithmetic_refuted_by_proving_the_negation() -> None:
     ob = ArithmeticObligation(**BASE, claim=rel("3 * 4 = 13"))
-    backend = Transcript(rules=[when("fs_arith_o0_neg : ¬ ((3 * 4 : ℤ) = 13) := by\n  decide", valid("fs_arith_o0_neg"))],
+    backend = Transcript(elaborates=True, rules=[when("fs_arith_o0_neg : ¬ ((3 * 4 : ℤ) = 13) := by\n  decide", valid("fs_arith_o0_neg"))],
                          default=error("decide failed"))
     out = checker(backend).check(ob, LATER)
     assert isinstance(out, Refuted) and out.counterexample == {"lean": "negation proved by decide"}
@@ -65,7 +66,7 @@ def test_arithmetic_refuted_by_proving_the_negation() -> None:
 def test_derivation_refuted_by_contradiction_with_its_premises() -> None:
     ob = DerivationObligation(**BASE, premises=(rel("2x + 1 = 7"),), claim=rel("x = 4"))
     proved = valid("fs_deriv_o0_contra")
-    backend = Transcript(rules=[lambda code: proved if "_contra" in code and "  linarith\n" in code else None],
+    backend = Transcript(elaborates=True, rules=[lambda code: proved if "_contra" in code and "  linarith\n" in code else None],
                          default=error("failed"))
     out = checker(backend).check(ob, LATER)
     assert isinstance(out, Refuted)
@@ -74,28 +75,28 @@ def test_derivation_refuted_by_contradiction_with_its_premises() -> None:
 
 def test_core_flavour_renders_without_mathlib() -> None:
     ob = ArithmeticObligation(**BASE, claim=rel("3 * 4 = 12"))
-    backend = Transcript(rules=[when("  decide\n", valid("fs_arith_o0"))], default=error("failed"))
+    backend = Transcript(elaborates=True, rules=[when("  decide\n", valid("fs_arith_o0"))], default=error("failed"))
     out = checker(backend, lean_mathlib=False).check(ob, LATER)
     assert isinstance(out, Verified) and "import" not in backend.snippets[0]
 
 
 def test_counterexample_from_sympy_confirmed_in_lean() -> None:
     ob = IdentityObligation(**BASE, claim=rel("(x+1)^2 = x^2 + 1"), asserted_identity=True)
-    backend = Transcript(rules=[when("norm_num at hcx", valid("fs_ident_o0_cx"))], default=error("failed"))
+    backend = Transcript(elaborates=True, rules=[when("norm_num at hcx", valid("fs_ident_o0_cx"))], default=error("failed"))
     out = checker(backend).check(ob, LATER)
     assert isinstance(out, Refuted) and "x" in out.counterexample and "checked in Lean" in out.counterexample["lean"]
     assert any("have hcx := @hall" in s for s in backend.snippets)
-    plain = checker(Transcript(default=error("failed")))
+    plain = checker(Transcript(elaborates=True, default=error("failed")))
     plain.counterexamples = False
     assert isinstance(plain.check(ob, LATER), Unknown)
 
 
 def test_an_unasserted_identity_is_never_refuted() -> None:
     ob = IdentityObligation(**BASE, claim=rel("(x+1)^2 = x^2 + 1"), asserted_identity=False)
-    backend = Transcript(default=error("failed"))
+    backend = Transcript(elaborates=True, default=error("failed"))
     out = checker(backend).check(ob, LATER)
     assert isinstance(out, Unknown) and "not asserted as an identity" in out.reason
-    assert len(backend.snippets) == len(MATHLIB_TACTICS)  # the statement only, never its negation
+    assert len(backend.snippets) == 1 + len(MATHLIB_TACTICS)  # the statement only, never its negation
 
 
 def test_unrenderable_no_backend_timeout_and_deadline_are_unknown() -> None:
@@ -119,7 +120,7 @@ def test_unrenderable_no_backend_timeout_and_deadline_are_unknown() -> None:
 
 def test_screening_applies_to_portfolio_proofs() -> None:
     ob = ArithmeticObligation(**BASE, claim=rel("2 + 2 = 4"))
-    backend = Transcript(rules=[when("decide", valid("fs_arith_o0", "propext, Lean.ofReduceBool"))],
+    backend = Transcript(elaborates=True, rules=[when("decide", valid("fs_arith_o0", "propext, Lean.ofReduceBool"))],
                          default=error("failed"))
     out = checker(backend).check(ob, LATER)
     assert isinstance(out, Unknown) and "screening" in out.reason

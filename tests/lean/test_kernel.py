@@ -18,7 +18,17 @@ import pytest
 from faithsieve.lean.answers import read_proof
 from faithsieve.lean.backend import CheckResult, LeanUnavailable
 from faithsieve.lean.interface import FormalStatement, Kernel
-from faithsieve.lean.kernel import CORE_TACTICS, MATHLIB_TACTICS, LeanKernel
+from faithsieve.lean.kernel import (
+    BOUND_TACTICS,
+    CORE_TACTICS,
+    MATHLIB_TACTICS,
+    MAX_HEARTBEATS,
+    NOT_ELABORATED,
+    WITNESSES,
+    LeanKernel,
+    core_tactics,
+    witness_tactics,
+)
 from faithsieve.lean.screen import classify_kimina, classify_repl
 from faithsieve.lean.snippets import negate_header, parse_header
 from faithsieve.obligations.models import NLObligation, ObligationKind
@@ -62,8 +72,10 @@ class Transcript:
     name = "transcript"
 
     def __init__(self, rules: Iterable[Rule] = (), queue: Iterable[CheckResult] = (),
-                 default: CheckResult | None = None, ok: bool = True) -> None:
-        self.rules = list(rules)
+                 default: CheckResult | None = None, ok: bool = True, elaborates: bool = False) -> None:
+        """``elaborates``: every statement checked with ``:= by sorry`` (the kernel's pre-check before
+        tactics) elaborates, with its one ``sorry``."""
+        self.rules = [ELABORATES, *rules] if elaborates else list(rules)
         self.queue = deque(queue)
         self.default = default
         self.ok = ok
@@ -95,6 +107,10 @@ class Transcript:
 
 def when(fragment: str, result: CheckResult) -> Rule:
     return lambda code: result if fragment in code else None
+
+
+def ELABORATES(code: str) -> CheckResult | None:
+    return sorry() if code.rstrip().endswith(":= by sorry") else None
 
 
 Answer = "str | list[tuple[str, dict[str, Any] | str]] | LLMError"
@@ -351,30 +367,33 @@ def _tactic_of(code: str) -> str:
 
 
 def test_portfolio_runs_cheapest_first_one_check_each_and_proves() -> None:
-    backend = Transcript(rules=[when("  positivity\n", valid(NAME))], default=error("failed"))
+    backend = Transcript(elaborates=True, rules=[when("  positivity\n", valid(NAME))], default=error("failed"))
     r = LeanKernel(backend, None, settings()).prove(STATEMENT, "original")
     assert r.status == "passed" and r.method == "transcript" and "positivity" in r.reason
-    assert r.artifact == f"theorem {NAME} (x : ℝ) : x ^ 2 ≥ 0 := by\n  positivity"
-    tried = [_tactic_of(s) for s in backend.snippets]
+    assert r.artifact == (f"set_option autoImplicit false in\nset_option maxHeartbeats {MAX_HEARTBEATS} in\n"
+                          f"theorem {NAME} (x : ℝ) : x ^ 2 ≥ 0 := by\n  positivity")
+    assert backend.snippets[0].endswith(f"theorem {NAME} (x : ℝ) : x ^ 2 ≥ 0 := by sorry")  # elaborates first
+    tried = [_tactic_of(s) for s in backend.snippets[1:]]
     assert tried == list(MATHLIB_TACTICS[:MATHLIB_TACTICS.index("positivity") + 1])
-    assert all(s.rstrip().endswith(f"#print axioms {NAME}") for s in backend.snippets)
+    assert all(s.rstrip().endswith(f"#print axioms {NAME}") for s in backend.snippets[1:])
 
 
 def test_core_only_flavour_uses_core_tactics_and_no_mathlib() -> None:
-    backend = Transcript(default=error("failed"))
+    backend = Transcript(elaborates=True, default=error("failed"))
     r = LeanKernel(backend, None, settings(lean_mathlib=False)).prove(STATEMENT, "original")
     assert r.status == "inconclusive" and "search exhausted" in r.reason
-    assert [_tactic_of(s) for s in backend.snippets] == list(CORE_TACTICS)
+    assert [_tactic_of(s) for s in backend.snippets[1:]] == list(core_tactics("4.19.0"))  # the transcript's version
+    assert "decide +kernel" in core_tactics("4.19.0") and "grind" not in core_tactics("4.19.0")
     assert not any("import" in s for s in backend.snippets)
 
 
 def test_negation_branch_refutes_with_the_negated_statement() -> None:
     neg = f"{NAME}_neg"
-    backend = Transcript(rules=[when(":= by sorry", sorry("⊢ ¬∀ (x : ℝ), x ^ 2 ≥ 0")), when("  norm_num\n", valid(neg))],
+    backend = Transcript(elaborates=True, rules=[when(":= by sorry", sorry("⊢ ¬∀ (x : ℝ), x ^ 2 ≥ 0")), when("  norm_num\n", valid(neg))],
                          default=error("failed"))
     r = LeanKernel(backend, None, settings()).prove(STATEMENT, "negation")
     assert r.status == "refuted" and r.artifact is not None
-    assert r.artifact.startswith(f"theorem {neg} : ¬ (∀ (x : ℝ), x ^ 2 ≥ 0) := by")
+    assert f"\ntheorem {neg} : ¬ (∀ (x : ℝ), x ^ 2 ≥ 0) := by" in r.artifact
     assert backend.snippets[0].endswith(f"theorem {neg} : ¬ (∀ (x : ℝ), x ^ 2 ≥ 0) := by sorry")
     assert all(f"#print axioms {neg}" in s for s in backend.snippets[1:])
 
@@ -391,19 +410,19 @@ def test_a_negation_that_does_not_elaborate_is_inconclusive() -> None:
     (classify_repl({"env": 0}), "#print axioms gave no answer"),
 ])
 def test_a_valid_check_still_needs_the_standard_axioms(result: CheckResult, why: str) -> None:
-    backend = Transcript(rules=[when("  decide\n", result)], default=error("failed"))
+    backend = Transcript(elaborates=True, rules=[when("  decide\n", result)], default=error("failed"))
     r = LeanKernel(backend, None, settings()).prove(STATEMENT, "original")
     assert r.status == "inconclusive" and r.reason.startswith("screening failure") and why in r.reason
 
 
 def test_model_proofs_after_the_portfolio_screen_changes_and_sorry_then_pass() -> None:
     model_proof = "nlinarith [sq_nonneg x, sq_abs x]"
-    backend = Transcript(rules=[when(model_proof, valid(NAME))], default=error("linarith failed"))
+    backend = Transcript(elaborates=True, rules=[when(model_proof, valid(NAME))], default=error("linarith failed"))
     llm = ToolLLM({"prove": [lean("theorem t (x : ℝ) (hx : x ≠ 0) : x ^ 2 ≥ 0 := by positivity"),
                              lean("by\n  sorry"), lean(f"by\n  {model_proof}")]})
     r = LeanKernel(backend, llm, settings(lean_proof_budget=3, lean_tool_calls=0)).prove(STATEMENT, "original")
     assert r.status == "passed" and "attempt 3" in r.reason and model_proof in (r.artifact or "")
-    assert len(backend.snippets) == len(MATHLIB_TACTICS) + 1  # refused attempts are never checked
+    assert len(backend.snippets) == 1 + len(MATHLIB_TACTICS) + 1  # refused attempts are never checked
     msgs = llm.calls("prove")[2].messages
     assert "sorry" in msgs[-1].content and "changed the statement" in msgs[-3].content
     assert f"theorem {NAME} (x : ℝ) : x ^ 2 ≥ 0 := by\n  sorry" in msgs[1].content
@@ -412,7 +431,7 @@ def test_model_proofs_after_the_portfolio_screen_changes_and_sorry_then_pass() -
 def test_failed_model_proof_gets_diagnostics_and_goals_back() -> None:
     unsolved = classify_repl({"messages": [_msg("error", "unsolved goals\nx : ℝ\n⊢ 0 ≤ x ^ 2", 4)],
                               "sorries": []})
-    backend = Transcript(rules=[when("simp [pow_two]", unsolved)], default=error("failed"))
+    backend = Transcript(elaborates=True, rules=[when("simp [pow_two]", unsolved)], default=error("failed"))
     llm = ToolLLM({"prove": [lean("by simp [pow_two]"), lean("by simp [pow_two]")]})
     r = LeanKernel(backend, llm, settings(lean_proof_budget=2, lean_tool_calls=0)).prove(STATEMENT, "original")
     assert r.status == "inconclusive" and "2 model attempt(s)" in r.reason
@@ -420,13 +439,13 @@ def test_failed_model_proof_gets_diagnostics_and_goals_back() -> None:
 
 
 def test_timeouts_are_inconclusive_never_evidence() -> None:
-    r = LeanKernel(Transcript(default=timeout()), None, settings()).prove(STATEMENT, "original")
+    r = LeanKernel(Transcript(elaborates=True, default=timeout()), None, settings()).prove(STATEMENT, "original")
     assert r.status == "inconclusive" and r.reason.startswith("timeout")
 
 
 def test_the_search_time_budget_stops_the_portfolio() -> None:
     now = [0.0]
-    backend = Transcript(default=error("failed"))
+    backend = Transcript(elaborates=True, default=error("failed"))
     original = backend.check
 
     def slow(code: str, timeout_s: float | None = None) -> CheckResult:
@@ -465,3 +484,104 @@ def test_counterexample_checked_in_lean() -> None:
     assert r.status == "inconclusive" and "not a plain number" in r.reason
     r = LeanKernel(Transcript(default=error("failed")), None, settings()).refute_with_counterexample(st, {"x": "2"})
     assert r.status == "inconclusive" and "did not check" in r.reason
+
+
+# ---------------------------------------------------------------------------------------
+# Elaboration pre-check, heartbeats, autoImplicit, the portfolio's additions
+
+
+def heartbeats() -> CheckResult:
+    """What Lean answers when a tactic runs past ``maxHeartbeats`` (the REPL stays alive)."""
+    return classify_repl({"env": 1, "messages": [_msg("error", "(deterministic) timeout at `whnf`, maximum number of "
+                                                      "heartbeats (200000) has been reached\nUse `set_option "
+                                                      "maxHeartbeats <num>` to set the limit.", 4, 2)]})
+
+
+def test_a_statement_that_does_not_elaborate_stops_before_any_tactic() -> None:
+    backend = Transcript(default=error("unknown identifier 'y'"))
+    kernel = LeanKernel(backend, None, settings())
+    r = kernel.prove(STATEMENT, "original")
+    assert r.status == "inconclusive" and r.reason.startswith(NOT_ELABORATED) and "unknown identifier 'y'" in r.reason
+    assert len(backend.snippets) == 1 and backend.snippets[0].rstrip().endswith(":= by sorry")
+    tactic, why = kernel.prove_by_tactics(STATEMENT.text)
+    assert tactic is None and why.startswith(NOT_ELABORATED) and len(backend.snippets) == 2
+
+
+def test_the_elaboration_check_runs_once_per_search_then_the_tactics() -> None:
+    backend = Transcript(elaborates=True, rules=[when("  omega\n", valid(NAME))], default=error("failed"))
+    tactic, why = LeanKernel(backend, None, settings()).prove_by_tactics(STATEMENT.text)
+    assert tactic == "omega" and why == ""
+    assert sum(s.rstrip().endswith(":= by sorry") for s in backend.snippets) == 1
+    assert backend.snippets[0].rstrip().endswith(":= by sorry") and "maxHeartbeats" not in backend.snippets[0]
+
+
+def test_every_attempt_is_bounded_by_heartbeats_and_a_heartbeat_timeout_moves_on() -> None:
+    backend = Transcript(elaborates=True, rules=[when("  norm_num\n", heartbeats()), when("  simp\n", valid(NAME))],
+                         default=error("failed"))
+    r = LeanKernel(backend, None, settings()).prove(STATEMENT, "original")
+    assert heartbeats().status == "timeout" and "environment" in heartbeats().detail
+    assert r.status == "passed" and "simp" in r.reason  # the next tactic ran after the heartbeat timeout
+    attempts = backend.snippets[1:]
+    assert attempts and all(f"set_option maxHeartbeats {MAX_HEARTBEATS} in\ntheorem {NAME}" in s for s in attempts)
+
+
+def test_checked_statements_turn_auto_implicit_off() -> None:
+    backend = Transcript(queue=[sorry()])
+    llm = ToolLLM({"formalize": [lean(GOOD + " := by sorry")]})
+    st = LeanKernel(backend, llm, settings()).formalize(OB, "Problem: show x^2 ≥ 0.")
+    assert st is not None and st.compiled
+    assert backend.snippets[0] == f"import Mathlib\n\nset_option autoImplicit false in\ntheorem {NAME} (x : ℝ) : x ^ 2 ≥ 0 := by sorry"
+    backend = Transcript(elaborates=True, default=error("failed"))
+    LeanKernel(backend, None, settings()).prove(STATEMENT, "original")
+    assert all(s.count("set_option autoImplicit false in\n") == 1 for s in backend.snippets)
+
+
+def test_checker_stops_on_a_statement_that_does_not_elaborate() -> None:
+    from faithsieve.lean.checker import LeanChecker
+    from faithsieve.obligations.models import IdentityObligation, Unknown
+
+    from faithsieve.mathtext import extract_formulas
+    from faithsieve.mathtext.ast import Rel
+
+    a, op, b = extract_formulas("(x+1)^2 = x^2 + 1")[0].chain.links()[0]
+    ob = IdentityObligation(id="o0", step=1, span=(0, 1), edge="e0", source="", claim=Rel(a, op, b),
+                            asserted_identity=True)
+    backend = Transcript(default=error("unknown constant"))
+    out = LeanChecker(backend=backend, settings=settings()).check(ob, float("inf"))
+    assert isinstance(out, Unknown) and NOT_ELABORATED in out.reason
+    assert len(backend.snippets) == 1  # no tactic, no negation, no counterexample snippet
+
+
+@pytest.mark.parametrize(("version", "expected"), [
+    (None, CORE_TACTICS),
+    ("v4.14.0", CORE_TACTICS),
+    ("v4.15.0", ("decide", "rfl", "decide +kernel", *CORE_TACTICS[2:])),
+    ("v4.24.0", ("decide", "rfl", "decide +kernel", *CORE_TACTICS[2:], "grind")),
+])
+def test_core_tactics_follow_the_lean_version(version: str | None, expected: tuple[str, ...]) -> None:
+    assert core_tactics(version) == expected
+
+
+def test_bounds_on_pi_and_e_join_the_portfolio_only_where_the_goal_mentions_them() -> None:
+    kernel = LeanKernel(Transcript(), None, settings())
+    pi = parse_header("theorem t : Real.pi > 3")
+    e = parse_header("theorem t : Real.exp 1 < 3")
+    plain = parse_header("theorem t (x : ℝ) : x ^ 2 ≥ 0")
+    assert [t for t in kernel.portfolio(pi) if "Real.pi_gt_three" in t] and not any("exp_one" in t for t in kernel.portfolio(pi))
+    assert [t for t in kernel.portfolio(e) if "Real.exp_one_gt_d9" in t and "Real.exp_one_lt_d9" in t]
+    assert kernel.portfolio(plain) == MATHLIB_TACTICS
+    assert [k for k, _ in BOUND_TACTICS] and all(t not in CORE_TACTICS for _, t in BOUND_TACTICS)
+    core = LeanKernel(Transcript(), None, settings(lean_mathlib=False))
+    assert not any("Real." in t for t in core.portfolio(pi))
+
+
+def test_small_witnesses_are_tried_for_an_existential_goal() -> None:
+    two = witness_tactics("∃ (x : ℝ) (y : ℝ), x + y = 1 ∧ ¬ (x * y = 0)", mathlib=True)
+    assert two[0] == "exact ⟨(0), (0), by norm_num⟩" and len(two) == len(WITNESSES)
+    assert "exact ⟨(1 / 2), (1 / 2), by norm_num⟩" in two
+    grouped = witness_tactics("∃ (a b : Int), a = b", mathlib=False)
+    assert grouped[0] == "exact ⟨(0), (0), by decide⟩" and not any("/" in t for t in grouped)
+    assert witness_tactics("¬ (x = 1)", mathlib=True) == ()
+    backend = Transcript(elaborates=True, rules=[when("exact ⟨(2), by norm_num⟩", valid("t"))], default=error("failed"))
+    tactic, _ = LeanKernel(backend, None, settings()).prove_by_tactics("theorem t : ∃ (x : ℚ), x ^ 2 = 4 ∧ ¬ (x = -2)")
+    assert tactic == "exact ⟨(2), by norm_num⟩"  # the evidence names the witness that closed the goal

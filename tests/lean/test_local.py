@@ -63,6 +63,8 @@ def answer(req):
         os._exit(3)
     if "HANG" in cmd:
         time.sleep(3600)
+    if cmd.startswith("import Mathlib") and req.get("env") is None:
+        time.sleep(float(os.environ.get("FAKE_IMPORT_S", "0")))  # loading Mathlib's .olean files
     envs.append(len(envs))
     env = envs[-1]
     if "import Nope" in cmd:
@@ -80,6 +82,12 @@ def answer(req):
                              "endPos": {"line": n, "column": 31}}],
                 "messages": [{"severity": "warning", "pos": {"line": n, "column": 8},
                               "endPos": {"line": n, "column": 9}, "data": "declaration uses 'sorry'"}],
+                "env": env}
+    if "HEARTBEAT" in cmd:  # Lean's answer when a tactic runs past maxHeartbeats: an error, the REPL lives on
+        n = line_of(cmd, "HEARTBEAT")
+        return {"messages": [{"severity": "error", "pos": {"line": n, "column": 2}, "endPos": None,
+                              "data": "(deterministic) timeout at `whnf`, maximum number of heartbeats (200000) "
+                                      "has been reached\nUse `set_option maxHeartbeats <num>` to set the limit."}],
                 "env": env}
     if "= 5" in cmd:
         n = line_of(cmd, "= 5")
@@ -453,3 +461,75 @@ def test_no_repl_anywhere_is_unavailable(fake: dict[str, Path], monkeypatch: pyt
     monkeypatch.setattr("faithsieve.lean.detect._lean_interact_cache", lambda: None)
     ok, why = LocalLeanBackend(settings_for(fake, lean_repl_path=None)).available()
     assert not ok and "no prebuilt Lean REPL" in why and "never clones" in why
+
+
+# ---- imports once, heartbeats keep the environment (recorded REPL transcripts) ----------------------
+
+MATHLIB_SNIPPET = "import Mathlib\n\nset_option autoImplicit false in\n"
+
+
+def test_one_import_per_backend_start_under_its_own_limit(fake: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_IMPORT_S", "1.5")  # longer than the check's limit: the import has its own
+    with LocalLeanBackend(settings_for(fake, lean_timeout_s=1.0), import_timeout_s=30.0) as b:
+        first = b.check(MATHLIB_SNIPPET + "theorem t : 2 + 2 = 4 := by norm_num", 1.0)
+        assert first.status == "valid", first
+        for i in range(3):
+            assert b.check(MATHLIB_SNIPPET + f"theorem t{i} : 2 + 2 = 4 := by sorry", 1.0).status == "sorry"
+        assert b.counters["started"] == 1
+    sent = requests(fake)
+    imports = [r for r in sent if r["req"]["cmd"].startswith("import Mathlib")]
+    assert len(imports) == 1 and "env" not in imports[0]["req"]  # elaborated once, in a fresh environment
+    assert [r["req"].get("env") for r in sent[1:]] == [0] * 4  # every snippet body runs in that environment
+    assert len({r["pid"] for r in sent}) == 1
+
+
+def test_a_heartbeat_timeout_keeps_the_repl_and_its_environment(fake: dict[str, Path]) -> None:
+    with LocalLeanBackend(settings_for(fake)) as b:
+        assert b.check(MATHLIB_SNIPPET + "theorem a : 2 + 2 = 4 := by sorry").status == "sorry"
+        slow = b.check(MATHLIB_SNIPPET + "set_option maxHeartbeats 200000 in\ntheorem b : HEARTBEAT := by\n  simp")
+        assert slow.status == "timeout" and "environment" in slow.detail and slow.errors[0].line == 5
+        after = b.check(MATHLIB_SNIPPET + "theorem c : 2 + 2 = 4 := by norm_num")
+        assert after.status == "valid"
+        assert b.counters["timeouts"] == 0 and b.counters["started"] == 1  # nothing was killed
+    sent = requests(fake)
+    assert sum(r["req"]["cmd"].startswith("import Mathlib") for r in sent) == 1
+    assert len({r["pid"] for r in sent}) == 1
+
+
+def test_a_wall_clock_timeout_still_kills_and_the_next_check_imports_again(fake: dict[str, Path]) -> None:
+    with LocalLeanBackend(settings_for(fake)) as b:
+        assert b.check(MATHLIB_SNIPPET + "theorem a : True := HANG", 1.0).status == "timeout"
+        assert b.check(MATHLIB_SNIPPET + "theorem c : 2 + 2 = 4 := by norm_num").status == "valid"
+        assert b.counters["timeouts"] == 1 and b.counters["started"] == 2
+    assert sum(r["req"]["cmd"].startswith("import Mathlib") for r in requests(fake)) == 2
+
+
+def test_an_import_past_its_limit_is_not_retried(fake: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_IMPORT_S", "5")
+    with LocalLeanBackend(settings_for(fake), import_timeout_s=1.0) as b:
+        first = b.check(MATHLIB_SNIPPET + "theorem a : True := trivial")
+        assert first.status == "timeout" and "not retried" in first.detail and "within 1 s" in first.detail
+        again = b.check(MATHLIB_SNIPPET + "theorem b : True := trivial")
+        assert again.status == "repl_error" and again.detail == first.detail and again.time_ms < 1000
+        assert b.check("theorem c : 2 + 2 = 4 := by norm_num").status == "valid"  # other snippets still run
+    assert sum(r["req"]["cmd"].startswith("import Mathlib") for r in requests(fake)) == 1
+
+
+def test_an_unusable_lean_interact_is_reported_not_raised(fake: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib import metadata
+
+    real = metadata.version
+    monkeypatch.setattr(metadata, "version", lambda name: "0.8.1" if name == "lean-interact" else real(name))
+    with LocalLeanBackend(settings_for(fake)) as b, pytest.raises(LeanUnavailable, match=r"0\.8\.1 is too old"):
+        b.check("theorem t : True := trivial")
+
+    def missing(name: str) -> str:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "version", missing)
+    with LocalLeanBackend(settings_for(fake)) as b, pytest.raises(LeanUnavailable, match="not installed"):
+        b.check("theorem t : True := trivial")
+    monkeypatch.setattr(metadata, "version", real)
+    monkeypatch.setitem(sys.modules, "lean_interact", None)  # present in the metadata, but the import fails
+    with LocalLeanBackend(settings_for(fake)) as b, pytest.raises(LeanUnavailable, match="cannot be imported"):
+        b.check("theorem t : True := trivial")

@@ -305,3 +305,15 @@ def test_credentials_in_the_url_are_not_shown() -> None:
     _, why = b.available()
     res = b.check("x")
     assert "pw-secret" not in why and "pw-secret" not in res.detail and "pw-secret" not in repr(b)
+
+
+def test_the_first_snippet_with_an_import_header_gets_the_import_limit(server: FakeKimina) -> None:
+    from faithsieve.lean.local import IMPORT_TIMEOUT_S
+
+    b = backend(server.url)
+    for name in ("a", "b", "c"):
+        assert b.check(f"import Mathlib\n\ntheorem {name} : 2 + 2 = 4 := by norm_num").status == "valid"
+    assert b.check("theorem d : 2 + 2 = 4 := by norm_num").status == "valid"
+    b.close()
+    limits = [body["timeout"] for _, body in server.posts()]
+    assert limits == [int(IMPORT_TIMEOUT_S), 5, 5, 5]  # the server imports Mathlib once, on the first

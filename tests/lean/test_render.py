@@ -51,14 +51,18 @@ def parity_cover(parity: tuple[str, ...], constraints: tuple[Rel, ...] = ()) -> 
                               domain="integer", domain_constraints=constraints)
 
 
-def header(ob, flavour: str = "mathlib") -> str:
-    st = render(ob, flavour)
+CORE_RAT_LEAN = "v4.24.0"
+"""A toolchain whose prelude has ``Rat`` (core statements over ``Rat`` are refused on older ones)."""
+
+
+def header(ob, flavour: str = "mathlib", lean_version: str | None = CORE_RAT_LEAN) -> str:
+    st = render(ob, flavour, lean_version)
     assert isinstance(st, LeanStatement), st
     return st.text()
 
 
-def refused(ob, flavour: str = "mathlib") -> str:
-    st = render(ob, flavour)
+def refused(ob, flavour: str = "mathlib", lean_version: str | None = CORE_RAT_LEAN) -> str:
+    st = render(ob, flavour, lean_version)
     assert isinstance(st, Unrenderable), st
     return st.reason
 
@@ -100,7 +104,7 @@ def test_each_kind_in_both_flavours(ob, mathlib: str, core: str) -> None:
 
 def test_theorem_snippet() -> None:
     ob = arith("2 + 3 = 5")
-    m, c = render(ob, "mathlib"), render(ob, "core")
+    m, c = render(ob, "mathlib"), render(ob, "core", CORE_RAT_LEAN)
     assert isinstance(m, LeanStatement) and isinstance(c, LeanStatement)
     assert m.theorem() == "import Mathlib\n\ntheorem fs_arith_o0 : (2 + 3 : ℤ) = 5 := sorry\n"
     assert c.theorem("by decide") == "theorem fs_arith_o0 : (2 + 3 : Int) = 5 := by decide\n"
@@ -160,7 +164,7 @@ def test_core_helpers_without_mathlib() -> None:
     ],
 )
 def test_never_natural_subtraction(ob, flavour: str) -> None:
-    st = render(ob, flavour)
+    st = render(ob, flavour, CORE_RAT_LEAN)
     assert isinstance(st, LeanStatement), st
     text = st.theorem()
     assert "ℕ" not in text and "Nat" not in text  # truncated subtraction can never decide a claim
@@ -317,3 +321,28 @@ def test_size_bounds() -> None:
     assert "exponent too large" in refused(ArithmeticObligation(**BASE, claim=Rel(Pow(num(2), num(10**6)), ">", num(1))))
     assert "natural-number literal" in refused(ArithmeticObligation(
         **BASE, claim=Rel(Call("factorial", (num(5000),)), ">", num(1))))
+
+
+def test_nested_absolute_values_are_parenthesised() -> None:
+    x = Var("x")
+    inner = BinOp("-", Call("abs", (x,)), num(1))
+    st = render(IdentityObligation(**BASE, claim=Rel(Call("abs", (inner,)), ">=", num(0)), asserted_identity=True))
+    assert isinstance(st, LeanStatement)
+    assert st.conclusion == "|(|x| - 1)| ≥ 0"  # `||x| - 1|` would parse `||` as boolean or
+    assert "||" not in st.theorem()
+    flat = render(IdentityObligation(**BASE, claim=Rel(Call("abs", (BinOp("-", x, num(1)),)), ">=", num(0)),
+                                     asserted_identity=True))
+    assert isinstance(flat, LeanStatement) and flat.conclusion == "|x - 1| ≥ 0"
+
+
+@pytest.mark.parametrize(("version", "ok"), [("v4.24.0", True), ("v4.25.1", True), ("4.24.0-rc1", True),
+                                             ("v4.23.0", False), ("v4.19.0", False), (None, False)])
+def test_core_rat_is_gated_on_the_lean_version(version: str | None, ok: bool) -> None:
+    st = render(arith("10 / 4 = 2.5"), "core", version)
+    if ok:
+        assert isinstance(st, LeanStatement) and st.text() == "theorem fs_arith_o0 : (10 / 4 : Rat) = 25 / 10"
+    else:
+        assert isinstance(st, Unrenderable) and "v4.24.0" in st.reason
+        assert ("not known" in st.reason) if version is None else (version in st.reason)
+    ints = render(arith("2 - 5 = -3"), "core", version)  # Int needs no gate
+    assert isinstance(ints, LeanStatement)

@@ -206,3 +206,15 @@ def test_counterexample_snippets() -> None:
                                 ("theorem t (x : ℕ) : x = 1", {"x": "pi"}, "plain number")):
         with pytest.raises(ValueError, match=why):
             counterexample_snippets(header, values, mathlib=True)
+
+
+def test_lean_search_in_core_lean_imports_lean_first() -> None:
+    backend = Transcript(default=classify_repl({"messages": []}))
+    ToolRunner(backend, mathlib=False).run(call("lean_search", {"fragment": "add_comm"}))
+    assert backend.snippets[0].startswith("import Lean\n\nopen Lean Elab Command in\n#eval")
+    mathlib = Transcript(default=classify_repl({"messages": []}))
+    ToolRunner(mathlib, mathlib=True).run(call("lean_search", {"fragment": "add_comm"}))
+    assert mathlib.snippets[0].startswith("import Mathlib\n\nopen Lean") and "import Lean\n" not in mathlib.snippets[0]
+    core = Transcript(default=sorry())
+    ToolRunner(core, mathlib=False).run(call("lean_check", {"code": "example : 1 = 1 := sorry"}))
+    assert core.snippets == ["example : 1 = 1 := sorry"]  # only the search program needs the import

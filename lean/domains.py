@@ -1,0 +1,122 @@
+"""Where Lean's total functions would answer for a formula that has no value (pure, bounded).
+
+Lean's arithmetic is total: ``x / 0 = 0``, ``x % 0 = x``, ``Real.sqrt x = 0`` for ``x < 0``,
+``Real.log 0 = 0`` and ``Real.log x = Real.log |x|``, ``Real.tan x = 0`` where ``cos x = 0``,
+``Real.logb 1 x = 0``. Mathlib proves ``Real.sqrt (-4) = 0`` by ``norm_num``: a claim with no real
+value would be *verified*. So the renderer (``faithsieve.lean.terms``) asks two things here:
+
+- ``closed_sign(e, env)``: the sign of a closed argument (a denominator, a radicand, a logarithm's
+  argument, the cosine under a tangent), decided by exact rational evaluation
+  (``faithsieve.mathtext.evaluate``) and otherwise by the cost model's bounded double evaluation
+  (``faithsieve.mathtext.cost.approx``) only where the value is more than ``MARGIN`` away from zero.
+  A value it cannot place (non-real, too close to zero, too large) raises ``Undecided``: the
+  renderer refuses rather than guesses.
+- ``satisfiable(premises, guards, integers)``: a point where every premise holds exactly and every
+  domain guard holds (with ``MARGIN``), so that adding the guards as hypotheses can never make a
+  statement vacuously true (``1 / (x - x)`` adds ``x - x ≠ 0``, which no ``x`` satisfies). The
+  points tried: a fixed grid (``MAX_GRID`` points) and, with premises, the exact witness search of
+  ``faithsieve.obligations.witness`` (its own evaluation budget). No point found: ``False``, and the
+  renderer refuses.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from faithsieve.obligations.fastpaths import translates
+from faithsieve.obligations.witness import witness_points
+
+from faithsieve.core.errors import FaithSieveError
+from faithsieve.mathtext.ast import BinOp, Expr, Num, Rel, substitute, variables
+from faithsieve.mathtext.cost import approx
+from faithsieve.mathtext.evaluate import evaluate
+
+__all__ = ["MARGIN", "MAX_GRID", "ZERO", "Undecided", "closed_sign", "guard", "satisfiable"]
+
+MARGIN = 1e-9
+"""A double value closer to zero than this (relative to its size, absolute below 1) is not given a sign."""
+MAX_GRID = 12
+"""Grid points tried for a set of guards (each variable takes a value from ``_VALUES``)."""
+
+_VALUES = tuple(Fraction(v) for v in ("2", "3/7", "-1", "5/2", "7", "-5/3", "1/4", "11", "-9", "100", "1/2", "0"))
+_INTEGERS = tuple(Fraction(v) for v in (2, 3, -1, 5, 7, -4, 1, 11, -9, 100, 13, 0))
+_STRIDE = 5
+ZERO = Num(Fraction(0), "0", 0)
+_TRUE = Rel(ZERO, "=", ZERO)
+
+
+class Undecided(Exception):
+    """The sign of a closed expression could not be decided (the message says why)."""
+
+
+def _num(v: Fraction) -> Num:
+    return Num(v, str(v), 0)
+
+
+def closed_sign(e: Expr, env: dict[str, Fraction] | None = None) -> int:
+    """-1, 0 or 1: the sign of the closed real expression ``e`` (variables from ``env``)."""
+    env = env or {}
+    try:
+        v = evaluate(e, env)
+        return (v > 0) - (v < 0)
+    except FaithSieveError:
+        pass
+    if variables(e) - set(env):
+        raise Undecided("it has free variables")
+    z = approx(substitute(e, {k: _num(x) for k, x in env.items()}))
+    if z is None:
+        raise Undecided("it cannot be evaluated within the cost limits")
+    scale = max(1.0, abs(z))
+    if abs(z.imag) > MARGIN * scale:
+        raise Undecided("it has no real value")
+    if abs(z.real) <= MARGIN * scale:
+        raise Undecided("it is zero or too close to zero to decide without exact arithmetic")
+    return 1 if z.real > 0 else -1
+
+
+def _holds(r: Rel, env: dict[str, Fraction], exact: bool) -> bool:
+    """``r`` at ``env``: exactly (premises), or with ``MARGIN`` on the double value (guards)."""
+    if exact:
+        try:
+            d = evaluate(r.lhs, env) - evaluate(r.rhs, env)
+        except FaithSieveError:
+            return False
+        return {"=": d == 0, "!=": d != 0, "<": d < 0, ">": d > 0, "<=": d <= 0, ">=": d >= 0}.get(r.op, False)
+    try:
+        s = closed_sign(r.lhs if r.rhs == ZERO else BinOp("-", r.lhs, r.rhs), env)
+    except Undecided:
+        return False
+    return {"!=": s != 0, "<": s < 0, ">": s > 0, "<=": s <= 0, ">=": s >= 0, "=": s == 0}.get(r.op, False)
+
+
+def guard(e: Expr, op: str) -> Rel:
+    """The domain condition ``e op 0`` (``op``: ``!=``, ``>=`` or ``>``)."""
+    return Rel(e, op, ZERO)
+
+
+def _grid(names: list[str], integers: frozenset[str]) -> list[dict[str, Fraction]]:
+    points = []
+    for i in range(MAX_GRID):
+        points.append({n: (_INTEGERS if n in integers else _VALUES)[(i + _STRIDE * j) % len(_VALUES)]
+                       for j, n in enumerate(names)})
+    return points
+
+
+def satisfiable(premises: list[Rel], guards: list[Rel], integers: frozenset[str] = frozenset()) -> bool:
+    """True when a point is found where every premise holds (exactly) and every guard holds."""
+    if not guards:
+        return True
+    names = sorted(set().union(*(variables(r.lhs) | variables(r.rhs) for r in [*premises, *guards])))
+    candidates: list[dict[str, Fraction]] = [] if premises else _grid(names, integers)
+    if premises:
+        exact = [g for g in guards if translates(g)]
+        for rels in ([*premises, *exact], list(premises)):
+            fails, holds = witness_points(rels, _TRUE, tuple(sorted(integers)))
+            candidates += [p.values for p in (fails, holds) if p is not None and not p.div0]
+        candidates += _grid(names, integers)
+    for env in candidates:
+        if set(names) - set(env):
+            continue
+        if all(_holds(p, env, True) for p in premises) and all(_holds(g, env, False) for g in guards):
+            return True
+    return False
