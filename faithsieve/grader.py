@@ -52,6 +52,7 @@ from faithsieve.grading.adapters import (
     make_trl_reward,
     openrlhf_reward,
     reward_func,
+    warmup_in_background,
 )
 from faithsieve.grading.check import _run_check, _settings  # noqa: F401 - kept under faithsieve.grader for callers (tests clear _settings' cache)
 from faithsieve.grading.config import GraderConfig, default_config
@@ -83,4 +84,5 @@ __all__ = [
     "reward_func",
     "shutdown",
     "warmup",
+    "warmup_in_background",
 ]
