@@ -225,14 +225,11 @@ class Grader:
         """Whether ``answer`` equals one of ``refs``, and a flag when that could not be decided in budget.
 
         With process isolation only what exact arithmetic decides at once runs in the caller's thread;
-        a comparison that needs sympy or sample points runs in a worker, killed at the deadline. While
-        the workers are still starting, the whole comparison runs in the caller's thread (bounded by the
-        cost model's grader profile and stopped at the deadline)."""
+        a comparison that needs sympy or sample points runs in a worker, killed at the deadline (while the
+        workers are still starting, such a comparison waits for them within its budget, else it is flagged
+        ``pool_starting``: sympy in the caller's thread cannot be stopped)."""
         def compare() -> tuple[bool, str | None]:
             isolate = cfg.isolation == "process" and os.name == "posix"
-            if isolate and not self.pool.ready(cfg):
-                self.pool.start_background(cfg)
-                isolate = False
             try:
                 return any(answers_equal(answer, r, policy, deadline, light=isolate) for r in refs), None
             except AnswerTimeout:
