@@ -334,15 +334,14 @@ class Grader:
         """Grade ``(solution, reference, problem)`` triples, in order; spread over the worker pool
         when ``workers > 1``."""
         cfg = config or default_config()
-        if len(items) <= 1 or cfg.workers <= 1 or cfg.isolation != "process" or not cfg.process:
-            return [self.grade(s, r, p, cfg) for s, r, p in items]
-        ex = self.pool.executor(cfg.workers)
 
         def one(it: tuple[Any, Any, Any]) -> GradeResult:
             with self.pool.queued():  # each item's budget starts when a worker takes its job
                 return self.grade(it[0], it[1], it[2], cfg)
 
-        return list(ex.map(one, items))
+        if len(items) <= 1 or cfg.workers <= 1 or cfg.isolation != "process" or not cfg.process:
+            return [one(it) for it in items]
+        return list(self.pool.executor(cfg.workers).map(one, items))
 
 
 def _memoized(cache: _LRU, key: Any, cfg: GraderConfig,
