@@ -299,9 +299,9 @@ def parse_answer(s: str, _depth: int = 0) -> ParsedAnswer:
     if norm.startswith("{") and norm.endswith("}") and min(_depths(norm)[1:-1]) >= 1:
         norm = norm[1:-1].strip()  # LaTeX grouping: "{1, 3}"
     if norm.startswith("\\{") and norm.endswith("\\}") and min(_depths(norm)[2:-2] or [1]) >= 1:
-        inner = norm[2:-2].strip()
-        if inner and len(_split_top(inner, _COMMA)) == 1:  # a set of one: "\\{3\\}", "\\{1 \\pm \\sqrt 2\\}"
-            return _set(norm, [parse_answer(inner, sub)], "\\{\\}")
+        one = norm[2:-2].strip()
+        if one and len(_split_top(one, _COMMA)) == 1:  # a set of one: "\\{3\\}", "\\{1 \\pm \\sqrt 2\\}"
+            return _set(norm, [parse_answer(one, sub)], "\\{\\}")
     found = _parse_alternatives(norm, sub)
     if found is not None:
         return found

@@ -36,7 +36,10 @@ from faithsieve.runtime.workers import (
     WorkerUnavailable,
 )
 
-__all__ = ["GraderPool"]
+__all__ = ["MAX_SLACK", "GraderPool"]
+
+MAX_SLACK = 0.3
+"""At most this share of a call's budget is given up to wake-up lateness (``GraderPool._late``)."""
 
 
 def _retire(result: Any) -> bool:
@@ -76,6 +79,9 @@ class GraderPool:
         self._starting: tuple[int, threading.Event] | None = None
         """The process id and the 'start has ended' event of the background start in progress or done."""
         self._local = threading.local()
+        self._late = 0.0
+        """How late, recently, a wait that ended at its deadline woke up (a decaying maximum, seconds): on
+        an overloaded machine a thread wakes well after its timeout, so waits end that much earlier."""
 
     # -- what tests and benches may look at ----------------------------------------------------------
 
@@ -152,6 +158,11 @@ class GraderPool:
             return None
         return self._pool
 
+    def _woke(self, deadline: float) -> None:
+        """A wait that ended at ``deadline`` has woken up: remember how late (``_late``)."""
+        late = max(0.0, time.monotonic() - deadline)
+        self._late = max(late, self._late * 0.9)
+
     @contextmanager
     def queued(self) -> Iterator[None]:
         """Calls made in this block, in this thread, are batch items: each one's budget starts when a worker
@@ -216,24 +227,31 @@ class GraderPool:
         """``fn(*args)`` in a worker by ``deadline`` (in a batch: within the budget left, counted from when a
         worker takes the job); any failure is a status (never raised)."""
         left = deadline - time.monotonic()
+        deadline -= min(self._late, MAX_SLACK * cfg.time_budget_s)
+        before = deadline - time.monotonic()
         try:
             pool = self._started_by(cfg, deadline)
         except Exception as exc:  # noqa: BLE001 (isolation boundary: cannot start processes here at all)
             return {"status": "worker_unavailable", "error": f"{type(exc).__name__}: {exc}"}
         if pool is None:
             return {"status": "pool_starting", "error": "the worker processes are still starting"}
-        waited = deadline - time.monotonic() < left - 0.01
+        waited = deadline - time.monotonic() < before - 0.01
+        queued = bool(getattr(self._local, "queued", False))
         try:
-            if getattr(self._local, "queued", False):
+            if queued:
                 out = pool.run(fn, *args, wait_s=cfg.acquire_timeout_s, time_limit=max(0.0, left))
             else:
                 out = pool.run(fn, *args, wait_s=cfg.acquire_timeout_s, deadline=deadline)
         except JobTimeout:
+            if not queued:
+                self._woke(deadline)
             # a call whose budget went on waiting for the start is not charged for the time it lacked
             return {"status": "pool_starting" if waited else "timeout"}
         except WorkerCrashed as exc:
             return {"status": "worker_crashed", "error": str(exc)}
         except WorkerUnavailable as exc:
+            if not queued:
+                self._woke(deadline)
             return {"status": "worker_unavailable", "error": str(exc)}
         except Exception as exc:  # noqa: BLE001 (isolation boundary: e.g. an argument that cannot be pickled)
             return {"status": "error", "error": f"{type(exc).__name__}: {str(exc)[:200]}"}

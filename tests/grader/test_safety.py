@@ -223,6 +223,36 @@ def test_flag_worker_unavailable() -> None:
     assert g.grade(GOOD, "18", PROBLEM, cfg).process_checked
 
 
+def test_waits_end_earlier_on_a_machine_that_wakes_threads_late() -> None:
+    """A wait that ended at its deadline and woke up late makes later waits end that much earlier (a
+    decaying maximum), never by more than ``MAX_SLACK`` of the budget."""
+    from faithsieve.grading.pool import MAX_SLACK
+
+    grader = g.Grader()
+    cfg = GraderConfig(cache_size=0, acquire_timeout_s=30, workers=1)
+    try:
+        assert grader.warmup(cfg)
+        p = grader.pool.processes
+        assert p is not None
+        held = p.submit(time.sleep, 3.0)  # the only worker busy
+        while p.idle:
+            time.sleep(0.01)
+        grader.pool._woke(time.monotonic() - 0.2)
+        assert 0.19 < grader.pool._late < 0.25
+        grader.pool._woke(time.monotonic())
+        assert 0.17 < grader.pool._late < 0.23  # decays
+        grader.pool._late = 10.0
+        t = time.perf_counter()
+        r = grader.grade(GOOD, "18", PROBLEM, cfg)
+        took = time.perf_counter() - t
+        assert r.flags == ("worker_unavailable",)
+        budget_end = cfg.time_budget_s - 0.1
+        assert budget_end - MAX_SLACK * cfg.time_budget_s - 0.05 < took < budget_end - 0.2
+        held.result(30)
+    finally:
+        grader.close()
+
+
 def test_flag_worker_crashed() -> None:
     cfg = GraderConfig(cache_size=0, time_budget_s=30)
     p = g.default_grader().pool.get(cfg)
