@@ -312,9 +312,19 @@ def _equal(p: ParsedAnswer, r: ParsedAnswer, policy: AnswerPolicy) -> bool:
     return False
 
 
+def _intervals(s: ParsedAnswer) -> bool:
+    """A union, or a list of what can only be intervals (``x < 2 \\text{ or } x > 3``: rays, closed or
+    half-open brackets; a list of open pairs ``(1, 2), (3, 4)`` may be points): the same set either way."""
+    if s.brackets == "cup":
+        return True
+    if s.brackets != "" or not all(i.kind == "seq" and i.brackets in ("()", "[]", "[)", "(]") for i in s.items):
+        return False
+    return any(i.brackets != "()" or "infty" in i.norm for i in s.items)
+
+
 def _equal_as_read(p: ParsedAnswer, r: ParsedAnswer, policy: AnswerPolicy) -> bool:
     if p.kind == "set" and r.kind == "set":
-        if (p.brackets == "cup") != (r.brackets == "cup"):
+        if (p.brackets == "cup") != (r.brackets == "cup") and not (_intervals(p) and _intervals(r)):
             return False
         return _set_equal(p, r, policy)
     if {p.kind, r.kind} == {"set", "seq"}:

@@ -91,6 +91,15 @@ _ARC_VALUES = {
 _HAS_TRIG = re.compile(r"\\(?:sin|cos|tan|sec|csc|cot)\b")
 
 
+_EULER_POWER = re.compile(r"(?<![A-Za-z\\])e\s*\^\s*(\{[^{}]{1,80}\}|-?\d+|[A-Za-z])")
+
+
+def _euler(m: re.Match[str]) -> str:
+    """``e^{x}`` -> ``\\exp(x)``: a lone ``e`` raised to a power is Euler's number."""
+    arg = m.group(1)
+    return "\\exp(" + (arg[1:-1] if arg.startswith("{") else arg) + ")"
+
+
 def _arc(m: re.Match[str]) -> str:
     """``\\arccos{-1}`` -> ``\\pi`` (a tabled exact value), else ``\\arccos(-1)``: one spelling."""
     fn = m.group(1)
@@ -104,13 +113,16 @@ def _notation(s: str) -> str:
     ``(2.5*10^{2})``), function names written without a backslash (``sec(4z)``), a power after a
     function's parenthesized argument (``\\cos(x)^2`` is ``(\\cos(x))^2``), inverse trigonometric
     notations (``\\sin^{-1} a`` = ``\\arcsin(a)``, ``\\arccos{-1}`` = ``\\pi``), a trailing
-    ``\\approx 0.577`` (the exact value before it is the answer)."""
+    ``\\approx 0.577`` (the exact value before it is the answer), a lone ``e`` raised to a power
+    (``e^{x}`` = ``\\exp(x)``)."""
     parts = _APPROX.split(s, maxsplit=1)
     if len(parts) == 2 and parts[0].strip():
         s = parts[0].strip()
     if "e" in s or "E" in s:
         s = _E_NOTATION.sub(r"(\1*10^{\2})", s)
     s = _PLAIN_TRIG.sub(r"\\\1", s)
+    if "e" in s and "^" in s:
+        s = _EULER_POWER.sub(_euler, s)
     if "^" in s and "-" in s:
         s = _INVERSE_TRIG.sub(lambda m: "\\arc" + (m.group(1) or m.group(2)), s)
     if "\\arc" in s:
