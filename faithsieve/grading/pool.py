@@ -234,6 +234,7 @@ class GraderPool:
         except Exception as exc:  # noqa: BLE001 (isolation boundary: cannot start processes here at all)
             return {"status": "worker_unavailable", "error": f"{type(exc).__name__}: {exc}"}
         if pool is None:
+            self._woke(deadline)
             return {"status": "pool_starting", "error": "the worker processes are still starting"}
         waited = deadline - time.monotonic() < before - 0.01
         queued = bool(getattr(self._local, "queued", False))
