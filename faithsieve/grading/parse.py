@@ -326,23 +326,27 @@ def parse_answer(s: str, _depth: int = 0) -> ParsedAnswer:
 
 _GREATER = r">=|\\geq?\b|\\geqslant\b|≥|>"
 _LESSER = r"<=|\\leq?\b|\\leqslant\b|≤|<"
-_RAY = re.compile(rf"^(?:(?P<v1>[A-Za-z])\s*(?P<o1>{_GREATER}|{_LESSER})\s*(?P<c1>[^<>=≤≥]+)"
-                  rf"|(?P<c2>[^<>=≤≥]+?)\s*(?P<o2>{_GREATER}|{_LESSER})\s*(?P<v2>[A-Za-z]))$")
+_ORDER = re.compile(rf"{_GREATER}|{_LESSER}")
+_ONE_LETTER = re.compile(r"[A-Za-z]")
 
 
 def _ray(norm: str) -> str | None:
     """``x > 1`` / ``1 < x`` -> ``(1, \\infty)``; ``x \\le 1`` -> ``(-\\infty, 1]``: one variable against a
-    constant is the interval of its solutions (None otherwise)."""
-    m = _RAY.match(norm)
-    if m is None:
+    constant is the interval of its solutions (None otherwise). Linear: one scan for the operators."""
+    ops = list(_ORDER.finditer(norm))
+    if len(ops) != 1 or "=" in norm.replace("<=", "").replace(">=", ""):
         return None
-    c = (m.group("c1") or m.group("c2")).strip()
-    if re.search(r"[A-Za-z]", re.sub(r"\\(?:frac|sqrt|pi|infty)\b", "", c)):
+    m = ops[0]
+    left, right, op = norm[: m.start()].strip(), norm[m.end() :].strip(), m.group()
+    if _ONE_LETTER.fullmatch(left):
+        c, reverse = right, False
+    elif _ONE_LETTER.fullmatch(right):
+        c, reverse = left, True  # "1 < x" is "x > 1"
+    else:
+        return None
+    if not c or re.search(r"[A-Za-z]", re.sub(r"\\(?:frac|sqrt|pi|infty)\b", "", c)):
         return None  # not a constant
-    op = m.group("o1") or m.group("o2")
-    greater = bool(re.fullmatch(_GREATER, op))
-    if m.group("c2") is not None:
-        greater = not greater  # "1 < x" is "x > 1"
+    greater = bool(re.fullmatch(_GREATER, op)) != reverse
     strict = op in ("<", ">")
     if greater:
         return ("(" if strict else "[") + c + ", \\infty)"

@@ -60,7 +60,7 @@ _VULGAR = {
     "⅘": "4/5", "⅙": "1/6", "⅚": "5/6", "⅐": "1/7", "⅛": "1/8", "⅜": "3/8", "⅝": "5/8", "⅞": "7/8",
     "⅑": "1/9", "⅒": "1/10", "↉": "0/3",
 }
-_FRACTION = re.compile(r"(\d*)([" + "".join(_VULGAR) + "])")
+_FRACTION = re.compile(r"(?<!\d)(\d*)([" + "".join(_VULGAR) + "])")
 _KEEP = re.compile("[ℝℕℤℚℂ]")
 _KEEP_MARK = "\ue000"  # a private-use character: removed in step 2, so never in the text by now
 _LEFTOVER_MARKS = re.compile(r"(?<=[\x00-\x7f])[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+")
