@@ -9,13 +9,13 @@ claim unreadable, so it is never refuted. In order:
    and joiners, word joiner, soft hyphen, byte-order mark, bidirectional controls such as RLO, the
    invisible operators U+2061-U+2064, ...), every control character but ``\\n`` and ``\\t``, variation
    selectors, the combining grapheme joiner, Hangul fillers, private-use and surrogate code points;
-3. marks whose meaning compatibility folding would change are written out first: superscripts become
-   a power (``x²`` -> ``x^{2}``, ``x⁻¹`` -> ``x^{-1}``), subscripts an index (``a₁₂`` -> ``a_{12}``),
-   vulgar fractions a quotient (``½`` -> ``(1/2)``, ``3½`` -> ``(3+1/2)``); plain NFKC would read them
-   as ``x2``, ``a12`` and ``1⁄2``;
+3. marks whose meaning compatibility folding would change: superscripts stay as they are for the
+   reader, which reads them itself (``x²`` is a power, ``36 cm²`` a unit, a detached ``²`` no
+   exponent); subscripts become an index (``a₁₂`` -> ``a_{12}``) and vulgar fractions a quotient
+   (``½`` -> ``(1/2)``, ``3½`` -> ``(3+1/2)``); plain NFKC would read them as ``x2``, ``a12`` and ``1⁄2``;
 4. NFKC folds the remaining compatibility forms (fullwidth ``＝`` and ``８``, mathematical
-   alphanumerics ``𝑥``, ligatures, no-break and other spaces), except the blackboard letters of
-   number sets (``ℝ``, ``ℕ``, ``ℤ``, ``ℚ``, ``ℂ``), which stay as they are;
+   alphanumerics ``𝑥``, ligatures, no-break and other spaces), except the superscripts and the
+   blackboard letters of number sets (``ℝ``, ``ℕ``, ``ℤ``, ``ℚ``, ``ℂ``), which stay as they are;
 5. combining marks left on a plain character (``8\\u0336``) are removed (NFKC has already composed
    the ones that change a character, such as ``=\\u0338`` into ``≠``); the minus sign U+2212 and the
    fraction slash U+2044 become ``-`` and ``/``.
@@ -47,12 +47,9 @@ _NEEDS_WORK = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
 _BREAKS = re.compile("\r\n?|[\u2028\u2029]")
 
 _SUPERSCRIPT = "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿⁱ"
-_SUPERSCRIPT_PLAIN = "0123456789+-=()ni"
 _SUBSCRIPT = "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₒₓₕₖₗₘₙₚₛₜ"
 _SUBSCRIPT_PLAIN = "0123456789+-=()aeoxhklmnpst"
-_SUP_RUN = re.compile(f"[{_SUPERSCRIPT}]+")
 _SUB_RUN = re.compile(f"[{_SUBSCRIPT}]+")
-_SUP_MAP = str.maketrans(_SUPERSCRIPT, _SUPERSCRIPT_PLAIN)
 _SUB_MAP = str.maketrans(_SUBSCRIPT, _SUBSCRIPT_PLAIN)
 
 _VULGAR = {
@@ -61,14 +58,10 @@ _VULGAR = {
     "⅑": "1/9", "⅒": "1/10", "↉": "0/3",
 }
 _FRACTION = re.compile(r"(?<!\d)(\d*)([" + "".join(_VULGAR) + "])")
-_KEEP = re.compile("[ℝℕℤℚℂ]")
+_KEEP = re.compile(f"[ℝℕℤℚℂ{_SUPERSCRIPT}]")
 _KEEP_MARK = "\ue000"  # a private-use character: removed in step 2, so never in the text by now
 _LEFTOVER_MARKS = re.compile(r"(?<=[\x00-\x7f])[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+")
 _SIGNS = str.maketrans({"\u2212": "-", "\u2044": "/", "\u2215": "/"})
-
-
-def _power(m: re.Match[str]) -> str:
-    return "^{" + m.group().translate(_SUP_MAP) + "}"
 
 
 def _index(m: re.Match[str]) -> str:
@@ -88,7 +81,6 @@ def clean_text(text: str) -> str:
     s = _INVISIBLE.sub("", s)
     if s.isascii():
         return s
-    s = _SUP_RUN.sub(_power, s)
     s = _SUB_RUN.sub(_index, s)
     s = _FRACTION.sub(_fraction, s)
     kept = _KEEP.findall(s)
