@@ -30,10 +30,14 @@ answer comparison and the step check, held from any thread (no signals). With th
 ``isolation="process"`` the step check, and any answer comparison that needs more than exact
 arithmetic, run in a small pool of worker processes (the shared killable pool, ``faithsieve.runtime.workers``)
 that the grader kills and replaces when they overrun, so no completion can hold the trainer
-longer than the budget. When something
-does not finish in budget (or the text is too long, or an input cannot be read, or the pipeline
-fails) the score is the outcome term alone and ``budget_exceeded`` / ``flags`` say why; nothing
-raises into the trainer. Nothing in a completion is ever evaluated as code.
+longer than the budget. When the step check
+does not finish for a reason the text controls (out of budget, too long, too many steps, the
+checker fails or its worker dies) the score is the outcome term minus ``error_penalty``, what a
+refuted step pays, so defeating the check never pays; when it does not run for a reason outside the
+text (workers busy or still starting: call ``warmup()`` first) the score is the outcome term alone.
+``budget_exceeded`` / ``flags`` say why; nothing raises into the trainer. Every input is cleaned
+first (``faithsieve.mathtext.textnorm.clean_text``: invisible and control characters removed,
+compatibility forms folded). Nothing in a completion is ever evaluated as code.
 
 The parts live in ``faithsieve.grading``: ``extract`` / ``normalize`` / ``parse`` / ``equivalence``
 / ``approx`` (the answer check), ``inputs``, ``config``, ``result``, ``check`` and ``pool`` (the
@@ -52,6 +56,7 @@ from faithsieve.grading.adapters import (
     make_trl_reward,
     openrlhf_reward,
     reward_func,
+    warmup_in_background,
 )
 from faithsieve.grading.check import _run_check, _settings  # noqa: F401 - kept under faithsieve.grader for callers (tests clear _settings' cache)
 from faithsieve.grading.config import GraderConfig, default_config
@@ -83,4 +88,5 @@ __all__ = [
     "reward_func",
     "shutdown",
     "warmup",
+    "warmup_in_background",
 ]

@@ -30,6 +30,7 @@ from faithsieve.lean.backend import LeanBackend
 from faithsieve.lean.interface import Kernel, UnavailableKernel
 from faithsieve.llm.types import LLMClient
 from faithsieve.mathtext.evaluate import Limits
+from faithsieve.mathtext.textnorm import clean_proof
 from faithsieve.obligations.checkers import CHECKERS, Checker, new_memo
 from faithsieve.obligations.memo import OutcomeMemo
 from faithsieve.stages.base import RunContext
@@ -160,6 +161,7 @@ class Pipeline:
 
     def localize(self, proof: Proof) -> Verdict:
         """Return the verdict for one proof: ``correct`` or the first erroneous step, with evidence."""
+        proof = clean_proof(proof)  # read what a person sees: no invisible characters, compatibility forms folded
         plan = self.stages
         ctx = RunContext(proof=proof, settings=self.settings, llm=self.llm, kernel=self.kernel,
                          checkers=self.checkers, deadline=time.monotonic() + plan.time_limit_s)

@@ -9,9 +9,17 @@ from typing import Any
 from faithsieve.grading.config import GraderConfig, _apply_overrides, default_config
 from faithsieve.grading.inputs import BadInput, _as_text, _strip_special_tail
 from faithsieve.grading.result import LOG_KEYS, GradeResult
-from faithsieve.grading.reward import grade, grade_many
+from faithsieve.grading.reward import default_grader, grade, grade_many
 
 log = logging.getLogger("faithsieve.grader")
+
+
+def warmup_in_background(config: GraderConfig | None = None) -> None:
+    """Start the default grader's worker processes in a background thread and return at once (a call
+    made before they are up compares its answer in its own thread and reports ``pool_starting``)."""
+    cfg = config or default_config()
+    if cfg.isolation == "process" and cfg.process:
+        default_grader().pool.start_background(cfg)
 
 
 # ---------------------------------------------------------------------------
@@ -40,8 +48,10 @@ def compute_score(data_source: Any = None, solution_str: Any = "", ground_truth:
 
 
 def make_compute_score(config: GraderConfig | None = None, **overrides: Any) -> Callable[..., dict[str, float]]:
-    """A ``compute_score`` bound to a config."""
+    """A ``compute_score`` bound to a config. Starts the default grader's workers in the background
+    (``warmup_in_background``), so that the first calls find them up."""
     cfg = _apply_overrides(config, overrides)
+    warmup_in_background(cfg)
 
     def compute_score(data_source: Any = None, solution_str: Any = "", ground_truth: Any = None,
                       extra_info: Any = None, **kwargs: Any) -> dict[str, float]:
@@ -65,8 +75,10 @@ def make_trl_reward(reference_column: str = "answer", problem_column: str | None
     column as a keyword list); a row whose reference is None gets None (TRL then ignores this
     function for that row). The problem text comes from ``problem_column`` when given, else from
     the prompt (its last user message). With ``log``, per-batch means go to TRL's ``log_metric``
-    and per-row details to ``log_extra`` when the trainer provides them."""
+    and per-row details to ``log_extra`` when the trainer provides them. Starts the default grader's
+    workers in the background (``warmup_in_background``)."""
     cfg = _apply_overrides(config, overrides)
+    warmup_in_background(cfg)
 
     def reward(prompts: Sequence[Any] | None = None, completions: Sequence[Any] | None = None,
                **kwargs: Any) -> list[float | None]:

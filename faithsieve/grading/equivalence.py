@@ -8,6 +8,7 @@ the comparison stops between steps once it has passed and raises ``AnswerTimeout
 from __future__ import annotations
 
 import random
+import re
 import threading
 import time
 from fractions import Fraction
@@ -15,9 +16,9 @@ from fractions import Fraction
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.grading.approx import approx, close
 from faithsieve.grading.extract import DEFAULT_POLICY, AnswerPolicy
-from faithsieve.grading.normalize import LIMITS
+from faithsieve.grading.normalize import LIMITS, normalize_answer
 from faithsieve.grading.parse import ParsedAnswer, parse_answer
-from faithsieve.mathtext.ast import Expr, variables
+from faithsieve.mathtext.ast import Expr, Neg, Num, Pow, variables
 from faithsieve.mathtext.cost import GRADER, within
 from faithsieve.mathtext.evaluate import evaluate, to_sympy
 
@@ -167,12 +168,38 @@ def _exact_samples(a: Expr, b: Expr, names: list[str], seed: int):  # type: igno
             continue
 
 
+def _complex_equal(a: Expr, b: Expr) -> bool:
+    """Closed forms in the imaginary unit ``i`` (``1+2i`` and ``i(2-i)``): equal when their values, with
+    ``i`` the square root of -1, agree in complex doubles (``close``: relative 1e-9)."""
+    _heavy("samples")
+    env = {"i": 1j}
+    va, vb = approx(a, env), approx(b, env)
+    return va is not None and vb is not None and close(va, vb)
+
+
+def _same_powers(a: Expr, b: Expr) -> bool | None:
+    """Powers with one integer exponent compared by their bases, never expanded: ``(x-a)^{6000}`` and
+    ``(a-x)^{6000}`` are equal (the exponent is even and the bases are opposite); None when ``a`` and ``b``
+    are not two such powers (or their exponent is small enough to sample)."""
+    if not (isinstance(a, Pow) and isinstance(b, Pow) and isinstance(a.exponent, Num) and isinstance(b.exponent, Num)):
+        return None
+    n = a.exponent.value
+    if n != b.exponent.value or n.denominator != 1 or abs(n) <= LIMITS.max_exponent // 64:
+        return None
+    if _identity_equal(a.base, b.base):
+        return True
+    return n % 2 == 0 and _identity_equal(a.base, Neg(b.base))
+
+
 def _identity_equal(a: Expr, b: Expr) -> bool:
     """Equal as functions: agree at fixed pseudo-random rational points (bounded exact arithmetic)."""
     _heavy("samples")
     names = sorted(variables(a) | variables(b))
     if len(names) > 8:
         return False
+    powers = _same_powers(a, b)
+    if powers is not None:
+        return powers
     agreed = 0
     for va, vb in _exact_samples(a, b, names, 1729):
         if va != vb:
@@ -210,7 +237,10 @@ def _scalar_equal(p: ParsedAnswer, r: ParsedAnswer, policy: AnswerPolicy) -> boo
         return policy.decimal_rounding and (_rounded_match(p, r) or _rounded_match(r, p))
     if p.kind in ("number", "expr") and r.kind in ("number", "expr"):
         assert p.expr is not None and r.expr is not None
-        if variables(p.expr) or variables(r.expr):
+        names = variables(p.expr) | variables(r.expr)
+        if names == {"i"}:
+            return _complex_equal(p.expr, r.expr)
+        if names:
             return _identity_equal(p.expr, r.expr)
         if _closed_equal(p.expr, r.expr):
             return True
@@ -229,43 +259,72 @@ def _set_equal(p: ParsedAnswer, r: ParsedAnswer, policy: AnswerPolicy) -> bool:
     return True
 
 
-def _equation_equal(a: Expr, b: Expr) -> bool:
-    """Two equations ``a = 0`` and ``b = 0`` are the same when ``a = c·b`` for a constant ``c != 0``
-    (``34x+45y-20z+100=0`` and its negation): the ratio agrees at fixed rational points."""
+def _ratio(a: Expr, b: Expr) -> Fraction | None:
+    """The constant ``c != 0`` with ``a = c·b`` as functions of their variables (``34x+45y-20z+100`` and its
+    negation: -1), found at fixed rational points (a polynomial identity test, exact); None when there is
+    none, or fewer than ``_POINTS`` points could be evaluated."""
     _heavy("samples")
     names = sorted(variables(a) | variables(b))
     if not names or len(names) > 8:
-        return False
+        return None
     ratio: Fraction | None = None
     agreed = 0
     for va, vb in _exact_samples(a, b, names, 2718):
         if va == 0 or vb == 0:
             if va != vb:
-                return False
+                return None
             continue
         if ratio is None:
             ratio = va / vb
         elif va / vb != ratio:
-            return False
+            return None
         agreed += 1
         if agreed >= _POINTS:
-            return True
-    return False
+            return ratio
+    return None
+
+
+def _equation_equal(a: Expr, b: Expr) -> bool:
+    """Two equations ``a = 0`` and ``b = 0`` are the same when ``a = c·b`` for a constant ``c != 0``
+    (``y = 1 - x`` and ``x + y = 1``; ``2x+4y=6`` and ``x+2y=3``)."""
+    return _ratio(a, b) is not None
+
+
+def _relation_equal(p: ParsedAnswer, r: ParsedAnswer) -> bool:
+    """Two inequalities ``a > 0`` and ``b > 0`` (each read larger side minus smaller) are the same when
+    ``a = c·b`` for a constant ``c > 0`` and the operators agree (``x^2 <= 2x`` and ``2x >= x^2``; never
+    ``x < 1`` and ``x <= 1``); ``a != 0`` and ``b != 0`` for any constant ``c != 0``."""
+    if p.brackets != r.brackets or p.expr is None or r.expr is None:
+        return False
+    c = _ratio(p.expr, r.expr)
+    return c is not None and (c > 0 or p.brackets == "!=")
 
 
 def _equal(p: ParsedAnswer, r: ParsedAnswer, policy: AnswerPolicy) -> bool:
     if _equal_as_read(p, r, policy):
         return True
     # a computation written out against a single value: its last side ("7 - (-3) + 1 = 11" vs "11")
+    # (never against a reference that fixes a variable: "2 + 3 = 5" does not say that x = 5)
     for a, b in ((p, r), (r, p)):
-        if a.tail is not None and b.tail is None and b.kind != "equation" and _equal_as_read(a.tail, b, policy):
+        if (a.tail is not None and b.tail is None and b.kind != "equation" and not b.labelled
+                and _equal_as_read(a.tail, b, policy)):
             return True
     return False
 
 
+def _intervals(s: ParsedAnswer) -> bool:
+    """A union, or a list of what can only be intervals (``x < 2 \\text{ or } x > 3``: rays, closed or
+    half-open brackets; a list of open pairs ``(1, 2), (3, 4)`` may be points): the same set either way."""
+    if s.brackets == "cup":
+        return True
+    if s.brackets != "" or not all(i.kind == "seq" and i.brackets in ("()", "[]", "[)", "(]") for i in s.items):
+        return False
+    return any(i.brackets != "()" or "infty" in i.norm for i in s.items)
+
+
 def _equal_as_read(p: ParsedAnswer, r: ParsedAnswer, policy: AnswerPolicy) -> bool:
     if p.kind == "set" and r.kind == "set":
-        if (p.brackets == "cup") != (r.brackets == "cup"):
+        if (p.brackets == "cup") != (r.brackets == "cup") and not (_intervals(p) and _intervals(r)):
             return False
         return _set_equal(p, r, policy)
     if {p.kind, r.kind} == {"set", "seq"}:
@@ -282,12 +341,24 @@ def _equal_as_read(p: ParsedAnswer, r: ParsedAnswer, policy: AnswerPolicy) -> bo
         return all(_equal(a, b, policy) for a, b in zip(p.items, r.items, strict=True))
     if p.kind == "set" or r.kind == "set":
         return p.norm == r.norm and bool(p.norm)
+    if p.kind == "relation" or r.kind == "relation":
+        return p.kind == r.kind and _relation_equal(p, r)
     if p.kind == "equation" or r.kind == "equation":
-        if p.kind != r.kind:
-            return False
-        assert p.expr is not None and r.expr is not None
-        return _equation_equal(p.expr, r.expr)
+        a = p.expr if p.kind == "equation" else p.equation
+        b = r.expr if r.kind == "equation" else r.equation
+        return a is not None and b is not None and _equation_equal(a, b)
+    if p.equation is not None and r.equation is not None and _equation_equal(p.equation, r.equation):
+        return True  # "y = 1 - x" and "x = 1 - y"
     return _scalar_equal(p, r, policy)
+
+
+def _same_text(a: str, b: str) -> bool:
+    """Identical once normalized (spacing aside): equal before anything else runs, whatever the reader makes
+    of them (``2^((1/5.1)*t)`` on both sides)."""
+    if a == b:
+        return bool(a.strip())
+    ka = re.sub(r"\s+", "", normalize_answer(a, strip_label=False))
+    return bool(ka) and ka == re.sub(r"\s+", "", normalize_answer(b, strip_label=False))
 
 
 def answers_equal(predicted: str, reference: str, policy: AnswerPolicy = DEFAULT_POLICY,
@@ -298,6 +369,8 @@ def answers_equal(predicted: str, reference: str, policy: AnswerPolicy = DEFAULT
     sets of them); raise ``NeedsIsolation`` at the first step that needs more."""
     if not predicted or not reference:
         return False
+    if _same_text(predicted, reference):
+        return True
     _TL.deadline = deadline
     _TL.light = light
     try:

@@ -7,8 +7,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from faithsieve.grading.extract import reference_answer
+from faithsieve.mathtext.textnorm import clean_text
 
-_SPECIAL_END = re.compile(r"(?:<\|[A-Za-z0-9_]{1,40}\|>|</s>|<｜end▁of▁sentence｜>|<pad>|\[PAD\]|<eos>)$")
+_SPECIAL_END = re.compile(r"(?:<\|[A-Za-z0-9_]{1,40}\|>|</s>|<[｜|]end▁of▁sentence[｜|]>|<pad>|\[PAD\]|<eos>)$")
 
 
 def _strip_special_tail(s: str) -> str:
@@ -23,6 +24,9 @@ def _strip_special_tail(s: str) -> str:
         end = m.start()
 
 
+MAX_READ_CHARS = 200_000
+"""Of a longer input only the last this many characters are read (the final answer is at the end; past
+``max_chars`` a completion is not step-checked): reading stays bounded whatever the input."""
 MAX_DEPTH = 16
 """Deeper nesting of messages/lists in a completion or reference is refused (flag ``bad_input``)."""
 MAX_ITEMS = 256
@@ -34,15 +38,12 @@ class BadInput(ValueError):
 
 
 def _clean(s: str) -> str:
-    """An exact ``str`` that encodes as UTF-8 (lone surrogates are dropped)."""
+    """An exact ``str`` as a reader should see it (``clean_text``: no invisible or control characters,
+    compatibility forms folded; lone surrogates are dropped), capped at ``MAX_READ_CHARS``."""
     s = str.__add__("", s)  # a str subclass's overridden methods are never called
-    if s.isascii():
-        return s
-    try:
-        s.encode("utf-8")
-        return s
-    except UnicodeEncodeError:
-        return s.encode("utf-8", "ignore").decode("utf-8")
+    if len(s) > MAX_READ_CHARS:
+        s = s[-MAX_READ_CHARS:]  # the answer is at the end; a text this long is never step-checked
+    return clean_text(s)
 
 
 def _plain(x: Any) -> str:

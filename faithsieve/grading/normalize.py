@@ -74,6 +74,64 @@ def _unwrap_text_cmds(s: str) -> str:
     return s
 
 
+_APPROX = re.compile(r"\\approx\b|≈|\\simeq\b")
+_E_NOTATION = re.compile(r"(?<![\w\\.])(\d+(?:\.\d+)?|\.\d+)[eE]([+-]?\d{1,4})(?![\w.])")
+_PLAIN_TRIG = re.compile(r"(?<![\\A-Za-z])(sin|cos|tan|sec|csc|cot|arcsin|arccos|arctan)(?=\s*\()")
+_FN_POWER = re.compile(r"\\(sin|cos|tan)\s*(\([^()]{1,80}\))\s*(?=\^)")
+_INVERSE_TRIG = re.compile(r"\\(sin|cos|tan)\s*\^\s*\{\s*-\s*1\s*\}|\\(sin|cos|tan)\s*\^\s*-\s*1(?!\d)")
+_ARC_ARG = re.compile(r"\\arc(sin|cos|tan)\s*(?:\{([^{}]{1,40})\}|\(([^()]{1,40})\)|(-?[A-Za-z0-9]))")
+_ARC_VALUES = {
+    # exact values of the inverse trigonometric functions at the arguments answers use
+    ("sin", "0"): "0", ("sin", "1"): "\\frac{\\pi}{2}", ("sin", "-1"): "-\\frac{\\pi}{2}",
+    ("sin", "1/2"): "\\frac{\\pi}{6}", ("sin", "-1/2"): "-\\frac{\\pi}{6}",
+    ("cos", "1"): "0", ("cos", "0"): "\\frac{\\pi}{2}", ("cos", "-1"): "\\pi",
+    ("cos", "1/2"): "\\frac{\\pi}{3}", ("cos", "-1/2"): "\\frac{2\\pi}{3}",
+    ("tan", "0"): "0", ("tan", "1"): "\\frac{\\pi}{4}", ("tan", "-1"): "-\\frac{\\pi}{4}",
+}
+_HAS_TRIG = re.compile(r"\\(?:sin|cos|tan|sec|csc|cot)\b")
+
+
+_EULER_POWER = re.compile(r"(?<![A-Za-z\\])e\s*\^\s*(\{[^{}]{1,80}\}|-?\d+|[A-Za-z])")
+
+
+def _euler(m: re.Match[str]) -> str:
+    """``e^{x}`` -> ``\\exp(x)``: a lone ``e`` raised to a power is Euler's number."""
+    arg = m.group(1)
+    return "\\exp(" + (arg[1:-1] if arg.startswith("{") else arg) + ")"
+
+
+def _arc(m: re.Match[str]) -> str:
+    """``\\arccos{-1}`` -> ``\\pi`` (a tabled exact value), else ``\\arccos(-1)``: one spelling."""
+    fn = m.group(1)
+    arg = next(g for g in m.groups()[1:] if g is not None).strip()
+    key = re.sub(r"\\[dt]?frac\{(-?\d)\}\{(\d)\}", r"\1/\2", arg).replace(" ", "")
+    return _ARC_VALUES.get((fn, key), f"\\arc{fn}({arg})")
+
+
+def _notation(s: str) -> str:
+    """Notations read as what they mean before the reader sees them: E-notation (``2.5E2`` ->
+    ``(2.5*10^{2})``), function names written without a backslash (``sec(4z)``), a power after a
+    function's parenthesized argument (``\\cos(x)^2`` is ``(\\cos(x))^2``), inverse trigonometric
+    notations (``\\sin^{-1} a`` = ``\\arcsin(a)``, ``\\arccos{-1}`` = ``\\pi``), a trailing
+    ``\\approx 0.577`` (the exact value before it is the answer), a lone ``e`` raised to a power
+    (``e^{x}`` = ``\\exp(x)``)."""
+    parts = _APPROX.split(s, maxsplit=1)
+    if len(parts) == 2 and parts[0].strip():
+        s = parts[0].strip()
+    if "e" in s or "E" in s:
+        s = _E_NOTATION.sub(r"(\1*10^{\2})", s)
+    s = _PLAIN_TRIG.sub(r"\\\1", s)
+    if "e" in s and "^" in s:
+        s = _EULER_POWER.sub(_euler, s)
+    if "^" in s and "-" in s:
+        s = _INVERSE_TRIG.sub(lambda m: "\\arc" + (m.group(1) or m.group(2)), s)
+    if "\\arc" in s:
+        s = _ARC_ARG.sub(_arc, s)
+    if "^" in s:
+        s = _FN_POWER.sub(lambda m: "(\\" + m.group(1) + m.group(2) + ")", s)
+    return s
+
+
 def normalize_answer(s: str, strip_label: bool = True) -> str:
     """Canonical surface form of an answer (used before parsing and for string fallback). With
     ``strip_label``, a one-letter label is removed (``x = 18`` -> ``18``); ``parse_answer`` reads labels itself."""
@@ -98,11 +156,13 @@ def normalize_answer(s: str, strip_label: bool = True) -> str:
         s = s[s.index("{") + 1 :]  # a box the model never closed
     s = _LATEX_THOUSANDS.sub("", s)  # "11,\\! 111,\\! 100", "14{,}916"
     s = re.sub(r"\\[dtc]frac\b", r"\\frac", s)
+    s = _notation(s)
     if _TRIG_HINT.search(s):
         s = _TRIG_POWER.sub(_trig_power, s)
     s = re.sub(r"\\[dt]binom\b", r"\\binom", s)
     s = _SPACING.sub(" ", s)
-    s = _DEGREE.sub("", s)
+    # a degree sign on a bare value is dropped (90° = 90); inside trigonometry the reader converts it
+    s = _DEGREE.sub(lambda _m: "^{\\circ}", s) if _HAS_TRIG.search(s) else _DEGREE.sub("", s)
     s = _CURRENCY.sub("", s)
     s = re.sub(r"\\(?=\d)", "", s)  # "\\15" (a broken "\\$15")
     s = s.replace("\\%", "%").replace("−", "-").replace("±", "\\pm ").replace("\\cdot", "*").replace("\\times", "*")

@@ -33,7 +33,7 @@ from faithsieve.mathtext.parser import parse_tokens
 class ParsedAnswer:
     """An answer read as a value: number, expression, sequence, or plain text."""
 
-    kind: Literal["number", "expr", "equation", "seq", "set", "text"]
+    kind: Literal["number", "expr", "equation", "relation", "seq", "set", "text"]
     norm: str
     """Normalized string (for the text fallback)."""
     value: Fraction | None = None
@@ -45,11 +45,15 @@ class ParsedAnswer:
     decimals: int | None = None
     """For a plain decimal literal: its number of places."""
     brackets: str = ""
-    """seq: ``()``, ``[]``, ``[)``, ``(]``, ``\\langle\\rangle``, ``matrix``, ``row``; set: ``""`` (a list as
+    """relation: its operator, ``<``, ``<=`` or ``!=`` (``a > b`` is read as ``b < a``: ``expr`` is the
+    larger side minus the smaller, so ``expr > 0`` or ``>= 0``; for ``!=``, left - right). seq: ``()``, ``[]``, ``[)``, ``(]``, ``\\langle\\rangle``, ``matrix``, ``row``; set: ``""`` (a list as
     written, joined by commas, "and", "or" or ``;``), ``\\{\\}``, or ``cup`` (a union)."""
     items: tuple[ParsedAnswer, ...] = field(default=())
     labelled: bool = False
     """A label stood before the value (``p = 5``)."""
+    equation: Expr | None = None
+    """For a labelled value in variables (``y = 1 - x``): the whole read as an equation, left - right
+    (compared with an equation written another way, ``x + y = 1``)."""
     tail: ParsedAnswer | None = None
     """For a computation written out (``7 - (-3) + 1 = 11``, ``2x = 16\\sqrt{3}``): its last side, when
     that is a constant. Compared with a reference that is a single value."""
@@ -103,10 +107,52 @@ def _sequence(s: str) -> tuple[str, str] | None:
     return op + cl, inner
 
 
+_BARS = re.compile(r"\|([^|]{1,200})\|")
+_NAME_BARS = re.compile(r"[A-Z]{2,3}")
+_POWER_RUN = re.compile(r"(\^\s*(?:\{[^{}]{1,20}\}|\d+))\s+(?=[\d(\\])")
+_GROUP_RUN = re.compile(r"\)\s+\(")
+_IMAGINARY_CALL = re.compile(r"(?<![A-Za-z\\])i\s*\(")
+_FLIP = {">": "<", ">=": "<="}
+
+
+def _bars(m: re.Match[str]) -> str:
+    """``|x - 1|`` -> ``\\left|x - 1\\right|`` (the reader's absolute value); a name such as ``|AB|`` stays."""
+    inner = m.group(1)
+    return m.group(0) if _NAME_BARS.fullmatch(inner.strip()) else "\\left|" + inner + "\\right|"
+
+
+def _spelled(s: str) -> str:
+    """Products written by juxtaposition the reader does not take (``2^6 3^5``, ``(1+2) (3-4)``, ``i(2-i)``)
+    and absolute-value bars, written out."""
+    if "|" in s:
+        s = _BARS.sub(_bars, s)
+    if "^" in s:
+        s = _POWER_RUN.sub(r"\1*", s)
+    if ")" in s:
+        s = _GROUP_RUN.sub(")*(", s)
+    if "i" in s:
+        s = _IMAGINARY_CALL.sub("i*(", s)
+    if "=" in s and ("\\" in s or "{" in s or "^" in s):  # LaTeX is read: write its relations
+        s = s.replace(">=", "\\geq ").replace("<=", "\\leq ").replace("!=", "\\neq ")
+    return s
+
+
+def _relation(chain_rels: tuple[str, ...], exprs: tuple[Expr, ...], norm: str) -> ParsedAnswer | None:
+    """One inequality or ``!=`` (``x^2 <= 2x``, ``1 < x``) as a relation."""
+    if len(chain_rels) != 1 or chain_rels[0] not in ("<", "<=", ">", ">=", "!="):
+        return None
+    op, (a, b) = chain_rels[0], exprs
+    if op in _FLIP:
+        op, a, b = _FLIP[op], b, a
+    return ParsedAnswer("relation", _text_key(norm), expr=BinOp("-", b, a) if op != "!=" else BinOp("-", a, b),
+                        brackets=op)
+
+
 def _parse_scalar(s: str) -> ParsedAnswer:
     norm = s
     if not s or len(s) > MAX_ANSWER_CHARS:
         return ParsedAnswer("text", _text_key(norm))
+    s = _spelled(s)
     latex = "\\" in s or "{" in s or "^" in s
     try:
         toks = tokenize_latex(s) if latex else tokenize_plain(s)
@@ -117,8 +163,13 @@ def _parse_scalar(s: str) -> ParsedAnswer:
     except (FaithSieveError, RecursionError, ValueError, IndexError):
         return ParsedAnswer("text", _text_key(norm))
     if chain.rels:
+        rel = _relation(chain.rels, chain.exprs, norm)
+        if rel is not None:
+            return rel
         if all(r == "=" for r in chain.rels) and isinstance(chain.exprs[0], Var):
             expr = chain.exprs[-1]  # "x = 5", "x = 2 + 3 = 5": the value
+        elif chain.rels == ("=",) and isinstance(chain.exprs[1], Var) and not variables(chain.exprs[0]):
+            expr = chain.exprs[0]  # "5 = x"
         elif chain.rels == ("=",) and (variables(chain.exprs[0]) or variables(chain.exprs[1])):
             # "34x+45y-20z+100=0": an equation, read as left - right (compared up to a factor)
             return ParsedAnswer("equation", _text_key(norm), expr=BinOp("-", chain.exprs[0], chain.exprs[1]))
@@ -156,6 +207,7 @@ _LABEL_CHARS = re.compile(r"[A-Za-z\s(),|:{}\[\]']+")
 _LESS = r"<|\\leq?\b|\\leqslant\b|≤"
 _CHAIN = re.compile(rf"^(?P<lo>[^<>=]+?)(?P<o1>{_LESS})(?P<mid>[^<>=]+?)(?P<o2>{_LESS})(?P<hi>[^<>=]+)$")
 _PM = re.compile(r"\\pm\b|\\mp\b")
+_WRAPPED_MATRIX = re.compile(r"^[(\[]\s*(\\begin\{[pbvBV]?matrix\}.*\\end\{[pbvBV]?matrix\})\s*[)\]]$", re.S)
 _MATRIX = re.compile(r"^\\begin\{([pbvBV]?matrix|array)\}(?:\{[^{}]*\})?(.*)\\end\{\1\}$", re.S)
 
 
@@ -225,8 +277,10 @@ def _interval_text(m: re.Match[str]) -> str | None:
 
 def _set(norm: str, items: list[ParsedAnswer], brackets: str = "") -> ParsedAnswer:
     flat: list[ParsedAnswer] = []
-    for it in items:  # "21, 16 or 11": one list of three
-        flat.extend(it.items if it.kind == "set" and it.brackets == "" and not brackets else (it,))
+    for it in items:  # "21, 16 or 11": one list of three; "\\{1 \\pm \\sqrt 2\\}": a set of two
+        inline = it.kind == "set" and (it.brackets == "" and not brackets
+                                       or it.brackets == "pm" and brackets in ("", "\\{\\}"))
+        flat.extend(it.items if inline else (it,))
     return ParsedAnswer("set", _text_key(norm), brackets=brackets, items=tuple(flat[:_MAX_ITEMS]))
 
 
@@ -236,23 +290,67 @@ def parse_answer(s: str, _depth: int = 0) -> ParsedAnswer:
     if _depth > _MAX_DEPTH or not norm or len(norm) > MAX_ANSWER_CHARS:
         return ParsedAnswer("text", _text_key(norm))
     sub = _depth + 1
+    wrapped = _WRAPPED_MATRIX.match(norm)
+    if wrapped is not None:
+        norm = wrapped.group(1)
     mat = _MATRIX.match(norm)
     if mat is not None:
         return _parse_matrix(norm, mat, sub)
     if norm.startswith("{") and norm.endswith("}") and min(_depths(norm)[1:-1]) >= 1:
         norm = norm[1:-1].strip()  # LaTeX grouping: "{1, 3}"
+    if norm.startswith("\\{") and norm.endswith("\\}") and min(_depths(norm)[2:-2] or [1]) >= 1:
+        one = norm[2:-2].strip()
+        if one and len(_split_top(one, _COMMA)) == 1:  # a set of one: "\\{3\\}", "\\{1 \\pm \\sqrt 2\\}"
+            return _set(norm, [parse_answer(one, sub)], "\\{\\}")
     found = _parse_alternatives(norm, sub)
     if found is not None:
         return found
     value = _strip_label(norm)
     if value is not None:
         inner = parse_answer(value, sub)
-        return ParsedAnswer(inner.kind, inner.norm, inner.value, inner.expr, inner.percent_base, inner.decimals,
-                            inner.brackets, inner.items, labelled=True)
+        whole = _parse_scalar(norm) if inner.kind == "expr" else None
+        equation = whole.expr if whole is not None and whole.kind == "equation" else None
+        if equation is None and whole is not None and inner.expr is not None:
+            label = _parse_scalar(_split_top(norm, _LABEL_SEP)[0])
+            if label.kind == "expr" and isinstance(label.expr, Var):
+                equation = BinOp("-", label.expr, inner.expr)  # "y = 1 - x"
+        return dataclasses.replace(inner, labelled=True, equation=equation)
+    ray = _ray(norm)
+    if ray is not None:
+        return parse_answer(ray, sub)
     seq = _sequence(norm)
     if seq is not None:
         return _parse_sequence(norm, seq, sub)
     return _parse_plain(norm, sub)
+
+
+_GREATER = r">=|\\geq?\b|\\geqslant\b|≥|>"
+_LESSER = r"<=|\\leq?\b|\\leqslant\b|≤|<"
+_ORDER = re.compile(rf"{_GREATER}|{_LESSER}")
+_ONE_LETTER = re.compile(r"[A-Za-z]")
+
+
+def _ray(norm: str) -> str | None:
+    """``x > 1`` / ``1 < x`` -> ``(1, \\infty)``; ``x \\le 1`` -> ``(-\\infty, 1]``: one variable against a
+    constant is the interval of its solutions (None otherwise). Linear: one scan for the operators."""
+    ops = list(_ORDER.finditer(norm))
+    if len(ops) != 1 or "=" in norm.replace("<=", "").replace(">=", ""):
+        return None
+    m = ops[0]
+    left, right, op = norm[: m.start()].strip(), norm[m.end() :].strip(), m.group()
+    if _ONE_LETTER.fullmatch(left):
+        c, reverse = right, False
+    elif _ONE_LETTER.fullmatch(right):
+        c, reverse = left, True  # "1 < x" is "x > 1"
+    else:
+        return None
+    if not c or re.search(r"[A-Za-z]", re.sub(r"\\(?:frac|sqrt|pi|infty)\b", "", c)):
+        return None  # not a constant
+    greater = bool(re.fullmatch(_GREATER, op)) != reverse
+    strict = op in ("<", ">")
+    if greater:
+        return ("(" if strict else "[") + c + ", \\infty)"
+    return "(-\\infty, " + c + (")" if strict else "]")
 
 
 def _parse_matrix(norm: str, mat: re.Match[str], sub: int) -> ParsedAnswer:
@@ -267,17 +365,19 @@ def _parse_alternatives(norm: str, sub: int) -> ParsedAnswer | None:
     interval written as ``a < x < b``; None when it is none of these."""
     parts = _split_top(norm, _JOIN)
     if len(parts) > 1 and all(parts):
-        if ";" in norm:  # "p=5,q=2; p=7,q=2": each part one solution
-            return _set(norm, [_as_tuple(parse_answer(p, sub)) for p in parts])
-        return _set(norm, [parse_answer(p, sub) for p in parts])
+        # "p=5,q=2; p=7,q=2", "x=1, y=2 and x=3, y=4": each part one solution
+        return _set(norm, [_as_tuple(parse_answer(p, sub)) for p in parts])
     union = _split_top(norm, _CUP)
     if len(union) > 1 and all(union):
-        return _set(norm, [parse_answer(p, sub) for p in union], "cup")
+        pieces = [parse_answer(p, sub) for p in union]
+        if all(p.kind == "set" and p.brackets == "\\{\\}" for p in pieces):  # finite sets: their union
+            return _set(norm, [i for p in pieces for i in p.items], "\\{\\}")
+        return _set(norm, pieces, "cup")
     pm = _split_top(norm, _PM)
     if len(pm) == 2 and pm[1]:
         a, b = pm
         options = [f"-({b})", f"{b}"] if not a else [f"{a}+({b})", f"{a}-({b})"]
-        return _set(norm, [parse_answer(o, sub) for o in options], "\\{\\}")
+        return _set(norm, [parse_answer(o, sub) for o in options], "pm")
     chain = _CHAIN.match(norm)
     if chain is not None:
         interval = _interval_text(chain)
@@ -304,7 +404,7 @@ def _parse_plain(norm: str, sub: int) -> ParsedAnswer:
     result = _parse_scalar(stripped)
     if "=" in stripped:
         sides = _split_top(stripped, _EQ)
-        if len(sides) > 1 and sides[-1]:
+        if len(sides) > 1 and sides[-1] and len(set(sides)) > 1:  # "5 = 5" states nothing: no value
             tail = parse_answer(sides[-1], sub)
             if tail.kind != "expr" or (tail.expr is not None and not variables(tail.expr)):
                 result = dataclasses.replace(result, tail=tail)

@@ -1,14 +1,25 @@
 """The grader's worker processes: the shared killable pool (``faithsieve.runtime.workers.KillablePool``) under
-the grader's rules, owned by one ``GraderPool`` object (a ``Grader`` holds one). One hard budget per call
-covers waiting for a worker and the work; a worker past it is killed and replaced in the background;
-start-up (every worker's, and again in a forked process) is never charged to a call; every failure is a
-status, never an exception."""
+the grader's rules, owned by one ``GraderPool`` object (a ``Grader`` holds one). Every failure is a status,
+never an exception.
+
+* One hard budget per call covers waiting for a worker and the work; a worker past it is killed and
+  replaced in the background (the others keep serving).
+* In a batch (``queued``) a call's budget starts when a worker takes its job: waiting behind a hostile
+  neighbour never costs a call its step check.
+* Start-up is never charged to a call that cannot afford it: a call that finds the pool not started
+  starts it in the background and waits for it only as long as its own budget allows; if the workers are
+  not up by then the call reports ``pool_starting`` (its answer is compared in its own thread meanwhile).
+  ``warmup()`` (which ``make_trl_reward`` and ``make_compute_score`` start in the background) starts
+  and waits for every worker outside any call."""
 
 from __future__ import annotations
 
 import os
 import threading
+import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 from faithsieve.grading.check import (
@@ -17,7 +28,7 @@ from faithsieve.grading.check import (
     run_math_verify,
     warm_worker,
 )
-from faithsieve.grading.config import GraderConfig, default_config, work_deadline
+from faithsieve.grading.config import GraderConfig, default_config
 from faithsieve.runtime.workers import (
     JobTimeout,
     KillablePool,
@@ -25,7 +36,10 @@ from faithsieve.runtime.workers import (
     WorkerUnavailable,
 )
 
-__all__ = ["GraderPool"]
+__all__ = ["MAX_SLACK", "GraderPool"]
+
+MAX_SLACK = 0.3
+"""At most this share of a call's budget is given up to wake-up lateness (``GraderPool._late``)."""
 
 
 def _retire(result: Any) -> bool:
@@ -41,6 +55,15 @@ def _quiet() -> None:
     os.close(devnull)
 
 
+def _known(pool: KillablePool, wait_s: float = 2.0) -> None:
+    """Wait (briefly) until every started worker's pid is recorded: the start's future can answer its waiter
+    before the callback that records the pid has run, and a worker without a pid reads as dead to the first
+    job that takes it (which would then kill and restart a healthy worker)."""
+    until = time.monotonic() + wait_s
+    while len(pool.worker_pids) < pool.workers and time.monotonic() < until:
+        time.sleep(0.001)
+
+
 class GraderPool:
     """The worker processes of one grader and the threads that spread a batch over them. Started on
     first use (or by ``warmup``); ``close`` stops both (a later use starts them again)."""
@@ -50,6 +73,15 @@ class GraderPool:
         self._executor: ThreadPoolExecutor | None = None
         self._executor_size = 0
         self._lock = threading.Lock()
+        self._pid = os.getpid()
+        self._start_lock = threading.Lock()
+        """Guards ``_starting`` only (``_lock`` is held through a whole start)."""
+        self._starting: tuple[int, threading.Event] | None = None
+        """The process id and the 'start has ended' event of the background start in progress or done."""
+        self._local = threading.local()
+        self._late = 0.0
+        """How late, recently, a wait that ended at its deadline woke up (a decaying maximum, seconds): on
+        an overloaded machine a thread wakes well after its timeout, so waits end that much earlier."""
 
     # -- what tests and benches may look at ----------------------------------------------------------
 
@@ -60,12 +92,13 @@ class GraderPool:
 
     # -- the pool ------------------------------------------------------------------------------------
 
-    def get(self, cfg: GraderConfig) -> tuple[KillablePool, bool]:
-        """The pool, started in this process with at least ``cfg.workers`` workers, and whether this call
-        waited for a start (then its budget starts afresh). Raises ``WorkerUnavailable``."""
+    def get(self, cfg: GraderConfig) -> KillablePool:
+        """The pool, started in this process with at least ``cfg.workers`` workers (waiting for the start).
+        Raises ``WorkerUnavailable``."""
         pool = self._pool
         if pool is not None and pool.ready and pool.workers >= cfg.workers:
-            return pool, False
+            return pool
+        self._after_fork()
         with self._lock:
             if self._pool is None:
                 self._pool = KillablePool(cfg.workers, cfg.worker_memory_mb, initializer=_quiet, warm=warm_worker,
@@ -74,7 +107,71 @@ class GraderPool:
                 self._pool.start()
             if self._pool.workers < cfg.workers:
                 self._pool.grow(cfg.workers)
-            return self._pool, True
+            _known(self._pool)
+            return self._pool
+
+    def ready(self, cfg: GraderConfig) -> bool:
+        """Started in this process with at least ``cfg.workers`` workers."""
+        pool = self._pool
+        return pool is not None and pool.ready and pool.workers >= cfg.workers
+
+    def _after_fork(self) -> None:
+        """In a process forked from the one that made these locks (a start may have held them at the
+        fork, in a thread that does not exist here): fresh locks, no start in progress."""
+        if self._pid != os.getpid():
+            self._pid = os.getpid()
+            self._lock = threading.Lock()
+            self._start_lock = threading.Lock()
+            self._starting = None
+
+    def start_background(self, cfg: GraderConfig) -> threading.Event:
+        """Start the pool in a background thread (once per process); the event is set when that start ends."""
+        self._after_fork()
+        with self._start_lock:
+            if self._starting is not None and self._starting[0] == os.getpid():
+                return self._starting[1]
+            done = threading.Event()
+            self._starting = (os.getpid(), done)
+
+        def start() -> None:
+            try:
+                self.get(cfg)
+            except Exception:  # noqa: BLE001 - a call that needs the pool then reports it unavailable
+                pass
+            finally:
+                done.set()
+
+        threading.Thread(target=start, daemon=True, name="faithsieve-grader-start").start()
+        return done
+
+    def _started_by(self, cfg: GraderConfig, deadline: float) -> KillablePool | None:
+        """The pool when it is up, or after waiting for its start until ``deadline``; None when it is not
+        up by then (the start goes on in the background)."""
+        if self.ready(cfg):
+            return self._pool
+        done = self.start_background(cfg)
+        done.wait(max(0.0, deadline - time.monotonic()))
+        if not self.ready(cfg):
+            if done.is_set():  # that start failed: the next call tries again
+                with self._start_lock:
+                    self._starting = None
+            return None
+        return self._pool
+
+    def _woke(self, deadline: float) -> None:
+        """A wait that ended at ``deadline`` has woken up: remember how late (``_late``)."""
+        late = max(0.0, time.monotonic() - deadline)
+        self._late = max(late, self._late * 0.9)
+
+    @contextmanager
+    def queued(self) -> Iterator[None]:
+        """Calls made in this block, in this thread, are batch items: each one's budget starts when a worker
+        takes its job (``grade_many``)."""
+        self._local.queued = True
+        try:
+            yield
+        finally:
+            self._local.queued = False
 
     def executor(self, size: int) -> ThreadPoolExecutor:
         """The threads that spread a batch over the workers (``grade_many``), at least ``size`` of them."""
@@ -102,6 +199,8 @@ class GraderPool:
             if self._pool is not None:
                 self._pool.close()  # in a forked process this leaves the parent's workers alone
             self._pool = None
+            with self._start_lock:
+                self._starting = None
             if self._executor is not None:
                 self._executor.shutdown(wait=False)
                 self._executor = None
@@ -125,22 +224,35 @@ class GraderPool:
         return self._in_worker(cfg, deadline, run_answer_check, answer, refs, percent, decimal_rounding)
 
     def _in_worker(self, cfg: GraderConfig, deadline: float, fn: Any, *args: Any) -> dict[str, Any]:
-        """``fn(*args)`` in a worker by ``deadline``; any failure is a status (never raised)."""
+        """``fn(*args)`` in a worker by ``deadline`` (in a batch: within the budget left, counted from when a
+        worker takes the job); any failure is a status (never raised)."""
+        left = deadline - time.monotonic()
+        deadline -= min(self._late, MAX_SLACK * cfg.time_budget_s)
+        before = deadline - time.monotonic()
         try:
-            pool, waited = self.get(cfg)
-        except WorkerUnavailable as exc:
-            return {"status": "worker_unavailable", "error": str(exc)}
+            pool = self._started_by(cfg, deadline)
         except Exception as exc:  # noqa: BLE001 (isolation boundary: cannot start processes here at all)
             return {"status": "worker_unavailable", "error": f"{type(exc).__name__}: {exc}"}
-        if waited:
-            deadline = work_deadline(cfg)  # the start-up is not charged
+        if pool is None:
+            self._woke(deadline)
+            return {"status": "pool_starting", "error": "the worker processes are still starting"}
+        waited = deadline - time.monotonic() < before - 0.01
+        queued = bool(getattr(self._local, "queued", False))
         try:
-            out = pool.run(fn, *args, wait_s=cfg.acquire_timeout_s, deadline=deadline)
+            if queued:
+                out = pool.run(fn, *args, wait_s=cfg.acquire_timeout_s, time_limit=max(0.0, left))
+            else:
+                out = pool.run(fn, *args, wait_s=cfg.acquire_timeout_s, deadline=deadline)
         except JobTimeout:
-            return {"status": "timeout"}
+            if not queued:
+                self._woke(deadline)
+            # a call whose budget went on waiting for the start is not charged for the time it lacked
+            return {"status": "pool_starting" if waited else "timeout"}
         except WorkerCrashed as exc:
             return {"status": "worker_crashed", "error": str(exc)}
         except WorkerUnavailable as exc:
+            if not queued:
+                self._woke(deadline)
             return {"status": "worker_unavailable", "error": str(exc)}
         except Exception as exc:  # noqa: BLE001 (isolation boundary: e.g. an argument that cannot be pickled)
             return {"status": "error", "error": f"{type(exc).__name__}: {str(exc)[:200]}"}

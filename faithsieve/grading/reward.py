@@ -54,15 +54,31 @@ _CACHEABLE = frozenset({"ok", "too_long", "too_many_steps", "empty", "error"})
 _STATUS_FLAG = {
     "too_long": "too_long", "too_many_steps": "too_many_steps", "empty": "empty", "error": "process_error",
     "timeout": "budget_exceeded", "worker_unavailable": "worker_unavailable", "worker_crashed": "worker_crashed",
+    "pool_starting": "pool_starting",
 }
 
 
 _ANSWER_FLAG = {"timeout": "answer_budget_exceeded", "worker_unavailable": "worker_unavailable",
-                "worker_crashed": "worker_crashed"}
+                "worker_crashed": "worker_crashed", "pool_starting": "pool_starting"}
 
 
 _MV_FLAG = {"timeout": "answer_budget_exceeded", "unavailable": "answer_backend_unavailable",
-            "worker_unavailable": "worker_unavailable", "worker_crashed": "worker_crashed"}
+            "worker_unavailable": "worker_unavailable", "worker_crashed": "worker_crashed",
+            "pool_starting": "pool_starting"}
+
+
+UNCHECKED = frozenset({"budget_exceeded", "answer_budget_exceeded", "too_long", "too_many_steps", "process_error",
+                       "worker_crashed", "grader_error"})
+"""Flags of a call whose step check did not finish for a reason the completion's text controls (it ran out
+of time, it is too long, it has too many steps, it made the checker fail or its worker crash): such a call
+pays as one whose step is refuted (``error_penalty`` is subtracted), so no completion gains by defeating
+the check. A check that did not run for a reason outside the text (``worker_unavailable``: every worker
+busy with other calls; ``pool_starting``; ``process_disabled``) leaves the outcome term alone."""
+
+
+def _unchecked(cfg: GraderConfig, flags: list[str]) -> bool:
+    """Whether the score pays as a refuted step because the check did not finish (``UNCHECKED``)."""
+    return cfg.process and not UNCHECKED.isdisjoint(flags)
 
 
 def _outcome_only(cfg: GraderConfig, flags: list[str], t0: float, refs: list[str], outcome: bool | None = None,
@@ -72,7 +88,7 @@ def _outcome_only(cfg: GraderConfig, flags: list[str], t0: float, refs: list[str
         outcome_term = cfg.no_answer_reward if refs else 0.0
         outcome = False if refs else None
     return GradeResult(
-        score=float(outcome_term), outcome=outcome, outcome_term=float(outcome_term),
+        score=float(outcome_term) - (cfg.error_penalty if _unchecked(cfg, flags) else 0.0), outcome=outcome, outcome_term=float(outcome_term),
         answer=ex.text if ex is not None else None, answer_source=ex.source if ex is not None else None,
         reference=refs[0] if refs else None, process_checked=False, verdict=None, first_error_step=None,
         flags=tuple(dict.fromkeys(flags)), time_ms=round((time.perf_counter() - t0) * 1000, 3),
@@ -90,7 +106,7 @@ def _with_process(proc: dict[str, Any] | None, cfg: GraderConfig, flags: list[st
         if flag in ("process_error", "worker_crashed"):
             log.debug("faithsieve.grader: %s: %s", flag, proc.get("error"))
 
-    score = outcome_term
+    score = outcome_term - (cfg.error_penalty if _unchecked(cfg, flags) else 0.0)
     first = None
     step_rewards = None
     if checked:
@@ -209,7 +225,9 @@ class Grader:
         """Whether ``answer`` equals one of ``refs``, and a flag when that could not be decided in budget.
 
         With process isolation only what exact arithmetic decides at once runs in the caller's thread;
-        a comparison that needs sympy or sample points runs in a worker, killed at the deadline."""
+        a comparison that needs sympy or sample points runs in a worker, killed at the deadline (while the
+        workers are still starting, such a comparison waits for them within its budget, else it is flagged
+        ``pool_starting``: sympy in the caller's thread cannot be stopped)."""
         def compare() -> tuple[bool, str | None]:
             isolate = cfg.isolation == "process" and os.name == "posix"
             try:
@@ -281,10 +299,14 @@ class Grader:
                 log.debug("faithsieve.grader: bad input: %s", exc)
                 return _outcome_only(cfg, flags, t0, refs)
             ex = extract_answer(text, policy)
+            if time.monotonic() > deadline:
+                flags.append("answer_budget_exceeded")
+                term = 0.0 if not refs else cfg.incorrect_reward if ex is not None else cfg.no_answer_reward
+                return _outcome_only(cfg, flags, t0, refs, False if refs else None, term, ex)
             outcome, outcome_term = self._outcome_term(text, ex, refs, policy, cfg, deadline, flags)
             if ex is None:
                 flags.append("no_answer")
-            if {"answer_budget_exceeded", "worker_crashed", "worker_unavailable", "grader_error"} & set(flags):
+            if {"answer_budget_exceeded", "worker_crashed", "worker_unavailable", "pool_starting", "grader_error"} & set(flags):
                 return _outcome_only(cfg, flags, t0, refs, outcome, outcome_term, ex)
             proc = self._process_term(text, prob, cfg, deadline, flags)
             return _with_process(proc, cfg, flags, t0, refs, outcome, outcome_term, ex)
@@ -312,10 +334,14 @@ class Grader:
         """Grade ``(solution, reference, problem)`` triples, in order; spread over the worker pool
         when ``workers > 1``."""
         cfg = config or default_config()
+
+        def one(it: tuple[Any, Any, Any]) -> GradeResult:
+            with self.pool.queued():  # each item's budget starts when a worker takes its job
+                return self.grade(it[0], it[1], it[2], cfg)
+
         if len(items) <= 1 or cfg.workers <= 1 or cfg.isolation != "process" or not cfg.process:
-            return [self.grade(s, r, p, cfg) for s, r, p in items]
-        ex = self.pool.executor(cfg.workers)
-        return list(ex.map(lambda it: self.grade(it[0], it[1], it[2], cfg), items))
+            return [one(it) for it in items]
+        return list(self.pool.executor(cfg.workers).map(one, items))
 
 
 def _memoized(cache: _LRU, key: Any, cfg: GraderConfig,

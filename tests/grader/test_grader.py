@@ -263,7 +263,7 @@ def test_hostile_through_every_entry_point() -> None:
 # the hard time budget
 # ---------------------------------------------------------------------------
 
-def test_budget_exceeded_is_outcome_only_and_the_pool_recovers() -> None:
+def test_budget_exceeded_pays_as_refuted_and_the_pool_recovers() -> None:
     tight = GraderConfig(cache_size=0, time_budget_s=0.02)
     text = LONG_PROOF + "\nThe answer is 7."
     pool = g.default_grader().pool.processes
@@ -273,7 +273,8 @@ def test_budget_exceeded_is_outcome_only_and_the_pool_recovers() -> None:
     r = g.grade(text, "7", "", tight)
     elapsed = time.perf_counter() - t
     assert r.budget_exceeded and "budget_exceeded" in r.flags and not r.process_checked
-    assert r.score == 1.0 and r.first_error_step is None  # outcome only
+    # the check that did not finish pays as a refuted one, never as a checked one
+    assert r.score == 1.0 - tight.error_penalty and r.first_error_step is None
     assert elapsed < 0.5
     replaced = time.monotonic() + 30
     while len(set(pool.worker_pids) - before) != 1:  # the overrunning worker is replaced in the background
@@ -355,6 +356,7 @@ def test_the_default_grader_is_an_owned_object_replaced_through_a_public_method(
     mine = g.Grader()
     assert g.replace_default_grader(mine) is mine and g.default_grader() is mine
     assert old.pool.processes is None  # closed
+    assert mine.warmup()
     r = g.grade(BAD_STEP, "18", PROBLEM, NOCACHE)
     assert r.process_checked and r.first_error_step == 1 and mine.pool.processes is not None
     fresh = g.replace_default_grader()

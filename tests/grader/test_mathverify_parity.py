@@ -15,7 +15,7 @@ import re
 
 import pytest
 
-from faithsieve.grader import compute_score
+from faithsieve.grader import compute_score, warmup
 from tests.grader.mathverify_cases import CASES
 
 EXPECTED_MISSES: dict[tuple[str, str], str] = {
@@ -34,6 +34,12 @@ def _completion(pred: str) -> str:
     if "\\boxed" in pred or re.search(r"(?i)answer", pred) or len(pred) > 100:
         return pred
     return f"So the final answer is \\boxed{{{pred}}}."
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _workers_up() -> None:
+    """Comparisons that need sympy run in the workers: start them first, as a trainer does (``warmup``)."""
+    assert warmup()
 
 
 def _ours(gold: str, pred: str) -> int:

@@ -88,7 +88,8 @@ def test_a_passed_deadline_stops_the_comparison() -> None:
 def test_answer_budget_exceeded_is_flagged_not_raised() -> None:
     r = g.grade("\\boxed{\\sqrt{12}}", "2\\sqrt{3}", "", GraderConfig(cache_size=0, time_budget_s=1e-9))
     assert r.flags == ("answer_budget_exceeded",)
-    assert r.outcome is False and r.score == 0.0 and not r.process_checked
+    # an answer check that ran out of time pays as a wrong answer with a refuted step
+    assert r.outcome is False and r.score == -0.5 and not r.process_checked
 
 
 def test_work_stops_before_the_budget_ends(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -157,7 +158,7 @@ def test_internal_failure_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(reward, "extract_answer", boom)
     r = g.grade("#### 18", "18", "", NOCACHE)
-    assert r.flags == ("grader_error",) and r.score == 0.0 and r.outcome is False
+    assert r.flags == ("grader_error",) and r.score == -0.5 and r.outcome is False
 
 
 def test_many_threads_hold_the_budget() -> None:
@@ -192,7 +193,7 @@ def test_many_threads_hold_the_budget() -> None:
 def test_flag_too_many_steps() -> None:
     text = "\n".join(f"Step {i}: {i} + {i} = {2 * i}." for i in range(1, 40)) + "\n#### 78"
     r = g.grade(text, "78", "", GraderConfig(cache_size=0, max_steps=10))
-    assert r.flags == ("too_many_steps",) and r.score == 1.0 and not r.process_checked
+    assert r.flags == ("too_many_steps",) and r.score == 0.5 and not r.process_checked  # pays as refuted
     assert g.grade(text, "78", "", GraderConfig(cache_size=0, max_steps=100)).process_checked
 
 
@@ -204,12 +205,12 @@ def test_flag_process_error(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(faithsieve.pipeline, "localize", broken)
     r = g.grade(GOOD, "18", PROBLEM, GraderConfig(cache_size=0, isolation="inline"))
-    assert r.flags == ("process_error",) and r.score == 1.0 and not r.process_checked
+    assert r.flags == ("process_error",) and r.score == 0.5 and not r.process_checked  # pays as refuted
 
 
 def test_flag_worker_unavailable() -> None:
     cfg = GraderConfig(cache_size=0, acquire_timeout_s=0.05)
-    p, _ = g.default_grader().pool.get(cfg)
+    p = g.default_grader().pool.get(cfg)
     held = [p.submit(time.sleep, 1.5) for _ in range(p.workers)]  # every worker busy
     while p.idle:
         time.sleep(0.01)
@@ -222,9 +223,39 @@ def test_flag_worker_unavailable() -> None:
     assert g.grade(GOOD, "18", PROBLEM, cfg).process_checked
 
 
+def test_waits_end_earlier_on_a_machine_that_wakes_threads_late() -> None:
+    """A wait that ended at its deadline and woke up late makes later waits end that much earlier (a
+    decaying maximum), never by more than ``MAX_SLACK`` of the budget."""
+    from faithsieve.grading.pool import MAX_SLACK
+
+    grader = g.Grader()
+    cfg = GraderConfig(cache_size=0, acquire_timeout_s=30, workers=1)
+    try:
+        assert grader.warmup(cfg)
+        p = grader.pool.processes
+        assert p is not None
+        held = p.submit(time.sleep, 3.0)  # the only worker busy
+        while p.idle:
+            time.sleep(0.01)
+        grader.pool._woke(time.monotonic() - 0.2)
+        assert 0.19 < grader.pool._late < 0.25
+        grader.pool._woke(time.monotonic())
+        assert 0.17 < grader.pool._late < 0.23  # decays
+        grader.pool._late = 10.0
+        t = time.perf_counter()
+        r = grader.grade(GOOD, "18", PROBLEM, cfg)
+        took = time.perf_counter() - t
+        assert r.flags == ("worker_unavailable",)
+        budget_end = cfg.time_budget_s - 0.1
+        assert budget_end - MAX_SLACK * cfg.time_budget_s - 0.05 < took < budget_end - 0.2
+        held.result(30)
+    finally:
+        grader.close()
+
+
 def test_flag_worker_crashed() -> None:
     cfg = GraderConfig(cache_size=0, time_budget_s=30)
-    p, _ = g.default_grader().pool.get(cfg)
+    p = g.default_grader().pool.get(cfg)
     # the long proof's check takes ~0.1-0.3 s, so a kill can land after it finished: a few tries, each
     # killing the workers as they are while the check runs (read then, not before the pool started)
     assert g.grade(GOOD, "18", PROBLEM, cfg).process_checked  # the pool is up: its idle count means something
@@ -245,7 +276,7 @@ def test_flag_worker_crashed() -> None:
         assert result
         flags.append(result[0].flags)
         if result[0].flags:
-            assert result[0].score == 1.0  # outcome only: the crashed check contributes nothing
+            assert result[0].score == 0.5  # a crashed check (a bomb may crash it) pays as a refuted one
             break
         # the kill landed after the check had finished: a checked result (its steps are false)
         assert result[0].process_checked and result[0].score == 0.5
@@ -371,11 +402,18 @@ def test_costly_comparisons_run_in_a_worker(monkeypatch: pytest.MonkeyPatch) -> 
 # ---------------------------------------------------------------------------
 
 def test_every_worker_start_is_outside_the_budget() -> None:
-    """A fresh pool: the first batch waits for every worker's start-up (not charged to its budget),
-    so none of it comes back budget_exceeded or worker_unavailable, and all workers are up after."""
+    """A fresh pool: a call that finds it not started waits for it only within its own budget (never
+    past budget + 0.1 s), never charges the start as its own timeout (``pool_starting``, not
+    ``budget_exceeded``, and the outcome term alone); once the workers are up every call is checked."""
     g.shutdown()
-    cfg = GraderConfig(cache_size=0, workers=3, time_budget_s=1.0)
+    cfg = GraderConfig(cache_size=0, workers=3, time_budget_s=0.3)
+    t = time.perf_counter()
     out = g.grade_many([(GOOD + f"\n(fresh {i})", "18", PROBLEM) for i in range(6)], cfg)
+    assert all(r.flags in ((), ("pool_starting",)) for r in out)
+    assert all(r.score == 1.0 for r in out)  # GOOD is right: waiting for the start costs nothing
+    assert all(r.time_ms < 400 for r in out) and time.perf_counter() - t < 6 * 0.4
+    assert g.warmup(cfg)
+    out = g.grade_many([(GOOD + f"\n(warm {i})", "18", PROBLEM) for i in range(6)], cfg)
     assert [r.flags for r in out] == [()] * 6 and all(r.process_checked for r in out)
     p = g.default_grader().pool.processes
     assert p is not None and p.idle == 3 and len(set(p.worker_pids)) == 3
@@ -394,10 +432,12 @@ def test_a_forked_trainer_gets_its_own_workers(tmp_path) -> None:
 from faithsieve import grader as g
 print("top-level", flush=True)
 GOOD, PROBLEM = {GOOD!r}, {PROBLEM!r}
+g.warmup()
 first = g.grade(GOOD, "18", PROBLEM, g.GraderConfig(cache_size=0))
 parent = set(g.default_grader().pool.processes.worker_pids)
 child = os.fork()
 if child == 0:
+    g.warmup()
     r = g.grade(GOOD + " ", "18", PROBLEM, g.GraderConfig(cache_size=0))
     ok = r.process_checked and r.flags == () and not (set(g.default_grader().pool.processes.worker_pids) & parent)
     g.shutdown()
