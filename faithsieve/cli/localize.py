@@ -192,7 +192,7 @@ def cmd_localize(args: argparse.Namespace) -> int:
 
 def _localize(args: argparse.Namespace, worker: LimitedWorker) -> int:
     from faithsieve.cli.options import settings_from_args, warn_if_lean_missing
-    from faithsieve.scoring.run import item_time_limit
+    from faithsieve.scoring.chunks import item_time_limit
     from faithsieve.split import proof_from_input
 
     try:
