@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from fractions import Fraction
 from typing import Protocol
 
+from faithsieve.obligations.intfuncs import reduce_rel
 from faithsieve.obligations.models import (
     ArithmeticObligation,
     Obligation,
@@ -157,13 +158,6 @@ def _percent_of_base(e: Expr, env: dict[str, Fraction] | None, lim: Limits) -> F
     return None
 
 
-def _rounded_up_only(a: Fraction, b: Fraction) -> bool:
-    """One side is an integer above the other by more than a half: only its ceiling, not its rounding
-    to nearest (halves go up) or its truncation (``2/3 + 11/3 = 5``; ``13/3 = 4`` truncates)."""
-    n, x = (a, b) if a.denominator == 1 else (b, a)
-    return n > x and n - x > Fraction(1, 2)
-
-
 _ORDER = {"<": operator.lt, ">": operator.gt, "<=": operator.le, ">=": operator.ge, "!=": operator.ne}
 
 
@@ -227,14 +221,30 @@ def _percent_notation(a: Fraction, b: Fraction, lhs: Expr, rhs: Expr, method: st
 
 
 def _written_tolerance(a: Fraction, b: Fraction, lhs: Expr, rhs: Expr, ceiling: bool) -> Fraction:
-    """The precision the sides show; 1 where an integer is written for a non-integer value (rounding,
-    floor or ceiling)."""
+    """The precision the sides show, where the text licenses rounding to it (0 where it does not).
+
+    A computation on exact numbers has an exact value; writing fewer digits is a reading the text must
+    support. ``ceiling`` (a word problem: whole items, whole cents) licenses rounding to the digits shown
+    and an integer for a non-integer value (rounding, floor or ceiling). Otherwise a decimal side licenses
+    rounding only when the exact value cannot be written in the digits shown: its expansion does not
+    terminate (``2/3 = 0.67``) or runs at least two digits past them (``2π·1 = 6.28`` from ``6.2832``);
+    ``1.1^2 = 1.2`` (exactly 1.21) and ``1/4 + 1/2 = 1`` are claims of equality, not of rounding."""
     tol = max(shown_tolerance(lhs), shown_tolerance(rhs))
-    if tol == 0 and (a.denominator != 1 or b.denominator != 1) and (
+    if tol:
+        if ceiling:
+            return tol
+        exact = b if shown_tolerance(lhs) >= shown_tolerance(rhs) and shown_tolerance(lhs) else a
+        return tol if _needs_digits_beyond(exact, tol) else Fraction(0)
+    if (a.denominator != 1 or b.denominator != 1) and (
         (isinstance(rhs, Num) and b.denominator == 1) or (isinstance(lhs, Num) and a.denominator == 1)
-    ) and (ceiling or not _rounded_up_only(a, b)):
-        tol = Fraction(1)
-    return tol
+    ) and ceiling:
+        return Fraction(1)
+    return Fraction(0)
+
+
+def _needs_digits_beyond(x: Fraction, unit: Fraction) -> bool:
+    """``x`` has no decimal expansion within one digit past ``unit`` (one unit in the last place shown)."""
+    return (x * 10 / unit).denominator != 1
 
 
 def _within_earlier_rounding(lhs: Expr, rhs: Expr, rset: set[str], tol: Fraction,
@@ -308,11 +318,11 @@ class ExactChecker:
     def check(self, ob: Obligation, deadline: float) -> Outcome | None:
         try:
             if isinstance(ob, ArithmeticObligation):
-                c = ob.claim
+                c = reduce_rel(ob.claim, self.lim)
                 return compare_values(c.lhs, c.op, c.rhs, approx=ob.approx, rounded=ob.rounded, lim=self.lim,
                                       ceiling=ob.ceiling)
             if isinstance(ob, SubstitutionObligation):
-                c = ob.claim
+                c = reduce_rel(ob.claim, self.lim)
                 out = compare_values(c.lhs, c.op, c.rhs, approx=ob.approx, env=dict(ob.env), lim=self.lim)
                 if isinstance(out, Refuted):
                     cx = {**{k: fmt(v) for k, v in ob.env.items()}, **out.counterexample}

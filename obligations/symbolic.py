@@ -15,6 +15,7 @@ from faithsieve.obligations.fastpaths import (
     polynomial_class,
 )
 from faithsieve.obligations.freevar import polynomial_variable
+from faithsieve.obligations.intfuncs import reduce_rel
 from faithsieve.obligations.memo import OutcomeMemo
 from faithsieve.obligations.models import (
     ArithmeticObligation,
@@ -195,7 +196,7 @@ class SympyChecker:
     def check(self, ob: Obligation, deadline: float) -> Outcome | None:
         try:
             if isinstance(ob, (ArithmeticObligation, SubstitutionObligation)):
-                c = ob.claim
+                c = reduce_rel(ob.claim, self.lim)
                 if c.op not in ("=", "~"):
                     return None
                 env = dict(ob.env) if isinstance(ob, SubstitutionObligation) else {}
@@ -225,7 +226,7 @@ class SympyChecker:
         dv = d.evalf(50)
         av = a.evalf(30)
         if not (dv.is_real and av.is_real):
-            return Unknown(self.name, "non-real value")
+            return self._complex(a, b, dv, c, approx)
         tol = max(shown_tolerance(c.lhs), shown_tolerance(c.rhs))
         mag = max(abs(av), 1)
         if abs(dv) < sympy.Float(10) ** -40 * mag:
@@ -241,6 +242,15 @@ class SympyChecker:
             return Unknown(self.name, "irrational value against rounded decimals")
         cx = {"lhs": str(a.evalf(12)), "rhs": str(b.evalf(12)), "difference": str(dv.evalf(6))}
         return Refuted("sympy-numeric", cx, "sides differ (evaluated to 50 digits)")
+
+    def _complex(self, a: sympy.Expr, b: sympy.Expr, dv: sympy.Expr, c: Rel, approx: bool) -> Outcome:
+        """A closed value with ``i``: exact sides that differ by a nonzero complex number are unequal
+        (``(1 + i)^2 = 2`` is ``2i = 2``); with decimals or ``≈`` shown, rounding may explain it."""
+        mag = max(abs(a.evalf(30)), abs(b.evalf(30)), 1)
+        if approx or c.op == "~" or _decimal_literals(c) or abs(dv) < sympy.Float(10) ** -30 * mag:
+            return Unknown(self.name, "non-real value")
+        cx = {"lhs": str(a.evalf(12)), "rhs": str(b.evalf(12)), "difference": str(dv.evalf(6))}
+        return Refuted("sympy-numeric", cx, "complex sides differ (evaluated to 50 digits)")
 
     def _identity(self, ob: IdentityObligation) -> Outcome:
         c = ob.claim
