@@ -3,6 +3,7 @@ shown, running totals, percent of a base): the cheapest check, first in the port
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Iterable
 from fractions import Fraction
@@ -30,6 +31,7 @@ from faithsieve.mathtext.ast import (
     Pow,
     Rel,
     leftmost_operand,
+    literals,
     walk,
 )
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
@@ -168,6 +170,7 @@ def _evidence(a: Fraction, b: Fraction, **more: str) -> dict[str, str]:
 def compare_values(
     lhs: Expr, op: str, rhs: Expr, *, approx: bool, rounded: Iterable[str] = (),
     env: dict[str, Fraction] | None = None, lim: Limits = DEFAULT_LIMITS, method: str = "exact", ceiling: bool = True,
+    word_problem: bool = False,
 ) -> Outcome:
     """Decide a closed relation with exact rationals and the rounding rules. Without ``ceiling``, an
     integer written for a non-integer value is read as rounded to nearest or truncated, not rounded up."""
@@ -186,10 +189,11 @@ def compare_values(
     if percent is not None:
         return percent
     diff = a - b
-    tol = _written_tolerance(a, b, lhs, rhs, ceiling)
+    long_decimals = _rounded_literals(lhs, rhs)
+    tol = _written_tolerance(a, b, lhs, rhs, ceiling, word_problem, bool(long_decimals))
     if tol and abs(diff) < tol:
         return Verified(f"{method}-rounding", f"agrees to the precision shown ({fmt(a)} vs {fmt(b)})")
-    rset = set(rounded)
+    rset = set(rounded) | long_decimals
     if rset and _within_earlier_rounding(lhs, rhs, rset, tol, env, lim):
         return Verified(f"{method}-rounding", "agrees within the rounding of values rounded earlier")
     if op == "~" or approx:
@@ -220,31 +224,64 @@ def _percent_notation(a: Fraction, b: Fraction, lhs: Expr, rhs: Expr, method: st
     return None
 
 
-def _written_tolerance(a: Fraction, b: Fraction, lhs: Expr, rhs: Expr, ceiling: bool) -> Fraction:
+def _written_tolerance(a: Fraction, b: Fraction, lhs: Expr, rhs: Expr, ceiling: bool, word_problem: bool = False,
+                       approximate_inputs: bool = False) -> Fraction:
     """The precision the sides show, where the text licenses rounding to it (0 where it does not).
 
     A computation on exact numbers has an exact value; writing fewer digits is a reading the text must
-    support. ``ceiling`` (a word problem: whole items, whole cents) licenses rounding to the digits shown
-    and an integer for a non-integer value (rounding, floor or ceiling). Otherwise a decimal side licenses
-    rounding only when the exact value cannot be written in the digits shown: its expansion does not
-    terminate (``2/3 = 0.67``) or runs at least two digits past them (``2π·1 = 6.28`` from ``6.2832``);
-    ``1.1^2 = 1.2`` (exactly 1.21) and ``1/4 + 1/2 = 1`` are claims of equality, not of rounding."""
+    support. ``ceiling`` (a word problem whose result names what it counts or pays) licenses rounding to
+    the digits shown and an integer for a non-integer value (rounding, floor or ceiling). Otherwise:
+
+    * a decimal side is the value rounded to its digits only when the value cannot be written in them
+      (its expansion does not terminate: ``2/3 = 0.67``; or it is computed from rounded inputs), or, in a
+      word problem, to cents;
+    * an integer side is the value rounded to nearest or truncated when, in a word problem, the value's
+      expansion does not terminate; and the integer part of a quotient of two integers written as such
+      (``19 / 7 = 2``: integer division, as in counting multiples).
+
+    ``1.1^2 = 1.2`` (exactly 1.21), ``1/4 + 1/2 = 1`` and ``(4 + 9)/2 = 6`` are claims of equality."""
     tol = max(shown_tolerance(lhs), shown_tolerance(rhs))
     if tol:
         if ceiling:
             return tol
         exact = b if shown_tolerance(lhs) >= shown_tolerance(rhs) and shown_tolerance(lhs) else a
-        return tol if _needs_digits_beyond(exact, tol) else Fraction(0)
-    if (a.denominator != 1 or b.denominator != 1) and (
-        (isinstance(rhs, Num) and b.denominator == 1) or (isinstance(lhs, Num) and a.denominator == 1)
-    ) and ceiling:
-        return Fraction(1)
+        cents = word_problem and tol == Fraction(1, 100)
+        return tol if cents or approximate_inputs or not _terminates(exact) else Fraction(0)
+    for n, x, side in ((b, a, lhs), (a, b, rhs)):
+        if n.denominator != 1 or x.denominator == 1 or not isinstance(rhs if side is lhs else lhs, Num):
+            continue
+        if ceiling:
+            return Fraction(1)
+        truncated = n == math.trunc(x)
+        if word_problem and (not _terminates(x) or approximate_inputs) and (truncated or n == math.floor(x + Fraction(1, 2))):
+            return Fraction(1)
+        if truncated and _integer_quotient(side):
+            return Fraction(1)
     return Fraction(0)
 
 
-def _needs_digits_beyond(x: Fraction, unit: Fraction) -> bool:
-    """``x`` has no decimal expansion within one digit past ``unit`` (one unit in the last place shown)."""
-    return (x * 10 / unit).denominator != 1
+def _terminates(x: Fraction) -> bool:
+    """``x`` has a finite decimal expansion (its denominator has no prime but 2 and 5)."""
+    d = x.denominator
+    for p in (2, 5):
+        while d % p == 0:
+            d //= p
+    return d == 1
+
+
+def _integer_quotient(e: Expr) -> bool:
+    """``a / b`` with ``a`` and ``b`` integers as written."""
+    return (isinstance(e, BinOp) and e.op == "/" and isinstance(e.left, Num) and isinstance(e.right, Num)
+            and e.left.decimals == 0 and e.right.decimals == 0)
+
+
+ROUNDED_DIGITS = 3
+"""A decimal literal with at least this many digits after the point reads as a rounded value (``2.8284``
+for √8): within one unit in its last place, as a value rounded earlier in the proof is."""
+
+
+def _rounded_literals(lhs: Expr, rhs: Expr) -> set[str]:
+    return {n.text for n in literals(lhs) + literals(rhs) if n.decimals >= ROUNDED_DIGITS}
 
 
 def _within_earlier_rounding(lhs: Expr, rhs: Expr, rset: set[str], tol: Fraction,
@@ -320,10 +357,11 @@ class ExactChecker:
             if isinstance(ob, ArithmeticObligation):
                 c = reduce_rel(ob.claim, self.lim)
                 return compare_values(c.lhs, c.op, c.rhs, approx=ob.approx, rounded=ob.rounded, lim=self.lim,
-                                      ceiling=ob.ceiling)
+                                      ceiling=ob.ceiling, word_problem=ob.word_problem)
             if isinstance(ob, SubstitutionObligation):
                 c = reduce_rel(ob.claim, self.lim)
-                out = compare_values(c.lhs, c.op, c.rhs, approx=ob.approx, env=dict(ob.env), lim=self.lim)
+                out = compare_values(c.lhs, c.op, c.rhs, approx=ob.approx, env=dict(ob.env), lim=self.lim,
+                                     word_problem=ob.word_problem)
                 if isinstance(out, Refuted):
                     cx = {**{k: fmt(v) for k, v in ob.env.items()}, **out.counterexample}
                     note = "; ".join(f"{k} established at {o}" for k, o in ob.origins.items() if o)

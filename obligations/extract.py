@@ -116,7 +116,7 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str, notes: _FormulaNotes 
 
     if not vs:
         return ArithmeticObligation(**read(), claim=r, approx=approx, rounded=_rounded_in(r, ctx.rounded),
-                                    ceiling=ctx.word_problem and counts_items(ctx.around))
+                                    word_problem=ctx.word_problem, ceiling=ctx.word_problem and counts_items(ctx.around))
     if len(vs) > MAX_VARS or f.multiletter and not (f.latex and _identity_meant(ctx, r, vs)):
         return None  # juxtaposed letters in plain text may be one name; in LaTeX math beside a rewriting cue, a product
     if edge.type == TransitionType.DEFINITION:
@@ -129,7 +129,8 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str, notes: _FormulaNotes 
     if vs <= set(ctx.env) and r.op == "=" and _substitution_meant(ctx, r, edge.step):
         env = {k: ctx.env[k] for k in sorted(vs)}  # sorted: set order varies between processes
         origins = {k: ctx.env_origin.get(k, "") for k in sorted(vs)}
-        return SubstitutionObligation(**read(), claim=r, env=env, approx=approx, origins=origins)
+        return SubstitutionObligation(**read(), claim=r, env=env, approx=approx, origins=origins,
+                                      word_problem=ctx.word_problem)
     if ctx.premises and edge.type == TransitionType.DERIVATION:
         prem = ctx.premises
         if (vs == set().union(*(_rel_vars(p) for p in prem)) and all(p != r for p in prem)
@@ -183,9 +184,25 @@ def _identity_meant(ctx: EdgeContext, r: Rel, vs: frozenset[str]) -> bool:
     same = bool(variables(r.lhs)) and variables(r.lhs) == variables(r.rhs)
     if not same:
         return False
-    if _REWRITE_CUE.search(sentence):
+    if _REWRITE_CUE.search(sentence) and _rewrite_shape(r):
         return True
-    return _expansion_shape(r) and len(f.chain.exprs) >= 3 and all(variables(e) == vs for e in f.chain.exprs)
+    if _expansion_shape(r):
+        return True  # a product or power set equal to a sum in its letters: its expansion
+    # a chain of three or more expressions in the same letters transforms one expression
+    return len(f.chain.exprs) >= 3 and all(variables(e) == vs for e in f.chain.exprs)
+
+
+def _rewrite_shape(r: Rel) -> bool:
+    """What expanding, factoring or simplifying relates: a product or power of sums and a sum
+    (``(x+3)^2 = x^2 + 6x + 9``, ``x^2 - 9 = (x-3)(x+3)``), or a quotient with a sum in it and another
+    form (``(x^2 - 9)/(x - 3) = x + 3``). ``2/(3k^2) = k`` or ``x^2 + 2 = x^2 + 4x + 4`` are equations
+    the step simplified, not rewritings of one expression."""
+    if _expansion_shape(r):
+        return True
+    for a in (r.lhs, r.rhs):
+        if isinstance(a, BinOp) and a.op == "/" and any(isinstance(x, BinOp) and x.op in "+-" for x in (a.left, a.right)):
+            return True
+    return False
 
 
 _CONNECTIVE = frozenset(["and", "or", "so", "as", "is", "are", "was", "were", "then", "thus", "hence", "which", "that", "since", "because", "we", "it", "this", "the", "by", "in", "of", "to", "for", "from", "so", "at", "if", "when", "while", "but", "therefore", "gives", "yields", "means", "leaves", "left", "remains", "remaining"])

@@ -121,6 +121,9 @@ class ArithmeticObligation(_ObligationBase):
     """Rounding to the precision shown is allowed (``≈``, 'about', decimals, percentages)."""
     rounded: tuple[str, ...] = ()
     """Literals in the claim that are themselves rounded results of earlier steps."""
+    word_problem: bool = False
+    """The problem is a word problem (no letters in its formulas): a value that cannot be written in the
+    digits shown may be rounded to nearest, and money to cents (``exact._written_tolerance``)."""
     ceiling: bool = True
     """An integer written for a non-integer value may be its ceiling (whole items needed, in a word
     problem); when False, only rounding to nearest or truncation is read into it."""
@@ -144,6 +147,8 @@ class SubstitutionObligation(_ObligationBase):
     """Rounding allowed, as for arithmetic."""
     origins: dict[str, str] = Field(default_factory=dict)
     """Where each value was established (``step 2: x = 5``)."""
+    word_problem: bool = False
+    """The problem is a word problem: rounding as for arithmetic (``ArithmeticObligation.word_problem``)."""
 
     def claim_text(self) -> str:
         return f"{', '.join(f'{k} = {v}' for k, v in self.env.items())} ⊢ {self.claim}"

@@ -244,10 +244,12 @@ class SympyChecker:
         return Refuted("sympy-numeric", cx, "sides differ (evaluated to 50 digits)")
 
     def _complex(self, a: sympy.Expr, b: sympy.Expr, dv: sympy.Expr, c: Rel, approx: bool) -> Outcome:
-        """A closed value with ``i``: exact sides that differ by a nonzero complex number are unequal
-        (``(1 + i)^2 = 2`` is ``2i = 2``); with decimals or ``≈`` shown, rounding may explain it."""
+        """A closed value with ``i`` written: exact sides that differ by a nonzero complex number are unequal
+        (``(1 + i)^2 = 2`` is ``2i = 2``); with decimals or ``≈`` shown, rounding may explain it. A complex
+        value the proof did not write (``log(-1)``) is a real-domain claim: unknown."""
         mag = max(abs(a.evalf(30)), abs(b.evalf(30)), 1)
-        if approx or c.op == "~" or _decimal_literals(c) or abs(dv) < sympy.Float(10) ** -30 * mag:
+        written_i = any(isinstance(n, Const) and n.name == "i" for side in (c.lhs, c.rhs) for n in walk(side))
+        if not written_i or approx or c.op == "~" or _decimal_literals(c) or abs(dv) < sympy.Float(10) ** -30 * mag:
             return Unknown(self.name, "non-real value")
         cx = {"lhs": str(a.evalf(12)), "rhs": str(b.evalf(12)), "difference": str(dv.evalf(6))}
         return Refuted("sympy-numeric", cx, "complex sides differ (evaluated to 50 digits)")
