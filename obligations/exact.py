@@ -21,7 +21,7 @@ from faithsieve.obligations.models import (
     Verified,
 )
 
-from faithsieve.core.errors import FaithSieveError, NotRational
+from faithsieve.core.errors import EvaluationLimit, FaithSieveError, NotRational
 from faithsieve.mathtext.ast import (
     BinOp,
     Call,
@@ -128,8 +128,21 @@ def _interval(e: Expr, rounded: set[str], env: dict[str, Fraction] | None, lim: 
     if isinstance(e, Call) and e.fn == "percent":
         lo, hi = _interval(e.args[0], rounded, env, lim)
         return lo / 100, hi / 100
+    if isinstance(e, Pow) and (k := _small_exponent(e.exponent, lim)) is not None:
+        lo, hi = _interval(e.base, rounded, env, lim)
+        if max(x.numerator.bit_length() + x.denominator.bit_length() for x in (lo, hi)) * k > lim.max_bits:
+            raise EvaluationLimit("interval power too large")
+        ends = sorted((lo**k, hi**k))
+        return (Fraction(0) if k % 2 == 0 and lo < 0 < hi else ends[0]), ends[1]
     v = evaluate(e, env, lim)
     return v, v
+
+
+def _small_exponent(e: Expr, lim: Limits) -> int | None:
+    """A literal integer exponent from 1 to 64 (an interval's power stays within the bit bound)."""
+    if isinstance(e, Num) and e.value.denominator == 1 and 1 <= e.value <= 64:
+        return int(e.value)
+    return None
 
 
 def _has_percent(e: Expr) -> bool:

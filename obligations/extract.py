@@ -44,6 +44,7 @@ from faithsieve.mathtext.ast import (
     Pow,
     Rel,
     Var,
+    functions,
     literals,
     variables,
 )
@@ -145,10 +146,10 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str, notes: _FormulaNotes 
 
 
 def _identity(ctx: EdgeContext, r: Rel, vs: frozenset[str], read: Callable[[], dict[str, object]]) -> Obligation | None:
-    asserted = _identity_meant(ctx, r, vs)
-    if not asserted and (not variables(r.lhs) or not variables(r.rhs)):
+    asserted_by = _identity_meant(ctx, r, vs)
+    if not asserted_by and (not variables(r.lhs) or not variables(r.rhs)):
         return None  # "2x + 3 = 11" restated: an equation in its unknowns, never an identity to check
-    return IdentityObligation(**read(), claim=r, asserted_identity=asserted)
+    return IdentityObligation(**read(), claim=r, asserted_identity=bool(asserted_by), asserted_by=asserted_by)
 
 
 _REWRITE_CUE = re.compile(r"(?i)\b(expand\w*|multiply\w* out|foil\w*|distribut\w*|factor(?:s|ed|ing|i[sz]\w*)?|"
@@ -169,27 +170,43 @@ def _solved_next(after: str, vs: frozenset[str]) -> bool:
     return any(re.search(rf"(?<![A-Za-z\\]){re.escape(v)}\s{{0,2}}=\s{{0,2}}[-−]?\s{{0,2}}\d", after) for v in vs)
 
 
-def _identity_meant(ctx: EdgeContext, r: Rel, vs: frozenset[str]) -> bool:
+def _identity_meant(ctx: EdgeContext, r: Rel, vs: frozenset[str]) -> str:
     """The step claims ``r`` for all values of its letters: the text says so ("for all x", "identically"),
     the display rewrites one expression, or the step rewrites (expanding, simplifying, factoring) one
     expression in the same letters as the other side, or sets a product or power equal to its
-    expansion (``(x+3)^2 = x^2 + 6x + 9``). An equation the text goes on to solve is not one."""
+    expansion (``(x+3)^2 = x^2 + 6x + 9``). An equation the text goes on to solve is not one.
+
+    The answer names the reason (``IdentityObligation.asserted_by``), "" when no identity is meant."""
     f = ctx.formula
     assert f is not None
     sentence, after = f.lead_sentence, _sentence_after(ctx)
-    if ctx.rewrites or _quantified_over(sentence, vs) or _quantified_over(after, vs):
-        return True
+    if _quantified_over(sentence, vs) or _quantified_over(after, vs):
+        return "stated"
+    if ctx.rewrites:
+        return "display"
     if r.op != "=" or _SOLVE_CUE.search(sentence) or _solved_next(after, vs):
-        return False
+        return ""
     same = bool(variables(r.lhs)) and variables(r.lhs) == variables(r.rhs)
     if not same:
-        return False
+        return ""
     if _REWRITE_CUE.search(sentence) and _rewrite_shape(r):
-        return True
-    if _expansion_shape(r):
-        return True  # a product or power set equal to a sum in its letters: its expansion
-    # a chain of three or more expressions in the same letters transforms one expression
-    return len(f.chain.exprs) >= 3 and all(variables(e) == vs for e in f.chain.exprs)
+        return "rewriting"
+    return "chain" if _rewriting_chain(ctx, vs) else ""
+
+
+_CASE_CUE = re.compile(r"(?i)\b(?:case|if|when|where|assum\w*|suppos\w*|given|since|for\s{1,3}\S{1,12}\s{0,3}(?:[<>≤≥]|\\[lg]eq?\b))")
+
+
+def _rewriting_chain(ctx: EdgeContext, vs: frozenset[str]) -> bool:
+    """A chain of three or more expressions in the same letters, with nothing known about them, transforms
+    one expression (``(2x+3)^2 = (2x)^2 + 12x + 9 = 4x^2 + 12x + 9``): each link is an identity. Not under a
+    case or an assumption (``|x - 1| = -(x - 1) = 1 - x`` for ``x < 1``), not where relations between the
+    letters are known (``a + b = 7`` lets ``a^2 - ab + b^2 = 49 - 3ab``), not through functions (abs, roots)."""
+    f = ctx.formula
+    assert f is not None
+    if len(f.chain.exprs) < 3 or ctx.premises or ctx.other_premises or _CASE_CUE.search(f.lead[-200:]):
+        return False
+    return all(variables(e) == vs and not functions(e) for e in f.chain.exprs)
 
 
 def _rewrite_shape(r: Rel) -> bool:
