@@ -21,6 +21,7 @@ from faithsieve.obligations.models import (
     SolutionObligation,
     SubstitutionObligation,
 )
+from faithsieve.obligations.polynomials import poly_difference
 from faithsieve.obligations.readings import (
     guessed_reading,
     notation_written,
@@ -48,7 +49,7 @@ from faithsieve.mathtext.ast import (
     literals,
     variables,
 )
-from faithsieve.mathtext.evaluate import evaluate
+from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, evaluate
 from faithsieve.mathtext.extract import Formula
 
 MAX_VARS = 4
@@ -154,7 +155,7 @@ def _identity(ctx: EdgeContext, r: Rel, vs: frozenset[str], read: Callable[[], d
 
 _REWRITE_CUE = re.compile(r"(?i)\b(expand\w*|multiply\w* out|foil\w*|distribut\w*|factor(?:s|ed|ing|i[sz]\w*)?|"
                           r"simplif\w*|rewrit\w*|collect\w*|combin\w* like terms)\b")
-_SOLVE_CUE = re.compile(r"(?i)\b(solv\w*|find\w*|roots?|zeros?|unknowns?|equations?|holds? when|satisf\w*)\b")
+_SOLVE_CUE = re.compile(r"(?i)\b(solv\w*|find\w*|roots?|zeros?|unknowns?|equations?|holds? when|satisf\w*|both sides)\b")
 _CHECK_CUE = re.compile(r"(?i)\b(check\w*|verif\w*)\b")
 
 
@@ -199,13 +200,14 @@ _CASE_CUE = re.compile(r"(?i)\b(?:case|if|when|where|assum\w*|suppos\w*|given|si
 
 def _rewriting_chain(ctx: EdgeContext, vs: frozenset[str]) -> bool:
     """A chain of three or more expressions in the same letters, with nothing known about them, transforms
-    one expression (``(2x+3)^2 = (2x)^2 + 12x + 9 = 4x^2 + 12x + 9``): each link is an identity. Not under a
+    one expression (``(2x+3)^2 = (2x)^2 + 12x + 9 = 4x^2 + 12x + 9``): each link after the first is an
+    identity (the first may set up an equation whose side the rest rewrites). Not under a
     case or an assumption (``|x - 1| = -(x - 1) = 1 - x`` for ``x < 1``), not where relations between the
     letters are known (``a + b = 7`` lets ``a^2 - ab + b^2 = 49 - 3ab``), not through functions (abs, roots)."""
     f = ctx.formula
     assert f is not None
-    if len(f.chain.exprs) < 3 or ctx.premises or ctx.other_premises or _CASE_CUE.search(f.lead[-200:]):
-        return False
+    if len(f.chain.exprs) < 3 or ctx.link < 1 or ctx.premises or ctx.other_premises or _CASE_CUE.search(f.lead[-200:]):
+        return False  # the first link may be the equation whose side the rest rewrites: x + 7 = (x - 5)^2 = x^2 - 10x + 25
     return all(variables(e) == vs and not functions(e) for e in f.chain.exprs)
 
 
@@ -337,13 +339,19 @@ def _solution(ctx: EdgeContext, read: Callable[[], dict[str, object]], approx: b
     except FaithSieveError:
         return None
     prem = ctx.premises[0]
-    if _rel_vars(prem) != {var} or prem.op != "=":
-        return None
+    if _rel_vars(prem) != {var} or prem.op != "=" or _identity_premise(prem):
+        return None  # "x = 5" after "x^2 - 7x + 10 = (x - 2)(x - 5)": an identity has no solutions to claim
     values: dict[str, Fraction] = {var: value}
     lit = value_expr.operand if isinstance(value_expr, Neg) else value_expr
     decimals = lit.decimals if isinstance(lit, Num) else 0
     return SolutionObligation(**read(), equations=(prem,), values=values, approx=approx or r.op == "~" or decimals > 0,
                               decimals=decimals)
+
+
+def _identity_premise(r: Rel) -> bool:
+    """``r`` holds for every value of its letters (its sides expand to the same polynomial)."""
+    diff = poly_difference(r.lhs, r.rhs, DEFAULT_LIMITS, quotients=False)
+    return diff is not None and not any(diff[0].values())
 
 
 def _coverage(cov: CaseSplit, base: dict[str, object]) -> Obligation:

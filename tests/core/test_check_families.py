@@ -163,3 +163,15 @@ def test_a_step_with_an_undecided_claim_is_not_shown_verified() -> None:
     assert v.steps[0].status == "unknown"
     assert v.coverage.steps_decided == 1  # a decided obligation still counts as coverage
     assert localize(proof_from_steps("p", ["$3 + 4 = 7$."])).steps[0].status == "verified"
+
+
+def test_an_identity_is_not_an_equation_to_solve() -> None:
+    v = localize(proof_from_steps("Factor $x^2 - 7x + 10$.", ["We have $x^2 - 7x + 10 = (x - 2)(x - 5)$.",
+                                                                 "So $x = 5$ is a root."]))
+    assert not [e for s in v.steps for e in s.evidence if e.kind.value == "solution"]
+
+
+def test_the_first_link_may_be_the_equation_the_chain_rewrites() -> None:
+    problem = r"Solve \( \sqrt{x + 7} = x - 5 \)."
+    assert flag(problem, [r"Then \( x + 7 = (x - 5)^2 = x^2 - 10x + 25 \)."]) is None
+    assert flag(problem, [r"Then \( x + 7 = (x - 5)^2 = x^2 - 10x + 5 \)."]) == 1  # the rewriting link is false
