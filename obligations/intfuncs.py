@@ -20,8 +20,10 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from faithsieve.obligations.readings import map_nodes
+
 from faithsieve.core.errors import EvaluationLimit, FaithSieveError
-from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Rel, walk
+from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Rel, walk
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 from faithsieve.runtime.lazy import lazy_module
 
@@ -53,19 +55,17 @@ def reduce_rel(r: Rel, lim: Limits = DEFAULT_LIMITS) -> Rel:
 
 
 def reduce_expr(e: Expr, lim: Limits = DEFAULT_LIMITS) -> Expr:
-    if isinstance(e, BinOp):
-        return BinOp(e.op, reduce_expr(e.left, lim), reduce_expr(e.right, lim))
-    if isinstance(e, Neg):
-        return Neg(reduce_expr(e.operand, lim))
-    if isinstance(e, Pow):
-        return Pow(reduce_expr(e.base, lim), reduce_expr(e.exponent, lim))
-    if isinstance(e, Call):
-        call = Call(e.fn, tuple(reduce_expr(a, lim) for a in e.args))
-        try:
-            return _reduced_call(call, lim)
-        except FaithSieveError:
-            return call
-    return e
+    """``e`` with every reducible call replaced by its value, innermost first (``gcd(φ(12), 6)``)."""
+    return map_nodes(e, lambda n: _reduced(n, lim))
+
+
+def _reduced(e: Expr, lim: Limits) -> Expr:
+    if not isinstance(e, Call):
+        return e
+    try:
+        return _reduced_call(e, lim)
+    except FaithSieveError:
+        return e
 
 
 def _num(v: Fraction) -> Expr:
