@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from faithsieve.obligations.readings import map_nodes
 
-from faithsieve.core.errors import EvaluationLimit, FaithSieveError
+from faithsieve.core.errors import EvaluationLimit, FaithSieveError, NotRational
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Rel, walk
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 from faithsieve.runtime.lazy import lazy_module
@@ -143,14 +143,17 @@ def _log_base_of(fn: str) -> Fraction | None:
 
 
 def _log_value(arg: Expr, base: Fraction, lim: Limits) -> Expr:
-    """``log_b x``: its rational value ``p/q`` when ``x^q = b^p`` exactly, else ``ln x / ln b``."""
-    x = evaluate(arg, None, lim)
+    """``log_b x``: its rational value ``p/q`` when ``x^q = b^p`` exactly, else ``ln x / ln b`` (also for a
+    symbolic ``x``: ``log_8(x)`` is ``ln x / ln 8`` in an identity)."""
+    quotient = BinOp("/", Call("ln", (arg,)), Call("ln", (_num(base),)))
+    try:
+        x = evaluate(arg, None, lim)
+    except NotRational:
+        return quotient
     if x <= 0:
         raise EvaluationLimit("logarithm of a non-positive number")
     exact = _rational_log(x, base, lim)
-    if exact is not None:
-        return _num(exact)
-    return BinOp("/", Call("ln", (arg,)), Call("ln", (_num(base),)))
+    return quotient if exact is None else _num(exact)
 
 
 def _rational_log(x: Fraction, b: Fraction, lim: Limits) -> Fraction | None:

@@ -15,7 +15,7 @@ from faithsieve.obligations.fastpaths import (
     polynomial_class,
 )
 from faithsieve.obligations.freevar import polynomial_variable
-from faithsieve.obligations.intfuncs import reduce_rel
+from faithsieve.obligations.intfuncs import has_reducible, reduce_rel
 from faithsieve.obligations.memo import OutcomeMemo
 from faithsieve.obligations.models import (
     ArithmeticObligation,
@@ -255,6 +255,8 @@ class SympyChecker:
         return Refuted("sympy-numeric", cx, "complex sides differ (evaluated to 50 digits)")
 
     def _identity(self, ob: IdentityObligation) -> Outcome:
+        if has_reducible(ob.claim):  # log_2 8, log_8(x), gcd(12, 18): their values, or ln quotients
+            ob = ob.model_copy(update={"claim": reduce_rel(ob.claim, self.lim)})
         c = ob.claim
         if _too_large(c):
             return Unknown(self.name, "expression too large for symbolic checking")

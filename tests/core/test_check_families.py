@@ -175,3 +175,9 @@ def test_the_first_link_may_be_the_equation_the_chain_rewrites() -> None:
     problem = r"Solve \( \sqrt{x + 7} = x - 5 \)."
     assert flag(problem, [r"Then \( x + 7 = (x - 5)^2 = x^2 - 10x + 25 \)."]) is None
     assert flag(problem, [r"Then \( x + 7 = (x - 5)^2 = x^2 - 10x + 5 \)."]) == 1  # the rewriting link is false
+
+
+def test_a_symbolic_log_with_a_numeric_base_is_a_quotient_of_natural_logs() -> None:
+    assert flag("p", ["Since $\\log_8 x = \\frac{\\log_2 x}{3}$ for all x, we are done."]) is None
+    v = localize(proof_from_steps("p", ["Since $\\log_8 x = \\frac{\\log_2 x}{3}$ for all x, we are done."]))
+    assert [e.status for e in v.steps[0].evidence] == ["verified"]
