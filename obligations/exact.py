@@ -103,18 +103,20 @@ def shown_tolerance(e: Expr) -> Fraction:
     return Fraction(0)
 
 
-def _interval(e: Expr, rounded: set[str], env: dict[str, Fraction] | None, lim: Limits) -> tuple[Fraction, Fraction]:
-    """Interval of values when each literal in ``rounded`` may be off by one unit in its last place."""
+def _interval(e: Expr, rounded: set[str], env: dict[str, Fraction] | None, lim: Limits,
+              half: frozenset[str] = frozenset()) -> tuple[Fraction, Fraction]:
+    """Interval of values when each literal in ``rounded`` may be off by one unit in its last place (half a
+    unit for those in ``half``: long decimals read as rounded to nearest)."""
     if isinstance(e, Num):
         if e.text in rounded and e.decimals:
-            u = Fraction(1, 10**e.decimals)
+            u = Fraction(1, 10**e.decimals) / (2 if e.text in half else 1)
             return e.value - u, e.value + u
         return e.value, e.value
     if isinstance(e, Neg):
-        lo, hi = _interval(e.operand, rounded, env, lim)
+        lo, hi = _interval(e.operand, rounded, env, lim, half)
         return -hi, -lo
     if isinstance(e, BinOp):
-        a, b = _interval(e.left, rounded, env, lim), _interval(e.right, rounded, env, lim)
+        a, b = _interval(e.left, rounded, env, lim, half), _interval(e.right, rounded, env, lim, half)
         if e.op == "+":
             return a[0] + b[0], a[1] + b[1]
         if e.op == "-":
@@ -126,10 +128,10 @@ def _interval(e: Expr, rounded: set[str], env: dict[str, Fraction] | None, lim: 
         ps = [a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1]]
         return min(ps), max(ps)
     if isinstance(e, Call) and e.fn == "percent":
-        lo, hi = _interval(e.args[0], rounded, env, lim)
+        lo, hi = _interval(e.args[0], rounded, env, lim, half)
         return lo / 100, hi / 100
     if isinstance(e, Pow) and (k := _small_exponent(e.exponent, lim)) is not None:
-        lo, hi = _interval(e.base, rounded, env, lim)
+        lo, hi = _interval(e.base, rounded, env, lim, half)
         if max(x.numerator.bit_length() + x.denominator.bit_length() for x in (lo, hi)) * k > lim.max_bits:
             raise EvaluationLimit("interval power too large")
         ends = sorted((lo**k, hi**k))
@@ -207,7 +209,7 @@ def compare_values(
     if tol and abs(diff) < tol:
         return Verified(f"{method}-rounding", f"agrees to the precision shown ({fmt(a)} vs {fmt(b)})")
     rset = set(rounded) | long_decimals
-    if rset and _within_earlier_rounding(lhs, rhs, rset, tol, env, lim):
+    if rset and _within_earlier_rounding(lhs, rhs, rset, tol, env, lim, frozenset(long_decimals - set(rounded))):
         return Verified(f"{method}-rounding", "agrees within the rounding of values rounded earlier")
     if op == "~" or approx:
         return _approximation(a, b, rhs, method)
@@ -294,15 +296,18 @@ for √8): within one unit in its last place, as a value rounded earlier in the 
 
 
 def _rounded_literals(lhs: Expr, rhs: Expr) -> set[str]:
-    return {n.text for n in literals(lhs) + literals(rhs) if n.decimals >= ROUNDED_DIGITS}
+    """The long decimals a computed side uses (a bare literal side is the result shown, not an input)."""
+    sides = [e for e in (lhs, rhs) if not isinstance(e, (Num, Neg))]
+    return {n.text for e in sides for n in literals(e) if n.decimals >= ROUNDED_DIGITS}
 
 
 def _within_earlier_rounding(lhs: Expr, rhs: Expr, rset: set[str], tol: Fraction,
-                             env: dict[str, Fraction] | None, lim: Limits) -> bool:
-    """The sides' intervals meet when the literals in ``rset`` may be off by one unit in their last place."""
+                             env: dict[str, Fraction] | None, lim: Limits, half: frozenset[str] = frozenset()) -> bool:
+    """The sides' intervals meet when the literals in ``rset`` may be off by one unit in their last place
+    (half a unit for those in ``half``)."""
     try:
-        lo1, hi1 = _interval(lhs, rset, env, lim)
-        lo2, hi2 = _interval(rhs, rset, env, lim)
+        lo1, hi1 = _interval(lhs, rset, env, lim, half)
+        lo2, hi2 = _interval(rhs, rset, env, lim, half)
     except FaithSieveError:
         return False
     return lo1 - tol <= hi2 and lo2 - tol <= hi1

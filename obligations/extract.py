@@ -148,8 +148,8 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str, notes: _FormulaNotes 
 
 def _identity(ctx: EdgeContext, r: Rel, vs: frozenset[str], read: Callable[[], dict[str, object]]) -> Obligation | None:
     asserted_by = _identity_meant(ctx, r, vs)
-    if not asserted_by and (not variables(r.lhs) or not variables(r.rhs)):
-        return None  # "2x + 3 = 11" restated: an equation in its unknowns, never an identity to check
+    if not asserted_by and (not variables(r.lhs) or not variables(r.rhs)) and _linear_equation(r):
+        return None  # "2x + 3 = 11" restated: an equation with a solution, never an identity to check
     return IdentityObligation(**read(), claim=r, asserted_identity=bool(asserted_by), asserted_by=asserted_by)
 
 
@@ -346,6 +346,16 @@ def _solution(ctx: EdgeContext, read: Callable[[], dict[str, object]], approx: b
     decimals = lit.decimals if isinstance(lit, Num) else 0
     return SolutionObligation(**read(), equations=(prem,), values=values, approx=approx or r.op == "~" or decimals > 0,
                               decimals=decimals)
+
+
+def _linear_equation(r: Rel) -> bool:
+    """``r`` expands to a polynomial of degree one: some value satisfies it, so as an equation in its
+    unknowns it can never be refuted, and it is no identity."""
+    diff = poly_difference(r.lhs, r.rhs, DEFAULT_LIMITS, quotients=False)
+    if diff is None:
+        return False
+    degrees = [sum(k for _, k in mono) for mono, c in diff[0].items() if c]
+    return bool(degrees) and max(degrees) == 1
 
 
 def _identity_premise(r: Rel) -> bool:

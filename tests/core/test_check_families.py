@@ -181,3 +181,12 @@ def test_a_symbolic_log_with_a_numeric_base_is_a_quotient_of_natural_logs() -> N
     assert flag("p", ["Since $\\log_8 x = \\frac{\\log_2 x}{3}$ for all x, we are done."]) is None
     v = localize(proof_from_steps("p", ["Since $\\log_8 x = \\frac{\\log_2 x}{3}$ for all x, we are done."]))
     assert [e.status for e in v.steps[0].evidence] == ["verified"]
+
+
+def test_long_decimals_are_rounded_to_nearest_and_the_shown_result_is_not_an_input() -> None:
+    assert arith("0.323^3 = 0.035", ceiling=False) == "Refuted"  # 0.0337: not within half a unit of 0.323
+
+
+def test_an_equation_no_value_satisfies_stays_an_obligation() -> None:
+    assert flag("p", [r"Then $\frac{3}{6} = \frac{x}{x}$."]) == 1
+    assert localize(proof_from_steps("Solve $2x+3=11$.", ["We have $2x + 3 = 11$."])).steps[0].evidence == ()
