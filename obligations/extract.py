@@ -188,8 +188,8 @@ def _identity_meant(ctx: EdgeContext, r: Rel, vs: frozenset[str]) -> str:
     if r.op != "=" or _SOLVE_CUE.search(sentence) or _solved_next(after, vs):
         return ""
     same = bool(variables(r.lhs)) and variables(r.lhs) == variables(r.rhs)
-    if not same:
-        return ""
+    if not same or isinstance(r.lhs, Var) or isinstance(r.rhs, Var):
+        return ""  # "simplifies to a = 1/(1 - 1/(1 - a))": a letter set equal to an expression in it is an equation
     if _REWRITE_CUE.search(sentence) and _rewrite_shape(r):
         return "rewriting"
     return "chain" if _rewriting_chain(ctx, vs) else ""

@@ -190,3 +190,7 @@ def test_long_decimals_are_rounded_to_nearest_and_the_shown_result_is_not_an_inp
 def test_an_equation_no_value_satisfies_stays_an_obligation() -> None:
     assert flag("p", [r"Then $\frac{3}{6} = \frac{x}{x}$."]) == 1
     assert localize(proof_from_steps("Solve $2x+3=11$.", ["We have $2x + 3 = 11$."])).steps[0].evidence == ()
+
+
+def test_a_letter_set_equal_to_an_expression_in_it_is_an_equation() -> None:
+    assert flag("p", [r"Which simplifies to $a = \frac{1}{\frac{1 - a}{1 - a} - \frac{1}{1 - a}}$."]) is None
