@@ -45,7 +45,6 @@ from faithsieve.mathtext.ast import (
     Pow,
     Rel,
     Var,
-    functions,
     literals,
     variables,
 )
@@ -175,7 +174,8 @@ def _identity_meant(ctx: EdgeContext, r: Rel, vs: frozenset[str]) -> str:
     """The step claims ``r`` for all values of its letters: the text says so ("for all x", "identically"),
     the display rewrites one expression, or the step rewrites (expanding, simplifying, factoring) one
     expression in the same letters as the other side, or sets a product or power equal to its
-    expansion (``(x+3)^2 = x^2 + 6x + 9``). An equation the text goes on to solve is not one.
+    expansion (``(x+3)^2 = x^2 + 6x + 9``). An equation the text goes on to solve is not one. A chain in one set of
+    letters alone does not say so: its links may use relations the problem gave.
 
     The answer names the reason (``IdentityObligation.asserted_by``), "" when no identity is meant."""
     f = ctx.formula
@@ -190,25 +190,15 @@ def _identity_meant(ctx: EdgeContext, r: Rel, vs: frozenset[str]) -> str:
     same = bool(variables(r.lhs)) and variables(r.lhs) == variables(r.rhs)
     if not same or isinstance(r.lhs, Var) or isinstance(r.rhs, Var):
         return ""  # "simplifies to a = 1/(1 - 1/(1 - a))": a letter set equal to an expression in it is an equation
-    if _REWRITE_CUE.search(sentence) and _rewrite_shape(r):
+    if _REWRITE_CUE.search(sentence) and (_rewrite_shape(r) or _expanding_chain(f, vs)):
         return "rewriting"
-    return "chain" if _rewriting_chain(ctx, vs) else ""
+    return ""  # a chain alone is not enough: "(I − P)^2 = I − 2P + P^2 = I − P" uses P^2 = P, told in the problem
 
 
-_CASE_CUE = re.compile(r"(?i)\b(?:case|if|when|where|assum\w*|suppos\w*|given|since|for\s{1,3}\S{1,12}\s{0,3}(?:[<>≤≥]|\\[lg]eq?\b))")
-
-
-def _rewriting_chain(ctx: EdgeContext, vs: frozenset[str]) -> bool:
-    """A chain of three or more expressions in the same letters, with nothing known about them, transforms
-    one expression (``(2x+3)^2 = (2x)^2 + 12x + 9 = 4x^2 + 12x + 9``): each link after the first is an
-    identity (the first may set up an equation whose side the rest rewrites). Not under a
-    case or an assumption (``|x - 1| = -(x - 1) = 1 - x`` for ``x < 1``), not where relations between the
-    letters are known (``a + b = 7`` lets ``a^2 - ab + b^2 = 49 - 3ab``), not through functions (abs, roots)."""
-    f = ctx.formula
-    assert f is not None
-    if len(f.chain.exprs) < 3 or ctx.link < 1 or ctx.premises or ctx.other_premises or _CASE_CUE.search(f.lead[-200:]):
-        return False  # the first link may be the equation whose side the rest rewrites: x + 7 = (x - 5)^2 = x^2 - 10x + 25
-    return all(variables(e) == vs and not functions(e) for e in f.chain.exprs)
+def _expanding_chain(f: Formula, vs: frozenset[str]) -> bool:
+    """A chain in one set of letters that starts from a product or power of sums: each link expands it."""
+    exprs = f.chain.exprs
+    return len(exprs) >= 3 and _product_form(exprs[0]) and all(variables(e) == vs for e in exprs)
 
 
 def _rewrite_shape(r: Rel) -> bool:

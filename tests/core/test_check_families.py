@@ -114,7 +114,7 @@ def flag(problem: str, steps: list[str]) -> int | None:
     (["Expanding, $(a - b)^3 = a^3 - 3a^2b + 3ab^2 - b^3$."], None),
     (["For all x and y, $(x + y)^2 = x^2 + xy + y^2$."], 1),
     (["Factoring, $x^2 - 9 = (x - 3)(x + 4)$."], 1),
-    ([r"$(2x + 3)^2 = (2x)^2 + 2 \cdot 2x \cdot 3 + 3^2 = 4x^2 + 6x + 9$."], 1),
+    ([r"Expanding, $(2x + 3)^2 = (2x)^2 + 2 \cdot 2x \cdot 3 + 3^2 = 4x^2 + 6x + 9$."], 1),
     (["Simplifying, $\\frac{2}{3k^2} = k$, so $k^3 = \\frac{2}{3}$."], None),  # an equation simplified
     (["Expanding the right side, $x^2 + 2 = x^2 + 4x + 4$, so $x = -1/2$."], None),
 ])
@@ -169,6 +169,11 @@ def test_an_identity_is_not_an_equation_to_solve() -> None:
     v = localize(proof_from_steps("Factor $x^2 - 7x + 10$.", ["We have $x^2 - 7x + 10 = (x - 2)(x - 5)$.",
                                                                  "So $x = 5$ is a root."]))
     assert not [e for s in v.steps for e in s.evidence if e.kind.value == "solution"]
+
+
+def test_a_chain_may_use_what_the_problem_told() -> None:
+    problem = "Let P be a projection matrix, so P^2 = P. Show that I - P is a projection too."
+    assert flag(problem, ["$(I - P)^2 = I - 2P + P^2 = I - 2P + P = I - P$."]) is None
 
 
 def test_the_first_link_may_be_the_equation_the_chain_rewrites() -> None:
