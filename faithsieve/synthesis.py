@@ -14,7 +14,14 @@ from faithsieve.core.proof import Proof
 from faithsieve.llm.types import UsageReport
 from faithsieve.obligations.models import Evidence
 from faithsieve.statetree.models import StateTree
-from faithsieve.verdict import Audit, Coverage, StepReport, Timings, Verdict
+from faithsieve.verdict import (
+    Audit,
+    Coverage,
+    StepReport,
+    Timings,
+    Verdict,
+    flag_kind_of,
+)
 
 
 def trusted_refutation(ev: Evidence) -> bool:
@@ -28,9 +35,16 @@ def _step_status(evs: list[Evidence]) -> Literal["refuted", "verified", "unknown
         return "unchecked"
     if any(trusted_refutation(e) for e in evs):
         return "refuted"
-    if any(e.status == "verified" for e in evs):
+    if all(e.status == "verified" for e in evs):
         return "verified"
-    return "unknown"
+    return "unknown"  # some claim of the step stayed undecided: never shown verified
+
+
+def _report(index: int, tree: StateTree, evs: list[Evidence]) -> StepReport:
+    status = _step_status(evs)
+    kind = next((flag_kind_of(e) for e in evs if trusted_refutation(e)), None) if status == "refuted" else None
+    return StepReport(step=index, status=status, edges=tuple(tree.edges_of_step(index)), evidence=tuple(evs),
+                      flag_kind=kind)
 
 
 def step_reports(proof: Proof, tree: StateTree, evidence: list[Evidence]) -> tuple[list[StepReport], Coverage]:
@@ -38,14 +52,12 @@ def step_reports(proof: Proof, tree: StateTree, evidence: list[Evidence]) -> tup
     by_step: dict[int, list[Evidence]] = defaultdict(list)
     for ev in evidence:
         by_step[ev.step].append(ev)
-    reports = [StepReport(step=step.index, status=_step_status(by_step.get(step.index, [])),
-                          edges=tuple(tree.edges_of_step(step.index)), evidence=tuple(by_step.get(step.index, ())))
-               for step in proof.steps]
+    reports = [_report(step.index, tree, by_step.get(step.index, [])) for step in proof.steps]
     decided_edges = {edge for edge, ev in _edge_map(tree, evidence) if ev.status != "unknown"}
     coverage = Coverage(
         steps=len(proof.steps),
         steps_with_obligations=sum(1 for s in proof.steps if by_step.get(s.index)),
-        steps_decided=sum(1 for r in reports if r.status in ("refuted", "verified")),
+        steps_decided=sum(1 for evs in by_step.values() if any(e.status != "unknown" for e in evs)),
         edges=len(tree.edges),
         edges_decided=len(decided_edges),
         obligations=len(evidence),
@@ -76,6 +88,7 @@ def synthesize(proof: Proof, tree: StateTree, evidence: list[Evidence], timings:
         first_error_step=first,
         flag_scope=scope,
         reason=reason,
+        flag_kind=reports[first - 1].flag_kind if first is not None else None,
         steps=tuple(reports),
         coverage=coverage,
         timings=timings,
@@ -92,8 +105,9 @@ def verdict_from(proof: Proof, tree: StateTree, evidence: list[Evidence], first:
     reports, coverage = step_reports(proof, tree, evidence)
     if first is not None and not 1 <= first <= len(proof.steps):
         first, basis, reason = None, None, f"answer pointed outside 1..{len(proof.steps)}: ignored"
+    kind = (reports[first - 1].flag_kind or basis) if first is not None else None
     return Verdict(verdict="error" if first is not None else "correct", first_error_step=first, reason=reason,
-                   steps=tuple(reports), coverage=coverage, timings=timings, backends=backends, mode=mode,
+                   flag_kind=kind, steps=tuple(reports), coverage=coverage, timings=timings, backends=backends, mode=mode,
                    basis=basis, audit=audit, usage=usage)
 
 

@@ -25,8 +25,13 @@ class StepReport(BaseModel):
     step: int
     """1-based step number."""
     status: Literal["refuted", "verified", "unknown", "unchecked"]
-    """Roll-up: refuted if any obligation is refuted; verified if at least one verified and none
-    refuted; unknown if obligations exist but none decided; unchecked if the step had none."""
+    """Roll-up: refuted if any obligation is refuted; verified only if every obligation is verified;
+    unknown if obligations exist and some stayed undecided (a step is never shown verified on part of its
+    claims); unchecked if the step had none."""
+    flag_kind: str | None = None
+    """For a refuted step: what its refutation rests on (``Evidence.flag_kind``): ``false_as_written``
+    when the refuted formula is false read literally under every reading, otherwise the rule that made
+    it an error (``known_values``, ``does_not_follow``, ``claimed_solution``, ``identity_by_rewriting``, ...)."""
     edges: tuple[EdgeUnit, ...] = ()
     """The EdgeUnits this step decomposed into."""
     evidence: tuple[Evidence, ...] = ()
@@ -118,6 +123,8 @@ class Verdict(BaseModel):
     """1-based index of the first refuted step, or null when the verdict is ``correct``."""
     reason: str | None = None
     """One-line account of the first refutation."""
+    flag_kind: str | None = None
+    """The flagged step's ``StepReport.flag_kind`` (null for a ``correct`` verdict)."""
     steps: tuple[StepReport, ...]
     """Per-step reports, in order."""
     coverage: Coverage
@@ -144,8 +151,14 @@ class Verdict(BaseModel):
     """Calls, tokens, cache hits and cost of the language-model work for this verdict."""
 
 
+def flag_kind_of(evidence: Evidence) -> str:
+    """The kind of a refutation: the one its checker recorded, else (a formal or a model's refutation)
+    its basis."""
+    return evidence.flag_kind or evidence.basis
+
+
 def verdict_json(v: Verdict) -> dict[str, Any]:
     """Verdict as JSON with the headline fields first."""
     data = v.model_dump(mode="json")
-    head = {k: data.pop(k) for k in ("verdict", "first_error_step", "reason")}
+    head = {k: data.pop(k) for k in ("verdict", "first_error_step", "reason", "flag_kind")}
     return {**head, **data}

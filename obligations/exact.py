@@ -3,11 +3,13 @@ shown, running totals, percent of a base): the cheapest check, first in the port
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Iterable
 from fractions import Fraction
 from typing import Protocol
 
+from faithsieve.obligations.intfuncs import reduce_rel
 from faithsieve.obligations.models import (
     ArithmeticObligation,
     Obligation,
@@ -19,7 +21,7 @@ from faithsieve.obligations.models import (
     Verified,
 )
 
-from faithsieve.core.errors import FaithSieveError, NotRational
+from faithsieve.core.errors import EvaluationLimit, FaithSieveError, NotRational
 from faithsieve.mathtext.ast import (
     BinOp,
     Call,
@@ -29,6 +31,7 @@ from faithsieve.mathtext.ast import (
     Pow,
     Rel,
     leftmost_operand,
+    literals,
     walk,
 )
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
@@ -100,18 +103,20 @@ def shown_tolerance(e: Expr) -> Fraction:
     return Fraction(0)
 
 
-def _interval(e: Expr, rounded: set[str], env: dict[str, Fraction] | None, lim: Limits) -> tuple[Fraction, Fraction]:
-    """Interval of values when each literal in ``rounded`` may be off by one unit in its last place."""
+def _interval(e: Expr, rounded: set[str], env: dict[str, Fraction] | None, lim: Limits,
+              half: frozenset[str] = frozenset()) -> tuple[Fraction, Fraction]:
+    """Interval of values when each literal in ``rounded`` may be off by one unit in its last place (half a
+    unit for those in ``half``: long decimals read as rounded to nearest)."""
     if isinstance(e, Num):
         if e.text in rounded and e.decimals:
-            u = Fraction(1, 10**e.decimals)
+            u = Fraction(1, 10**e.decimals) / (2 if e.text in half else 1)
             return e.value - u, e.value + u
         return e.value, e.value
     if isinstance(e, Neg):
-        lo, hi = _interval(e.operand, rounded, env, lim)
+        lo, hi = _interval(e.operand, rounded, env, lim, half)
         return -hi, -lo
     if isinstance(e, BinOp):
-        a, b = _interval(e.left, rounded, env, lim), _interval(e.right, rounded, env, lim)
+        a, b = _interval(e.left, rounded, env, lim, half), _interval(e.right, rounded, env, lim, half)
         if e.op == "+":
             return a[0] + b[0], a[1] + b[1]
         if e.op == "-":
@@ -123,10 +128,23 @@ def _interval(e: Expr, rounded: set[str], env: dict[str, Fraction] | None, lim: 
         ps = [a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1]]
         return min(ps), max(ps)
     if isinstance(e, Call) and e.fn == "percent":
-        lo, hi = _interval(e.args[0], rounded, env, lim)
+        lo, hi = _interval(e.args[0], rounded, env, lim, half)
         return lo / 100, hi / 100
+    if isinstance(e, Pow) and (k := _small_exponent(e.exponent, lim)) is not None:
+        lo, hi = _interval(e.base, rounded, env, lim, half)
+        if max(x.numerator.bit_length() + x.denominator.bit_length() for x in (lo, hi)) * k > lim.max_bits:
+            raise EvaluationLimit("interval power too large")
+        ends = sorted((lo**k, hi**k))
+        return (Fraction(0) if k % 2 == 0 and lo < 0 < hi else ends[0]), ends[1]
     v = evaluate(e, env, lim)
     return v, v
+
+
+def _small_exponent(e: Expr, lim: Limits) -> int | None:
+    """A literal integer exponent from 1 to 64 (an interval's power stays within the bit bound)."""
+    if isinstance(e, Num) and e.value.denominator == 1 and 1 <= e.value <= 64:
+        return int(e.value)
+    return None
 
 
 def _has_percent(e: Expr) -> bool:
@@ -157,13 +175,6 @@ def _percent_of_base(e: Expr, env: dict[str, Fraction] | None, lim: Limits) -> F
     return None
 
 
-def _rounded_up_only(a: Fraction, b: Fraction) -> bool:
-    """One side is an integer above the other by more than a half: only its ceiling, not its rounding
-    to nearest (halves go up) or its truncation (``2/3 + 11/3 = 5``; ``13/3 = 4`` truncates)."""
-    n, x = (a, b) if a.denominator == 1 else (b, a)
-    return n > x and n - x > Fraction(1, 2)
-
-
 _ORDER = {"<": operator.lt, ">": operator.gt, "<=": operator.le, ">=": operator.ge, "!=": operator.ne}
 
 
@@ -174,6 +185,7 @@ def _evidence(a: Fraction, b: Fraction, **more: str) -> dict[str, str]:
 def compare_values(
     lhs: Expr, op: str, rhs: Expr, *, approx: bool, rounded: Iterable[str] = (),
     env: dict[str, Fraction] | None = None, lim: Limits = DEFAULT_LIMITS, method: str = "exact", ceiling: bool = True,
+    word_problem: bool = False,
 ) -> Outcome:
     """Decide a closed relation with exact rationals and the rounding rules. Without ``ceiling``, an
     integer written for a non-integer value is read as rounded to nearest or truncated, not rounded up."""
@@ -192,11 +204,12 @@ def compare_values(
     if percent is not None:
         return percent
     diff = a - b
-    tol = _written_tolerance(a, b, lhs, rhs, ceiling)
+    long_decimals = _rounded_literals(lhs, rhs)
+    tol = _written_tolerance(a, b, lhs, rhs, ceiling, word_problem, bool(long_decimals))
     if tol and abs(diff) < tol:
         return Verified(f"{method}-rounding", f"agrees to the precision shown ({fmt(a)} vs {fmt(b)})")
-    rset = set(rounded)
-    if rset and _within_earlier_rounding(lhs, rhs, rset, tol, env, lim):
+    rset = set(rounded) | long_decimals
+    if rset and _within_earlier_rounding(lhs, rhs, rset, tol, env, lim, frozenset(long_decimals - set(rounded))):
         return Verified(f"{method}-rounding", "agrees within the rounding of values rounded earlier")
     if op == "~" or approx:
         return _approximation(a, b, rhs, method)
@@ -226,23 +239,75 @@ def _percent_notation(a: Fraction, b: Fraction, lhs: Expr, rhs: Expr, method: st
     return None
 
 
-def _written_tolerance(a: Fraction, b: Fraction, lhs: Expr, rhs: Expr, ceiling: bool) -> Fraction:
-    """The precision the sides show; 1 where an integer is written for a non-integer value (rounding,
-    floor or ceiling)."""
+def _written_tolerance(a: Fraction, b: Fraction, lhs: Expr, rhs: Expr, ceiling: bool, word_problem: bool = False,
+                       approximate_inputs: bool = False) -> Fraction:
+    """The precision the sides show, where the text licenses rounding to it (0 where it does not).
+
+    A computation on exact numbers has an exact value; writing fewer digits is a reading the text must
+    support. ``ceiling`` (a word problem whose result names what it counts or pays) licenses rounding to
+    the digits shown and an integer for a non-integer value (rounding, floor or ceiling). Otherwise:
+
+    * a decimal side is the value rounded to its digits only when the value cannot be written in them
+      (its expansion does not terminate: ``2/3 = 0.67``; or it is computed from rounded inputs), or, in a
+      word problem, to cents;
+    * an integer side is the value rounded to nearest or truncated when, in a word problem, the value's
+      expansion does not terminate; and the integer part of a quotient of two integers written as such
+      (``19 / 7 = 2``: integer division, as in counting multiples).
+
+    ``1.1^2 = 1.2`` (exactly 1.21), ``1/4 + 1/2 = 1`` and ``(4 + 9)/2 = 6`` are claims of equality."""
     tol = max(shown_tolerance(lhs), shown_tolerance(rhs))
-    if tol == 0 and (a.denominator != 1 or b.denominator != 1) and (
-        (isinstance(rhs, Num) and b.denominator == 1) or (isinstance(lhs, Num) and a.denominator == 1)
-    ) and (ceiling or not _rounded_up_only(a, b)):
-        tol = Fraction(1)
-    return tol
+    if tol:
+        if ceiling:
+            return tol
+        exact = b if shown_tolerance(lhs) >= shown_tolerance(rhs) and shown_tolerance(lhs) else a
+        cents = word_problem and tol == Fraction(1, 100)
+        return tol if cents or approximate_inputs or not _terminates(exact) else Fraction(0)
+    for n, x, side in ((b, a, lhs), (a, b, rhs)):
+        if n.denominator != 1 or x.denominator == 1 or not isinstance(rhs if side is lhs else lhs, Num):
+            continue
+        if ceiling:
+            return Fraction(1)
+        truncated = n == math.trunc(x)
+        if word_problem and (not _terminates(x) or approximate_inputs) and (truncated or n == math.floor(x + Fraction(1, 2))):
+            return Fraction(1)
+        if truncated and _integer_quotient(side):
+            return Fraction(1)
+    return Fraction(0)
+
+
+def _terminates(x: Fraction) -> bool:
+    """``x`` has a finite decimal expansion (its denominator has no prime but 2 and 5)."""
+    d = x.denominator
+    for p in (2, 5):
+        while d % p == 0:
+            d //= p
+    return d == 1
+
+
+def _integer_quotient(e: Expr) -> bool:
+    """``a / b`` with ``a`` and ``b`` integers as written."""
+    return (isinstance(e, BinOp) and e.op == "/" and isinstance(e.left, Num) and isinstance(e.right, Num)
+            and e.left.decimals == 0 and e.right.decimals == 0)
+
+
+ROUNDED_DIGITS = 3
+"""A decimal literal with at least this many digits after the point reads as a rounded value (``2.8284``
+for √8): within one unit in its last place, as a value rounded earlier in the proof is."""
+
+
+def _rounded_literals(lhs: Expr, rhs: Expr) -> set[str]:
+    """The long decimals a computed side uses (a bare literal side is the result shown, not an input)."""
+    sides = [e for e in (lhs, rhs) if not isinstance(e, (Num, Neg))]
+    return {n.text for e in sides for n in literals(e) if n.decimals >= ROUNDED_DIGITS}
 
 
 def _within_earlier_rounding(lhs: Expr, rhs: Expr, rset: set[str], tol: Fraction,
-                             env: dict[str, Fraction] | None, lim: Limits) -> bool:
-    """The sides' intervals meet when the literals in ``rset`` may be off by one unit in their last place."""
+                             env: dict[str, Fraction] | None, lim: Limits, half: frozenset[str] = frozenset()) -> bool:
+    """The sides' intervals meet when the literals in ``rset`` may be off by one unit in their last place
+    (half a unit for those in ``half``)."""
     try:
-        lo1, hi1 = _interval(lhs, rset, env, lim)
-        lo2, hi2 = _interval(rhs, rset, env, lim)
+        lo1, hi1 = _interval(lhs, rset, env, lim, half)
+        lo2, hi2 = _interval(rhs, rset, env, lim, half)
     except FaithSieveError:
         return False
     return lo1 - tol <= hi2 and lo2 - tol <= hi1
@@ -308,12 +373,13 @@ class ExactChecker:
     def check(self, ob: Obligation, deadline: float) -> Outcome | None:
         try:
             if isinstance(ob, ArithmeticObligation):
-                c = ob.claim
+                c = reduce_rel(ob.claim, self.lim)
                 return compare_values(c.lhs, c.op, c.rhs, approx=ob.approx, rounded=ob.rounded, lim=self.lim,
-                                      ceiling=ob.ceiling)
+                                      ceiling=ob.ceiling, word_problem=ob.word_problem)
             if isinstance(ob, SubstitutionObligation):
-                c = ob.claim
-                out = compare_values(c.lhs, c.op, c.rhs, approx=ob.approx, env=dict(ob.env), lim=self.lim)
+                c = reduce_rel(ob.claim, self.lim)
+                out = compare_values(c.lhs, c.op, c.rhs, approx=ob.approx, env=dict(ob.env), lim=self.lim,
+                                     word_problem=ob.word_problem)
                 if isinstance(out, Refuted):
                     cx = {**{k: fmt(v) for k, v in ob.env.items()}, **out.counterexample}
                     note = "; ".join(f"{k} established at {o}" for k, o in ob.origins.items() if o)

@@ -21,6 +21,7 @@ from faithsieve.obligations.models import (
     SolutionObligation,
     SubstitutionObligation,
 )
+from faithsieve.obligations.polynomials import poly_difference
 from faithsieve.obligations.readings import (
     guessed_reading,
     notation_written,
@@ -47,10 +48,9 @@ from faithsieve.mathtext.ast import (
     literals,
     variables,
 )
-from faithsieve.mathtext.evaluate import evaluate
+from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, evaluate
 from faithsieve.mathtext.extract import Formula
 
-_EXPAND_CONTEXT = re.compile(r"(?i)\b(expand\w*|multiply\w* out|foil\w*|distribut\w*|factor\w*)\b")
 MAX_VARS = 4
 
 
@@ -117,20 +117,21 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str, notes: _FormulaNotes 
 
     if not vs:
         return ArithmeticObligation(**read(), claim=r, approx=approx, rounded=_rounded_in(r, ctx.rounded),
-                                    ceiling=ctx.word_problem)
-    if len(vs) > MAX_VARS or f.multiletter:
-        return None
+                                    word_problem=ctx.word_problem, ceiling=ctx.word_problem and counts_items(ctx.around))
+    if len(vs) > MAX_VARS or f.multiletter and not (f.latex and _identity_meant(ctx, r, vs)):
+        return None  # juxtaposed letters in plain text may be one name; in LaTeX math beside a rewriting cue, a product
     if edge.type == TransitionType.DEFINITION:
         if ctx.system is not None and not ctx.hypothetical:
             eqs, values = ctx.system
             return SolutionObligation(**read(), equations=eqs, values=values, approx=approx)
         return _solution(ctx, read, approx)
-    if ctx.hypothetical:
-        return None
+    if ctx.hypothetical and not (vs <= set(ctx.env) and _CHECK_CUE.search(f.lead[-80:])):
+        return None  # "check: 10 - x = 10 - 6" with x known is the value put in, not a supposition
     if vs <= set(ctx.env) and r.op == "=" and _substitution_meant(ctx, r, edge.step):
         env = {k: ctx.env[k] for k in sorted(vs)}  # sorted: set order varies between processes
         origins = {k: ctx.env_origin.get(k, "") for k in sorted(vs)}
-        return SubstitutionObligation(**read(), claim=r, env=env, approx=approx, origins=origins)
+        return SubstitutionObligation(**read(), claim=r, env=env, approx=approx, origins=origins,
+                                      word_problem=ctx.word_problem)
     if ctx.premises and edge.type == TransitionType.DERIVATION:
         prem = ctx.premises
         if (vs == set().union(*(_rel_vars(p) for p in prem)) and all(p != r for p in prem)
@@ -140,13 +141,93 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str, notes: _FormulaNotes 
                                         other_premises=tuple(p for p in ctx.other_premises if _rel_vars(p) == vs))
     if r.op == "=" and not ctx.parallel and not ctx.reductio:
         # (inside a supposition being refuted, an equation no value satisfies is the contradiction sought)
-        sentence = f.lead_sentence
-        after = ctx.around[1]
-        after = after[: min((i for i in (after.find(". "), after.find("\n"), after.find(";")) if i >= 0), default=len(after))]
-        asserted = ctx.rewrites or _quantified_over(sentence, vs) or _quantified_over(after, vs) or (
-            bool(_EXPAND_CONTEXT.search(sentence)) and _expansion_shape(r))
-        return IdentityObligation(**read(), claim=r, asserted_identity=asserted)
+        return _identity(ctx, r, vs, read)
     return None
+
+
+def _identity(ctx: EdgeContext, r: Rel, vs: frozenset[str], read: Callable[[], dict[str, object]]) -> Obligation | None:
+    asserted_by = _identity_meant(ctx, r, vs)
+    if not asserted_by and (not variables(r.lhs) or not variables(r.rhs)) and _linear_equation(r):
+        return None  # "2x + 3 = 11" restated: an equation with a solution, never an identity to check
+    return IdentityObligation(**read(), claim=r, asserted_identity=bool(asserted_by), asserted_by=asserted_by)
+
+
+_REWRITE_CUE = re.compile(r"(?i)\b(expand\w*|multiply\w* out|foil\w*|distribut\w*|factor(?:s|ed|ing|i[sz]\w*)?|"
+                          r"simplif\w*|rewrit\w*|collect\w*|combin\w* like terms)\b")
+_SOLVE_CUE = re.compile(r"(?i)\b(solv\w*|find\w*|roots?|zeros?|unknowns?|equations?|holds? when|satisf\w*|both sides)\b")
+_CHECK_CUE = re.compile(r"(?i)\b(check\w*|verif\w*)\b")
+
+
+def _sentence_after(ctx: EdgeContext) -> str:
+    after = ctx.around[1]
+    return after[: min((i for i in (after.find(". "), after.find("\n"), after.find(";")) if i >= 0), default=len(after))]
+
+
+def _solved_next(after: str, vs: frozenset[str]) -> bool:
+    """The text goes on to solve the equation: a solving word, or a value for one of its letters."""
+    if _SOLVE_CUE.search(after):
+        return True
+    return any(re.search(rf"(?<![A-Za-z\\]){re.escape(v)}\s{{0,2}}=\s{{0,2}}[-−]?\s{{0,2}}\d", after) for v in vs)
+
+
+def _identity_meant(ctx: EdgeContext, r: Rel, vs: frozenset[str]) -> str:
+    """The step claims ``r`` for all values of its letters: the text says so ("for all x", "identically"),
+    the display rewrites one expression, or the step rewrites (expanding, simplifying, factoring) one
+    expression in the same letters as the other side, or sets a product or power equal to its
+    expansion (``(x+3)^2 = x^2 + 6x + 9``). An equation the text goes on to solve is not one. A chain in one set of
+    letters alone does not say so: its links may use relations the problem gave.
+
+    The answer names the reason (``IdentityObligation.asserted_by``), "" when no identity is meant."""
+    f = ctx.formula
+    assert f is not None
+    sentence, after = f.lead_sentence, _sentence_after(ctx)
+    if _quantified_over(sentence, vs) or _quantified_over(after, vs):
+        return "stated"
+    if ctx.rewrites:
+        return "display"
+    if r.op != "=" or _SOLVE_CUE.search(sentence) or _solved_next(after, vs):
+        return ""
+    same = bool(variables(r.lhs)) and variables(r.lhs) == variables(r.rhs)
+    if not same or isinstance(r.lhs, Var) or isinstance(r.rhs, Var):
+        return ""  # "simplifies to a = 1/(1 - 1/(1 - a))": a letter set equal to an expression in it is an equation
+    if _REWRITE_CUE.search(sentence) and (_rewrite_shape(r) or _expanding_chain(f, vs)):
+        return "rewriting"
+    return ""  # a chain alone is not enough: "(I − P)^2 = I − 2P + P^2 = I − P" uses P^2 = P, told in the problem
+
+
+def _expanding_chain(f: Formula, vs: frozenset[str]) -> bool:
+    """A chain in one set of letters that starts from a product or power of sums: each link expands it."""
+    exprs = f.chain.exprs
+    return len(exprs) >= 3 and _product_form(exprs[0]) and all(variables(e) == vs for e in exprs)
+
+
+def _rewrite_shape(r: Rel) -> bool:
+    """What expanding, factoring or simplifying relates: a product or power of sums and a sum
+    (``(x+3)^2 = x^2 + 6x + 9``, ``x^2 - 9 = (x-3)(x+3)``), or a quotient with a sum in it and another
+    form (``(x^2 - 9)/(x - 3) = x + 3``). ``2/(3k^2) = k`` or ``x^2 + 2 = x^2 + 4x + 4`` are equations
+    the step simplified, not rewritings of one expression."""
+    if _expansion_shape(r):
+        return True
+    for a in (r.lhs, r.rhs):
+        if isinstance(a, BinOp) and a.op == "/" and any(isinstance(x, BinOp) and x.op in "+-" for x in (a.left, a.right)):
+            return True
+    return False
+
+
+_CONNECTIVE = frozenset(["and", "or", "so", "as", "is", "are", "was", "were", "then", "thus", "hence", "which", "that", "since", "because", "we", "it", "this", "the", "by", "in", "of", "to", "for", "from", "so", "at", "if", "when", "while", "but", "therefore", "gives", "yields", "means", "leaves", "left", "remains", "remaining"])
+_UNIT_AFTER = re.compile(r"\s{0,3}(?:\$\s{0,3})?(?:\\(?:text|mathrm|textrm|mbox)\s{0,2}\{\s{0,3})?([A-Za-z]{2,})")
+_MONEY_BEFORE = re.compile(r"(?:\\\$|€|£|¥)\s{0,2}$")
+
+
+def counts_items(around: tuple[str, str]) -> bool:
+    """The result of a word problem's computation names what it counts or pays (``= 14 boxes``,
+    ``= 13 \\text{ buses}``, ``\\$ 3.13``): only then may a value be written rounded to whole items or
+    cents. A bare ``1/4 + 1/2 = 1`` claims an equality whatever the problem is about."""
+    before, after = around
+    m = _UNIT_AFTER.match(after)
+    if m is not None and m.group(1).lower() not in _CONNECTIVE:
+        return True
+    return bool(_MONEY_BEFORE.search(before))
 
 
 def _rounded_in(r: Rel, rounded: frozenset[str]) -> tuple[str, ...]:
@@ -157,7 +238,7 @@ def _rounded_in(r: Rel, rounded: frozenset[str]) -> tuple[str, ...]:
     return tuple(sorted({n.text for n in literals(r.lhs) + literals(r.rhs)} & rounded))
 
 
-_SUBST_CUE = re.compile(r"(?i)\b(substitut\w*|plug\w*|using|putting|replac\w*|evaluat\w*)\b")
+_SUBST_CUE = re.compile(r"(?i)\b(substitut\w*|plug\w*|using|putting|replac\w*|evaluat\w*|check\w*|verif\w*)\b")
 
 
 def _substitution_meant(ctx: EdgeContext, r: Rel, step: int) -> bool:
@@ -248,13 +329,29 @@ def _solution(ctx: EdgeContext, read: Callable[[], dict[str, object]], approx: b
     except FaithSieveError:
         return None
     prem = ctx.premises[0]
-    if _rel_vars(prem) != {var} or prem.op != "=":
-        return None
+    if _rel_vars(prem) != {var} or prem.op != "=" or _identity_premise(prem):
+        return None  # "x = 5" after "x^2 - 7x + 10 = (x - 2)(x - 5)": an identity has no solutions to claim
     values: dict[str, Fraction] = {var: value}
     lit = value_expr.operand if isinstance(value_expr, Neg) else value_expr
     decimals = lit.decimals if isinstance(lit, Num) else 0
     return SolutionObligation(**read(), equations=(prem,), values=values, approx=approx or r.op == "~" or decimals > 0,
                               decimals=decimals)
+
+
+def _linear_equation(r: Rel) -> bool:
+    """``r`` expands to a polynomial of degree one: some value satisfies it, so as an equation in its
+    unknowns it can never be refuted, and it is no identity."""
+    diff = poly_difference(r.lhs, r.rhs, DEFAULT_LIMITS, quotients=False)
+    if diff is None:
+        return False
+    degrees = [sum(k for _, k in mono) for mono, c in diff[0].items() if c]
+    return bool(degrees) and max(degrees) == 1
+
+
+def _identity_premise(r: Rel) -> bool:
+    """``r`` holds for every value of its letters (its sides expand to the same polynomial)."""
+    diff = poly_difference(r.lhs, r.rhs, DEFAULT_LIMITS, quotients=False)
+    return diff is not None and not any(diff[0].values())
 
 
 def _coverage(cov: CaseSplit, base: dict[str, object]) -> Obligation:

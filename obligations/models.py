@@ -101,6 +101,11 @@ class _ObligationBase(BaseModel):
         """The obligation as checked, rendered: premises ⊢ claim."""
         return str(self.claim)
 
+    def flag_kind(self) -> str:
+        """What a refutation of this obligation rests on: ``false_as_written`` where the formula is false
+        read literally (under every reading that stood), else the rule that made it a claim to refute."""
+        return FALSE_AS_WRITTEN
+
     def evidence(self, outcome: Outcome, ms: float) -> Evidence:
         """The public record of checking this obligation with ``outcome`` in ``ms`` milliseconds."""
         common = dict(obligation=self.id, kind=self.kind, step=self.step, span=self.span,
@@ -109,8 +114,12 @@ class _ObligationBase(BaseModel):
             return Evidence(**common, status="verified", reason=outcome.note or None)
         if isinstance(outcome, Refuted):
             return Evidence(**common, status="refuted", counterexample=outcome.counterexample,
-                            reason=outcome.note or None)
+                            reason=outcome.note or None, flag_kind=self.flag_kind())
         return Evidence(**common, status="unknown", reason=outcome.reason, counterexample=None)
+
+
+FALSE_AS_WRITTEN = "false_as_written"
+"""``Evidence.flag_kind`` of a refuted formula that is false read literally."""
 
 
 class ArithmeticObligation(_ObligationBase):
@@ -121,6 +130,9 @@ class ArithmeticObligation(_ObligationBase):
     """Rounding to the precision shown is allowed (``≈``, 'about', decimals, percentages)."""
     rounded: tuple[str, ...] = ()
     """Literals in the claim that are themselves rounded results of earlier steps."""
+    word_problem: bool = False
+    """The problem is a word problem (no letters in its formulas): a value that cannot be written in the
+    digits shown may be rounded to nearest, and money to cents (``exact._written_tolerance``)."""
     ceiling: bool = True
     """An integer written for a non-integer value may be its ceiling (whole items needed, in a word
     problem); when False, only rounding to nearest or truncation is read into it."""
@@ -132,6 +144,13 @@ class IdentityObligation(_ObligationBase):
     """``e1 = e2`` over free variables."""
     asserted_identity: bool = False
     """The text says an identity is meant (expand, simplify, factor, ...): a non-identity is refuted."""
+    asserted_by: str = ""
+    """Why an identity is meant: ``stated`` (the text quantifies it: "for all x", "identically"), or the
+    reading rule: ``display`` (a display continuing one expression), ``rewriting`` (expanding, simplifying,
+    factoring), ``expansion`` (a product or power set equal to a sum), ``chain`` (a chain in one set of letters)."""
+
+    def flag_kind(self) -> str:
+        return FALSE_AS_WRITTEN if self.asserted_by in ("", "stated") else f"identity_by_{self.asserted_by}"
 
 
 class SubstitutionObligation(_ObligationBase):
@@ -144,9 +163,14 @@ class SubstitutionObligation(_ObligationBase):
     """Rounding allowed, as for arithmetic."""
     origins: dict[str, str] = Field(default_factory=dict)
     """Where each value was established (``step 2: x = 5``)."""
+    word_problem: bool = False
+    """The problem is a word problem: rounding as for arithmetic (``ArithmeticObligation.word_problem``)."""
 
     def claim_text(self) -> str:
         return f"{', '.join(f'{k} = {v}' for k, v in self.env.items())} ⊢ {self.claim}"
+
+    def flag_kind(self) -> str:
+        return "known_values"  # false at the values established earlier, not as a formula in its letters
 
 
 class DerivationObligation(_ObligationBase):
@@ -164,6 +188,9 @@ class DerivationObligation(_ObligationBase):
     def claim_text(self) -> str:
         return f"{'; '.join(str(p) for p in self.premises)} ⊢ {self.claim}"
 
+    def flag_kind(self) -> str:
+        return "does_not_follow"
+
 
 class SolutionObligation(_ObligationBase):
     kind: Literal[ObligationKind.SOLUTION] = ObligationKind.SOLUTION
@@ -179,6 +206,9 @@ class SolutionObligation(_ObligationBase):
     def claim_text(self) -> str:
         vals = ", ".join(f"{k} = {v}" for k, v in self.values.items())
         return f"{vals} solves {'; '.join(str(e) for e in self.equations)}"
+
+    def flag_kind(self) -> str:
+        return "claimed_solution"
 
 
 class CoverageObligation(_ObligationBase):
@@ -203,6 +233,9 @@ class CoverageObligation(_ObligationBase):
 
     def claim_text(self) -> str:
         return f"cases {' | '.join(self.cases)} cover {self.variable} ∈ {self.domain}"
+
+    def flag_kind(self) -> str:
+        return "cases_do_not_cover"
 
 
 Obligation = Annotated[
@@ -268,6 +301,11 @@ class Evidence(BaseModel):
     """For ``unknown``: why no decision; for others, a short note."""
     time_ms: float = 0.0
     """Time spent checking."""
+    flag_kind: str | None = None
+    """For ``refuted``: ``false_as_written`` when the formula is false read literally under every reading,
+    otherwise the rule that made it an error (``known_values``, ``does_not_follow``, ``claimed_solution``,
+    ``cases_do_not_cover``, ``identity_by_rewriting``, ...), so an audit can tell a formula the data's label
+    may have missed from a reasoning judgment."""
     edge: str | None = None
     """EdgeUnit the obligation came from (language-model method)."""
     basis: Literal["checked", "formal", "reviewed", "judged"] = "checked"

@@ -107,21 +107,21 @@ _OPERATOR_AFTER = re.compile(r"[ \t]{0,3}(?:\\times|\\cdot|\\div|×|·|\*|/|\^|\
 
 
 
-def _map(e: Expr, f: Callable[[Expr], Expr]) -> Expr:
-    """Rebuild ``e`` bottom-up, applying ``f`` to each rebuilt node."""
+def map_nodes(e: Expr, f: Callable[[Expr], Expr]) -> Expr:
+    """Rebuild ``e`` bottom-up, applying ``f`` to each rebuilt node (also ``obligations.intfuncs``)."""
     if isinstance(e, BinOp):
-        e = BinOp(e.op, _map(e.left, f), _map(e.right, f))
+        e = BinOp(e.op, map_nodes(e.left, f), map_nodes(e.right, f))
     elif isinstance(e, Neg):
-        e = Neg(_map(e.operand, f))
+        e = Neg(map_nodes(e.operand, f))
     elif isinstance(e, Pow):
-        e = Pow(_map(e.base, f), _map(e.exponent, f))
+        e = Pow(map_nodes(e.base, f), map_nodes(e.exponent, f))
     elif isinstance(e, Call):
-        e = Call(e.fn, tuple(_map(a, f) for a in e.args))
+        e = Call(e.fn, tuple(map_nodes(a, f) for a in e.args))
     return f(e)
 
 
 def _rel_map(r: Rel, f: Callable[[Expr], Expr]) -> Rel:
-    return Rel(_map(r.lhs, f), r.op, _map(r.rhs, f))
+    return Rel(map_nodes(r.lhs, f), r.op, map_nodes(r.rhs, f))
 
 
 def _nodes(r: Rel) -> list[Expr]:

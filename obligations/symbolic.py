@@ -15,6 +15,7 @@ from faithsieve.obligations.fastpaths import (
     polynomial_class,
 )
 from faithsieve.obligations.freevar import polynomial_variable
+from faithsieve.obligations.intfuncs import has_reducible, reduce_rel
 from faithsieve.obligations.memo import OutcomeMemo
 from faithsieve.obligations.models import (
     ArithmeticObligation,
@@ -133,7 +134,7 @@ class SympyChecker:
     def check(self, ob: Obligation, deadline: float) -> Outcome | None:
         try:
             if isinstance(ob, (ArithmeticObligation, SubstitutionObligation)):
-                c = ob.claim
+                c = reduce_rel(ob.claim, self.lim)
                 if c.op not in ("=", "~"):
                     return None
                 env = dict(ob.env) if isinstance(ob, SubstitutionObligation) else {}
@@ -163,7 +164,7 @@ class SympyChecker:
         dv = d.evalf(50)
         av = a.evalf(30)
         if not (dv.is_real and av.is_real):
-            return Unknown(self.name, "non-real value")
+            return self._complex(a, b, dv, c, approx)
         tol = max(shown_tolerance(c.lhs), shown_tolerance(c.rhs))
         mag = max(abs(av), 1)
         if abs(dv) < sympy.Float(10) ** -40 * mag:
@@ -180,7 +181,20 @@ class SympyChecker:
         cx = {"lhs": str(a.evalf(12)), "rhs": str(b.evalf(12)), "difference": str(dv.evalf(6))}
         return Refuted("sympy-numeric", cx, "sides differ (evaluated to 50 digits)")
 
+    def _complex(self, a: sympy.Expr, b: sympy.Expr, dv: sympy.Expr, c: Rel, approx: bool) -> Outcome:
+        """A closed value with ``i`` written: exact sides that differ by a nonzero complex number are unequal
+        (``(1 + i)^2 = 2`` is ``2i = 2``); with decimals or ``≈`` shown, rounding may explain it. A complex
+        value the proof did not write (``log(-1)``) is a real-domain claim: unknown."""
+        mag = max(abs(a.evalf(30)), abs(b.evalf(30)), 1)
+        written_i = any(isinstance(n, Const) and n.name == "i" for side in (c.lhs, c.rhs) for n in walk(side))
+        if not written_i or approx or c.op == "~" or _decimal_literals(c) or abs(dv) < sympy.Float(10) ** -30 * mag:
+            return Unknown(self.name, "non-real value")
+        cx = {"lhs": str(a.evalf(12)), "rhs": str(b.evalf(12)), "difference": str(dv.evalf(6))}
+        return Refuted("sympy-numeric", cx, "complex sides differ (evaluated to 50 digits)")
+
     def _identity(self, ob: IdentityObligation) -> Outcome:
+        if has_reducible(ob.claim):  # log_2 8, log_8(x), gcd(12, 18): their values, or ln quotients
+            ob = ob.model_copy(update={"claim": reduce_rel(ob.claim, self.lim)})
         c = ob.claim
         if _too_large(c):
             return Unknown(self.name, "expression too large for symbolic checking")

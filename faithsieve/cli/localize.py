@@ -142,6 +142,8 @@ def render_text(proof_steps: list[str], v: Verdict) -> str:
     if v.verdict == "error":
         out.append(f"VERDICT: error at step {v.first_error_step} [{basis.get(v.basis or '', v.mode)}]")
         out.append(f"  {v.reason}")
+        if v.flag_kind:
+            out.append(f"  flag kind: {v.flag_kind}")
     elif v.mode == "offline":
         out.append("VERDICT: correct (no refuted obligation)")
     else:

@@ -28,7 +28,7 @@ def test_localize_finds_first_error_with_evidence(client, proof):
     v = r.json()
     assert list(v)[:3] == ["verdict", "first_error_step", "reason"]
     assert v["verdict"] == "error" and v["first_error_step"] == 2
-    assert v["flag_scope"] == "at_or_before"  # step 1 ("5x = 25") stayed unknown
+    assert v["flag_scope"] == "first"  # step 1 ("5x = 25", an equation in its unknown) holds no obligation
     step2 = v["steps"][1]
     assert step2["status"] == "refuted"
     ev = next(e for e in step2["evidence"] if e["status"] == "refuted")

@@ -1,5 +1,5 @@
-"""An integer written for a non-integer value: rounding to nearest and truncation are read into it
-everywhere; rounding up (the ceiling) only in a word problem, where whole items are needed."""
+"""An integer written for a non-integer value: rounded (to nearest, down or up) only in a word problem whose
+result counts whole items; elsewhere ``13 / 3 = 4`` is a claim of equality, and false."""
 
 import time
 
@@ -20,10 +20,12 @@ def outcome(text: str, ceiling: bool) -> str:
 
 
 @pytest.mark.parametrize(("text", "without", "with_"), [
-    ("13 / 3 = 4", "Verified", "Verified"),  # 4.33: rounded to nearest, or truncated
-    ("7 / 2 = 4", "Verified", "Verified"),  # 3.5: a half rounds up
-    ("7 / 2 = 3", "Verified", "Verified"),  # truncated
-    ("1529 / 6 = 255", "Verified", "Verified"),  # 254.83 rounded to nearest
+    ("13 / 3 = 4", "Verified", "Verified"),  # 4.33: the integer part of a quotient of integers (integer division)
+    ("7 / 2 = 4", "Refuted", "Verified"),  # 3.5 rounded up: only for whole items
+    ("7 / 2 = 3", "Verified", "Verified"),  # truncated: integer division
+    ("1529 / 6 = 255", "Refuted", "Verified"),  # 254.83 rounded to nearest: only for whole items
+    ("(4 + 9) / 2 = 6", "Refuted", "Verified"),  # 6.5: a computed value, not an integer division as written
+    ("1 / 4 + 1 / 2 = 1", "Refuted", "Verified"),  # 0.75
     ("13 / 3 = 5", "Refuted", "Verified"),  # 4.33 is 5 only rounded up
     ("2 / 5 = 1", "Refuted", "Verified"),  # 0.4: the ceiling
     ("12 / 3 = 5", "Refuted", "Refuted"),  # an integer value is never rounded

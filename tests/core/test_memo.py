@@ -186,8 +186,7 @@ def test_verdicts_do_not_depend_on_the_order_of_items() -> None:
     forward = [stable_view(predict(it, settings)) for it in items]
     owned.clear()
     backward = [stable_view(predict(it, settings)) for it in reversed(items)][::-1]
-    owned.clear()
-    twice = [stable_view(predict(it, settings)) for it in items]  # every symbolic check a hit
+    twice = [stable_view(predict(it, settings)) for it in items]  # the memo kept: every symbolic check a hit
     assert forward == backward == twice
     assert owned.hits > 0
     assert json.dumps(forward)  # records stay serialisable

@@ -106,7 +106,7 @@ def test_tree_matches_the_verdict_of_every_shipped_example(client: TestClient) -
 
 def test_tree_of_the_slip_has_states_with_facts_and_goal(client: TestClient) -> None:
     tree = client.post("/web/tree", json=SLIP).json()
-    assert tree["obligations"]["o1"] == "e1"
+    assert tree["obligations"]["o0"] == "e1"  # step 1 restates the equation: no obligation; step 2's solution
     s1 = tree["states"]["s1"]
     assert "2 * x + 3 = 11" in s1["hypotheses"]
     assert s1["goal"] == SLIP["problem"] and s1["goal_from"] == "s0"
