@@ -8,21 +8,21 @@ evaluate exactly to integers (within the cost model's limits) by its value, so t
 ``ln x / ln b``, which the symbolic checker evaluates. A call it cannot reduce is left as written (the
 checkers then answer ``unknown`` for it).
 
-Bounds: an argument to factor has at most ``MAX_FACTOR_DIGITS`` digits (``sympy.factorint`` on such a
-number takes milliseconds); a logarithm's rational value is searched with denominators up to
+Bounds: the integer functions are evaluated by ``mathtext.numtheory`` (factoring up to its
+``MAX_FACTOR``, charged to the evaluation's meter); a logarithm's rational value is searched with denominators up to
 ``MAX_LOG_DENOMINATOR`` and powers within the limits' bit bound.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from faithsieve.obligations.readings import map_nodes
 
 from faithsieve.core.errors import EvaluationLimit, FaithSieveError, NotRational
+from faithsieve.mathtext import numtheory
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Rel, walk
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 from faithsieve.runtime.lazy import lazy_module
@@ -32,13 +32,10 @@ if TYPE_CHECKING:
 else:  # imported on the first call that factors
     sympy = lazy_module("sympy", globals())
 
-MAX_FACTOR_DIGITS = 15
-"""Largest number of decimal digits of an integer this module factors (totient, divisors, sigma)."""
 MAX_LOG_DENOMINATOR = 12
 """Largest q tried for a logarithm's rational value p/q."""
 
-_FACTORED = ("totient", "numdivisors", "divsigma")
-INTEGER_FUNCTIONS = frozenset({*_FACTORED, "padicval", "gcd", "lcm"})
+INTEGER_FUNCTIONS = numtheory.FUNCTIONS
 
 
 def has_reducible(r: Rel) -> bool:
@@ -73,58 +70,11 @@ def _num(v: Fraction) -> Expr:
     return Neg(n) if v < 0 else n
 
 
-def _int(e: Expr, lim: Limits) -> int:
-    v = evaluate(e, None, lim)
-    if v.denominator != 1:
-        raise EvaluationLimit("not an integer argument")
-    return v.numerator
-
-
-def _factored(n: int) -> dict[int, int]:
-    if n <= 0:
-        raise EvaluationLimit("factoring needs a positive integer")
-    if len(str(n)) > MAX_FACTOR_DIGITS:
-        raise EvaluationLimit(f"integer of more than {MAX_FACTOR_DIGITS} digits: not factored")
-    return {int(p): int(k) for p, k in sympy.factorint(n).items()}
-
-
-def _totient(f: dict[int, int]) -> int:
-    return math.prod((p - 1) * p ** (k - 1) for p, k in f.items())
-
-
-def _numdivisors(f: dict[int, int]) -> int:
-    return math.prod(k + 1 for k in f.values())
-
-
-def _divsigma(f: dict[int, int]) -> int:
-    return math.prod((p ** (k + 1) - 1) // (p - 1) for p, k in f.items())
-
-
-_ON_FACTORS: dict[str, Callable[[dict[int, int]], int]] = {
-    "totient": _totient, "numdivisors": _numdivisors, "divsigma": _divsigma}
-
-
-def _padicval(p: int, n: int) -> int:
-    if p < 2 or n == 0 or not sympy.isprime(p):
-        raise EvaluationLimit("v_p needs a prime p and a nonzero n")
-    n, k = abs(n), 0
-    while n % p == 0:
-        n //= p
-        k += 1
-    return k
-
-
 def _reduced_call(e: Call, lim: Limits) -> Expr:
     fn = e.fn
-    if fn in _ON_FACTORS and len(e.args) == 1:
-        return _num(Fraction(_ON_FACTORS[fn](_factored(_int(e.args[0], lim)))))
-    if fn == "padicval" and len(e.args) == 2:
-        return _num(Fraction(_padicval(_int(e.args[0], lim), _int(e.args[1], lim))))
-    if fn in ("gcd", "lcm") and len(e.args) >= 2:
-        vals = [_int(a, lim) for a in e.args]
-        if any(v.bit_length() > lim.max_bits for v in vals):
-            raise EvaluationLimit("argument too large")
-        return _num(Fraction(math.gcd(*vals) if fn == "gcd" else abs(math.lcm(*vals))))
+    if fn in numtheory.FUNCTIONS:
+        # the exact evaluator reads these calls itself (mathtext.numtheory, bounded by its meter)
+        return _num(evaluate(e, None, lim))
     base = _log_base_of(fn)
     if base is not None and len(e.args) == 1:
         return _log_value(e.args[0], base, lim)

@@ -33,6 +33,7 @@ from faithsieve.obligations.varying import varying_difference
 
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext.ast import (
+    Const,
     Expr,
     Num,
     Pow,

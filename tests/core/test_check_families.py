@@ -9,7 +9,6 @@ from faithsieve.obligations.checkers import ExactChecker, SympyChecker, run_port
 from faithsieve.obligations.exact import ROUNDED_DIGITS
 from faithsieve.obligations.extract import counts_items
 from faithsieve.obligations.intfuncs import (
-    MAX_FACTOR_DIGITS,
     MAX_LOG_DENOMINATOR,
     reduce_expr,
     reduce_rel,
@@ -49,10 +48,12 @@ def test_calls_it_cannot_decide_are_left_as_written() -> None:
 
 
 def test_the_factoring_bound() -> None:
-    """A ``MAX_FACTOR_DIGITS``-digit number is factored; one digit more is not (loosen the bound and this fails)."""
-    inside, past = 10 ** (MAX_FACTOR_DIGITS - 1) * 7, 10**MAX_FACTOR_DIGITS * 7
-    assert value(Call("numdivisors", (n(inside),))) == (MAX_FACTOR_DIGITS - 1 + 1) ** 2 * 2
-    assert value(Call("numdivisors", (n(past),))) is None
+    """``MAX_FACTOR`` itself is factored; one more is not (loosen the bound and this fails)."""
+    from faithsieve.mathtext.numtheory import MAX_FACTOR
+
+    assert MAX_FACTOR == 10**10
+    assert value(Call("numdivisors", (n(MAX_FACTOR),))) == 11 * 11  # 2^10 * 5^10
+    assert value(Call("numdivisors", (n(MAX_FACTOR + 1),))) is None
 
 
 def test_the_log_denominator_bound() -> None:
