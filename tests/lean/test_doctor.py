@@ -178,5 +178,5 @@ def test_invalid_settings_are_reported_not_raised(bare: Path, monkeypatch: pytes
     monkeypatch.setenv("FAITHSIEVE_LEAN_TIMEOUT_S", "-3")
     assert main(["doctor"]) == 0
     out = capsys.readouterr().out
-    assert "[fail]    settings" in out and "lean_timeout_s" in out
+    assert "[fail]    settings" in out and "FAITHSIEVE_LEAN_TIMEOUT_S" in out
     assert main(["doctor", "--strict"]) == 1
