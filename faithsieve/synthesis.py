@@ -87,12 +87,22 @@ def synthesize(proof: Proof, tree: StateTree, evidence: list[Evidence], timings:
 def verdict_from(proof: Proof, tree: StateTree, evidence: list[Evidence], first: int | None,
                  basis: Literal["checked", "formal", "reviewed", "judged"] | None, reason: str | None, *,
                  mode: Literal["offline", "llm", "judge"], timings: Timings, backends: dict[str, str], audit: Audit,
-                 usage: UsageReport | None) -> Verdict:
-    """A verdict whose answer was chosen by a fusion or judge stage."""
+                 usage: UsageReport | None, undecided: bool = False) -> Verdict:
+    """A verdict whose answer was chosen by a fusion or judge stage.
+
+    ``unknown`` (never ``correct``) when the stage could not answer (``undecided``), when the answer
+    pointed outside the proof, or when any model call of this proof failed (``usage.failures``): an
+    answer built on missing evidence is not an answer."""
     reports, coverage = step_reports(proof, tree, evidence)
+    verdict: Literal["correct", "error", "unknown"] = "error" if first is not None else "correct"
     if first is not None and not 1 <= first <= len(proof.steps):
-        first, basis, reason = None, None, f"answer pointed outside 1..{len(proof.steps)}: ignored"
-    return Verdict(verdict="error" if first is not None else "correct", first_error_step=first, reason=reason,
+        first, basis, reason, verdict = None, None, f"answer pointed outside 1..{len(proof.steps)}: unknown", "unknown"
+    if usage is not None and usage.failures:
+        first, basis, verdict = None, None, "unknown"
+        reason = f"{usage.failures} model call(s) failed (endpoint unavailable): verdict unknown"
+    elif undecided:
+        first, basis, verdict = None, None, "unknown"
+    return Verdict(verdict=verdict, first_error_step=first, reason=reason,
                    steps=tuple(reports), coverage=coverage, timings=timings, backends=backends, mode=mode,
                    basis=basis, audit=audit, usage=usage)
 

@@ -112,10 +112,13 @@ class Verdict(BaseModel):
 
     model_config = _FROZEN
 
-    verdict: Literal["correct", "error"]
-    """``error`` when some step carries a refutation confirmed exactly."""
+    verdict: Literal["correct", "error", "unknown"]
+    """``error`` when some step carries a refutation confirmed exactly (or, with a model, the fused
+    answer names a step); ``unknown`` when a model method could not answer: a call failed (endpoint
+    unreachable, time limit, retries spent) or the deciding answer arrived but could not be read.
+    ``unknown`` is never a pass."""
     first_error_step: int | None
-    """1-based index of the first refuted step, or null when the verdict is ``correct``."""
+    """1-based index of the first refuted step, or null when the verdict is ``correct`` or ``unknown``."""
     reason: str | None = None
     """One-line account of the first refutation."""
     steps: tuple[StepReport, ...]

@@ -37,6 +37,8 @@ def render_text(proof_steps: list[str], v: Verdict) -> str:
     if v.verdict == "error":
         out.append(f"VERDICT: error at step {v.first_error_step} [{basis.get(v.basis or '', v.mode)}]")
         out.append(f"  {v.reason}")
+    elif v.verdict == "unknown":
+        out.append(f"VERDICT: unknown (no answer could be had; this is not a pass)\n  {v.reason}")
     elif v.mode == "offline":
         out.append("VERDICT: correct (no refuted obligation)")
     else:
@@ -79,7 +81,7 @@ def render_text(proof_steps: list[str], v: Verdict) -> str:
 def cmd_localize(args: argparse.Namespace) -> int:
     # the pipeline (pydantic models, solvers) is imported here, not at start-up: `--help` stays cheap
     from faithsieve.cli.options import settings_from_args, warn_if_lean_missing
-    from faithsieve.pipeline import Pipeline
+    from faithsieve.pipeline import Pipeline, probe_endpoint
     from faithsieve.split import proof_from_input
 
     try:
@@ -90,6 +92,7 @@ def cmd_localize(args: argparse.Namespace) -> int:
         if warning:
             print(warning, file=sys.stderr)
         pipeline = Pipeline.from_settings(settings)
+        probe_endpoint(pipeline.llm if pipeline.stages.needs_llm else None)  # one call, before any work
     except OSError as exc:
         return fail(os_error_line(exc))
     except (FaithSieveError, ValueError) as exc:
@@ -103,6 +106,9 @@ def cmd_localize(args: argparse.Namespace) -> int:
         print(render_text([s.text for s in proof.steps], v))
     else:
         print(json.dumps(verdict_json(v), indent=2, ensure_ascii=False))
+    if v.verdict == "unknown":
+        print(f"error: verdict unknown: {v.reason}", file=sys.stderr)
+        return 1
     return 0
 
 

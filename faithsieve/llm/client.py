@@ -260,6 +260,48 @@ class OpenAIClient:
             tool_calls=read_tool_calls(message),
         )
 
+    def probe(self, timeout_s: float = 15.0) -> None:
+        """One cheap check, before any work, that the endpoint answers, accepts the key and serves the
+        model. Raises ``LLMError`` with a one-line reason (unreachable / authentication / missing model).
+
+        ``GET /models`` first (no tokens spent); when the model is not listed, or the server has no
+        listing, a one-token chat request decides (llama.cpp serves any model name it is given)."""
+        api = self._api.with_options(timeout=min(timeout_s, self.timeout_s), max_retries=0)
+        listed: list[str] | None = None
+        try:
+            listed = [str(getattr(m, "id", "")) for m in api.models.list().data]
+        except openai.APIError as exc:
+            self._reach_error(exc)  # raises on unreachable / auth; any other answer: no listing here
+        except ValueError:
+            listed = None
+        if listed is not None and self.model in listed:
+            return
+        try:
+            api.chat.completions.create(model=self.model, messages=[{"role": "user", "content": "ping"}],
+                                        max_tokens=1, temperature=0.0)
+        except openai.APIError as exc:
+            self._probe_error(exc, listed)
+            raise self._fail(f"the endpoint refused a one-token request: {_describe(exc)}") from None
+        except ValueError as exc:
+            raise self._fail(f"unreadable answer to a one-token request: {type(exc).__name__}") from None
+
+    def _reach_error(self, exc: openai.APIError) -> None:
+        """Raise the one-line ``LLMError`` for an unreachable endpoint or a refused key."""
+        if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+            raise self._fail(f"unreachable ({_describe(exc)})") from None
+        if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
+            raise self._fail(f"authentication failed (HTTP {exc.status_code}); check the API key "
+                             "(--api-key-env names the environment variable that holds it)") from None
+
+    def _probe_error(self, exc: openai.APIError, listed: list[str] | None) -> None:
+        """``_reach_error``, and the one-line ``LLMError`` for a model the endpoint does not serve."""
+        self._reach_error(exc)
+        message = str(getattr(exc, "message", "")).lower()
+        if isinstance(exc, openai.NotFoundError) and listed is not None or (
+                isinstance(exc, openai.APIStatusError) and exc.status_code in (400, 404) and "model" in message):
+            names = ", ".join(listed[:8]) if listed else "none listed"
+            raise self._fail(f"model not found (models served there: {names})") from None
+
     def close(self) -> None:
         """Close the HTTP connections (and the cache when this client opened it)."""
         self._api.close()

@@ -105,7 +105,7 @@ def predict(item: LabelledItem, settings: Settings) -> dict[str, Any]:
         evidence: list[Any] = []
         if k is not None and 1 <= k <= len(verdict.steps):
             evidence = [e.model_dump(mode="json") for e in verdict.steps[k - 1].evidence if e.status == "refuted"]
-        rec.update(predicted=_label_json(k), verdict=verdict.verdict, reason=verdict.reason,
+        rec.update(predicted="unknown" if verdict.verdict == "unknown" else _label_json(k), verdict=verdict.verdict, reason=verdict.reason,
                    coverage=verdict.coverage.model_dump(mode="json"), error=None)
         if verdict.flag_scope is not None:
             rec["flag_scope"] = verdict.flag_scope
@@ -417,8 +417,11 @@ def llm_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
         if isinstance(r.get("usage"), dict):
             b = str(r.get("basis"))
             bases[b] = bases.get(b, 0) + 1
+    unknown = sum(1 for r in records if isinstance(r.get("usage"), dict) and r.get("verdict") == "unknown")
+    failed = sum(1 for r in records if _endpoint_failed(r))
     return {"items": n, "totals": totals, "per_item": per_item,
-            "time_ms_per_item": round(sum(times) / n, 1), "basis": bases}
+            "time_ms_per_item": round(sum(times) / n, 1), "basis": bases,
+            "unknown_items": unknown, "failed_items": failed}
 
 
 def load_predictions(run_dir: Path) -> dict[str, dict[str, Any]]:

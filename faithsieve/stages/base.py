@@ -133,6 +133,8 @@ class FusionResult(BaseModel):
     """One-line account."""
     evidence: tuple[Evidence, ...] = ()
     """Evidence the fusion stage itself produced (prefix re-examination, final synthesis)."""
+    undecided: bool = False
+    """No answer could be had (the deciding answer was unreadable): the verdict is ``unknown``."""
 
 
 # ---------------------------------------------------------------------------------------

@@ -186,11 +186,11 @@ class EvidenceFusion:
         label = None if value is None else parse_judgment(value.answer, n)
         if value is None or label is None:
             why = answer.reason if isinstance(answer, Unparsed) else f"answer {value.answer!r} is not correct or step 1..{n}"  # type: ignore[union-attr]
-            ctx.note(f"fusion: final synthesis unparsed ({why}); reported correct, no error was established")
+            ctx.note(f"fusion: final synthesis unparsed ({why}); verdict unknown")
             ev = judgment_evidence(ctx.proof, None, "synthesis", f"final synthesis unparsed: {why}", raw=answer.raw)
-            return FusionResult(first_error_step=None, basis=None,
+            return FusionResult(first_error_step=None, basis=None, undecided=True,
                                 reason="no reliable negative evidence and the final synthesis could not be read: "
-                                       "reported correct", evidence=(ev,))
+                                       "verdict unknown", evidence=(ev,))
         why = value.reason.strip() or "no reason given"
         ev = judgment_evidence(ctx.proof, label, "synthesis", why)
         if label == 0:

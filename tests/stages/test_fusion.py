@@ -180,7 +180,7 @@ def test_synthesis_correct_is_judged_correct(scripted: type) -> None:
 ])
 def test_unparsed_synthesis_never_invents_an_error(scripted: type, answers: list[object]) -> None:
     result, ctx = fuse(scripted({"synthesis": answers}), ScanResult(), [ev(2, status="unknown")])
-    assert result.first_error_step is None and result.basis is None
+    assert result.first_error_step is None and result.basis is None and result.undecided
     assert any("synthesis unparsed" in n for n in ctx.notes)
     assert result.evidence[0].status == "unknown"
 

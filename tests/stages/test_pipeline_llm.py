@@ -104,12 +104,12 @@ def test_method_without_reliable_evidence_says_judged(scripted: Any) -> None:
     assert any(e.kind.value == "judgment" and e.basis == "judged" for r in v.steps for e in r.evidence)
 
 
-def test_every_answer_unusable_ends_correct_with_notes_never_an_error(scripted: Any) -> None:
+def test_every_answer_unusable_ends_unknown_with_notes_never_an_error(scripted: Any) -> None:
     garbage = "I'm sorry, but I can't help with that."
     pipe, _ = pipeline(scripted, {}, llm_rule_kinds=())
     pipe.llm.default = garbage  # type: ignore[union-attr]
     v = pipe.localize(proof_from_steps(PROBLEM, STEPS))
-    assert (v.verdict, v.first_error_step, v.basis) == ("correct", None, None)
+    assert (v.verdict, v.first_error_step, v.basis) == ("unknown", None, None)
     assert v.audit is not None and v.audit.notes
     assert v.usage is not None and v.usage.unparsed > 0
 
