@@ -18,9 +18,14 @@ from faithsieve.verdict import Audit, Coverage, StepReport, Timings, Verdict
 
 
 def trusted_refutation(ev: Evidence) -> bool:
-    """A refutation that stands on its own: confirmed exactly with a counterexample by our checkers, or
-    the negation of a formal statement that passed the faithfulness gate (a score was recorded)."""
-    return ev.status == "refuted" and (bool(ev.counterexample) or (ev.basis == "formal" and ev.faithfulness is not None))
+    """A refutation that stands on its own: a formula the proof writes, refuted exactly with a
+    counterexample by our checkers, or a statement the model wrote (``formalized``, ``formal``) refuted
+    after it passed the faithfulness gate (a score was recorded)."""
+    if ev.status != "refuted":
+        return False
+    if ev.basis == "checked":
+        return bool(ev.counterexample)
+    return ev.basis in ("formalized", "formal") and ev.faithfulness is not None
 
 
 def _step_status(evs: list[Evidence]) -> Literal["refuted", "verified", "unknown", "unchecked"]:
@@ -85,7 +90,7 @@ def synthesize(proof: Proof, tree: StateTree, evidence: list[Evidence], timings:
 
 
 def verdict_from(proof: Proof, tree: StateTree, evidence: list[Evidence], first: int | None,
-                 basis: Literal["checked", "formal", "reviewed", "judged"] | None, reason: str | None, *,
+                 basis: Literal["checked", "formalized", "formal", "reviewed", "judged"] | None, reason: str | None, *,
                  mode: Literal["offline", "llm", "judge"], timings: Timings, backends: dict[str, str], audit: Audit,
                  usage: UsageReport | None, undecided: bool = False) -> Verdict:
     """A verdict whose answer was chosen by a fusion or judge stage.

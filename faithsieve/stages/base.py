@@ -27,6 +27,8 @@ from faithsieve.statetree.models import StateTree
 from faithsieve.verdict import ScanCandidate
 
 T = TypeVar("T", bound=BaseModel)
+SAMPLE_TEMPERATURE = 0.7
+"""Least temperature of a second, independent sample of one judgment."""
 
 
 @dataclass
@@ -49,15 +51,19 @@ class RunContext:
             self.notes.append(message[:500])
 
     def ask(self, prompt_id: str, values: Mapping[str, str], model: type[T], *,
-            max_tokens: int | None = None) -> Parsed[T] | Unparsed:
-        """Ask the configured model with a shipped prompt; ``Unparsed`` when no model is configured."""
+            max_tokens: int | None = None, sample: int = 0) -> Parsed[T] | Unparsed:
+        """Ask the configured model with a shipped prompt; ``Unparsed`` when no model is configured.
+        ``sample > 0`` asks for an independent sample: temperature at least ``SAMPLE_TEMPERATURE``, seed ``sample``."""
         if self.llm is None:
             return Unparsed(reason="no language model configured", unavailable=True)
         t = time.perf_counter()
+        temperature = self.settings.llm_temperature
+        if sample:
+            temperature = max(temperature, SAMPLE_TEMPERATURE)
         try:
             return ask(self.llm, load_prompt(prompt_id), values, model,
                        max_tokens=max_tokens or self.settings.llm_max_tokens,
-                       temperature=self.settings.llm_temperature)
+                       temperature=temperature, seed=sample or None)
         finally:
             self.llm_ms += (time.perf_counter() - t) * 1000
 
@@ -101,6 +107,9 @@ class Review(BaseModel):
     """How hard a faithful formal statement would be."""
     reason: str = ""
     """The reviewer's reason."""
+    sample: int = 0
+    """0 for the first review of the unit; k > 0 for the k-th independent re-sample (fusion asks
+    for one where the evidence on the unit's step conflicts or rests on one judgment)."""
 
 
 class ScanResult(BaseModel):
@@ -127,7 +136,7 @@ class FusionResult(BaseModel):
 
     first_error_step: int | None
     """1-based step, or None for ``correct``."""
-    basis: Literal["checked", "formal", "reviewed", "judged"] | None = None
+    basis: Literal["checked", "formalized", "formal", "reviewed", "judged"] | None = None
     """What backs the answer (see ``Verdict.basis``)."""
     reason: str | None = None
     """One-line account."""

@@ -151,6 +151,36 @@ def written_in_source(chain: Chain, source: str) -> bool:
     return all(_link_key(lhs, op, rhs) in written for lhs, op, rhs in chain.links())
 
 
+_TIMES = re.compile(r"\\times|\\cdot|[×·⋅∙]")
+_MATH_NOISE = re.compile(r"\$|\\[()\[\]]|\\[,;!: ]|\s+")
+_JOINS = frozenset("0123456789.+-*/^=<>≤≥≠_")
+"""Characters that, next to a match, make it part of a longer formula (so not the formula itself)."""
+
+
+def _flat(text: str) -> str:
+    """``text`` with delimiters and spacing removed and every product sign written ``*``."""
+    return _MATH_NOISE.sub("", _TIMES.sub("*", text))
+
+
+def written_verbatim(equation: str, source: str) -> bool:
+    """The equation is a verbatim copy of a formula in the source ("202 = 2 * 101", "10 = 2 \\times 5"):
+    equal up to spacing, math delimiters and the product sign, and not part of a longer formula there
+    (the characters around the match neither continue a number nor an operation)."""
+    needle = _flat(equation.strip().rstrip(".").strip())
+    if not needle or len(source) > MAX_SOURCE_CHARS:
+        return False
+    hay = _flat(source)
+    start = hay.find(needle)
+    while start != -1:
+        before = hay[start - 1] if start else ""
+        after = hay[start + len(needle)] if start + len(needle) < len(hay) else ""
+        sentence_end = after == "." and not hay[start + len(needle) + 1:start + len(needle) + 2].isdigit()
+        if before not in _JOINS and (after not in _JOINS or sentence_end):
+            return True
+        start = hay.find(needle, start + 1)
+    return False
+
+
 def check_chain(ob: NLObligation, chain: Chain, ctx: RunContext) -> tuple[Outcome, int]:
     """Check each link left to right: refuted at the first false link, verified if all hold.
 
@@ -218,16 +248,19 @@ class FormalVerifier:
         return self._formal(ctx, ob, edge, scan)
 
     def _arithmetic(self, ctx: RunContext, ob: NLObligation, edge: EdgeUnit | None, chain: Chain) -> Evidence:
-        """Check a pure numeric equation. One the source writes literally is checked as it is; one the
-        model wrote from words ("12 red and 22 blue make 35") is a model-written statement and must
-        first pass the faithfulness gate (its score is recorded; below the gate it stays unknown)."""
+        """Check a pure numeric equation. One the source writes literally is ``checked`` as it is; one the
+        model wrote from words ("12 red and 22 blue make 35") is a model-written statement: it must first
+        pass the faithfulness gate (its score is recorded; below the gate it stays unknown) and its
+        outcome is ``formalized``, never ``checked``."""
         assert ob.equation is not None
         verdict: GateVerdict | None = None
-        if not written_in_source(chain, ob.source) and not ctx.ablated("no_gate"):
+        literal = written_in_source(chain, ob.source) or written_verbatim(ob.equation, ob.source)
+        basis: Literal["checked", "formalized"] = "checked" if literal else "formalized"
+        if not literal and not ctx.ablated("no_gate"):
             verdict = self.gate.assess(ctx, ob, ob.equation, _context(ctx, ob, edge))
             if not verdict.passed:
                 return _record(ob, "unknown", "gate", reason="equation below the faithfulness gate",
-                               statement=ob.equation, basis="checked", faithfulness=verdict.s_faith,
+                               statement=ob.equation, basis=basis, faithfulness=verdict.s_faith,
                                drift=verdict.drift, raw=verdict.raw)
         faith = verdict.s_faith if verdict is not None else None
         out, link = check_chain(ob, chain, ctx)
@@ -235,11 +268,11 @@ class FormalVerifier:
             lhs, op, rhs = chain.links()[link]
             note = f"link {link + 1}: {Rel(lhs, op, rhs)}" + (f"; {out.note}" if out.note else "")
             return _record(ob, "refuted", out.method, counterexample=out.counterexample, reason=note,
-                           statement=ob.equation, basis="checked", faithfulness=faith)
+                           statement=ob.equation, basis=basis, faithfulness=faith)
         if isinstance(out, Verified):
             return _record(ob, "verified", out.method, reason=out.note or None, statement=ob.equation,
-                           basis="checked", faithfulness=faith)
-        return _record(ob, "unknown", out.method, reason=out.reason, statement=ob.equation, basis="checked",
+                           basis=basis, faithfulness=faith)
+        return _record(ob, "unknown", out.method, reason=out.reason, statement=ob.equation, basis=basis,
                        faithfulness=faith)
 
     def _formal(self, ctx: RunContext, ob: NLObligation, edge: EdgeUnit | None, scan: ScanResult) -> Evidence:
@@ -329,7 +362,7 @@ def _context(ctx: RunContext, ob: NLObligation, edge: EdgeUnit | None) -> str:
 
 
 def _record(ob: NLObligation, status: Literal["verified", "refuted", "unknown"], method: str, *,
-            reason: str | None = None, basis: Literal["checked", "formal"] = "formal",
+            reason: str | None = None, basis: Literal["checked", "formalized", "formal"] = "formal",
             counterexample: dict[str, str] | None = None, faithfulness: float | None = None,
             drift: tuple[str, ...] = (), statement: str | None = None, raw: str | None = None) -> Evidence:
     return Evidence(obligation=ob.id, kind=ob.kind, step=ob.step, span=ob.span, source=ob.source, claim=ob.text(),
@@ -339,4 +372,4 @@ def _record(ob: NLObligation, status: Literal["verified", "refuted", "unknown"],
 
 
 __all__ = ["FormalVerifier", "check_chain", "literals_in_source", "proof_branch", "pure_numeric_chain",
-           "written_in_source"]
+           "written_in_source", "written_verbatim"]

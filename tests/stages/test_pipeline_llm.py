@@ -61,9 +61,9 @@ def method_script() -> dict[str, list[Any]]:
         "decompose": [DECOMPOSE],
         "state_tree": [TREE],
         "scan": [SCAN],
-        "review": [review("correct", 0.05), review("incorrect", 0.95)],
+        "review": [review("correct", 0.05), review("incorrect", 0.95), review("correct", 0.1)],
         "obligations": [obligations("the shop sells 12 red and 22 blue pens", None),
-                        obligations("12 + 22 = 35", "12 + 22 = 35")],
+                        obligations("12 + 22 = 35", "12 + 22 = 35"), obligations("the answer is 35", None)],
         "reexamine": [json.dumps({"earlier_step": None, "reason": "step 1 only restates the data"})],
     }
 
@@ -80,9 +80,9 @@ def test_method_finds_the_arithmetic_error_with_checked_evidence(scripted: Any) 
     assert (v.verdict, v.first_error_step, v.basis, v.mode) == ("error", 2, "checked", "llm")
     refuted = [e for e in v.steps[1].evidence if e.status == "refuted"]
     assert refuted and all(e.counterexample for e in refuted)
-    # the audit records the stages' work: an LLM tree, the scan, and a window ending at the focus unit e1
+    # the audit records the stages' work: an LLM tree, the scan, and a window of every unit (the tree fits the cap)
     assert v.audit is not None and v.audit.decomposition == "llm" and v.audit.substeps == 3
-    assert v.audit.overall == "likely_incorrect" and v.audit.window[-1] == "e1"
+    assert v.audit.overall == "likely_incorrect" and v.audit.window == ("e0", "e1", "e2")
     assert [c.edge for c in v.audit.scan] == ["e0", "e1", "e2"]
     # usage is carried into the verdict: every request the stages made, counted once
     assert v.usage is not None and v.usage.calls == len(llm.requests) > 0
@@ -94,7 +94,9 @@ def test_method_finds_the_arithmetic_error_with_checked_evidence(scripted: Any) 
 
 def test_method_without_reliable_evidence_says_judged(scripted: Any) -> None:
     script = method_script()
-    script["obligations"] = [obligations("the data", None), obligations("the total is thirty-five", None)]
+    script["obligations"] = [obligations("the data", None), obligations("the total is thirty-five", None),
+                             obligations("the answer", None)]
+    script["review"].append(review("uncertain", 0.5))  # the second sample of e1 does not confirm its flag
     script["synthesis"] = ['{"answer": "step 2", "reason": "12 + 22 is 34"}']
     pipe, _ = pipeline(scripted, script, llm_rule_kinds=())
     v = pipe.localize(proof_from_steps(PROBLEM, STEPS))
