@@ -66,6 +66,7 @@ from faithsieve.obligations.models import (
     Verified,
 )
 from faithsieve.stages.base import Gate, GateVerdict, RunContext, ScanResult
+from faithsieve.stages.verbatim import written_verbatim
 from faithsieve.statetree.models import EdgeUnit, StateTree
 
 MAX_EQUATION_CHARS = 400
@@ -149,36 +150,6 @@ def written_in_source(chain: Chain, source: str) -> bool:
             if op == "=":
                 written.add(_link_key(rhs, op, lhs))
     return all(_link_key(lhs, op, rhs) in written for lhs, op, rhs in chain.links())
-
-
-_TIMES = re.compile(r"\\times|\\cdot|[×·⋅∙]")
-_MATH_NOISE = re.compile(r"\$|\\[()\[\]]|\\[,;!: ]|\s+")
-_JOINS = frozenset("0123456789.+-*/^=<>≤≥≠_")
-"""Characters that, next to a match, make it part of a longer formula (so not the formula itself)."""
-
-
-def _flat(text: str) -> str:
-    """``text`` with delimiters and spacing removed and every product sign written ``*``."""
-    return _MATH_NOISE.sub("", _TIMES.sub("*", text))
-
-
-def written_verbatim(equation: str, source: str) -> bool:
-    """The equation is a verbatim copy of a formula in the source ("202 = 2 * 101", "10 = 2 \\times 5"):
-    equal up to spacing, math delimiters and the product sign, and not part of a longer formula there
-    (the characters around the match neither continue a number nor an operation)."""
-    needle = _flat(equation.strip().rstrip(".").strip())
-    if not needle or len(source) > MAX_SOURCE_CHARS:
-        return False
-    hay = _flat(source)
-    start = hay.find(needle)
-    while start != -1:
-        before = hay[start - 1] if start else ""
-        after = hay[start + len(needle)] if start + len(needle) < len(hay) else ""
-        sentence_end = after == "." and not hay[start + len(needle) + 1:start + len(needle) + 2].isdigit()
-        if before not in _JOINS and (after not in _JOINS or sentence_end):
-            return True
-        start = hay.find(needle, start + 1)
-    return False
 
 
 def check_chain(ob: NLObligation, chain: Chain, ctx: RunContext) -> tuple[Outcome, int]:
