@@ -25,11 +25,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from faithsieve.core.settings import Settings  # noqa: E402
-from faithsieve.pipeline import Pipeline  # noqa: E402
-from faithsieve.split import proof_from_steps  # noqa: E402
-from tests.llm.fakeserver import FakeOpenAI  # noqa: E402
-from tests.llm.persona import Item, Persona, load_items  # noqa: E402
+from faithsieve.core.settings import Settings
+from faithsieve.pipeline import Pipeline
+from faithsieve.split import proof_from_steps
+from tests.llm.fakeserver import FakeOpenAI
+from tests.llm.persona import Item, Persona, load_items
 
 
 def _flat(text: str) -> str:
