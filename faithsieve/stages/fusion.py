@@ -143,26 +143,33 @@ def decide(signals: Sequence[Signal], n_steps: int, *, decide_at: float = DECIDE
                     leaning=tuple(k for k in sorted(scores) if scores[k] > 0))
 
 
-MAX_CONFIRMATIONS = 6
+MAX_CONFIRMATIONS = 8
 """Most extra review calls fusion makes for one proof."""
+MAX_ROUNDS = 3
+"""Most re-sampling rounds for one step (so at most four judgments of one unit)."""
 MAX_CONFIRM_UNITS = 3
 """Most units of one step re-reviewed."""
 
 
-def contested_step(signals: Sequence[Signal], done: set[int] | frozenset[int] = frozenset()) -> int | None:
-    """The earliest step (not in ``done``) whose local evidence needs one more independent judgment (pure):
-    it leans wrong (L > 0, a local ``wrong`` signal) without reaching the bar, or it reaches the bar while
-    a review says ``fine`` (a verified check of one claim is no conflict). Only steps up to the first decided one matter."""
+def contested_step(signals: Sequence[Signal], rounds: Mapping[int, int] | None = None,
+                   max_rounds: int = MAX_ROUNDS) -> int | None:
+    """The earliest step (with fewer than ``max_rounds`` re-sampling rounds in ``rounds``) whose local
+    evidence needs one more independent judgment (pure): a local signal says ``wrong`` and the step is
+    neither decided nor cleared (``-logit(CLEAR_AT) < L < logit(DECIDE_AT)``), or it is decided while a
+    review says ``fine`` (a verified check of one claim is no conflict). Steps after the first decided,
+    uncontested one do not matter."""
+    rounds = rounds or {}
     scores = step_scores(signals)
-    bar = logit(DECIDE_AT)
+    bar, clear = logit(DECIDE_AT), logit(CLEAR_AT)
     for step in sorted(scores):
         local = [s for s in signals if s.step == step and s.source != "scan"]
         wrong = any(s.says == "wrong" for s in local)
         decided = wrong and scores[step] + 1e-9 >= bar
-        conflict = wrong and any(s.says == "fine" and s.source in ("review", "reexamine") for s in local)
-        if step not in done and wrong and (not decided or conflict):
+        conflict = decided and any(s.says == "fine" and s.source in ("review", "reexamine") for s in local)
+        open_ = wrong and -clear + 1e-9 < scores[step] < bar - 1e-9
+        if (open_ or conflict) and rounds.get(step, 0) < max_rounds:
             return step
-        if decided:
+        if decided and not conflict:
             return None
     return None
 
@@ -277,23 +284,23 @@ class EvidenceFusion:
 
     def _confirm(self, ctx: RunContext, tree: StateTree, scan: ScanResult, evidence: list[Evidence],
                  steps_of: Mapping[str, int]) -> ScanResult:
-        """Independent re-samples of local reviews where one judgment would otherwise decide or the
-        evidence on a step conflicts: the earliest step that leans wrong (or is decided while a local
-        signal says fine) gets one more review of each of its units (a first review where a unit has
-        none), up to ``MAX_CONFIRMATIONS`` reviews per proof. Returns the scan with the new reviews."""
+        """Independent re-samples of local reviews until the evidence settles: the earliest contested step
+        (``contested_step``) gets one more review of each of its units (a first review where a unit has
+        none), at most ``MAX_ROUNDS`` rounds per step and ``MAX_CONFIRMATIONS`` reviews per proof.
+        Returns the scan with the new reviews."""
         if ctx.llm is None:
             return scan
         from faithsieve.stages.scan import LLMScanner
 
         reviewer, prior = LLMScanner(), {c.edge: c for c in scan.candidates}
-        done: set[int] = set()
+        rounds: dict[int, int] = {}
         spent = 0
         while spent < MAX_CONFIRMATIONS:
             signals = signals_from(evidence, scan, steps_of, ctx.settings)
-            step = contested_step(signals, done)
+            step = contested_step(signals, rounds)
             if step is None:
                 break
-            done.add(step)
+            rounds[step] = rounds.get(step, 0) + 1
             units = [e for e in tree.edges if e.step == step][:MAX_CONFIRM_UNITS]
             seen = {r.edge: r.sample for r in scan.reviews}
             new = []

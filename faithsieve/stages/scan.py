@@ -1,7 +1,9 @@
 """Tree-suspicion scan, audit window and local review.
 
 ``LLMScanner`` makes one ``scan`` call over every EdgeUnit, picks the audit window with the pure
-``audit_window`` function, then makes one ``review`` call per unit in the window.
+``audit_window`` function, then makes one ``review`` call per unit in the window. When the whole tree
+fits the review cap (``max_audit_units``) every unit is reviewed and no scan call is made: the local
+reviews are the evidence, and a whole-proof scan would only add a weak prior at the price of a call.
 
 Audit window (``audit_window``). The focus is the earliest EdgeUnit, in tree order (the order
 of ``StateTree.edges``), whose suspicion is strictly above the threshold (0.6): an earlier
@@ -203,7 +205,7 @@ def render_review_unit(e: EdgeUnit) -> str:
 
 def render_prior(c: ScanCandidate | None) -> str:
     if c is None:
-        return "The scan gave no judgment for this unit."
+        return "no judgment for this unit."
     types = ", ".join(c.error_type_prior) or "none"
     return (f"suspicion {c.suspicion:.2f}; likely wrong: {'yes' if c.likely_wrong else 'no'}; "
             f"suspected error types: {types}; reason: {c.reason or '(none)'}")
@@ -232,12 +234,14 @@ class LLMScanner:
             return ScanResult()
         s = ctx.settings
         order = [e.id for e in tree.edges]
+        if len(order) <= s.max_audit_units:  # the whole tree fits: every unit is reviewed, no scan call
+            ctx.note(f"scan: skipped; all {len(order)} units fit the review cap ({s.max_audit_units}) and are reviewed")
+            by_id = {e.id: e for e in tree.edges}
+            reviews = tuple(self.review(ctx, tree, by_id[eid], None) for eid in order)
+            return ScanResult(window=tuple(order), reviews=reviews)
         candidates, overall = self.suspicions(ctx, tree)
         suspicion = {c.edge: c.suspicion for c in candidates}
-        if len(order) <= s.max_audit_units:  # the whole tree fits: every unit is reviewed
-            focus = next((eid for eid in order if suspicion.get(eid, 0.0) > s.scan_threshold), None)
-            window = tuple(order)
-        elif overall is None:
+        if overall is None:
             focus, window = None, tuple(order[: min(s.audit_prefix + 1, s.max_audit_units)])
         else:
             focus, window = audit_window(order, suspicion, s.scan_threshold, s.audit_prefix, s.max_audit_units,
@@ -288,9 +292,14 @@ class LLMScanner:
         """The local review of one unit (``uncertain`` with a note when the answer cannot be used);
         ``sample > 0``: an independent re-sample of it."""
         step = next((s.text.strip() for s in ctx.proof.steps if s.index == e.step), "")
-        after = "\n\n".join(f"Child state {c}:\n{render_state(_state(tree, c))}" for c in (e.children or (e.child,)))
-        values = {"problem": ctx.proof.problem.strip(), "step": f"Step {e.step}: {step}", "unit": render_review_unit(e),
-                  "before": render_state(_state(tree, e.parent)), "after": after, "prior": render_prior(prior)}
+        before = render_state(_state(tree, e.parent))
+        states = [render_state(_state(tree, c)) for c in (e.children or (e.child,))]
+        after = ("(as before)" if len(states) == 1 and states[0] == before
+                 else "\n\n".join(f"Child state {c}:\n{st}" for c, st in zip(e.children or (e.child,), states, strict=True)))
+        same = " ".join(step.split()) == " ".join(e.text.split())
+        values = {"problem": ctx.proof.problem.strip(),
+                  "step": f"Step {e.step}" + (" (the move is the whole step)" if same else f": {step}"),
+                  "unit": render_review_unit(e), "before": before, "after": after, "prior": render_prior(prior)}
         res = ctx.ask("review", values, ReviewOut, sample=sample)
         if isinstance(res, Unparsed):
             ctx.note(f"review {e.id}: answer unusable ({res.reason})")

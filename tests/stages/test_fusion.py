@@ -115,10 +115,13 @@ def test_all_steps_cleared_is_correct_without_synthesis() -> None:
 
 def test_contested_step() -> None:
     assert contested_step([sig(2, "wrong"), sig(4, "wrong"), sig(4, "wrong")]) == 2
-    assert contested_step([sig(2, "wrong")], {2}) is None
-    assert contested_step([sig(2, "wrong", "checked"), sig(2, "fine")]) == 2      # decided but contested
-    assert contested_step([sig(2, "wrong", "checked"), sig(3, "wrong")]) is None  # after the decided step
-    assert contested_step([sig(2, "wrong", "scan")]) is None                      # the scan alone asks nothing
+    assert contested_step([sig(2, "wrong")], {2: 3}) is None                       # rounds spent
+    assert contested_step([sig(2, "wrong"), sig(2, "fine")]) == 2                   # a tie: sample again
+    assert contested_step([sig(2, "wrong"), sig(2, "fine"), sig(2, "fine")]) is None  # cleared
+    assert contested_step([sig(2, "wrong", "checked"), sig(2, "fine")]) == 2        # decided but contested
+    assert contested_step([sig(2, "wrong", "checked"), sig(3, "wrong")]) is None    # after the decided step
+    assert contested_step([sig(2, "wrong", "scan")]) is None                        # the scan alone asks nothing
+    assert contested_step([sig(2, "wrong", "checked"), sig(2, "fine", "checked", 0.6)]) is None  # a verified claim
 
 
 # ---------------------------------------------------------------------------------------
@@ -153,21 +156,23 @@ def test_a_review_flag_is_confirmed_by_a_second_sample(scripted: type) -> None:
     assert not llm.calls("synthesis")
 
 
-def test_a_flag_the_second_sample_denies_goes_to_synthesis(scripted: type) -> None:
+def test_a_flag_two_more_samples_deny_is_cleared(scripted: type) -> None:
     scan = ScanResult(reviews=tuple(Review(edge=f"e{k}", verdict="incorrect" if k == 3 else "correct")
                                     for k in range(1, 6)))
-    llm = scripted({"review": [review_json("correct")], "synthesis": ['{"answer": "correct", "reason": "fine"}']})
+    llm = scripted({"review": [review_json("correct"), review_json("correct")]})
     result, _ = fuse(llm, scan, [])
-    assert (result.first_error_step, result.basis) == (None, "judged")
+    # wrong, then fine, then fine: the majority of three independent samples clears the step
+    assert (result.first_error_step, result.basis) == (None, "reviewed")
+    assert [r.seed for r in llm.calls("review")] == [1, 2]
 
 
 def test_a_false_checked_refutation_twice_dismissed_is_overruled(scripted: type) -> None:
     scan = ScanResult(reviews=tuple(Review(edge=f"e{k}", verdict="correct") for k in range(1, 6)))
-    llm = scripted({"review": [review_json("correct", "a trial value; the conclusion holds")],
-                    "synthesis": ['{"answer": "correct", "reason": "the trial is discarded"}']})
+    llm = scripted({"review": [review_json("correct", "a trial value; the conclusion holds")] * 3})
     result, _ = fuse(llm, scan, [ev(2)])
-    assert result.first_error_step is None and result.basis == "judged"
-    assert len(llm.calls("review")) == 1
+    # 0.99 checked against four agreeing reviews (0.85 each): overruled, the step is cleared
+    assert result.first_error_step is None and result.basis == "reviewed"
+    assert len(llm.calls("review")) == 3
 
 
 def test_every_unit_reviewed_fine_is_correct_with_no_synthesis(scripted: type) -> None:
@@ -179,7 +184,7 @@ def test_every_unit_reviewed_fine_is_correct_with_no_synthesis(scripted: type) -
 
 def test_prefix_reexamination_adds_a_signal(scripted: type) -> None:
     reviews = (Review(edge="e2", verdict="incorrect", reason="sign error"),)
-    llm = scripted({"review": [review_json("uncertain")],
+    llm = scripted({"review": [review_json("uncertain")] * 3,
                     "reexamine": ['After looking again: {"earlier_step": "step 2", "reason": "the sign flips"}']})
     result, _ = fuse(llm, ScanResult(reviews=reviews), [formal(4)])
     # review (0.85) + re-examination (0.65) on step 2 reach the bar before step 4's formal refutation
@@ -195,14 +200,14 @@ def test_prefix_reexamination_adds_a_signal(scripted: type) -> None:
 ])
 def test_reexamination_keeps_the_candidate(scripted: type, answer: str) -> None:
     reviews = (Review(edge="e2", verdict="incorrect"),)
-    result, _ = fuse(scripted({"review": [review_json("uncertain")], "reexamine": [answer]}),
+    result, _ = fuse(scripted({"review": [review_json("uncertain")] * 3, "reexamine": [answer]}),
                      ScanResult(reviews=reviews), [ev(4)])
     assert (result.first_error_step, result.basis) == (4, "checked")
 
 
 def test_unparsed_reexamination_keeps_the_candidate(scripted: type) -> None:
     reviews = (Review(edge="e2", verdict="incorrect"),)
-    llm = scripted({"review": [review_json("uncertain")], "reexamine": ['{"earlier_step": "two"}', "I think step two."]})
+    llm = scripted({"review": [review_json("uncertain")] * 3, "reexamine": ['{"earlier_step": "two"}', "I think step two."]})
     result, ctx = fuse(llm, ScanResult(reviews=reviews), [ev(4)])
     assert result.first_error_step == 4
     assert any("re-examination unparsed" in n for n in ctx.notes)
@@ -211,7 +216,7 @@ def test_unparsed_reexamination_keeps_the_candidate(scripted: type) -> None:
 def test_drift_only_evidence_goes_to_synthesis_which_is_judged(scripted: type) -> None:
     evidence = [formal(2, drift=("wrong_direction",), faith=0.4), ev(3, status="unknown", reason="timeout")]
     reviews = (Review(edge="e2", verdict="incorrect", suspicion=0.8, reason="converse used"),)
-    llm = scripted({"review": [review_json("uncertain")],
+    llm = scripted({"review": [review_json("uncertain")] * 3,
                     "synthesis": ['```json\n{"answer": "Step 2", "reason": "uses the converse", "confidence": 0.7}\n```']})
     result, _ = fuse(llm, ScanResult(reviews=reviews), evidence)
     assert (result.first_error_step, result.basis) == (2, "judged")
@@ -243,7 +248,7 @@ def test_unparsed_synthesis_never_invents_an_error(scripted: type, answers: list
 
 def test_nl_only_ignores_checks_and_uses_reviews(scripted: type) -> None:
     reviews = (Review(edge="e3", verdict="incorrect", reason="wrong total"),)
-    llm = scripted({"review": [review_json("uncertain")], "synthesis": ['{"answer": "step 3", "reason": "wrong total"}']})
+    llm = scripted({"review": [review_json("uncertain")] * 3, "synthesis": ['{"answer": "step 3", "reason": "wrong total"}']})
     result, _ = fuse(llm, ScanResult(reviews=reviews), [ev(1), formal(2)], ablations=("nl_only",))
     assert (result.first_error_step, result.basis) == (3, "judged")
     prompt = llm.calls("synthesis")[0].messages[1].content

@@ -269,7 +269,8 @@ def test_all_edges_scanner(scripted):
 def test_a_tree_that_fits_the_cap_is_reviewed_whole(scripted):
     llm = scripted({"scan": [_scan_answer([("e1", 0.9)])], "review": [REVIEW_OK] * 10})
     r = LLMScanner().scan(_ctx(llm, max_audit_units=10), _tree())
-    assert r.focus == "e1" and r.window == tuple(EDGES) and len(r.reviews) == 10
+    assert r.window == tuple(EDGES) and len(r.reviews) == 10
+    assert llm.calls("scan") == [] and r.candidates == ()  # every unit is reviewed: no whole-proof scan call
 
 
 def test_window_covers_later_substeps_of_the_focus_step():
