@@ -21,9 +21,10 @@ def add_method_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (FAITHSIEVE_LLM_BASE_URL)")
     g.add_argument("--model", help="model id (FAITHSIEVE_LLM_MODEL)")
     g.add_argument("--api-key-env", help="environment variable holding the API key (default OPENAI_API_KEY)")
-    g.add_argument("--structured", choices=("json_schema", "json_object_schema", "json_object", "none"),
-                   help="how JSON answers are requested: json_schema (OpenAI, vLLM), json_object_schema (llama.cpp), "
-                        "json_object, none")
+    g.add_argument("--structured", choices=("json_schema", "json_schema_strict", "guided_json", "json_object_schema",
+                                            "json_object", "none"),
+                   help="how JSON answers are requested: json_schema (OpenAI, vLLM), json_schema_strict (OpenAI "
+                        "strict mode), guided_json (vLLM guided decoding), json_object_schema (llama.cpp), json_object, none")
     g.add_argument("--llm-timeout", type=float, help="seconds per LLM call (default 120)")
     g.add_argument("--concurrency", type=int, help="most LLM calls in flight (default 4)")
     g.add_argument("--max-tokens", type=int, help="most tokens per answer (default 2048)")

@@ -59,9 +59,11 @@ class Settings(BaseSettings):
     """First backoff delay; doubled on each retry."""
     llm_concurrency: int = Field(default=4, ge=1, le=256)
     """Most LLM calls in flight at once from one client."""
-    llm_structured: Literal["json_schema", "json_object_schema", "json_object", "none"] = "json_schema"
-    """How JSON answers are requested: OpenAI ``json_schema``; llama.cpp ``json_object_schema``;
-    plain ``json_object``; or ``none`` (schema in the prompt only)."""
+    llm_structured: Literal["json_schema", "json_schema_strict", "guided_json", "json_object_schema", "json_object",
+                            "none"] = "json_schema"
+    """How JSON answers are requested: OpenAI ``json_schema`` (also vLLM), ``json_schema_strict`` (OpenAI
+    strict mode), vLLM ``guided_json``; llama.cpp ``json_object_schema``; plain ``json_object``; or
+    ``none`` (schema in the prompt only)."""
     llm_cache: bool = True
     """Use the sqlite response cache (``--no-cache`` turns it off)."""
     llm_cache_path: str = "~/.cache/faithsieve/llm.sqlite"

@@ -24,6 +24,7 @@ import openai
 from typing_extensions import Self
 
 from faithsieve.llm.cache import ResponseCache, cache_key
+from faithsieve.llm.strict import drop_optional_nulls, strict_schema
 from faithsieve.llm.types import (
     ChatMessage,
     ChatRequest,
@@ -67,13 +68,37 @@ def response_format(mode: StructuredMode, request: ChatRequest) -> dict[str, Any
         return None
     schema = wire_schema(request.json_schema)
     if mode == "json_schema":
-        # no "strict": pydantic schemas (optional fields, defaults) are not strict-compatible
+        # not strict: pydantic schemas (optional fields, defaults) are not strict-compatible as they are
         return {"type": "json_schema", "json_schema": {"name": request.schema_name, "schema": schema}}
+    if mode == "json_schema_strict":
+        return {"type": "json_schema", "json_schema": {"name": request.schema_name, "strict": True,
+                                                       "schema": strict_schema(request.json_schema)}}
+    if mode == "guided_json":
+        return None  # sent as extra_body (``extra_body``)
     if mode == "json_object_schema":
         return {"type": "json_object", "schema": schema}
     if mode == "json_object":
         return {"type": "json_object"}
     raise ValueError(f"unknown structured mode {mode!r}")
+
+
+def extra_body(mode: StructuredMode, request: ChatRequest) -> dict[str, Any] | None:
+    """vLLM's ``guided_json`` parameter under ``mode="guided_json"`` (``None`` otherwise)."""
+    if mode != "guided_json" or request.json_schema is None:
+        return None
+    return {"guided_json": wire_schema(request.json_schema)}
+
+
+def strict_answer(text: str, schema: dict[str, Any] | None) -> str:
+    """A strict-mode answer with the ``null`` of each optional field removed (``text`` unchanged when
+    it is not one JSON object)."""
+    if schema is None:
+        return text
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return text
+    return json.dumps(drop_optional_nulls(data, schema), ensure_ascii=False) if isinstance(data, dict) else text
 
 
 def wire_message(message: ChatMessage) -> dict[str, Any]:
@@ -214,6 +239,9 @@ class OpenAIClient:
         fmt = response_format(self.structured, request)
         if fmt is not None:
             kwargs["response_format"] = fmt
+        extra = extra_body(self.structured, request)
+        if extra is not None:
+            kwargs["extra_body"] = extra
         if request.tools is not None:
             kwargs["tools"] = [dict(t) for t in request.tools]
         if request.tool_choice is not None:
@@ -237,6 +265,8 @@ class OpenAIClient:
             except ValueError as exc:  # a 200 whose body is not a chat completion (proxy page, ...)
                 raise self._fail(f"unreadable answer, not retried: {type(exc).__name__}: {str(exc)[:200]}") from None
             answer = self._to_response(completion, latency_ms)
+            if self.structured == "json_schema_strict":
+                answer = answer.model_copy(update={"text": strict_answer(answer.text, request.json_schema)})
             if key is not None and self.cache is not None:
                 self.cache.put(key, answer)
             self.usage.record(answer)
