@@ -161,9 +161,9 @@ class Pipeline:
     def localize(self, proof: Proof) -> Verdict:
         """Return the verdict for one proof: ``correct`` or the first erroneous step, with evidence."""
         plan = self.stages
-        ctx = RunContext(proof=proof, settings=self.settings, llm=self.llm, kernel=self.kernel,
-                         checkers=self.checkers, deadline=time.monotonic() + plan.time_limit_s)
         before = self.llm.usage.snapshot() if plan.needs_llm and self.llm is not None else None
+        ctx = RunContext(proof=proof, settings=self.settings, llm=self.llm, kernel=self.kernel,
+                         checkers=self.checkers, deadline=time.monotonic() + plan.time_limit_s, usage_start=before)
         work = Work()
         t0 = time.perf_counter()
         for s in plan.decompose:

@@ -333,6 +333,8 @@ def run_score(req: ScoreRequest) -> ScoreResult:
 
     t0 = time.perf_counter()
     processed = 0
+    spend = Spend()
+    stopped = ""
     if pending:
         from tqdm import tqdm
 
@@ -349,13 +351,19 @@ def run_score(req: ScoreRequest) -> ScoreResult:
                     done[rec["id"]] = rec
                     processed += 1
                     bar.update(1)
+                    spend.add(rec.get("usage"))
+                    if spend.calls:
+                        bar.set_postfix_str(spend.line(), refresh=False)
+                    if spend.over(settings):
+                        stopped = f"run budget reached after {processed} new item(s) ({spend.line()}); rerun to resume"
+                        break
         finally:
             bar.close()
             if processed:
                 sessions.append({"items": processed, "wall_s": round(time.perf_counter() - t0, 3), "workers": req.workers})
                 write_atomic(out / STATE, json.dumps(state, indent=1))
 
-    rows = [(it, done[it.id]) for it in items]
+    rows = [(it, done[it.id]) for it in items if it.id in done]  # all of them unless the run budget stopped it
     run_info = {
         "dataset": str(req.path), "formats": sorted(set(data.formats.values())), "subsets_selected": list(req.subsets),
         "limit": req.limit, "bad_records": len(data.bad), "excluded": data.excluded_counts(),
@@ -371,7 +379,7 @@ def run_score(req: ScoreRequest) -> ScoreResult:
     if req.report:
         write_report(out, metrics, rows)
     return ScoreResult(metrics=metrics, out=out, processed=processed, reused=reused, dataset=data,
-                       warnings=class_gaps(items))
+                       warnings=[*class_gaps(items), *([stopped] if stopped else [])])
 
 
 RUN_FILES = (PREDICTIONS, METRICS, REPORT, STATE, "offsets.png", "subsets.png")
@@ -391,6 +399,27 @@ def run_config(req: ScoreRequest, settings: Settings) -> dict[str, Any]:
     return {"path": str(req.path), "format": req.format, "subsets": list(req.subsets), "limit": req.limit,
             "sample": req.sample, "seed": req.seed, "resamples": req.resamples, "workers": req.workers,
             "skip_invalid": req.skip_invalid, "settings": settings.model_dump(mode="json")}
+
+
+class Spend:
+    """Model calls, tokens and cost of the items predicted in this session (the progress line and the
+    run budget, ``llm_max_calls`` / ``llm_max_cost``)."""
+
+    def __init__(self) -> None:
+        self.calls, self.tokens, self.cost = 0, 0, 0.0
+
+    def add(self, usage: Any) -> None:
+        if isinstance(usage, dict):
+            self.calls += int(usage.get("calls", 0) or 0)
+            self.tokens += int(usage.get("prompt_tokens", 0) or 0) + int(usage.get("completion_tokens", 0) or 0)
+            self.cost += float(usage.get("cost_usd", 0) or 0)
+
+    def line(self) -> str:
+        return f"{self.calls} calls, {self.tokens} tokens, ${self.cost:.4f}"
+
+    def over(self, settings: Settings) -> bool:
+        return ((settings.llm_max_calls is not None and self.calls >= settings.llm_max_calls)
+                or (settings.llm_max_cost is not None and self.cost >= settings.llm_max_cost))
 
 
 def _endpoint_failed(rec: dict[str, Any]) -> bool:

@@ -20,7 +20,7 @@ from faithsieve.core.settings import Settings
 from faithsieve.lean.interface import Kernel, UnavailableKernel
 from faithsieve.llm.prompts import load_prompt
 from faithsieve.llm.structured import Parsed, Unparsed, ask
-from faithsieve.llm.types import LLMClient
+from faithsieve.llm.types import LLMClient, UsageReport
 from faithsieve.obligations.checkers import Checker
 from faithsieve.obligations.models import Evidence, NLObligation
 from faithsieve.statetree.models import StateTree
@@ -44,6 +44,8 @@ class RunContext:
     """``time.monotonic()`` after which no new check starts."""
     notes: list[str] = field(default_factory=list)
     llm_ms: float = 0.0
+    usage_start: UsageReport | None = None
+    """The client's usage when this proof started (the per-proof budget is counted from it)."""
 
     def note(self, message: str) -> None:
         """Record what a stage skipped or could not use (shown in the verdict's audit)."""
@@ -56,6 +58,10 @@ class RunContext:
         ``sample > 0`` asks for an independent sample: temperature at least ``SAMPLE_TEMPERATURE``, seed ``sample``."""
         if self.llm is None:
             return Unparsed(reason="no language model configured", unavailable=True)
+        spent = self.budget_spent()
+        if spent:
+            self.note(f"{prompt_id}: not asked, {spent}")
+            return Unparsed(reason=spent, unavailable=True)
         t = time.perf_counter()
         temperature = self.settings.llm_temperature
         if sample:
@@ -63,9 +69,22 @@ class RunContext:
         try:
             return ask(self.llm, load_prompt(prompt_id), values, model,
                        max_tokens=max_tokens or self.settings.llm_max_tokens,
-                       temperature=temperature, seed=sample or None)
+                       temperature=temperature, seed=sample or None, budget=self.budget_spent)
         finally:
             self.llm_ms += (time.perf_counter() - t) * 1000
+
+    def budget_spent(self) -> str:
+        """Why no further call may be made for this proof ("" while the per-proof budget allows)."""
+        s = self.settings
+        if self.llm is None or self.usage_start is None or (s.llm_max_calls_per_item is None
+                                                            and s.llm_max_cost_per_item is None):
+            return ""
+        used = self.llm.usage.since(self.usage_start)
+        if s.llm_max_calls_per_item is not None and used.calls >= s.llm_max_calls_per_item:
+            return f"per-proof call budget spent ({used.calls} of {s.llm_max_calls_per_item})"
+        if s.llm_max_cost_per_item is not None and used.cost_usd >= s.llm_max_cost_per_item:
+            return f"per-proof cost budget spent (${used.cost_usd:.4f} of ${s.llm_max_cost_per_item:.4f})"
+        return ""
 
     def ablated(self, name: str) -> bool:
         return name in self.settings.ablations

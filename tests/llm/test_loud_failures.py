@@ -130,3 +130,29 @@ def test_score_with_failed_items_exits_1_and_says_so(tmp_path: Path, capsys: Any
         assert "had failed model calls" in cap.err.splitlines()[-1]
         preds = [json.loads(x) for x in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
         assert {p["predicted"] for p in preds} == {"unknown"} and {p["verdict"] for p in preds} == {"unknown"}
+
+
+def test_per_proof_call_budget_stops_calls_and_the_verdict_says_unknown(tmp_path: Path, capsys: Any) -> None:
+    f, _ = _files(tmp_path)
+    with FakeOpenAI() as server:
+        server.respond_with(lambda body: Reply.ok('{"substeps": []}'))
+        rc = main(["localize", str(f), "--mode", "llm", *_common(server.base_url, tmp_path), "--max-calls", "2"])
+        v = json.loads(capsys.readouterr().out)
+        assert server.calls == 2 and v["usage"]["calls"] == 2  # the third call was never made
+        assert any("call budget spent (2 of 2)" in n for n in v["audit"]["notes"])
+        # the reviews were never asked; the proof's own false formula (12 + 1 = 14) still decides
+        assert (v["verdict"], v["first_error_step"], v["basis"], rc) == ("error", 2, "checked", 0)
+
+
+def test_run_budget_stops_before_the_next_item_and_resumes(tmp_path: Path, capsys: Any) -> None:
+    _, data = _files(tmp_path)
+    with FakeOpenAI() as server:
+        server.respond_with(lambda body: Reply.ok('{"answer": "step 2", "reason": "12 + 1 is 13"}'))
+        args = ["score", str(data), "--out", str(tmp_path / "run"), "--no-progress", "--bootstrap", "10",
+                "--mode", "judge", *_common(server.base_url, tmp_path)]
+        assert main([*args, "--max-run-calls", "2"]) == 0
+        cap = capsys.readouterr()
+        assert "run budget reached after 2 new item(s) (2 calls" in cap.err
+        assert json.loads(cap.out)["n"] == 2 and server.calls == 2
+        assert main(args) == 0  # the rest, resumed without a budget
+        assert json.loads(capsys.readouterr().out)["n"] == 3 and server.calls == 3
