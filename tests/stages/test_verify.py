@@ -396,3 +396,15 @@ def test_verbatim_copy_is_checked_without_the_gate(scripted: type) -> None:
     llm = scripted({})
     [ev] = FormalVerifier(LLMGate()).verify(context(llm), tree(), [ob], ScanResult())
     assert (ev.status, ev.basis) == ("refuted", "checked") and llm.calls() == []
+
+
+@pytest.mark.parametrize(("text", "verdict"), [
+    ("The number of ways is 7·8·15/6 = 140/2 = 70.", "error"),   # a false link, not running-total notation
+    ("We get 5 × 3 = 15 + 2 = 17.", "correct"),                  # a running total adds the next amount
+    ("So 6 · 4 = 24 − 4 = 20 remain.", "correct"),
+])
+def test_running_total_excuse_covers_only_added_amounts(text: str, verdict: str) -> None:
+    from faithsieve.pipeline import localize
+    from faithsieve.split import proof_from_steps
+
+    assert localize(proof_from_steps("Count the ways.", [text])).verdict == verdict
