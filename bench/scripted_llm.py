@@ -46,6 +46,7 @@ def run(items: list[Item], persona: str, mode: str, ablations: tuple[str, ...] =
         pipe = Pipeline.from_settings(settings)
         exact = binary = unknown = model_checked = 0
         basis: Counter[str] = Counter()
+        preds: list[tuple[int | None, int | None, str | None]] = []
         t0 = time.perf_counter()
         for it in items:
             v = pipe.localize(proof_from_steps(it.problem, list(it.steps), settings))
@@ -53,6 +54,7 @@ def run(items: list[Item], persona: str, mode: str, ablations: tuple[str, ...] =
             exact += pred == it.label
             binary += pred != -1 and (pred is None) == (it.label is None)
             unknown += v.verdict == "unknown"
+            preds.append((it.label, pred, v.basis))
             basis[str(v.basis)] += 1
             for rep in v.steps:  # a checked record whose statement the proof does not write
                 text = _flat(it.steps[rep.step - 1])
@@ -66,6 +68,7 @@ def run(items: list[Item], persona: str, mode: str, ablations: tuple[str, ...] =
                 "exact": round(exact / n, 4), "binary": round(binary / n, 4), "unknown": unknown,
                 "calls_per_item": round(p.calls / n, 2), "tokens_per_item": round(tokens / n, 1),
                 "basis": dict(basis), "checked_from_model_statements": model_checked, "by_prompt": stages,
+                "predictions": preds,
                 "wall_s": round(time.perf_counter() - t0, 1)}
 
 

@@ -32,7 +32,7 @@ def _read_input(path: str) -> Any:
 def render_text(proof_steps: list[str], v: Verdict) -> str:
     """A readable report: each step, its EdgeUnits, obligations and outcomes."""
     out = []
-    basis = {"checked": "checked: a formula the proof writes refuted",
+    basis = {"checked": "checked: a literal claim refuted",
              "formalized": "formalized: a gated model-written statement refuted", "formal": "proved: a faithful formal statement refuted",
              "reviewed": "reviewed: local reviews of single units decided", "judged": "judged by the model, not proved"}
     if v.verdict == "error":
