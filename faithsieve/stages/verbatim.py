@@ -44,7 +44,10 @@ def written_verbatim(equation: str, source: str) -> bool:
     return False
 
 
-_RUN = re.compile(r"\(?\d[\d.,]*\)?(?:\s*(?:[-+*/×·⋅^=<>≤≥≠]|\\times|\\cdot|\\leq?|\\geq?|\\neq?)\s*\(?\s*\d[\d.,]*\)?)+")
+_RUN = re.compile(r"(?<![\d.,])\(?\d+(?:[.,]\d+)*\)?"
+                  r"(?:\s*(?:[-+*/×·⋅^=<>≤≥≠]|\\times|\\cdot|\\leq?|\\geq?|\\neq?)\s*(?:\(\s*)?\d+(?:[.,]\d+)*\)?)+")
+"""A run of numbers joined by operations. Each number is digits with single separators and a match
+starts only where a number starts, so the pattern is linear on hostile text ("1,1,1,…", blank runs)."""
 _OPEN = frozenset("+-*/^=<>≤≥≠·×⋅_}){")
 """Characters before a number run that make it the tail of a symbolic formula (``2x + 1 = 7``)."""
 _REL = re.compile(r"[=<>≤≥≠]|\\leq?|\\geq?|\\neq?")

@@ -408,3 +408,13 @@ def test_running_total_excuse_covers_only_added_amounts(text: str, verdict: str)
     from faithsieve.split import proof_from_steps
 
     assert localize(proof_from_steps("Count the ways.", [text])).verdict == verdict
+
+
+@pytest.mark.parametrize("hostile", ["1," * 10000, "1 +" + " " * 20000, "1" + " = 1" * 5000 + "x", "(1" * 5000])
+def test_numeric_formula_reader_is_linear_on_hostile_text(hostile: str) -> None:
+    from faithsieve.stages.verbatim import numeric_formulas, unwritten_formulas
+
+    t = time.perf_counter()
+    numeric_formulas(hostile)
+    unwritten_formulas(hostile, hostile)
+    assert time.perf_counter() - t < 1.0  # the first version took 16 s on "1,1,1,…"
