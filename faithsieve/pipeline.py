@@ -163,9 +163,9 @@ class Pipeline:
         """Return the verdict for one proof: ``correct`` or the first erroneous step, with evidence."""
         proof = clean_proof(proof)  # read what a person sees: no invisible characters, compatibility forms folded
         plan = self.stages
-        ctx = RunContext(proof=proof, settings=self.settings, llm=self.llm, kernel=self.kernel,
-                         checkers=self.checkers, deadline=time.monotonic() + plan.time_limit_s)
         before = self.llm.usage.snapshot() if plan.needs_llm and self.llm is not None else None
+        ctx = RunContext(proof=proof, settings=self.settings, llm=self.llm, kernel=self.kernel,
+                         checkers=self.checkers, deadline=time.monotonic() + plan.time_limit_s, usage_start=before)
         work = Work()
         t0 = time.perf_counter()
         for s in plan.decompose:
@@ -185,7 +185,28 @@ class Pipeline:
         usage = self.llm.usage.since(before) if self.llm is not None and before is not None else None
         return verdict_from(proof, decomposition.tree, [*work.evidence, *fused.evidence], fused.first_error_step,
                             fused.basis, fused.reason, mode=plan.mode, timings=timings, backends=self.backends(),
-                            audit=audit, usage=usage)
+                            audit=audit, usage=usage, undecided=fused.undecided)
+
+
+def probe_endpoint(llm: LLMClient | None) -> None:
+    """The one probe call before any work: raises ``LLMError`` (one line) when the model endpoint is
+    unreachable, refuses the key or does not serve the model. A client without ``probe`` is trusted."""
+    probe = getattr(llm, "probe", None)
+    if callable(probe):
+        probe()
+
+
+def probe_settings(settings: Settings) -> None:
+    """``probe_endpoint`` for the client ``settings`` describe (nothing to probe offline)."""
+    if not stages_for(settings).needs_llm:
+        return
+    from faithsieve.llm.client import OpenAIClient
+
+    client = OpenAIClient.from_settings(settings.model_copy(update={"llm_cache": False}))
+    try:
+        client.probe()
+    finally:
+        client.close()
 
 
 @lru_cache(maxsize=4)

@@ -25,9 +25,14 @@ from faithsieve.verdict import (
 
 
 def trusted_refutation(ev: Evidence) -> bool:
-    """A refutation that stands on its own: confirmed exactly with a counterexample by our checkers, or
-    the negation of a formal statement that passed the faithfulness gate (a score was recorded)."""
-    return ev.status == "refuted" and (bool(ev.counterexample) or (ev.basis == "formal" and ev.faithfulness is not None))
+    """A refutation that stands on its own: a formula the proof writes, refuted exactly with a
+    counterexample by our checkers, or a statement the model wrote (``formalized``, ``formal``) refuted
+    after it passed the faithfulness gate (a score was recorded)."""
+    if ev.status != "refuted":
+        return False
+    if ev.basis == "checked":
+        return bool(ev.counterexample)
+    return ev.basis in ("formalized", "formal") and ev.faithfulness is not None
 
 
 def _step_status(evs: list[Evidence]) -> Literal["refuted", "verified", "unknown", "unchecked"]:
@@ -98,15 +103,25 @@ def synthesize(proof: Proof, tree: StateTree, evidence: list[Evidence], timings:
 
 
 def verdict_from(proof: Proof, tree: StateTree, evidence: list[Evidence], first: int | None,
-                 basis: Literal["checked", "formal", "reviewed", "judged"] | None, reason: str | None, *,
+                 basis: Literal["checked", "formalized", "formal", "reviewed", "judged"] | None, reason: str | None, *,
                  mode: Literal["offline", "llm", "judge"], timings: Timings, backends: dict[str, str], audit: Audit,
-                 usage: UsageReport | None) -> Verdict:
-    """A verdict whose answer was chosen by a fusion or judge stage."""
+                 usage: UsageReport | None, undecided: bool = False) -> Verdict:
+    """A verdict whose answer was chosen by a fusion or judge stage.
+
+    ``unknown`` (never ``correct``) when the stage could not answer (``undecided``), when the answer
+    pointed outside the proof, or when any model call of this proof failed (``usage.failures``): an
+    answer built on missing evidence is not an answer."""
     reports, coverage = step_reports(proof, tree, evidence)
+    verdict: Literal["correct", "error", "unknown"] = "error" if first is not None else "correct"
     if first is not None and not 1 <= first <= len(proof.steps):
-        first, basis, reason = None, None, f"answer pointed outside 1..{len(proof.steps)}: ignored"
+        first, basis, reason, verdict = None, None, f"answer pointed outside 1..{len(proof.steps)}: unknown", "unknown"
+    if usage is not None and usage.failures:
+        first, basis, verdict = None, None, "unknown"
+        reason = f"{usage.failures} model call(s) failed (endpoint unavailable): verdict unknown"
+    elif undecided:
+        first, basis, verdict = None, None, "unknown"
     kind = (reports[first - 1].flag_kind or basis) if first is not None else None
-    return Verdict(verdict="error" if first is not None else "correct", first_error_step=first, reason=reason,
+    return Verdict(verdict=verdict, first_error_step=first, reason=reason,
                    flag_kind=kind, steps=tuple(reports), coverage=coverage, timings=timings, backends=backends, mode=mode,
                    basis=basis, audit=audit, usage=usage)
 

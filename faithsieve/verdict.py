@@ -117,10 +117,13 @@ class Verdict(BaseModel):
 
     model_config = _FROZEN
 
-    verdict: Literal["correct", "error"]
-    """``error`` when some step carries a refutation confirmed exactly."""
+    verdict: Literal["correct", "error", "unknown"]
+    """``error`` when some step carries a refutation confirmed exactly (or, with a model, the fused
+    answer names a step); ``unknown`` when a model method could not answer: a call failed (endpoint
+    unreachable, time limit, retries spent) or the deciding answer arrived but could not be read.
+    ``unknown`` is never a pass."""
     first_error_step: int | None
-    """1-based index of the first refuted step, or null when the verdict is ``correct``."""
+    """1-based index of the first refuted step, or null when the verdict is ``correct`` or ``unknown``."""
     reason: str | None = None
     """One-line account of the first refutation."""
     flag_kind: str | None = None
@@ -140,11 +143,13 @@ class Verdict(BaseModel):
     or before the flagged step). ``None`` for a ``correct`` verdict and for the model methods."""
     mode: Literal["offline", "llm", "judge"] = "offline"
     """Which method produced the verdict."""
-    basis: Literal["checked", "formal", "reviewed", "judged"] | None = None
-    """What backs the answer: ``checked`` (our checkers refuted a literal claim), ``formal``
-    (a faithful Lean statement was refuted), ``reviewed`` (local review agreed with formal
-    diagnostics), ``judged`` (a language-model judgment, not a proof). ``None`` for an offline
-    ``correct``: no refutation was found."""
+    basis: Literal["checked", "formalized", "formal", "reviewed", "judged"] | None = None
+    """What backs the answer: ``checked`` (our checkers refuted a formula the proof writes, as
+    written), ``formalized`` (our checkers refuted a statement the model wrote, admitted through the
+    faithfulness gate), ``formal`` (a Lean statement that passed the gate was refuted), ``reviewed``
+    (local model reviews of single units decided, by fusion of their evidence), ``judged`` (the final
+    whole-proof synthesis, a judgment, not a proof). ``None`` for an offline ``correct`` and for
+    ``unknown``."""
     audit: Audit | None = None
     """Language-model stage record (``llm`` and ``judge`` modes)."""
     usage: UsageReport | None = None

@@ -334,9 +334,10 @@ def _other_notation(a: Fraction, b: Fraction, lhs: Expr, rhs: Expr, tol: Fractio
                     env: dict[str, Fraction] | None, lim: Limits, method: str) -> Outcome:
     """An equation that fails exactly: unknown where a common notation reads it otherwise (a running
     total, the percent sign for the number of percent, a percent of a base), else refuted."""
-    # running-total chains: "3 × 4 = 12 + 5 = 17" writes the next computation into the chain
+    # running-total chains: "3 × 4 = 12 + 5 = 17" adds the next amount into the chain; a chain that
+    # divides or multiplies the value it just wrote ("7·8·15/6 = 140/2 = 70") asserts a false equation
     try:
-        if evaluate(leftmost_operand(rhs), env, lim) == a and isinstance(rhs, BinOp):
+        if isinstance(rhs, BinOp) and rhs.op in ("+", "-") and evaluate(leftmost_operand(rhs), env, lim) == a:
             return Unknown(method, "running-total notation: the chain continues with a new computation",
                            _evidence(a, b))
     except FaithSieveError:

@@ -308,9 +308,10 @@ class Evidence(BaseModel):
     may have missed from a reasoning judgment."""
     edge: str | None = None
     """EdgeUnit the obligation came from (language-model method)."""
-    basis: Literal["checked", "formal", "reviewed", "judged"] = "checked"
+    basis: Literal["checked", "formalized", "formal", "reviewed", "judged"] = "checked"
     """What stands behind the status: ``checked`` by our exact/symbolic/SMT checkers on the
-    literal formula; ``formal``, a Lean statement that passed the faithfulness gate;
+    literal formula the proof writes; ``formalized``, by the same checkers on a statement the model
+    wrote (admitted only through the faithfulness gate); ``formal``, a Lean statement that passed the gate;
     ``reviewed``, a local LLM review; ``judged``, a whole-proof LLM judgment."""
     faithfulness: float | None = None
     """S_faith of the formal statement, when one was scored."""

@@ -202,8 +202,8 @@ def test_structured_modes_in_the_server_table_are_accepted() -> None:
     table = _section("Where to point it (the key is read from `OPENAI_API_KEY`, or the variable `--api-key-env` names):",
                      _page("llm.md"))
     modes = {m for row in table.splitlines()[2:] if row.startswith("|")
-             for m in re.findall(r"`(json_[a-z_]+|none)`", row.rsplit("|", 2)[1])}
-    assert modes == {"json_schema", "json_object_schema", "json_object", "none"}
+             for m in re.findall(r"`(json_[a-z_]+|guided_json|none)`", row.rsplit("|", 2)[1])}
+    assert modes == {"json_schema", "json_schema_strict", "guided_json", "json_object_schema", "json_object", "none"}
     for mode in modes:
         build_parser().parse_args(["localize", "f.json", "--mode", "llm", "--structured", mode])
 

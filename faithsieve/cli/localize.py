@@ -137,13 +137,16 @@ def unknown_json(reason: str, settings: Settings) -> dict[str, Any]:
 def render_text(proof_steps: list[str], v: Verdict) -> str:
     """A readable report: each step, its EdgeUnits, obligations and outcomes."""
     out = []
-    basis = {"checked": "checked: a literal claim refuted", "formal": "proved: a faithful formal statement refuted",
-             "reviewed": "reviewed: local review agrees with a diagnostic", "judged": "judged by the model, not proved"}
+    basis = {"checked": "checked: a literal claim refuted",
+             "formalized": "formalized: a gated model-written statement refuted", "formal": "proved: a faithful formal statement refuted",
+             "reviewed": "reviewed: local reviews of single units decided", "judged": "judged by the model, not proved"}
     if v.verdict == "error":
         out.append(f"VERDICT: error at step {v.first_error_step} [{basis.get(v.basis or '', v.mode)}]")
         out.append(f"  {v.reason}")
         if v.flag_kind:
             out.append(f"  flag kind: {v.flag_kind}")
+    elif v.verdict == "unknown":
+        out.append(f"VERDICT: unknown (no answer could be had; this is not a pass)\n  {v.reason}")
     elif v.mode == "offline":
         out.append("VERDICT: correct (no refuted obligation)")
     else:
@@ -206,6 +209,10 @@ def _localize(args: argparse.Namespace, worker: LimitedWorker) -> int:
         warning = warn_if_lean_missing(settings)
         if warning:
             print(warning, file=sys.stderr)
+        if settings.mode != "offline":  # one call before any work: unreachable / bad key / missing model -> exit 2
+            from faithsieve.pipeline import probe_settings
+
+            probe_settings(settings)
         time_s = args.item_time_limit if args.item_time_limit is not None else item_time_limit(settings)
         # a configuration error (no endpoint, no model) comes back from the worker as one line
         v = worker.run(check_in_worker, (proof, settings), time_s)
@@ -228,6 +235,9 @@ def _localize(args: argparse.Namespace, worker: LimitedWorker) -> int:
         print(render_text([s.text for s in proof.steps], v))
     else:
         print(json.dumps(verdict_json(v), indent=2, ensure_ascii=False))
+    if v.verdict == "unknown":
+        print(f"error: verdict unknown: {v.reason}", file=sys.stderr)
+        return 1
     return 0
 
 

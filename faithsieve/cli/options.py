@@ -21,12 +21,17 @@ def add_method_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (FAITHSIEVE_LLM_BASE_URL)")
     g.add_argument("--model", help="model id (FAITHSIEVE_LLM_MODEL)")
     g.add_argument("--api-key-env", help="environment variable holding the API key (default OPENAI_API_KEY)")
-    g.add_argument("--structured", choices=("json_schema", "json_object_schema", "json_object", "none"),
-                   help="how JSON answers are requested: json_schema (OpenAI, vLLM), json_object_schema (llama.cpp), "
-                        "json_object, none")
+    g.add_argument("--structured", choices=("json_schema", "json_schema_strict", "guided_json", "json_object_schema",
+                                            "json_object", "none"),
+                   help="how JSON answers are requested: json_schema (OpenAI, vLLM), json_schema_strict (OpenAI "
+                        "strict mode), guided_json (vLLM guided decoding), json_object_schema (llama.cpp), json_object, none")
     g.add_argument("--llm-timeout", type=float, help="seconds per LLM call (default 120)")
     g.add_argument("--concurrency", type=int, help="most LLM calls in flight (default 4)")
     g.add_argument("--max-tokens", type=int, help="most tokens per answer (default 2048)")
+    g.add_argument("--max-calls", type=int, metavar="N", help="most model calls per proof (default: no bound)")
+    g.add_argument("--max-cost", type=float, metavar="USD", help="most estimated cost per proof (needs prices)")
+    g.add_argument("--max-run-calls", type=int, metavar="N", help="score: most model calls for the run")
+    g.add_argument("--max-run-cost", type=float, metavar="USD", help="score: most estimated cost for the run")
     g.add_argument("--no-cache", action="store_true", help="bypass the LLM response cache")
     g.add_argument("--cache-path", help="sqlite file of the LLM response cache (default ~/.cache/faithsieve/llm.sqlite)")
     g.add_argument("--ablate", action="append", choices=ABLATIONS, help="paper ablation (repeatable)")
@@ -39,7 +44,8 @@ def add_method_options(p: argparse.ArgumentParser) -> None:
 
 _MAP = {"mode": "mode", "base_url": "llm_base_url", "model": "llm_model", "api_key_env": "llm_api_key_env",
         "structured": "llm_structured", "llm_timeout": "llm_timeout_s", "concurrency": "llm_concurrency",
-        "max_tokens": "llm_max_tokens", "cache_path": "llm_cache_path", "lean_project": "lean_project",
+        "max_tokens": "llm_max_tokens", "cache_path": "llm_cache_path", "max_calls": "llm_max_calls_per_item",
+        "max_cost": "llm_max_cost_per_item", "max_run_calls": "llm_max_calls", "max_run_cost": "llm_max_cost", "lean_project": "lean_project",
         "lean_server": "lean_server_url"}
 _BACKENDS = {"none": "none", "lean": "local", "kimina": "remote"}
 

@@ -56,6 +56,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     """``faithsieve score PATH``: predict every item, write predictions, metrics and a report."""
     from faithsieve.cli.options import settings_from_args, warn_if_lean_missing
     from faithsieve.datasets.adapters import load_dataset
+    from faithsieve.pipeline import probe_settings
     from faithsieve.scoring.run import (
         InvalidDataset,
         ScoreRequest,
@@ -85,6 +86,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     if warning:
         err(warning)
     try:
+        probe_settings(settings)  # one call before any work: unreachable / bad key / missing model -> exit 2
         result = run_score(req)
     except InvalidDataset as exc:
         data = load_dataset(path, args.format)
@@ -111,6 +113,22 @@ def cmd_score(args: argparse.Namespace) -> int:
     if not quiet:
         err(f"scored {m['n']} items ({result.processed} new, {result.reused} reused) -> {result.out}")
     print(json.dumps(summary, indent=1))
+    return _failed_items(m.get("llm") or {}, m["n"])
+
+
+MAX_FAILED_SHARE = 0.05
+"""A run where more than this share of items had a failed model call exits 1."""
+
+
+def _failed_items(llm: dict[str, Any], n: int) -> int:
+    """Say on stderr how many items ended ``unknown``; exit 1 when more than 5 % had failed calls."""
+    unknown, failed = int(llm.get("unknown_items", 0) or 0), int(llm.get("failed_items", 0) or 0)
+    if unknown:
+        err(f"{unknown} of {n} items unknown ({failed} with failed model calls, {unknown - failed} unreadable answers)")
+    if n and failed > MAX_FAILED_SHARE * n:
+        err(f"error: {failed} of {n} items ({100 * failed / n:.1f} %) had failed model calls "
+            f"(more than {100 * MAX_FAILED_SHARE:.0f} %); their verdicts are unknown, the metrics are not usable")
+        return 1
     return 0
 
 

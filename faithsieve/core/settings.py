@@ -60,9 +60,11 @@ class Settings(BaseSettings):
     """First backoff delay; doubled on each retry."""
     llm_concurrency: int = Field(default=4, ge=1, le=256)
     """Most LLM calls in flight at once from one client."""
-    llm_structured: Literal["json_schema", "json_object_schema", "json_object", "none"] = "json_schema"
-    """How JSON answers are requested: OpenAI ``json_schema``; llama.cpp ``json_object_schema``;
-    plain ``json_object``; or ``none`` (schema in the prompt only)."""
+    llm_structured: Literal["json_schema", "json_schema_strict", "guided_json", "json_object_schema", "json_object",
+                            "none"] = "json_schema"
+    """How JSON answers are requested: OpenAI ``json_schema`` (also vLLM), ``json_schema_strict`` (OpenAI
+    strict mode), vLLM ``guided_json``; llama.cpp ``json_object_schema``; plain ``json_object``; or
+    ``none`` (schema in the prompt only)."""
     llm_cache: bool = True
     """Use the sqlite response cache (``--no-cache`` turns it off)."""
     llm_cache_path: str = "~/.cache/faithsieve/llm.sqlite"
@@ -79,6 +81,15 @@ class Settings(BaseSettings):
     """Sampling temperature of every call."""
     llm_max_tokens: int = Field(default=2048, gt=0)
     """Most tokens in one answer."""
+    llm_max_calls_per_item: int | None = Field(default=None, ge=1)
+    """Most model calls for one proof (``None``: no bound); past it no call is made and the verdict
+    says so (``unknown`` when the deciding answer was not had)."""
+    llm_max_cost_per_item: float | None = Field(default=None, gt=0)
+    """Most estimated cost (USD, from the configured prices) for one proof."""
+    llm_max_calls: int | None = Field(default=None, ge=1)
+    """Most model calls for a whole scoring run: it stops before the next item (resumable)."""
+    llm_max_cost: float | None = Field(default=None, gt=0)
+    """Most estimated cost (USD) for a whole scoring run."""
     scan_threshold: float = Field(default=0.6, ge=0, le=1)
     """Suspicion above which an EdgeUnit is a candidate for the audit window (paper: 0.6)."""
     audit_prefix: int = Field(default=6, ge=0, le=64)

@@ -24,6 +24,7 @@ import openai
 from typing_extensions import Self
 
 from faithsieve.llm.cache import ResponseCache, cache_key
+from faithsieve.llm.strict import drop_optional_nulls, strict_schema
 from faithsieve.llm.types import (
     ChatMessage,
     ChatRequest,
@@ -67,13 +68,37 @@ def response_format(mode: StructuredMode, request: ChatRequest) -> dict[str, Any
         return None
     schema = wire_schema(request.json_schema)
     if mode == "json_schema":
-        # no "strict": pydantic schemas (optional fields, defaults) are not strict-compatible
+        # not strict: pydantic schemas (optional fields, defaults) are not strict-compatible as they are
         return {"type": "json_schema", "json_schema": {"name": request.schema_name, "schema": schema}}
+    if mode == "json_schema_strict":
+        return {"type": "json_schema", "json_schema": {"name": request.schema_name, "strict": True,
+                                                       "schema": strict_schema(request.json_schema)}}
+    if mode == "guided_json":
+        return None  # sent as extra_body (``extra_body``)
     if mode == "json_object_schema":
         return {"type": "json_object", "schema": schema}
     if mode == "json_object":
         return {"type": "json_object"}
     raise ValueError(f"unknown structured mode {mode!r}")
+
+
+def extra_body(mode: StructuredMode, request: ChatRequest) -> dict[str, Any] | None:
+    """vLLM's ``guided_json`` parameter under ``mode="guided_json"`` (``None`` otherwise)."""
+    if mode != "guided_json" or request.json_schema is None:
+        return None
+    return {"guided_json": wire_schema(request.json_schema)}
+
+
+def strict_answer(text: str, schema: dict[str, Any] | None) -> str:
+    """A strict-mode answer with the ``null`` of each optional field removed (``text`` unchanged when
+    it is not one JSON object)."""
+    if schema is None:
+        return text
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return text
+    return json.dumps(drop_optional_nulls(data, schema), ensure_ascii=False) if isinstance(data, dict) else text
 
 
 def wire_message(message: ChatMessage) -> dict[str, Any]:
@@ -214,6 +239,9 @@ class OpenAIClient:
         fmt = response_format(self.structured, request)
         if fmt is not None:
             kwargs["response_format"] = fmt
+        extra = extra_body(self.structured, request)
+        if extra is not None:
+            kwargs["extra_body"] = extra
         if request.tools is not None:
             kwargs["tools"] = [dict(t) for t in request.tools]
         if request.tool_choice is not None:
@@ -237,6 +265,8 @@ class OpenAIClient:
             except ValueError as exc:  # a 200 whose body is not a chat completion (proxy page, ...)
                 raise self._fail(f"unreadable answer, not retried: {type(exc).__name__}: {str(exc)[:200]}") from None
             answer = self._to_response(completion, latency_ms)
+            if self.structured == "json_schema_strict":
+                answer = answer.model_copy(update={"text": strict_answer(answer.text, request.json_schema)})
             if key is not None and self.cache is not None:
                 self.cache.put(key, answer)
             self.usage.record(answer)
@@ -259,6 +289,48 @@ class OpenAIClient:
             latency_ms=round(latency_ms, 3),
             tool_calls=read_tool_calls(message),
         )
+
+    def probe(self, timeout_s: float = 15.0) -> None:
+        """One cheap check, before any work, that the endpoint answers, accepts the key and serves the
+        model. Raises ``LLMError`` with a one-line reason (unreachable / authentication / missing model).
+
+        ``GET /models`` first (no tokens spent); when the model is not listed, or the server has no
+        listing, a one-token chat request decides (llama.cpp serves any model name it is given)."""
+        api = self._api.with_options(timeout=min(timeout_s, self.timeout_s), max_retries=0)
+        listed: list[str] | None = None
+        try:
+            listed = [str(getattr(m, "id", "")) for m in api.models.list().data]
+        except openai.APIError as exc:
+            self._reach_error(exc)  # raises on unreachable / auth; any other answer: no listing here
+        except ValueError:
+            listed = None
+        if listed is not None and self.model in listed:
+            return
+        try:
+            api.chat.completions.create(model=self.model, messages=[{"role": "user", "content": "ping"}],
+                                        max_tokens=1, temperature=0.0)
+        except openai.APIError as exc:
+            self._probe_error(exc, listed)
+            raise self._fail(f"the endpoint refused a one-token request: {_describe(exc)}") from None
+        except ValueError as exc:
+            raise self._fail(f"unreadable answer to a one-token request: {type(exc).__name__}") from None
+
+    def _reach_error(self, exc: openai.APIError) -> None:
+        """Raise the one-line ``LLMError`` for an unreachable endpoint or a refused key."""
+        if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+            raise self._fail(f"unreachable ({_describe(exc)})") from None
+        if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
+            raise self._fail(f"authentication failed (HTTP {exc.status_code}); check the API key "
+                             "(--api-key-env names the environment variable that holds it)") from None
+
+    def _probe_error(self, exc: openai.APIError, listed: list[str] | None) -> None:
+        """``_reach_error``, and the one-line ``LLMError`` for a model the endpoint does not serve."""
+        self._reach_error(exc)
+        message = str(getattr(exc, "message", "")).lower()
+        if isinstance(exc, openai.NotFoundError) and listed is not None or (
+                isinstance(exc, openai.APIStatusError) and exc.status_code in (400, 404) and "model" in message):
+            names = ", ".join(listed[:8]) if listed else "none listed"
+            raise self._fail(f"model not found (models served there: {names})") from None
 
     def close(self) -> None:
         """Close the HTTP connections (and the cache when this client opened it)."""

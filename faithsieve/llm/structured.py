@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Generic, Mapping, TypeVar
+from typing import Callable, Generic, Mapping, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -104,8 +104,10 @@ def parse_answer(text: str, model: type[T]) -> T:
 
 
 def ask(client: LLMClient, prompt: Prompt, values: Mapping[str, str], model: type[T], *,
-        max_tokens: int = 1024, temperature: float = 0.0, seed: int | None = None) -> Parsed[T] | Unparsed:
-    """Render ``prompt`` with ``values``, ask for JSON shaped as ``model``, parse it (one retry)."""
+        max_tokens: int = 1024, temperature: float = 0.0, seed: int | None = None,
+        budget: Callable[[], str] | None = None) -> Parsed[T] | Unparsed:
+    """Render ``prompt`` with ``values``, ask for JSON shaped as ``model``, parse it (one retry).
+    ``budget()`` is asked before the retry: a non-empty answer (why the budget is spent) stops it."""
     messages = prompt.render(values)
     schema = model.model_json_schema()
     request = ChatRequest(prompt_id=prompt.id, prompt_version=prompt.version, messages=messages,
@@ -125,6 +127,9 @@ def ask(client: LLMClient, prompt: Prompt, values: Mapping[str, str], model: typ
             reason = str(exc)
             if answer.finish_reason == "length":
                 reason += " (answer cut at the token limit)"
+        spent = budget() if budget is not None and attempt == 0 else ""
+        if spent:
+            return Unparsed(reason=f"{reason}; not retried: {spent}", raw=answer.text, unavailable=True)
         if attempt == 0:
             retry_note = ChatMessage(role="user", content=(
                 f"That answer could not be used: {reason}. Reply again with only one JSON object "

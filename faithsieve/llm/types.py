@@ -18,10 +18,18 @@ from faithsieve.core.errors import BackendUnavailable
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
-StructuredMode = Literal["json_schema", "json_object_schema", "json_object", "none"]
+StructuredMode = Literal["json_schema", "json_schema_strict", "guided_json", "json_object_schema", "json_object",
+                         "none"]
 """How a JSON answer is requested from the server.
 
-- ``json_schema``: OpenAI's ``{"type": "json_schema", "json_schema": {"name", "schema", "strict"}}``.
+- ``json_schema``: OpenAI's ``{"type": "json_schema", "json_schema": {"name", "schema"}}`` (not strict:
+  the pydantic schema as it is, size keywords left out); vLLM accepts this form too.
+- ``json_schema_strict``: the same with ``"strict": true`` and the schema rewritten to OpenAI's strict
+  rules (``faithsieve.llm.strict``: every property required, optional ones nullable,
+  ``additionalProperties: false``, refused keywords dropped); the ``null`` an optional field had to
+  carry is removed from the answer before it is read.
+- ``guided_json``: vLLM's guided decoding, ``extra_body={"guided_json": schema}`` (vLLM's own
+  parameter, for servers older than its ``response_format`` support).
 - ``json_object_schema``: llama.cpp's ``{"type": "json_object", "schema": {...}}`` (its server
   returns HTTP 500 for the OpenAI form).
 - ``json_object``: ``{"type": "json_object"}`` without a schema (vLLM/hosted fallbacks).

@@ -80,7 +80,7 @@ def predict(item: LabelledItem, settings: Settings) -> dict[str, Any]:
         evidence: list[Any] = []
         if k is not None and 1 <= k <= len(verdict.steps):
             evidence = [e.model_dump(mode="json") for e in verdict.steps[k - 1].evidence if e.status == "refuted"]
-        rec.update(predicted=_label_json(k), verdict=verdict.verdict, reason=verdict.reason,
+        rec.update(predicted="unknown" if verdict.verdict == "unknown" else _label_json(k), verdict=verdict.verdict, reason=verdict.reason,
                    coverage=verdict.coverage.model_dump(mode="json"), error=None)
         if verdict.flag_scope is not None:
             rec["flag_scope"] = verdict.flag_scope

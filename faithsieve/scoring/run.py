@@ -188,6 +188,8 @@ def run_score(req: ScoreRequest) -> ScoreResult:
     limits = ItemLimits.for_run(settings, req.item_time_limit_s, req.worker_memory_mb)
     t0 = time.perf_counter()
     processed = 0
+    spend = Spend()
+    stopped = ""
     if pending:
         from tqdm import tqdm
 
@@ -197,13 +199,15 @@ def run_score(req: ScoreRequest) -> ScoreResult:
             with plog:
                 by_id = {it.id: it for it in pending}
                 for rec in _predictions(req, pending, settings, limits):
-                    checks = rec.pop(CHECKS_KEY, None)
-                    if checks:
-                        write_evidence(out, by_id[rec["id"]], rec, checks)
-                    plog.append(rec)
-                    done[rec["id"]] = rec
+                    _record(out, by_id[rec["id"]], rec, plog, done)
                     processed += 1
                     bar.update(1)
+                    spend.add(rec.get("usage"))
+                    if spend.calls:
+                        bar.set_postfix_str(spend.line(), refresh=False)
+                    if spend.over(settings):
+                        stopped = f"run budget reached after {processed} new item(s) ({spend.line()}); rerun to resume"
+                        break
         finally:
             bar.close()
             if processed:
@@ -213,7 +217,7 @@ def run_score(req: ScoreRequest) -> ScoreResult:
                 sessions.append(session)
                 write_atomic(out / STATE, json.dumps(state, indent=1))
 
-    rows = [(it, done[it.id]) for it in items]
+    rows = [(it, done[it.id]) for it in items if it.id in done]  # all of them unless the run budget stopped it
     run_info = {
         "dataset": str(req.path), "formats": sorted(set(data.formats.values())), "subsets_selected": list(req.subsets),
         "limit": req.limit, "bad_records": len(data.bad), "excluded": data.excluded_counts(),
@@ -229,7 +233,7 @@ def run_score(req: ScoreRequest) -> ScoreResult:
     if req.report:
         write_report(out, metrics, rows)
     return ScoreResult(metrics=metrics, out=out, processed=processed, reused=reused, dataset=data,
-                       warnings=class_gaps(items))
+                       warnings=[*class_gaps(items), *([stopped] if stopped else [])])
 
 
 RUN_FILES = (PREDICTIONS, METRICS, REPORT, STATE, "offsets.png", "subsets.png")
@@ -242,6 +246,15 @@ def clear_run(out: Path) -> None:
         with contextlib.suppress(FileNotFoundError):
             (out / name).unlink()
     clear_evidence(out)
+
+
+def _record(out: Path, item: LabelledItem, rec: dict[str, Any], plog: PredictionLog, done: dict[str, dict[str, Any]]) -> None:
+    """Journal one prediction (its evidence file first): a killed run resumes after it."""
+    checks = rec.pop(CHECKS_KEY, None)
+    if checks:
+        write_evidence(out, item, rec, checks)
+    plog.append(rec)
+    done[rec["id"]] = rec
 
 
 def run_config(req: ScoreRequest, settings: Settings) -> dict[str, Any]:
@@ -260,6 +273,27 @@ def _predictions(req: ScoreRequest, items: Sequence[LabelledItem], settings: Set
     from faithsieve.scoring.onray import ray_predictions
 
     return ray_predictions(items, settings, req.ray, limits)
+
+
+class Spend:
+    """Model calls, tokens and cost of the items predicted in this session (the progress line and the
+    run budget, ``llm_max_calls`` / ``llm_max_cost``)."""
+
+    def __init__(self) -> None:
+        self.calls, self.tokens, self.cost = 0, 0, 0.0
+
+    def add(self, usage: Any) -> None:
+        if isinstance(usage, dict):
+            self.calls += int(usage.get("calls", 0) or 0)
+            self.tokens += int(usage.get("prompt_tokens", 0) or 0) + int(usage.get("completion_tokens", 0) or 0)
+            self.cost += float(usage.get("cost_usd", 0) or 0)
+
+    def line(self) -> str:
+        return f"{self.calls} calls, {self.tokens} tokens, ${self.cost:.4f}"
+
+    def over(self, settings: Settings) -> bool:
+        return ((settings.llm_max_calls is not None and self.calls >= settings.llm_max_calls)
+                or (settings.llm_max_cost is not None and self.cost >= settings.llm_max_cost))
 
 
 def _endpoint_failed(rec: dict[str, Any]) -> bool:
@@ -286,8 +320,11 @@ def llm_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
         if isinstance(r.get("usage"), dict):
             b = str(r.get("basis"))
             bases[b] = bases.get(b, 0) + 1
+    unknown = sum(1 for r in records if isinstance(r.get("usage"), dict) and r.get("verdict") == "unknown")
+    failed = sum(1 for r in records if _endpoint_failed(r))
     return {"items": n, "totals": totals, "per_item": per_item,
-            "time_ms_per_item": round(sum(times) / n, 1), "basis": bases}
+            "time_ms_per_item": round(sum(times) / n, 1), "basis": bases,
+            "unknown_items": unknown, "failed_items": failed}
 
 
 def load_predictions(run_dir: Path) -> dict[str, dict[str, Any]]:

@@ -33,7 +33,7 @@ class RunMismatch(InputError):
 _NOT_PREDICTIVE = frozenset({
     "llm_api_key_env", "llm_concurrency", "llm_cache", "llm_cache_path", "llm_price_in_per_mtok",
     "llm_price_out_per_mtok", "llm_max_retries", "llm_backoff_s", "lean_cache_path", "lean_workers",
-    "lean_server_api_key_env", "lake_path", "lean_repl_path", "lean_recycle_after",
+    "lean_server_api_key_env", "lake_path", "lean_repl_path", "lean_recycle_after", "llm_max_calls", "llm_max_cost",
 })
 """Settings that do not change a prediction: recorded, not compared."""
 

@@ -20,13 +20,15 @@ from faithsieve.core.settings import Settings
 from faithsieve.lean.interface import Kernel, UnavailableKernel
 from faithsieve.llm.prompts import load_prompt
 from faithsieve.llm.structured import Parsed, Unparsed, ask
-from faithsieve.llm.types import LLMClient
+from faithsieve.llm.types import LLMClient, UsageReport
 from faithsieve.obligations.checkers import Checker
 from faithsieve.obligations.models import Evidence, NLObligation
 from faithsieve.statetree.models import StateTree
 from faithsieve.verdict import ScanCandidate
 
 T = TypeVar("T", bound=BaseModel)
+SAMPLE_TEMPERATURE = 0.7
+"""Least temperature of a second, independent sample of one judgment."""
 
 
 @dataclass
@@ -42,6 +44,8 @@ class RunContext:
     """``time.monotonic()`` after which no new check starts."""
     notes: list[str] = field(default_factory=list)
     llm_ms: float = 0.0
+    usage_start: UsageReport | None = None
+    """The client's usage when this proof started (the per-proof budget is counted from it)."""
 
     def note(self, message: str) -> None:
         """Record what a stage skipped or could not use (shown in the verdict's audit)."""
@@ -49,17 +53,38 @@ class RunContext:
             self.notes.append(message[:500])
 
     def ask(self, prompt_id: str, values: Mapping[str, str], model: type[T], *,
-            max_tokens: int | None = None) -> Parsed[T] | Unparsed:
-        """Ask the configured model with a shipped prompt; ``Unparsed`` when no model is configured."""
+            max_tokens: int | None = None, sample: int = 0) -> Parsed[T] | Unparsed:
+        """Ask the configured model with a shipped prompt; ``Unparsed`` when no model is configured.
+        ``sample > 0`` asks for an independent sample: temperature at least ``SAMPLE_TEMPERATURE``, seed ``sample``."""
         if self.llm is None:
             return Unparsed(reason="no language model configured", unavailable=True)
+        spent = self.budget_spent()
+        if spent:
+            self.note(f"{prompt_id}: not asked, {spent}")
+            return Unparsed(reason=spent, unavailable=True)
         t = time.perf_counter()
+        temperature = self.settings.llm_temperature
+        if sample:
+            temperature = max(temperature, SAMPLE_TEMPERATURE)
         try:
             return ask(self.llm, load_prompt(prompt_id), values, model,
                        max_tokens=max_tokens or self.settings.llm_max_tokens,
-                       temperature=self.settings.llm_temperature)
+                       temperature=temperature, seed=sample or None, budget=self.budget_spent)
         finally:
             self.llm_ms += (time.perf_counter() - t) * 1000
+
+    def budget_spent(self) -> str:
+        """Why no further call may be made for this proof ("" while the per-proof budget allows)."""
+        s = self.settings
+        if self.llm is None or self.usage_start is None or (s.llm_max_calls_per_item is None
+                                                            and s.llm_max_cost_per_item is None):
+            return ""
+        used = self.llm.usage.since(self.usage_start)
+        if s.llm_max_calls_per_item is not None and used.calls >= s.llm_max_calls_per_item:
+            return f"per-proof call budget spent ({used.calls} of {s.llm_max_calls_per_item})"
+        if s.llm_max_cost_per_item is not None and used.cost_usd >= s.llm_max_cost_per_item:
+            return f"per-proof cost budget spent (${used.cost_usd:.4f} of ${s.llm_max_cost_per_item:.4f})"
+        return ""
 
     def ablated(self, name: str) -> bool:
         return name in self.settings.ablations
@@ -101,6 +126,9 @@ class Review(BaseModel):
     """How hard a faithful formal statement would be."""
     reason: str = ""
     """The reviewer's reason."""
+    sample: int = 0
+    """0 for the first review of the unit; k > 0 for the k-th independent re-sample (fusion asks
+    for one where the evidence on the unit's step conflicts or rests on one judgment)."""
 
 
 class ScanResult(BaseModel):
@@ -127,12 +155,14 @@ class FusionResult(BaseModel):
 
     first_error_step: int | None
     """1-based step, or None for ``correct``."""
-    basis: Literal["checked", "formal", "reviewed", "judged"] | None = None
+    basis: Literal["checked", "formalized", "formal", "reviewed", "judged"] | None = None
     """What backs the answer (see ``Verdict.basis``)."""
     reason: str | None = None
     """One-line account."""
     evidence: tuple[Evidence, ...] = ()
     """Evidence the fusion stage itself produced (prefix re-examination, final synthesis)."""
+    undecided: bool = False
+    """No answer could be had (the deciding answer was unreadable): the verdict is ``unknown``."""
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,37 +1,45 @@
-"""Evidence fusion: local results back to the original steps, then one answer.
+"""Evidence fusion: local evidence back to the original steps, then one answer.
 
-Rules (pure, ``reliable_basis`` / ``first_reliable`` / ``uncertain_prefix``):
+The rules (the paper's Algorithm 1 and Appendix E, written as the pure ``signals_from`` and
+``decide``):
 
-- A step is wrong only on faithful, reliable negative evidence:
-  ``checked``: our checkers refuted a literal formula and produced the counterexample;
-  ``formal``: the kernel refuted a statement that passed the faithfulness gate (S_faith at
-  least ``gate_threshold``, no drift; with the ``no_gate`` ablation any formal refutation);
-  ``reviewed``: the unit's local review says incorrect *and* a checked/formal refutation on
-  the same unit, with no drift reported, agrees, although it is not reliable on its own
-  (no counterexample, or a faithfulness score short of the threshold).
-  Drift, formalization failures, timeouts, unknowns and unread answers are never negative.
-- The earliest step with reliable negative evidence is the candidate. Before answering, the
-  steps before it that look uncertain (a review said incorrect/uncertain, or a check ended
-  unknown) are re-examined in one ``reexamine`` call, which may only move the answer to one of
-  those steps; that answer is recorded as judged (or reviewed, when the step's own local
-  review also said incorrect).
-- With no reliable negative evidence, one ``synthesis`` call over the reviews and the evidence
-  answers ``correct`` or a step: basis ``judged``. An unreadable synthesis answers ``correct``
-  with basis None and a note; it never invents an error.
+- Every piece of local evidence is a ``Signal`` on one step: it says the step is ``wrong``,
+  ``fine`` or ``unsure``, with a reliability r in (0.5, 1), the chance that it is right:
+  a formula the proof writes refuted by our checkers (``checked``, r = 0.99); a gated
+  model-written statement refuted (``formalized`` / ``formal``, r = 0.9); a local review of one
+  unit (r = 0.85, the same for each independent sample of it); the scan's prior (r = 0.6); a
+  re-examination of the prefix (r = 0.65). Drift, formalization failures, time limits, unknown
+  checks and unread answers say nothing (``unsure``): they are never negative evidence.
+- Independent signals on one step add up in log-odds: ``L = Σ ± log(r / (1 - r))``. A step is
+  **wrong** when ``L ≥ logit(decide_at)`` (0.9) and some local signal (not the scan alone) says
+  so; **cleared** when ``L ≤ -logit(clear_at)`` (0.8). Agreement raises reliability (a review
+  confirmed by a second sample reaches 0.97); disagreement cancels. So the earliest checked
+  refutation does not win blindly: two reviews that find the refuted formula immaterial (a slip
+  in a trial whose conclusion holds) bring it below the bar, and the step stays uncertain.
+- The answer is the earliest wrong step, provided every earlier step with signals leaning
+  wrong was re-examined first (one ``reexamine`` call adds its signal and the rule runs again).
+  Its basis is the strongest kind among the wrong signals that decided it: ``checked`` >
+  ``formalized`` > ``formal`` > ``reviewed``.
+- No wrong step, and every step cleared: ``correct``, basis ``reviewed`` (no synthesis call).
+- Otherwise one ``synthesis`` call over the reviews and the evidence answers: basis ``judged``.
+  An unreadable synthesis is ``unknown`` (undecided); it never invents an error.
 
-Ablation ``nl_only``: checked and formal evidence are ignored; reviews and synthesis only.
+Ablations: ``nl_only`` drops checked/formalized/formal signals (reviews and synthesis only);
+``no_gate`` lets ungated statements count (their refutations become signals).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
 from faithsieve.core.settings import Settings
 from faithsieve.llm.structured import Unparsed
-from faithsieve.obligations.models import Evidence, ObligationKind
+from faithsieve.obligations.models import Evidence
 from faithsieve.stages.base import FusionResult, Review, RunContext, ScanResult
 from faithsieve.stages.judge import (
     JudgeAnswer,
@@ -41,57 +49,178 @@ from faithsieve.stages.judge import (
     parse_judgment,
 )
 from faithsieve.statetree.models import StateTree
+from faithsieve.verdict import ScanCandidate
 
-Basis = Literal["checked", "formal", "reviewed"]
-_RANK: dict[str, int] = {"checked": 0, "formal": 1, "reviewed": 2}
+Basis = Literal["checked", "formalized", "formal", "reviewed"]
+Says = Literal["wrong", "fine", "unsure"]
+Source = Literal["checked", "formalized", "formal", "review", "scan", "reexamine"]
 MAX_SUMMARY_LINES = 60
+
+RELIABILITY: dict[str, float] = {"checked": 0.99, "formalized": 0.9, "formal": 0.9, "review": 0.85,
+                                 "scan": 0.6, "reexamine": 0.65}
+"""Reliability of one signal of each source: the chance that it is right."""
+VERIFIED_RELIABILITY = 0.6
+"""A verified check speaks for its claim, not for the whole step: a weak ``fine``."""
+DECIDE_AT = 0.9
+"""Combined reliability at which a step is wrong."""
+CLEAR_AT = 0.8
+"""Combined reliability at which a step is cleared (fine)."""
+SCAN_WRONG_AT = 0.6
+"""Scan suspicion above which its prior says ``wrong`` (at or below 0.2 it says ``fine``)."""
+_BASIS_OF: dict[str, Basis] = {"checked": "checked", "formalized": "formalized", "formal": "formal",
+                               "review": "reviewed", "reexamine": "reviewed"}
+_RANK: dict[str, int] = {"checked": 0, "formalized": 1, "formal": 2, "reviewed": 3}
 
 
 # ---------------------------------------------------------------------------------------
 # Pure rules
 
 
-def reliable_basis(ev: Evidence, incorrect_units: frozenset[str] | set[str], settings: Settings) -> Basis | None:
-    """What makes ``ev`` reliable negative evidence, or None if it is not."""
-    if ev.status != "refuted" or ev.basis not in ("checked", "formal"):
-        return None
-    if ev.basis == "checked" and ev.counterexample:
-        return "checked"
-    if ev.basis == "formal" and not ev.drift:
-        if ev.faithfulness is None:
-            if "no_gate" in settings.ablations:
-                return "formal"
-        elif ev.faithfulness + 1e-9 >= settings.gate_threshold:
-            return "formal"
-    if not ev.drift and ev.edge is not None and ev.edge in incorrect_units:
-        return "reviewed"
+@dataclass(frozen=True)
+class Signal:
+    """One piece of local evidence about one step."""
+
+    step: int
+    says: Says
+    source: Source
+    reliability: float
+    """Chance that the signal is right, in (0.5, 1)."""
+    reason: str = ""
+    unit: str | None = None
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the evidence decides on its own."""
+
+    step: int | None
+    """Earliest wrong step (None: no step is wrong on this evidence)."""
+    basis: Basis | None
+    """What decided it; ``reviewed`` for a ``correct`` decided by reviews; None when undecided."""
+    reason: str
+    leaning: tuple[int, ...] = ()
+    """Steps before ``step`` that lean wrong (L > 0) without reaching the bar: re-examine them first."""
+    all_cleared: bool = False
+    """No step is wrong and every step is cleared."""
+
+
+def logit(p: float) -> float:
+    p = min(max(p, 1e-6), 1 - 1e-6)
+    return math.log(p / (1 - p))
+
+
+def step_scores(signals: Iterable[Signal]) -> dict[int, float]:
+    """Log-odds that each step is wrong, summed over its independent signals (pure)."""
+    out: dict[int, float] = {}
+    for s in signals:
+        if s.says == "unsure":
+            continue
+        w = logit(s.reliability)
+        out[s.step] = out.get(s.step, 0.0) + (w if s.says == "wrong" else -w)
+    return out
+
+
+def decide(signals: Sequence[Signal], n_steps: int, *, decide_at: float = DECIDE_AT,
+           clear_at: float = CLEAR_AT) -> Decision:
+    """The earliest step whose signals reach ``decide_at`` with a local ``wrong`` signal among them
+    (see the module docstring); pure."""
+    scores = step_scores(signals)
+    bar, clear = logit(decide_at), logit(clear_at)
+    for step in sorted(scores):
+        local_wrong = [s for s in signals if s.step == step and s.says == "wrong" and s.source != "scan"]
+        if scores[step] + 1e-9 >= bar and local_wrong:
+            best = min(local_wrong, key=lambda s: (_RANK[_BASIS_OF[s.source]], -s.reliability))
+            basis = _BASIS_OF[best.source]
+            leaning = tuple(k for k in sorted(scores) if k < step and scores[k] > 0)
+            p = 1 / (1 + math.exp(-scores[step]))
+            sources = ", ".join(sorted({s.source for s in local_wrong}))
+            reason = f"step {step}: {best.reason or 'judged wrong'} [{sources}; combined reliability {p:.3f}]"
+            return Decision(step=step, basis=basis, reason=reason[:500], leaning=leaning)
+    cleared = all(scores.get(k, 0.0) <= -clear + 1e-9 for k in range(1, n_steps + 1))
+    if cleared and n_steps:
+        return Decision(step=None, basis="reviewed", reason="every step cleared by local evidence", all_cleared=True)
+    return Decision(step=None, basis=None, reason="no step reached the bar on local evidence",
+                    leaning=tuple(k for k in sorted(scores) if scores[k] > 0))
+
+
+MAX_CONFIRMATIONS = 8
+"""Most extra review calls fusion makes for one proof."""
+MAX_ROUNDS = 3
+"""Most re-sampling rounds for one step (so at most four judgments of one unit)."""
+MAX_CONFIRM_UNITS = 3
+"""Most units of one step re-reviewed."""
+
+
+def contested_step(signals: Sequence[Signal], rounds: Mapping[int, int] | None = None,
+                   max_rounds: int = MAX_ROUNDS) -> int | None:
+    """The earliest step (with fewer than ``max_rounds`` re-sampling rounds in ``rounds``) whose local
+    evidence needs one more independent judgment (pure): a local signal says ``wrong`` and the step is
+    neither decided nor cleared (``-logit(CLEAR_AT) < L < logit(DECIDE_AT)``), or it is decided while a
+    review says ``fine`` (a verified check of one claim is no conflict). Steps after the first decided,
+    uncontested one do not matter."""
+    rounds = rounds or {}
+    scores = step_scores(signals)
+    bar, clear = logit(DECIDE_AT), logit(CLEAR_AT)
+    for step in sorted(scores):
+        local = [s for s in signals if s.step == step and s.source != "scan"]
+        wrong = any(s.says == "wrong" for s in local)
+        decided = wrong and scores[step] + 1e-9 >= bar
+        conflict = decided and any(s.says == "fine" and s.source in ("review", "reexamine") for s in local)
+        open_ = wrong and -clear + 1e-9 < scores[step] < bar - 1e-9
+        if (open_ or conflict) and rounds.get(step, 0) < max_rounds:
+            return step
+        if decided and not conflict:
+            return None
     return None
 
 
-def first_reliable(evidence: Iterable[Evidence], reviews: Iterable[Review],
-                   settings: Settings) -> tuple[int, Basis, Evidence] | None:
-    """The earliest step with reliable negative evidence (the strongest basis at that step)."""
-    incorrect = {r.edge for r in reviews if r.verdict == "incorrect"}
-    best: tuple[int, Basis, Evidence] | None = None
-    for ev in evidence:
-        basis = reliable_basis(ev, incorrect, settings)
-        if basis is None:
-            continue
-        if best is None or (ev.step, _RANK[basis]) < (best[0], _RANK[best[1]]):
-            best = (ev.step, basis, ev)
-    return best
+def evidence_signal(ev: Evidence, settings: Settings) -> Signal | None:
+    """The signal one check gives, or None (unknown, drift, below the gate, a judgment)."""
+    if ev.basis not in ("checked", "formalized", "formal") or ev.status == "unknown" or ev.drift:
+        return None
+    if ev.basis != "checked":
+        gated = ev.faithfulness is not None and ev.faithfulness + 1e-9 >= settings.gate_threshold
+        if not gated and "no_gate" not in settings.ablations:
+            return None
+    if ev.status == "verified":
+        return Signal(ev.step, "fine", ev.basis, VERIFIED_RELIABILITY, f"{ev.claim[:160]} verified", ev.edge)
+    if ev.basis == "checked" and not ev.counterexample:
+        return None
+    cx = ", ".join(f"{k} = {v}" for k, v in (ev.counterexample or {}).items())
+    why = f"{ev.kind.value} claim '{ev.claim[:160]}' refuted by {ev.method}" + (f" ({cx})" if cx else "")
+    return Signal(ev.step, "wrong", ev.basis, RELIABILITY[ev.basis], why, ev.edge)
+
+
+def review_signal(review: Review, step: int) -> Signal:
+    says: Says = {"incorrect": "wrong", "correct": "fine"}.get(review.verdict, "unsure")  # type: ignore[assignment]
+    return Signal(step, says, "review", RELIABILITY["review"], f"local review of {review.edge}: {review.reason[:200]}",
+                  review.edge)
+
+
+def scan_signal(c: ScanCandidate, step: int) -> Signal:
+    says: Says = "wrong" if c.likely_wrong or c.suspicion > SCAN_WRONG_AT else "fine" if c.suspicion <= 0.2 else "unsure"
+    return Signal(step, says, "scan", RELIABILITY["scan"], f"scan prior {c.suspicion:.2f}", c.edge)
+
+
+def signals_from(evidence: Iterable[Evidence], scan: ScanResult, steps_of: Mapping[str, int],
+                 settings: Settings) -> list[Signal]:
+    """Every signal of the checks, the reviews and the scan (pure). Under ``nl_only`` the checks give none.
+    The scan's prior counts once per step (its most suspicious unit there)."""
+    out: list[Signal] = []
+    if "nl_only" not in settings.ablations:
+        out += [s for s in (evidence_signal(e, settings) for e in evidence) if s is not None]
+    out += [review_signal(r, steps_of[r.edge]) for r in scan.reviews if r.edge in steps_of]
+    top: dict[int, ScanCandidate] = {}
+    for c in scan.candidates:
+        k = steps_of.get(c.edge)
+        if k is not None and (k not in top or c.suspicion > top[k].suspicion):
+            top[k] = c
+    out += [scan_signal(c, k) for k, c in top.items()]
+    return out
 
 
 def unit_steps(tree: StateTree) -> dict[str, int]:
     return {e.id: e.step for e in tree.edges}
-
-
-def uncertain_prefix(step: int, reviews: Iterable[Review], evidence: Iterable[Evidence],
-                     steps_of: Mapping[str, int]) -> list[int]:
-    """Steps before ``step`` whose units a review called incorrect/uncertain or whose checks ended unknown."""
-    out = {steps_of[r.edge] for r in reviews if r.verdict in ("incorrect", "uncertain") and r.edge in steps_of}
-    out |= {ev.step for ev in evidence if ev.status == "unknown"}
-    return sorted(s for s in out if 1 <= s < step)
 
 
 # ---------------------------------------------------------------------------------------
@@ -129,49 +258,82 @@ class SynthesisAnswer(JudgeAnswer):
 
 
 class EvidenceFusion:
-    """Earliest reliable negative evidence (after re-examining the uncertain prefix), else synthesis."""
+    """Local evidence decides (after re-examining steps that lean wrong before the answer); else synthesis."""
 
     name = "llm"
 
     def fuse(self, ctx: RunContext, tree: StateTree, scan: ScanResult, evidence: list[Evidence]) -> FusionResult:
         steps_of = unit_steps(tree)
-        nl_only = ctx.ablated("nl_only")
-        usable = [e for e in evidence if not (nl_only and e.basis in ("checked", "formal"))]
-        found = None if nl_only else first_reliable(usable, scan.reviews, ctx.settings)
-        if found is None:
-            return self._synthesis(ctx, scan, usable, steps_of, nl_only)
-        step, basis, ev = found
-        reason = _refutation_reason(step, basis, ev)
-        prefix = uncertain_prefix(step, scan.reviews, usable, steps_of)
-        if not prefix:
-            return FusionResult(first_error_step=step, basis=basis, reason=reason)
-        return self._reexamine(ctx, scan, usable, steps_of, step, basis, reason, prefix)
+        n = len(ctx.proof.steps)
+        scan = self._confirm(ctx, tree, scan, evidence, steps_of)
+        signals = signals_from(evidence, scan, steps_of, ctx.settings)
+        decision = decide(signals, n)
+        extra: tuple[Evidence, ...] = ()
+        if decision.step is not None and decision.leaning:
+            more, extra = self._reexamine(ctx, scan, evidence, steps_of, decision)
+            if more:
+                signals = [*signals, *more]
+                decision = decide(signals, n)
+        if decision.step is not None:
+            return FusionResult(first_error_step=decision.step, basis=decision.basis, reason=decision.reason,
+                                evidence=extra)
+        if decision.all_cleared:
+            return FusionResult(first_error_step=None, basis="reviewed", reason=decision.reason, evidence=extra)
+        usable = [e for e in evidence if not (ctx.ablated("nl_only") and e.basis in ("checked", "formalized", "formal"))]
+        return self._synthesis(ctx, scan, usable, steps_of, ctx.ablated("nl_only"))
+
+    def _confirm(self, ctx: RunContext, tree: StateTree, scan: ScanResult, evidence: list[Evidence],
+                 steps_of: Mapping[str, int]) -> ScanResult:
+        """Independent re-samples of local reviews until the evidence settles: the earliest contested step
+        (``contested_step``) gets one more review of each of its units (a first review where a unit has
+        none), at most ``MAX_ROUNDS`` rounds per step and ``MAX_CONFIRMATIONS`` reviews per proof.
+        Returns the scan with the new reviews."""
+        if ctx.llm is None:
+            return scan
+        from faithsieve.stages.scan import LLMScanner
+
+        reviewer, prior = LLMScanner(), {c.edge: c for c in scan.candidates}
+        rounds: dict[int, int] = {}
+        spent = 0
+        while spent < MAX_CONFIRMATIONS:
+            signals = signals_from(evidence, scan, steps_of, ctx.settings)
+            step = contested_step(signals, rounds)
+            if step is None:
+                break
+            rounds[step] = rounds.get(step, 0) + 1
+            units = [e for e in tree.edges if e.step == step][:MAX_CONFIRM_UNITS]
+            seen = {r.edge: r.sample for r in scan.reviews}
+            new = []
+            for e in units:
+                if spent >= MAX_CONFIRMATIONS:
+                    break
+                sample = seen[e.id] + 1 if e.id in seen else 0
+                new.append(reviewer.review(ctx, tree, e, prior.get(e.id), sample=sample))
+                spent += 1
+            scan = scan.model_copy(update={"reviews": (*scan.reviews, *new)})
+        return scan
 
     def _reexamine(self, ctx: RunContext, scan: ScanResult, evidence: list[Evidence], steps_of: Mapping[str, int],
-                   step: int, basis: Basis, reason: str, prefix: list[int]) -> FusionResult:
-        kept = FusionResult(first_error_step=step, basis=basis, reason=reason)
+                   decision: Decision) -> tuple[list[Signal], tuple[Evidence, ...]]:
+        """One ``reexamine`` call over the steps that lean wrong before the candidate: its answer is one
+        more signal (``wrong`` on the step it names, ``fine`` on the others); unreadable: none."""
+        prefix = list(decision.leaning)
         values = {"problem": ctx.proof.problem[:8000], "steps": numbered_steps(ctx.proof),
-                  "candidate": f"step {step}: {reason}",
-                  "prefix": _prefix_text(prefix, scan.reviews, evidence, steps_of)}
+                  "candidate": decision.reason, "prefix": _prefix_text(prefix, scan.reviews, evidence, steps_of)}
         answer = ctx.ask("reexamine", values, Reexamination)
         if isinstance(answer, Unparsed):
-            ctx.note(f"fusion: re-examination unparsed ({answer.reason}); step {step} kept")
-            return kept
+            ctx.note(f"fusion: re-examination unparsed ({answer.reason}); no signal added")
+            return [], ()
         earlier = answer.value.earlier_step
-        if earlier is None:
-            return kept
-        if earlier not in prefix:
-            ctx.note(f"fusion: re-examination named step {earlier}, not one of {prefix}; step {step} kept")
-            return kept
-        own_review = any(r.verdict == "incorrect" and steps_of.get(r.edge) == earlier for r in scan.reviews)
-        moved: Literal["reviewed", "judged"] = "reviewed" if own_review else "judged"
         why = answer.value.reason.strip() or "no reason given"
-        ev = judgment_evidence(ctx.proof, earlier, "reexamine", why)
-        if own_review:
-            ev = ev.model_copy(update={"kind": ObligationKind.REVIEW, "basis": "reviewed"})
-        return FusionResult(first_error_step=earlier, basis=moved,
-                            reason=f"step {earlier} (re-examined before step {step}, which has {basis} evidence): {why}"[:500],
-                            evidence=(ev,))
+        if earlier is not None and earlier not in prefix:
+            ctx.note(f"fusion: re-examination named step {earlier}, not one of {prefix}; ignored")
+            return [], ()
+        r = RELIABILITY["reexamine"]
+        out = [Signal(k, "wrong" if k == earlier else "fine", "reexamine", r, f"re-examination: {why[:200]}")
+               for k in prefix]
+        record = judgment_evidence(ctx.proof, earlier, "reexamine", why) if earlier is not None else None
+        return out, ((record,) if record is not None else ())
 
     def _synthesis(self, ctx: RunContext, scan: ScanResult, evidence: list[Evidence], steps_of: Mapping[str, int],
                    nl_only: bool) -> FusionResult:
@@ -186,11 +348,11 @@ class EvidenceFusion:
         label = None if value is None else parse_judgment(value.answer, n)
         if value is None or label is None:
             why = answer.reason if isinstance(answer, Unparsed) else f"answer {value.answer!r} is not correct or step 1..{n}"  # type: ignore[union-attr]
-            ctx.note(f"fusion: final synthesis unparsed ({why}); reported correct, no error was established")
+            ctx.note(f"fusion: final synthesis unparsed ({why}); verdict unknown")
             ev = judgment_evidence(ctx.proof, None, "synthesis", f"final synthesis unparsed: {why}", raw=answer.raw)
-            return FusionResult(first_error_step=None, basis=None,
+            return FusionResult(first_error_step=None, basis=None, undecided=True,
                                 reason="no reliable negative evidence and the final synthesis could not be read: "
-                                       "reported correct", evidence=(ev,))
+                                       "verdict unknown", evidence=(ev,))
         why = value.reason.strip() or "no reason given"
         ev = judgment_evidence(ctx.proof, label, "synthesis", why)
         if label == 0:
@@ -198,15 +360,6 @@ class EvidenceFusion:
                                 reason=f"no reliable negative evidence; judged correct: {why}"[:500], evidence=(ev,))
         return FusionResult(first_error_step=label, basis="judged",
                             reason=f"no reliable negative evidence; judged step {label}: {why}"[:500], evidence=(ev,))
-
-
-def _refutation_reason(step: int, basis: Basis, ev: Evidence) -> str:
-    cx = ", ".join(f"{k} = {v}" for k, v in (ev.counterexample or {}).items())
-    how = {"checked": f"refuted by {ev.method}" + (f" ({cx})" if cx else ""),
-           "formal": f"negation proved by {ev.method} for a statement with S_faith "
-                     f"{ev.faithfulness if ev.faithfulness is not None else 'not assessed'}",
-           "reviewed": f"the local review says incorrect and {ev.method} refuted it"}[basis]
-    return f"step {step}: {ev.kind.value} claim '{ev.claim[:200]}' {how}"[:500]
 
 
 def _reviews_text(reviews: Iterable[Review], steps_of: Mapping[str, int]) -> str:
@@ -242,5 +395,6 @@ def _prefix_text(prefix: list[int], reviews: Iterable[Review], evidence: Iterabl
     return "\n\n".join(blocks)
 
 
-__all__ = ["EvidenceFusion", "Reexamination", "SynthesisAnswer", "first_reliable", "reliable_basis",
-           "uncertain_prefix", "unit_steps"]
+__all__ = ["CLEAR_AT", "MAX_CONFIRMATIONS", "contested_step", "DECIDE_AT", "RELIABILITY", "Decision", "EvidenceFusion", "Reexamination", "Signal",
+           "SynthesisAnswer", "decide", "evidence_signal", "logit", "review_signal", "scan_signal", "signals_from",
+           "step_scores", "unit_steps"]

@@ -158,7 +158,7 @@ def judgment_evidence(proof: Proof, label: int | None, method: str, reason: str,
 
 
 def ask_judgment(ctx: RunContext, prompt_id: str, values: dict[str, str]) -> FusionResult:
-    """One judging call, read with ``parse_judgment``; unreadable -> ``correct`` with basis None and a note."""
+    """One judging call, read with ``parse_judgment``; unreadable -> ``unknown`` (undecided) with a note."""
     n = len(ctx.proof.steps)
     answer = ctx.ask(prompt_id, values, answer_model(n))
     if isinstance(answer, Unparsed):
@@ -170,8 +170,8 @@ def ask_judgment(ctx: RunContext, prompt_id: str, values: dict[str, str]) -> Fus
     if label is None:
         ctx.note(f"{UNPARSED_NOTE} ({prompt_id}): {reason or 'not correct or step 1..' + str(n)}")
         ev = judgment_evidence(ctx.proof, None, prompt_id, f"{UNPARSED_NOTE}: {reason}", raw=raw)
-        return FusionResult(first_error_step=None, basis=None,
-                            reason=f"{UNPARSED_NOTE}; reported correct because nothing was found", evidence=(ev,))
+        return FusionResult(first_error_step=None, basis=None, undecided=True,
+                            reason=f"{UNPARSED_NOTE}: verdict unknown (an unread answer is no basis)", evidence=(ev,))
     ev = judgment_evidence(ctx.proof, label, prompt_id, reason)
     if label == 0:
         return FusionResult(first_error_step=None, basis="judged", reason=f"judged correct: {reason}"[:500],

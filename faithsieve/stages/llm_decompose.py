@@ -37,8 +37,10 @@ from faithsieve.stages.tree_build import (
     TreeBuildError,
     as_list,
     build_tree,
+    find_span,
     linear_tree,
 )
+from faithsieve.stages.verbatim import unwritten_formulas
 from faithsieve.statetree.models import StateTree
 
 MAX_SUBSTEPS = 400
@@ -206,6 +208,8 @@ def _content_words(text: str) -> set[str]:
 def screen_repair(original: str, pieces: Sequence[str], context: str = "") -> list[str]:
     """Issues that make a split of ``original`` into ``pieces`` unfaithful, by inspection alone. Pure.
 
+    - a numeric formula in a piece that the original step does not write verbatim (span by span:
+      ``1024 + 100 = 2`` from ``1024 + 100 = 1124`` is caught even when 2 occurs elsewhere in the step);
     - a number or relation symbol in a piece that the original step does not contain (changed
       constant / relation), or a number of the original that no piece keeps (dropped constant):
       the numbers and relations of a step are its claims, and a split must keep them all;
@@ -215,6 +219,9 @@ def screen_repair(original: str, pieces: Sequence[str], context: str = "") -> li
       the steps before it), so the piece says something the proof does not.
     """
     issues: list[str] = []
+    for piece in pieces:  # span by span: a computation the piece writes is written so in the step
+        issues += [f"formula not in its step: {f}" for f in unwritten_formulas(original, piece)
+                   if f"formula not in its step: {f}" not in issues]
     nums, rels = _numbers(original), _relations(original)
     for piece in pieces:
         issues += [f"changed constant {n}" for n in sorted(_numbers(piece) - nums) if f"changed constant {n}" not in issues]
@@ -364,6 +371,13 @@ class LLMDecomposer:
                 issues[k] = found
         for k, found in self.repair_flags(ctx, steps, {k: groups[k] for k in changed}).items():
             issues.setdefault(k, []).extend(found)
+        for k in changed:
+            if k not in issues:
+                lost = [g.id for g in groups[k] if find_span(steps[k], g.text) == (0, len(steps[k]))
+                        and _norm(g.text) != _norm(steps[k])]
+                if lost:
+                    ctx.note(f"repair: sub-step(s) {', '.join(lost[:5])} of step {k} not found verbatim in the step; "
+                             "their spans are the whole step")
         out: list[SubStep] = []
         for k, group in groups.items():
             if k in issues:

@@ -1,7 +1,9 @@
 """Tree-suspicion scan, audit window and local review.
 
 ``LLMScanner`` makes one ``scan`` call over every EdgeUnit, picks the audit window with the pure
-``audit_window`` function, then makes one ``review`` call per unit in the window.
+``audit_window`` function, then makes one ``review`` call per unit in the window. When the whole tree
+fits the review cap (``max_audit_units``) every unit is reviewed and no scan call is made: the local
+reviews are the evidence, and a whole-proof scan would only add a weak prior at the price of a call.
 
 Audit window (``audit_window``). The focus is the earliest EdgeUnit, in tree order (the order
 of ``StateTree.edges``), whose suspicion is strictly above the threshold (0.6): an earlier
@@ -51,17 +53,22 @@ REVIEW_CONDITIONS = 30
 
 
 def audit_window(edges_in_order: Sequence[str], suspicion_by_edge: Mapping[str, float], threshold: float,
-                 prefix: int, cap: int) -> tuple[str | None, tuple[str, ...]]:
+                 prefix: int, cap: int, step_of: Mapping[str, int] | None = None) -> tuple[str | None, tuple[str, ...]]:
     """``(focus, window)``: the earliest edge with suspicion above ``threshold`` and the window
-    of up to ``prefix`` edges before it plus itself (at most ``cap``, nearest kept); with no
-    such edge, ``(None, top-min(3, cap) edges by suspicion)``. Edges missing from
-    ``suspicion_by_edge`` count as 0. The window is in tree order."""
+    of up to ``prefix`` edges before it plus itself (at most ``cap``, nearest kept), then the later
+    sub-steps of the focus's own step (``step_of``), while the cap allows; with no such edge,
+    ``(None, top-min(3, cap) edges by suspicion)``. Edges missing from ``suspicion_by_edge`` count
+    as 0. The window is in tree order."""
     cap = max(1, cap)
     order = list(edges_in_order)
     for i, e in enumerate(order):
         if suspicion_by_edge.get(e, 0.0) > threshold:
             lo = max(0, i - max(0, prefix), i + 1 - cap)
-            return e, tuple(order[lo : i + 1])
+            hi = i + 1
+            while (step_of is not None and hi < len(order) and hi - lo < cap
+                   and step_of.get(order[hi], -1) == step_of.get(e, -2)):
+                hi += 1
+            return e, tuple(order[lo:hi])
     ranked = sorted(range(len(order)), key=lambda i: (-suspicion_by_edge.get(order[i], 0.0), i))
     chosen = sorted(ranked[: min(NO_FOCUS_WINDOW, cap)])
     return None, tuple(order[i] for i in chosen)
@@ -198,7 +205,7 @@ def render_review_unit(e: EdgeUnit) -> str:
 
 def render_prior(c: ScanCandidate | None) -> str:
     if c is None:
-        return "The scan gave no judgment for this unit."
+        return "no judgment for this unit."
     types = ", ".join(c.error_type_prior) or "none"
     return (f"suspicion {c.suspicion:.2f}; likely wrong: {'yes' if c.likely_wrong else 'no'}; "
             f"suspected error types: {types}; reason: {c.reason or '(none)'}")
@@ -227,12 +234,18 @@ class LLMScanner:
             return ScanResult()
         s = ctx.settings
         order = [e.id for e in tree.edges]
+        if len(order) <= s.max_audit_units:  # the whole tree fits: every unit is reviewed, no scan call
+            ctx.note(f"scan: skipped; all {len(order)} units fit the review cap ({s.max_audit_units}) and are reviewed")
+            by_id = {e.id: e for e in tree.edges}
+            reviews = tuple(self.review(ctx, tree, by_id[eid], None) for eid in order)
+            return ScanResult(window=tuple(order), reviews=reviews)
         candidates, overall = self.suspicions(ctx, tree)
+        suspicion = {c.edge: c.suspicion for c in candidates}
         if overall is None:
             focus, window = None, tuple(order[: min(s.audit_prefix + 1, s.max_audit_units)])
         else:
-            focus, window = audit_window(order, {c.edge: c.suspicion for c in candidates}, s.scan_threshold,
-                                         s.audit_prefix, s.max_audit_units)
+            focus, window = audit_window(order, suspicion, s.scan_threshold, s.audit_prefix, s.max_audit_units,
+                                         {e.id: e.step for e in tree.edges})
         by_id = {e.id: e for e in tree.edges}
         prior = {c.edge: c for c in candidates}
         reviews = tuple(self.review(ctx, tree, by_id[eid], prior.get(eid)) for eid in window)
@@ -274,16 +287,23 @@ class LLMScanner:
             overall = "uncertain"
         return sorted(found.values(), key=lambda c: ids[c.edge]), overall
 
-    def review(self, ctx: RunContext, tree: StateTree, e: EdgeUnit, prior: ScanCandidate | None) -> Review:
-        """The local review of one unit (``uncertain`` with a note when the answer cannot be used)."""
+    def review(self, ctx: RunContext, tree: StateTree, e: EdgeUnit, prior: ScanCandidate | None,
+               sample: int = 0) -> Review:
+        """The local review of one unit (``uncertain`` with a note when the answer cannot be used);
+        ``sample > 0``: an independent re-sample of it."""
         step = next((s.text.strip() for s in ctx.proof.steps if s.index == e.step), "")
-        after = "\n\n".join(f"Child state {c}:\n{render_state(_state(tree, c))}" for c in (e.children or (e.child,)))
-        values = {"problem": ctx.proof.problem.strip(), "step": f"Step {e.step}: {step}", "unit": render_review_unit(e),
-                  "before": render_state(_state(tree, e.parent)), "after": after, "prior": render_prior(prior)}
-        res = ctx.ask("review", values, ReviewOut)
+        before = render_state(_state(tree, e.parent))
+        states = [render_state(_state(tree, c)) for c in (e.children or (e.child,))]
+        after = ("(as before)" if len(states) == 1 and states[0] == before
+                 else "\n\n".join(f"Child state {c}:\n{st}" for c, st in zip(e.children or (e.child,), states, strict=True)))
+        same = " ".join(step.split()) == " ".join(e.text.split())
+        values = {"problem": ctx.proof.problem.strip(),
+                  "step": f"Step {e.step}" + (" (the move is the whole step)" if same else f": {step}"),
+                  "unit": render_review_unit(e), "before": before, "after": after, "prior": render_prior(prior)}
+        res = ctx.ask("review", values, ReviewOut, sample=sample)
         if isinstance(res, Unparsed):
             ctx.note(f"review {e.id}: answer unusable ({res.reason})")
-            return Review(edge=e.id, verdict="uncertain", reason=f"unparsed: {res.reason}"[:500])
+            return Review(edge=e.id, verdict="uncertain", reason=f"unparsed: {res.reason}"[:500], sample=sample)
         r = res.value
         verdict = _VERDICTS.get(_key(r.verdict))
         if verdict is None:
@@ -297,4 +317,4 @@ class LLMScanner:
         return Review(edge=e.id, verdict=verdict, suspicion=suspicion, error_type=_clip(r.error_type, 80),
                       should_formalize=r.should_formalize,
                       translation_difficulty=difficulty if difficulty in ("easy", "medium", "hard") else "medium",
-                      reason=_clip(r.reason, 1000))
+                      reason=_clip(r.reason, 1000), sample=sample)

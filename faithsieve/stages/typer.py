@@ -123,6 +123,18 @@ def infer_kind(edge: EdgeUnit, review: Review | None = None, *, before: ProofSta
     return K.DERIVED_FACT
 
 
+SAFE_SUSPICION = 0.3
+"""A unit whose review says correct at or below this suspicion, and that neither the review nor the scan
+marks for a formal check, gets no obligations (no ``obligations`` call)."""
+
+
+def is_safe(review: Review | None, scan_suspicion: float | None) -> bool:
+    """The review calls the unit correct with low suspicion, asks for no formal check, and the scan
+    does not suspect it either (pure). A unit with no review is never safe."""
+    return (review is not None and review.verdict == "correct" and review.suspicion <= SAFE_SUSPICION
+            and not review.should_formalize and (scan_suspicion is None or scan_suspicion <= SAFE_SUSPICION))
+
+
 @dataclass(frozen=True)
 class Skeleton:
     """An obligation before its claim is worded."""
@@ -233,16 +245,23 @@ class LLMTyper:
         reviews = {r.edge: r for r in scan.reviews}
         suspicion = {c.edge: c.suspicion for c in scan.candidates}
         out: list[NLObligation] = []
+        safe: list[str] = []
         for uid in scan.window:
             edge = edges.get(uid)
             if edge is None:
                 ctx.note(f"typer: window unit {uid} is not an edge of the tree; skipped")
+                continue
+            if is_safe(reviews.get(uid), suspicion.get(uid)):
+                safe.append(uid)
                 continue
             if len(out) >= MAX_OBLIGATIONS_PER_PROOF:
                 ctx.note(f"typer: obligation cap {MAX_OBLIGATIONS_PER_PROOF} reached; unit {uid} and later untyped")
                 break
             made = self._unit(ctx, tree, edge, reviews.get(uid), suspicion.get(uid, 0.5))
             out.extend(made[: MAX_OBLIGATIONS_PER_PROOF - len(out)])
+        if safe:
+            ctx.note(f"typer: {len(safe)} unit(s) the review and the scan found safe left untyped "
+                     f"({', '.join(safe[:6])}{', ...' if len(safe) > 6 else ''})")
         return out
 
     def _unit(self, ctx: RunContext, tree: StateTree, edge: EdgeUnit, review: Review | None,
@@ -337,5 +356,5 @@ def _values(ctx: RunContext, edge: EdgeUnit, before: ProofState, after: ProofSta
     }
 
 
-__all__ = ["LLMTyper", "ObligationText", "ObligationsAnswer", "Skeleton", "bundle", "case_kind", "goal_changed",
+__all__ = ["SAFE_SUSPICION", "is_safe", "LLMTyper", "ObligationText", "ObligationsAnswer", "Skeleton", "bundle", "case_kind", "goal_changed",
            "infer_kind", "new_facts", "statement_of"]

@@ -66,6 +66,7 @@ from faithsieve.obligations.models import (
     Verified,
 )
 from faithsieve.stages.base import Gate, GateVerdict, RunContext, ScanResult
+from faithsieve.stages.verbatim import written_verbatim
 from faithsieve.statetree.models import EdgeUnit, StateTree
 
 MAX_EQUATION_CHARS = 400
@@ -218,16 +219,19 @@ class FormalVerifier:
         return self._formal(ctx, ob, edge, scan)
 
     def _arithmetic(self, ctx: RunContext, ob: NLObligation, edge: EdgeUnit | None, chain: Chain) -> Evidence:
-        """Check a pure numeric equation. One the source writes literally is checked as it is; one the
-        model wrote from words ("12 red and 22 blue make 35") is a model-written statement and must
-        first pass the faithfulness gate (its score is recorded; below the gate it stays unknown)."""
+        """Check a pure numeric equation. One the source writes literally is ``checked`` as it is; one the
+        model wrote from words ("12 red and 22 blue make 35") is a model-written statement: it must first
+        pass the faithfulness gate (its score is recorded; below the gate it stays unknown) and its
+        outcome is ``formalized``, never ``checked``."""
         assert ob.equation is not None
         verdict: GateVerdict | None = None
-        if not written_in_source(chain, ob.source) and not ctx.ablated("no_gate"):
+        literal = written_in_source(chain, ob.source) or written_verbatim(ob.equation, ob.source)
+        basis: Literal["checked", "formalized"] = "checked" if literal else "formalized"
+        if not literal and not ctx.ablated("no_gate"):
             verdict = self.gate.assess(ctx, ob, ob.equation, _context(ctx, ob, edge))
             if not verdict.passed:
                 return _record(ob, "unknown", "gate", reason="equation below the faithfulness gate",
-                               statement=ob.equation, basis="checked", faithfulness=verdict.s_faith,
+                               statement=ob.equation, basis=basis, faithfulness=verdict.s_faith,
                                drift=verdict.drift, raw=verdict.raw)
         faith = verdict.s_faith if verdict is not None else None
         out, link = check_chain(ob, chain, ctx)
@@ -235,11 +239,11 @@ class FormalVerifier:
             lhs, op, rhs = chain.links()[link]
             note = f"link {link + 1}: {Rel(lhs, op, rhs)}" + (f"; {out.note}" if out.note else "")
             return _record(ob, "refuted", out.method, counterexample=out.counterexample, reason=note,
-                           statement=ob.equation, basis="checked", faithfulness=faith)
+                           statement=ob.equation, basis=basis, faithfulness=faith)
         if isinstance(out, Verified):
             return _record(ob, "verified", out.method, reason=out.note or None, statement=ob.equation,
-                           basis="checked", faithfulness=faith)
-        return _record(ob, "unknown", out.method, reason=out.reason, statement=ob.equation, basis="checked",
+                           basis=basis, faithfulness=faith)
+        return _record(ob, "unknown", out.method, reason=out.reason, statement=ob.equation, basis=basis,
                        faithfulness=faith)
 
     def _formal(self, ctx: RunContext, ob: NLObligation, edge: EdgeUnit | None, scan: ScanResult) -> Evidence:
@@ -329,7 +333,7 @@ def _context(ctx: RunContext, ob: NLObligation, edge: EdgeUnit | None) -> str:
 
 
 def _record(ob: NLObligation, status: Literal["verified", "refuted", "unknown"], method: str, *,
-            reason: str | None = None, basis: Literal["checked", "formal"] = "formal",
+            reason: str | None = None, basis: Literal["checked", "formalized", "formal"] = "formal",
             counterexample: dict[str, str] | None = None, faithfulness: float | None = None,
             drift: tuple[str, ...] = (), statement: str | None = None, raw: str | None = None) -> Evidence:
     return Evidence(obligation=ob.id, kind=ob.kind, step=ob.step, span=ob.span, source=ob.source, claim=ob.text(),
@@ -339,4 +343,4 @@ def _record(ob: NLObligation, status: Literal["verified", "refuted", "unknown"],
 
 
 __all__ = ["FormalVerifier", "check_chain", "literals_in_source", "proof_branch", "pure_numeric_chain",
-           "written_in_source"]
+           "written_in_source", "written_verbatim"]

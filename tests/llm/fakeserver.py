@@ -86,8 +86,10 @@ Responder = Callable[[dict[str, Any]], Reply]
 class FakeOpenAI:
     """The fake server; a context manager (``start``/``stop`` also work)."""
 
-    def __init__(self, model: str = FAKE_MODEL) -> None:
+    def __init__(self, model: str = FAKE_MODEL, *, api_key: str | None = None) -> None:
         self.model = model
+        self.api_key = api_key
+        """When set, a request whose ``Authorization`` is not ``Bearer <api_key>`` gets HTTP 401."""
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.max_in_flight = 0
@@ -200,6 +202,27 @@ class FakeOpenAI:
             self._in_flight -= 1
 
 
+def _refusal(server: FakeOpenAI, authorization: str | None, body: object) -> tuple[int, dict[str, Any]] | None:
+    """HTTP 401 for a wrong key (when the server requires one), 404 for a chat request naming
+    another model (recorded as a request), else None."""
+    if server.api_key is not None and authorization != f"Bearer {server.api_key}":
+        return 401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
+                               "code": "invalid_api_key"}}
+    if isinstance(body, dict) and body.get("model") not in (None, server.model):
+        with server._lock:
+            server.requests.append(body)
+        return 404, {"error": {"message": f"The model `{body.get('model')}` does not exist",
+                               "type": "invalid_request_error", "code": "model_not_found"}}
+    return None
+
+
+def _listing(server: FakeOpenAI, path: str) -> tuple[int, dict[str, Any]]:
+    """The answer to ``GET path``: the model list, or 404."""
+    if path.rstrip("/").endswith("/models"):
+        return 200, {"object": "list", "data": [{"id": server.model, "object": "model", "owned_by": "fake"}]}
+    return 404, {"error": {"message": f"no route {path}"}}
+
+
 def _make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -221,11 +244,15 @@ def _make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (time limit) before the answer came
 
+        def _refused(self, body: object = None) -> bool:
+            refusal = _refusal(server, self.headers.get("Authorization"), body)
+            if refusal is not None:
+                self._send(*refusal)
+            return refusal is not None
+
         def do_GET(self) -> None:
-            if self.path.rstrip("/").endswith("/models"):
-                self._send(200, {"object": "list", "data": [{"id": server.model, "object": "model", "owned_by": "fake"}]})
-            else:
-                self._send(404, {"error": {"message": f"no route {self.path}"}})
+            if not self._refused():
+                self._send(*_listing(server, self.path))
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
@@ -237,6 +264,8 @@ def _make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 body = json.loads(raw or b"{}")
             except json.JSONDecodeError:
                 body = {"_unparsable": raw.decode("utf-8", "replace")}
+            if self._refused(body):
+                return
             try:
                 reply = server._next_reply(body, {k.lower(): v for k, v in self.headers.items()})
             except Exception as exc:  # noqa: BLE001 - a broken responder must not hang the client

@@ -15,9 +15,10 @@ from faithsieve.llm.types import LLMError
 from faithsieve.stages.base import Review, RunContext, ScanResult
 from faithsieve.stages.fusion import (
     EvidenceFusion,
-    first_reliable,
-    reliable_basis,
-    uncertain_prefix,
+    Signal,
+    contested_step,
+    decide,
+    evidence_signal,
 )
 
 K = ObligationKind
@@ -56,46 +57,71 @@ def formal(step: int, faith: float | None = 0.95, **kw: object) -> Evidence:
 # pure rules
 
 
-@pytest.mark.parametrize(("record", "incorrect", "settings", "basis"), [
-    (ev(2), set(), SETTINGS, "checked"),                                    # checked with counterexample
-    (ev(2, counterexample=None), set(), SETTINGS, None),                    # checked, no counterexample
-    (ev(2, counterexample=None), {"e2"}, SETTINGS, "reviewed"),             # ... but the review agrees
-    (formal(2), set(), SETTINGS, "formal"),                                 # faithful refutation
-    (formal(2, faith=0.9), set(), SETTINGS, "formal"),                      # exactly at the threshold
-    (formal(2, faith=0.8), set(), SETTINGS, None),                          # below the gate
-    (formal(2, faith=0.8), {"e2"}, SETTINGS, "reviewed"),                   # below the gate + review agrees
-    (formal(2, drift=("wrong_direction",)), set(), SETTINGS, None),         # drift-only refutation
-    (formal(2, drift=("wrong_direction",)), {"e2"}, SETTINGS, None),        # drift never counts
-    (formal(2, faith=None), set(), SETTINGS, None),                         # unscored statement
-    (formal(2, faith=None), set(), Settings(ablations=("no_gate",)), "formal"),  # ... unless the gate is off
-    (ev(2, status="unknown", reason="timeout"), {"e2"}, SETTINGS, None),   # timeout
-    (ev(2, status="verified"), {"e2"}, SETTINGS, None),
-    (ev(2, basis="judged", kind=K.JUDGMENT, counterexample=None), {"e2"}, SETTINGS, None),
-    (ev(2, basis="reviewed", kind=K.REVIEW, counterexample=None), {"e2"}, SETTINGS, None),
+def sig(step: int, says: str, source: str = "review", r: float | None = None) -> Signal:
+    from faithsieve.stages.fusion import RELIABILITY
+
+    return Signal(step, says, source, r if r is not None else RELIABILITY[source])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("record", "settings", "says", "source"), [
+    (ev(2), SETTINGS, "wrong", "checked"),                                   # a formula the proof writes, refuted
+    (ev(2, counterexample=None), SETTINGS, None, None),                      # refuted with no counterexample
+    (ev(2, basis="formalized", faithfulness=0.95), SETTINGS, "wrong", "formalized"),  # gated model equation
+    (ev(2, basis="formalized", faithfulness=None), SETTINGS, None, None),    # ungated model equation: nothing
+    (ev(2, basis="formalized", faithfulness=None), Settings(ablations=("no_gate",)), "wrong", "formalized"),
+    (formal(2), SETTINGS, "wrong", "formal"),
+    (formal(2, faith=0.9), SETTINGS, "wrong", "formal"),                     # exactly at the threshold
+    (formal(2, faith=0.8), SETTINGS, None, None),                            # below the gate
+    (formal(2, drift=("wrong_direction",)), SETTINGS, None, None),           # drift never counts
+    (formal(2, faith=None), SETTINGS, None, None),                           # unscored statement
+    (formal(2, faith=None), Settings(ablations=("no_gate",)), "wrong", "formal"),  # ... unless the gate is off
+    (ev(2, status="unknown", reason="timeout"), SETTINGS, None, None),       # a time limit says nothing
+    (ev(2, status="verified"), SETTINGS, "fine", "checked"),
+    (ev(2, basis="judged", kind=K.JUDGMENT, counterexample=None), SETTINGS, None, None),
 ])
-def test_reliable_basis(record: Evidence, incorrect: set[str], settings: Settings, basis: str | None) -> None:
-    assert reliable_basis(record, incorrect, settings) == basis
+def test_evidence_signal(record: Evidence, settings: Settings, says: str | None, source: str | None) -> None:
+    s = evidence_signal(record, settings)
+    assert (s.says, s.source) == (says, source) if s is not None else (says, source) == (None, None)
 
 
-def test_earliest_reliable_step_wins() -> None:
-    evidence = [formal(4), ev(3, status="unknown"), ev(2, counterexample=None), ev(5)]
-    step, basis, record = first_reliable(evidence, [], SETTINGS)  # type: ignore[misc]
-    assert (step, basis) == (4, "formal")
-    assert record is evidence[0]
-    # a drifted refutation at an earlier step changes nothing
-    step, _, _ = first_reliable([formal(1, drift=("role_swap",)), *evidence], [], SETTINGS)  # type: ignore[misc]
-    assert step == 4
-    assert first_reliable([ev(1, status="unknown"), formal(2, faith=0.5)], [], SETTINGS) is None
+def test_one_review_does_not_decide_two_agreeing_do() -> None:
+    assert decide([sig(3, "wrong")], 5).step is None
+    assert decide([sig(3, "wrong"), sig(3, "wrong", "scan")], 5).step is None  # the scan is a weak prior
+    d = decide([sig(3, "wrong"), sig(3, "wrong")], 5)
+    assert (d.step, d.basis) == (3, "reviewed")
+    assert decide([sig(3, "wrong"), sig(3, "fine")], 5).step is None          # disagreement cancels
+    assert decide([sig(3, "wrong", "scan"), sig(3, "wrong", "scan"), sig(3, "wrong", "scan"),
+                   sig(3, "wrong", "scan"), sig(3, "wrong", "scan"), sig(3, "wrong", "scan")], 5).step is None
 
 
-def test_uncertain_prefix() -> None:
-    steps_of = {f"e{i}": i for i in range(1, 6)}
-    reviews = [Review(edge="e1", verdict="correct"), Review(edge="e2", verdict="uncertain"),
-               Review(edge="e5", verdict="incorrect")]
-    evidence = [ev(3, status="unknown"), ev(1, status="verified"), ev(4)]
-    assert uncertain_prefix(4, reviews, evidence, steps_of) == [2, 3]
-    assert uncertain_prefix(6, reviews, evidence, steps_of) == [2, 3, 5]
-    assert uncertain_prefix(1, reviews, evidence, steps_of) == []
+def test_earliest_wrong_step_wins_and_basis_is_the_strongest() -> None:
+    d = decide([sig(4, "wrong", "checked"), sig(2, "wrong"), sig(2, "wrong"), sig(2, "wrong", "formal")], 5)
+    assert (d.step, d.basis) == (2, "formal")
+    d = decide([sig(4, "wrong", "checked"), sig(2, "wrong")], 5)  # step 2 leans wrong: re-examine it first
+    assert (d.step, d.basis, d.leaning) == (4, "checked", (2,))
+
+
+def test_a_checked_refutation_is_overruled_only_by_agreeing_local_evidence() -> None:
+    assert decide([sig(2, "wrong", "checked"), sig(2, "fine")], 5).step == 2
+    d = decide([sig(2, "wrong", "checked"), sig(2, "fine"), sig(2, "fine")], 5)
+    assert d.step is None and 2 in d.leaning   # an immaterial slip, twice confirmed: not the first error
+
+
+def test_all_steps_cleared_is_correct_without_synthesis() -> None:
+    d = decide([sig(k, "fine") for k in range(1, 6)], 5)
+    assert d.all_cleared and d.basis == "reviewed" and d.step is None
+    assert not decide([sig(k, "fine") for k in range(1, 5)], 5).all_cleared   # step 5 unreviewed
+
+
+def test_contested_step() -> None:
+    assert contested_step([sig(2, "wrong"), sig(4, "wrong"), sig(4, "wrong")]) == 2
+    assert contested_step([sig(2, "wrong")], {2: 3}) is None                       # rounds spent
+    assert contested_step([sig(2, "wrong"), sig(2, "fine")]) == 2                   # a tie: sample again
+    assert contested_step([sig(2, "wrong"), sig(2, "fine"), sig(2, "fine")]) is None  # cleared
+    assert contested_step([sig(2, "wrong", "checked"), sig(2, "fine")]) == 2        # decided but contested
+    assert contested_step([sig(2, "wrong", "checked"), sig(3, "wrong")]) is None    # after the decided step
+    assert contested_step([sig(2, "wrong", "scan")]) is None                        # the scan alone asks nothing
+    assert contested_step([sig(2, "wrong", "checked"), sig(2, "fine", "checked", 0.6)]) is None  # a verified claim
 
 
 # ---------------------------------------------------------------------------------------
@@ -107,6 +133,10 @@ def fuse(llm: object, scan: ScanResult, evidence: list[Evidence], **settings: ob
     return EvidenceFusion().fuse(ctx, tree(), scan, evidence), ctx
 
 
+def review_json(verdict: str, reason: str = "looked closely") -> str:
+    return json.dumps({"verdict": verdict, "suspicion": 0.9 if verdict == "incorrect" else 0.1, "reason": reason})
+
+
 def test_reliable_refutation_without_prefix_needs_no_model(scripted: type) -> None:
     llm = scripted({})
     result, _ = fuse(llm, ScanResult(), [ev(3, status="verified"), ev(3)])
@@ -115,40 +145,70 @@ def test_reliable_refutation_without_prefix_needs_no_model(scripted: type) -> No
     assert llm.requests == []
 
 
-def test_prefix_reexamination_may_move_the_answer_earlier(scripted: type) -> None:
-    scan = ScanResult(reviews=(Review(edge="e2", verdict="incorrect", reason="sign error"),))
-    llm = scripted({"reexamine": ['After looking again: {"earlier_step": "step 2", "reason": "the sign flips"}']})
-    result, _ = fuse(llm, scan, [formal(4)])
-    assert result.first_error_step == 2
-    assert result.basis == "reviewed"  # step 2's own review said incorrect, and re-examination agreed
-    (record,) = result.evidence
-    assert record.kind == K.REVIEW and record.basis == "reviewed" and record.step == 2
+def test_a_review_flag_is_confirmed_by_a_second_sample(scripted: type) -> None:
+    scan = ScanResult(reviews=tuple(Review(edge=f"e{k}", verdict="incorrect" if k == 3 else "correct")
+                                    for k in range(1, 6)))
+    llm = scripted({"review": [review_json("incorrect", "3 + 4 is not 8")]})
+    result, _ = fuse(llm, scan, [])
+    assert (result.first_error_step, result.basis) == (3, "reviewed")
+    (req,) = llm.calls("review")
+    assert req.temperature >= 0.7 and req.seed == 1   # an independent sample, not a cache hit of the first
+    assert not llm.calls("synthesis")
+
+
+def test_a_flag_two_more_samples_deny_is_cleared(scripted: type) -> None:
+    scan = ScanResult(reviews=tuple(Review(edge=f"e{k}", verdict="incorrect" if k == 3 else "correct")
+                                    for k in range(1, 6)))
+    llm = scripted({"review": [review_json("correct"), review_json("correct")]})
+    result, _ = fuse(llm, scan, [])
+    # wrong, then fine, then fine: the majority of three independent samples clears the step
+    assert (result.first_error_step, result.basis) == (None, "reviewed")
+    assert [r.seed for r in llm.calls("review")] == [1, 2]
+
+
+def test_a_false_checked_refutation_twice_dismissed_is_overruled(scripted: type) -> None:
+    scan = ScanResult(reviews=tuple(Review(edge=f"e{k}", verdict="correct") for k in range(1, 6)))
+    llm = scripted({"review": [review_json("correct", "a trial value; the conclusion holds")] * 3})
+    result, _ = fuse(llm, scan, [ev(2)])
+    # 0.99 checked against four agreeing reviews (0.85 each): overruled, the step is cleared
+    assert result.first_error_step is None and result.basis == "reviewed"
+    assert len(llm.calls("review")) == 3
+
+
+def test_every_unit_reviewed_fine_is_correct_with_no_synthesis(scripted: type) -> None:
+    scan = ScanResult(reviews=tuple(Review(edge=f"e{k}", verdict="correct") for k in range(1, 6)))
+    llm = scripted({})
+    result, _ = fuse(llm, scan, [])
+    assert (result.first_error_step, result.basis) == (None, "reviewed") and llm.requests == []
+
+
+def test_prefix_reexamination_adds_a_signal(scripted: type) -> None:
+    reviews = (Review(edge="e2", verdict="incorrect", reason="sign error"),)
+    llm = scripted({"review": [review_json("uncertain")] * 3,
+                    "reexamine": ['After looking again: {"earlier_step": "step 2", "reason": "the sign flips"}']})
+    result, _ = fuse(llm, ScanResult(reviews=reviews), [formal(4)])
+    # review (0.85) + re-examination (0.65) on step 2 reach the bar before step 4's formal refutation
+    assert (result.first_error_step, result.basis) == (2, "reviewed")
     prompt = llm.calls("reexamine")[0].messages[1].content
     assert "Step 2" in prompt and "sign error" in prompt
 
 
-def test_prefix_reexamination_of_unknown_checks_is_judged(scripted: type) -> None:
-    llm = scripted({"reexamine": [json.dumps({"earlier_step": 3, "reason": "unjustified"})]})
-    result, _ = fuse(llm, ScanResult(), [ev(3, status="unknown", reason="left to review"), formal(4)])
-    assert (result.first_error_step, result.basis) == (3, "judged")
-    assert result.evidence[0].kind == K.JUDGMENT and result.evidence[0].basis == "judged"
-
-
 @pytest.mark.parametrize("answer", [
     '{"earlier_step": null, "reason": "earlier steps are fine"}',
-    '{"earlier_step": 1, "reason": "step 1 is wrong"}',   # not in the uncertain prefix
+    '{"earlier_step": 1, "reason": "step 1 is wrong"}',   # not a step that leans wrong
     '{"earlier_step": 5, "reason": "later"}',              # not earlier
 ])
 def test_reexamination_keeps_the_candidate(scripted: type, answer: str) -> None:
-    scan = ScanResult(reviews=(Review(edge="e2", verdict="uncertain"),))
-    result, _ = fuse(scripted({"reexamine": [answer]}), scan, [ev(4)])
+    reviews = (Review(edge="e2", verdict="incorrect"),)
+    result, _ = fuse(scripted({"review": [review_json("uncertain")] * 3, "reexamine": [answer]}),
+                     ScanResult(reviews=reviews), [ev(4)])
     assert (result.first_error_step, result.basis) == (4, "checked")
-    assert result.evidence == ()
 
 
 def test_unparsed_reexamination_keeps_the_candidate(scripted: type) -> None:
-    scan = ScanResult(reviews=(Review(edge="e2", verdict="uncertain"),))
-    result, ctx = fuse(scripted({"reexamine": ['{"earlier_step": "two"}', "I think step two."]}), scan, [ev(4)])
+    reviews = (Review(edge="e2", verdict="incorrect"),)
+    llm = scripted({"review": [review_json("uncertain")] * 3, "reexamine": ['{"earlier_step": "two"}', "I think step two."]})
+    result, ctx = fuse(llm, ScanResult(reviews=reviews), [ev(4)])
     assert result.first_error_step == 4
     assert any("re-examination unparsed" in n for n in ctx.notes)
 
@@ -156,7 +216,8 @@ def test_unparsed_reexamination_keeps_the_candidate(scripted: type) -> None:
 def test_drift_only_evidence_goes_to_synthesis_which_is_judged(scripted: type) -> None:
     evidence = [formal(2, drift=("wrong_direction",), faith=0.4), ev(3, status="unknown", reason="timeout")]
     reviews = (Review(edge="e2", verdict="incorrect", suspicion=0.8, reason="converse used"),)
-    llm = scripted({"synthesis": ['```json\n{"answer": "Step 2", "reason": "uses the converse", "confidence": 0.7}\n```']})
+    llm = scripted({"review": [review_json("uncertain")] * 3,
+                    "synthesis": ['```json\n{"answer": "Step 2", "reason": "uses the converse", "confidence": 0.7}\n```']})
     result, _ = fuse(llm, ScanResult(reviews=reviews), evidence)
     assert (result.first_error_step, result.basis) == (2, "judged")
     (record,) = result.evidence
@@ -180,14 +241,14 @@ def test_synthesis_correct_is_judged_correct(scripted: type) -> None:
 ])
 def test_unparsed_synthesis_never_invents_an_error(scripted: type, answers: list[object]) -> None:
     result, ctx = fuse(scripted({"synthesis": answers}), ScanResult(), [ev(2, status="unknown")])
-    assert result.first_error_step is None and result.basis is None
+    assert result.first_error_step is None and result.basis is None and result.undecided
     assert any("synthesis unparsed" in n for n in ctx.notes)
     assert result.evidence[0].status == "unknown"
 
 
 def test_nl_only_ignores_checks_and_uses_reviews(scripted: type) -> None:
     reviews = (Review(edge="e3", verdict="incorrect", reason="wrong total"),)
-    llm = scripted({"synthesis": ['{"answer": "step 3", "reason": "wrong total"}']})
+    llm = scripted({"review": [review_json("uncertain")] * 3, "synthesis": ['{"answer": "step 3", "reason": "wrong total"}']})
     result, _ = fuse(llm, ScanResult(reviews=reviews), [ev(1), formal(2)], ablations=("nl_only",))
     assert (result.first_error_step, result.basis) == (3, "judged")
     prompt = llm.calls("synthesis")[0].messages[1].content

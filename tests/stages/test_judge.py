@@ -101,7 +101,7 @@ def test_direct_judge_plain_text_answer_is_read(scripted: type) -> None:
 def test_direct_judge_unparsed(scripted: type, answers: list[str]) -> None:
     ctx = ctx_with(scripted({"judge": answers}))
     result = DirectJudge().judge(ctx)
-    assert result.first_error_step is None and result.basis is None
+    assert result.first_error_step is None and result.basis is None and result.undecided
     assert any(n.startswith(UNPARSED_NOTE) for n in ctx.notes)
     (record,) = result.evidence
     assert record.status == "unknown" and record.raw == answers[-1]

@@ -470,3 +470,17 @@ def test_patterns(raw, children, pattern, ttype):
 ])
 def test_find_span(original, fragment, span):
     assert find_span(original, fragment) == span
+
+
+@pytest.mark.parametrize(("original", "pieces", "caught"), [
+    # a computation's result swapped for another number of the same step
+    ("We have 1024 + 100 = 1124, and 2 divides 1124.", ["We have 1024 + 100 = 2,", "and 2 divides 1124."], True),
+    ("Then 3 * 7 = 21 and 7 - 3 = 4.", ["Then 3 * 7 = 4", "and 7 - 3 = 21."], True),
+    ("Since 2^10 = 1024 we get 1024 < 1100.", ["Since 2^10 = 1100", "we get 1024 < 1024."], True),
+    # a faithful split keeps every computation as written
+    ("We have 1024 + 100 = 1124, and 2 divides 1124.", ["We have 1024 + 100 = 1124,", "and 2 divides 1124."], False),
+    ("So 7·8·15/6 = 140/2 = 70 ways.", ["So 7·8·15/6 = 140/2 = 70 ways."], False),
+])
+def test_screen_repair_checks_each_formula_against_its_step(original: str, pieces: list[str], caught: bool) -> None:
+    issues = screen_repair(original, pieces)
+    assert any(i.startswith("formula not in its step") for i in issues) is caught, issues

@@ -29,6 +29,7 @@ REVIEW_OK = json.dumps({"verdict": "correct", "suspicion": 0.1, "error_type": ""
 
 
 def _ctx(llm, **settings):
+    settings.setdefault("max_audit_units", 9)  # smaller than the tree (10 units): the window policy decides
     return RunContext(proof=PROOF, settings=Settings(**settings), llm=llm)
 
 
@@ -255,7 +256,7 @@ def test_empty_tree_makes_no_call(scripted):
 def test_no_model_configured(scripted):
     ctx = RunContext(proof=PROOF, settings=Settings(), llm=None)
     r = LLMScanner().scan(ctx, _tree())
-    assert r.window == tuple(EDGES[:7]) and all(v.verdict == "uncertain" for v in r.reviews)
+    assert r.window == tuple(EDGES) and all(v.verdict == "uncertain" for v in r.reviews)  # fits the cap
 
 
 def test_all_edges_scanner(scripted):
@@ -263,3 +264,17 @@ def test_all_edges_scanner(scripted):
     r = AllEdgesScanner().scan(_ctx(llm), _tree())
     assert r.window == tuple(EDGES) and r.reviews == () and r.candidates == () and r.overall is None
     assert llm.requests == []
+
+
+def test_a_tree_that_fits_the_cap_is_reviewed_whole(scripted):
+    llm = scripted({"scan": [_scan_answer([("e1", 0.9)])], "review": [REVIEW_OK] * 10})
+    r = LLMScanner().scan(_ctx(llm, max_audit_units=10), _tree())
+    assert r.window == tuple(EDGES) and len(r.reviews) == 10
+    assert llm.calls("scan") == [] and r.candidates == ()  # every unit is reviewed: no whole-proof scan call
+
+
+def test_window_covers_later_substeps_of_the_focus_step():
+    steps = {"a": 1, "b": 2, "c": 2, "d": 2, "e": 3}
+    focus, window = audit_window(list(steps), {"b": 0.9}, 0.6, 1, 12, steps)
+    assert (focus, window) == ("b", ("a", "b", "c", "d"))
+    assert audit_window(list(steps), {"b": 0.9}, 0.6, 1, 3, steps) == ("b", ("a", "b", "c"))  # the cap holds

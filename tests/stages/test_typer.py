@@ -264,3 +264,17 @@ def test_typer_caps_obligations_per_proof(scripted: type, monkeypatch: pytest.Mo
     obs, ctx = run(scripted(default='{"obligations": []}'), ScanResult(window=("e1", "e2")))
     assert len(obs) == 2
     assert any("cap" in n for n in ctx.notes)
+
+
+@pytest.mark.parametrize(("review", "scan", "safe"), [
+    (Review(edge="e1", verdict="correct", suspicion=0.1), None, True),
+    (Review(edge="e1", verdict="correct", suspicion=0.1), 0.9, False),      # the scan suspects it
+    (Review(edge="e1", verdict="correct", suspicion=0.1, should_formalize=True), None, False),
+    (Review(edge="e1", verdict="correct", suspicion=0.31), 0.1, False),      # just above the bound
+    (Review(edge="e1", verdict="uncertain", suspicion=0.1), None, False),
+    (None, 0.0, False),                                                      # never reviewed
+])
+def test_safe_units_get_no_obligations_call(review: Review | None, scan: float | None, safe: bool) -> None:
+    from faithsieve.stages.typer import is_safe
+
+    assert is_safe(review, scan) is safe

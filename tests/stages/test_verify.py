@@ -263,14 +263,15 @@ def test_no_gate_ablation_skips_the_gate(scripted: type) -> None:
 
 def test_pass_gate_outside_the_ablation_records_no_faithfulness() -> None:
     """A gate that assesses nothing must not leave a faithfulness score that fusion would trust."""
-    from faithsieve.stages.fusion import reliable_basis
+    from faithsieve.stages.fusion import evidence_signal
 
     kernel = TranscriptKernel(statements=[DRIFTED], proofs={"negation": NEGATION_PROVED})
     ctx = context(None, kernel)
     (ev,) = FormalVerifier(gate=PassGate()).verify(ctx, tree(), [PARITY], SUSPICIOUS)
     assert ev.status == "refuted" and ev.faithfulness is None
-    assert reliable_basis(ev, set(), ctx.settings) is None
-    assert reliable_basis(ev, set(), Settings(ablations=("no_gate",))) == "formal"
+    assert evidence_signal(ev, ctx.settings) is None
+    signal = evidence_signal(ev, Settings(ablations=("no_gate",)))
+    assert signal is not None and (signal.says, signal.source) == ("wrong", "formal")
 
 
 def test_formalization_failure_and_inconclusive_proof_are_unknown(scripted: type) -> None:
@@ -349,7 +350,8 @@ def test_model_written_equation_must_pass_the_gate_before_it_counts(scripted: ty
     llm = scripted({"semantic_check": [EQ_JUDGMENT]})
     [ev] = FormalVerifier(LLMGate()).verify(context(llm), tree(), [WORDED], ScanResult())
     assert llm.calls("semantic_check"), "a model-written equation is gated"
-    assert (ev.status, ev.basis, ev.faithfulness) == ("refuted", "checked", 1.0)
+    # refuted by our checkers, but what was checked is the model's statement: formalized, never checked
+    assert (ev.status, ev.basis, ev.faithfulness) == ("refuted", "formalized", 1.0)
     assert ev.counterexample == {"lhs": "34", "rhs": "35", "difference": "-1"}
 
 
@@ -372,3 +374,47 @@ def test_unreadable_gate_answer_keeps_the_raw_text_and_stays_unknown(scripted: t
     [ev] = FormalVerifier(LLMGate()).verify(context(llm), tree(), [WORDED], ScanResult())
     assert (ev.status, ev.drift) == ("unknown", ("unparsed",))
     assert ev.raw == garbage
+
+
+@pytest.mark.parametrize(("equation", "source", "literal"), [
+    ("202 = 2 * 101", "Since 202 = 2 * 101, the number is not prime.", True),
+    ("10 = 2 \\times 5", "Write $10 = 2 \\times 5$.", True),
+    ("10 = 2 * 5", "Write $10 = 2 \\cdot 5$ first.", True),       # the product sign as the proof writes it
+    ("02 = 2 * 10", "202 = 2 * 101", False),                        # a piece of a longer formula
+    ("202 = 2 * 101", "x + 202 = 2 * 101", False),
+    ("202 = 2 * 101", "202 = 2 * 1011", False),
+    ("1024 + 100 = 2", "1024 + 100 = 1124, and 2 divides it.", False),
+])
+def test_verbatim_copies_are_literal(equation: str, source: str, literal: bool) -> None:
+    from faithsieve.stages.verify import written_verbatim
+
+    assert written_verbatim(equation, source) is literal
+
+
+def test_verbatim_copy_is_checked_without_the_gate(scripted: type) -> None:
+    ob = ARITH.model_copy(update={"source": "Since 202 = 2 * 102, it is even.", "equation": "202 = 2 * 102"})
+    llm = scripted({})
+    [ev] = FormalVerifier(LLMGate()).verify(context(llm), tree(), [ob], ScanResult())
+    assert (ev.status, ev.basis) == ("refuted", "checked") and llm.calls() == []
+
+
+@pytest.mark.parametrize(("text", "verdict"), [
+    ("The number of ways is 7·8·15/6 = 140/2 = 70.", "error"),   # a false link, not running-total notation
+    ("We get 5 × 3 = 15 + 2 = 17.", "correct"),                  # a running total adds the next amount
+    ("So 6 · 4 = 24 − 4 = 20 remain.", "correct"),
+])
+def test_running_total_excuse_covers_only_added_amounts(text: str, verdict: str) -> None:
+    from faithsieve.pipeline import localize
+    from faithsieve.split import proof_from_steps
+
+    assert localize(proof_from_steps("Count the ways.", [text])).verdict == verdict
+
+
+@pytest.mark.parametrize("hostile", ["1," * 10000, "1 +" + " " * 20000, "1" + " = 1" * 5000 + "x", "(1" * 5000])
+def test_numeric_formula_reader_is_linear_on_hostile_text(hostile: str) -> None:
+    from faithsieve.stages.verbatim import numeric_formulas, unwritten_formulas
+
+    t = time.perf_counter()
+    numeric_formulas(hostile)
+    unwritten_formulas(hostile, hostile)
+    assert time.perf_counter() - t < 1.0  # the first version took 16 s on "1,1,1,…"
