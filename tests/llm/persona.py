@@ -31,6 +31,7 @@ import hashlib
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -96,7 +97,10 @@ class Persona:
         return str(handler(item, user, body))
 
     def find(self, user: str) -> Item | None:
-        hits = [it for it in self.items if it.problem.strip() and it.problem.strip()[:6000] in user]
+        # letters and digits only: the service cleans the text it sends (invisible characters, compatibility
+        # forms), so the problem is found by its content, not its exact bytes
+        text = _letters(user)
+        hits = [it for it in self.items if _letters(it.problem)[:4000] and _letters(it.problem)[:4000] in text]
         return max(hits, key=lambda it: len(it.problem)) if hits else None
 
     # ---- noise ----------------------------------------------------------------------
@@ -249,3 +253,7 @@ def load_items(path: str) -> list[Item]:
 
     data = load_dataset(path)
     return [Item(problem=it.problem, steps=tuple(it.steps), label=it.first_error) for it in data.items]
+
+
+def _letters(text: str) -> str:
+    return "".join(ch for ch in unicodedata.normalize("NFKC", text) if ch.isalnum())
