@@ -142,6 +142,9 @@ def test_complex_values_are_compared_where_i_is_written() -> None:
     assert flag(problem, ["$(1+i)^2 = 2$."]) == 1
     assert flag("Compute.", ["$\\log_2 8 = 4$."]) == 1
     assert flag("Compute.", ["$\\log_2 8 = 3$."]) is None
+    # a bare i set equal to a number is an index being set, not a claim about the imaginary unit
+    assert flag("Compute the sum.", ["Here $i = 1$ is the starting index of $\\sum_{i=1}^{3} i = 6$."]) is None
+    assert flag(problem, ["$i^2 = 1$."]) == 1
 
 
 def test_flag_kind_says_what_the_flag_rests_on() -> None:
