@@ -18,7 +18,17 @@ from typing import Any
 import numpy as np
 
 Pair = tuple[int | None, int | None]
-"""``(label, predicted)``: 1-based step numbers, ``None`` = correct."""
+"""``(label, predicted)``: 1-based step numbers, ``None`` = correct; a prediction may also be ``UNKNOWN``."""
+
+UNKNOWN = -1
+"""The prediction of an item that got no answer (a failed model call, a check stopped at its limit, a
+refused input): never right, never a flag. It counts as wrong in every accuracy, a correct proof's
+included, and is counted on its own (``unknown``)."""
+
+
+def is_flag(pred: int | None) -> bool:
+    """``pred`` names a step (not ``correct``, not ``UNKNOWN``)."""
+    return pred is not None and pred > 0
 
 
 def _ratio(num: int, den: int) -> float | None:
@@ -27,7 +37,7 @@ def _ratio(num: int, den: int) -> float | None:
 
 def binary_accuracy(pairs: Sequence[Pair]) -> float | None:
     """Share of items whose correct/flawed status is predicted right (step ignored)."""
-    return _ratio(sum((lab is None) == (pred is None) for lab, pred in pairs), len(pairs))
+    return _ratio(sum(pred != UNKNOWN and (lab is None) == (pred is None) for lab, pred in pairs), len(pairs))
 
 
 def exact_accuracy(pairs: Sequence[Pair]) -> float | None:
@@ -61,18 +71,18 @@ def f1(pairs: Sequence[Pair]) -> float | None:
 
 def flags(pairs: Sequence[Pair]) -> int:
     """Number of items where an error was reported."""
-    return sum(pred is not None for _, pred in pairs)
+    return sum(is_flag(pred) for _, pred in pairs)
 
 
 def flag_precision(pairs: Sequence[Pair]) -> float | None:
     """Flags at exactly the labelled step / all flags."""
-    flagged = [(lab, pred) for lab, pred in pairs if pred is not None]
+    flagged = [(lab, pred) for lab, pred in pairs if is_flag(pred)]
     return _ratio(sum(lab == pred for lab, pred in flagged), len(flagged))
 
 
 def early_flags(pairs: Sequence[Pair]) -> int:
     """Flags on correct items or before the labelled step: steps labelled sound, so certain false alarms."""
-    return sum(pred is not None and (lab is None or pred < lab) for lab, pred in pairs)
+    return sum(is_flag(pred) and (lab is None or pred < lab) for lab, pred in pairs)  # type: ignore[operator]
 
 
 def flag_soundness(pairs: Sequence[Pair]) -> float | None:
@@ -85,14 +95,15 @@ def flag_soundness(pairs: Sequence[Pair]) -> float | None:
 
 
 def correct_flagged(pairs: Sequence[Pair]) -> float | None:
-    """Share of the proofs labelled correct that received a flag (``1 - correct_accuracy``)."""
+    """Share of the proofs labelled correct that received a flag (``1 - correct_accuracy`` when no
+    prediction is ``UNKNOWN``)."""
     sound = [pred for lab, pred in pairs if lab is None]
-    return _ratio(sum(pred is not None for pred in sound), len(sound))
+    return _ratio(sum(is_flag(pred) for pred in sound), len(sound))
 
 
 def late_flags(pairs: Sequence[Pair]) -> int:
     """Flags after the labelled step: maybe a real later error, but not the first one."""
-    return sum(pred is not None and lab is not None and pred > lab for lab, pred in pairs)
+    return sum(is_flag(pred) and lab is not None and pred > lab for lab, pred in pairs)  # type: ignore[operator]
 
 
 def missed_errors(pairs: Sequence[Pair]) -> int:
@@ -102,7 +113,7 @@ def missed_errors(pairs: Sequence[Pair]) -> int:
 
 def wrong_flag_offsets(pairs: Sequence[Pair]) -> list[int]:
     """``predicted - label`` for each flag on a flawed item at the wrong step (negative = early)."""
-    return [pred - lab for lab, pred in pairs if lab is not None and pred is not None and pred != lab]
+    return [pred - lab for lab, pred in pairs if lab is not None and pred is not None and pred > 0 and pred != lab]
 
 
 def mean_signed_offset(pairs: Sequence[Pair]) -> float | None:
@@ -142,6 +153,8 @@ def step_bucket(step: int | None, top: int = 10) -> str:
     """Row/column name of a step in the confusion table: ``correct``, ``1``..``top-1``, ``≥top``."""
     if step is None:
         return "correct"
+    if step == UNKNOWN:
+        return "unknown"
     return str(step) if step < top else f"≥{top}"
 
 
@@ -160,7 +173,9 @@ def offset_histogram(pairs: Sequence[Pair]) -> dict[str, int]:
     plus ``"flag on correct"`` and ``"missed"``; items right about being correct are left out."""
     c: Counter[str] = Counter()
     for lab, pred in pairs:
-        if lab is None and pred is not None:
+        if pred == UNKNOWN:
+            c["unknown"] += 1
+        elif lab is None and pred is not None:
             c["flag on correct"] += 1
         elif lab is not None and pred is None:
             c["missed"] += 1
@@ -184,7 +199,7 @@ METRICS: dict[str, Callable[[Sequence[Pair]], float | None]] = {
 
 
 def _vectorized(labels: np.ndarray, preds: np.ndarray) -> dict[str, np.ndarray]:
-    """The METRICS over resampled rows: ``labels``/``preds`` are (B, n), 0 = correct."""
+    """The METRICS over resampled rows: ``labels``/``preds`` are (B, n), 0 = correct, ``UNKNOWN`` = no answer."""
     with np.errstate(invalid="ignore", divide="ignore"):
         is_err = labels > 0
         flagged = preds > 0
@@ -198,7 +213,7 @@ def _vectorized(labels: np.ndarray, preds: np.ndarray) -> dict[str, np.ndarray]:
         n_flag = flagged.sum(axis=1)
         fp = np.where(n_flag > 0, (flagged & exact).sum(axis=1) / np.maximum(n_flag, 1), np.nan)
         return {
-            "binary_accuracy": (is_err == flagged).mean(axis=1),
+            "binary_accuracy": ((is_err == flagged) & (preds != UNKNOWN)).mean(axis=1),
             "exact_accuracy": exact.mean(axis=1),
             "error_accuracy": ea,
             "correct_accuracy": ca,
@@ -251,7 +266,8 @@ def summarize(pairs: Sequence[Pair]) -> dict[str, Any]:
     out.update({name: fn(pairs) for name, fn in METRICS.items()})
     out.update({
         "flags": n_flags,
-        "exact_flags": sum(pred is not None and pred == lab for lab, pred in pairs),
+        "exact_flags": sum(is_flag(pred) and pred == lab for lab, pred in pairs),
+        "unknown": sum(pred == UNKNOWN for _, pred in pairs),
         "early_flags": early,
         "early_flag_rate": _ratio(early, n_flags),
         "flag_soundness": flag_soundness(pairs),
@@ -268,7 +284,7 @@ def flag_scope_precision(triples: Sequence[tuple[int | None, int | None, object]
     decided; ``at_or_before``: some stayed unknown), from ``(label, predicted, scope)``."""
     out: dict[str, dict[str, Any]] = {}
     for scope in ("first", "at_or_before"):
-        pairs = [(lab, pred) for lab, pred, sc in triples if sc == scope and pred is not None]
+        pairs = [(lab, pred) for lab, pred, sc in triples if sc == scope and is_flag(pred)]
         out[scope] = {"flags": len(pairs), "exact_flags": sum(lab == pred for lab, pred in pairs),
                       "flag_precision": flag_precision(pairs), "flag_soundness": flag_soundness(pairs)}
     return out
@@ -287,7 +303,9 @@ def breakdown(groups: Iterable[tuple[str, Pair]], **ci: Any) -> dict[str, dict[s
 
 
 def _pred_step(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    if value == "unknown":
+        return UNKNOWN
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def score_document(

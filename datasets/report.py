@@ -156,7 +156,7 @@ def render_report(metrics: Mapping[str, Any], rows: Sequence[Row], *, plots: boo
             f"{', '.join(f'{k}: {v}' for k, v in llm.get('basis', {}).items())}.")
     if metrics.get("pipeline_errors"):
         kinds = ", ".join(f"{k}: {v}" for k, v in metrics.get("pipeline_error_kinds", {}).items())
-        add(f"- **{metrics['pipeline_errors']} items could not be checked** ({kinds}); they count as predicted correct.")
+        add(f"- **{metrics['pipeline_errors']} items could not be checked** ({kinds}); they are predicted `unknown` and count as wrong answers (never as correct).")
     if run.get("excluded"):
         add("- Left out by the adapters: " + "; ".join(f"{v} × {k}" for k, v in run["excluded"].items()) + ".")
     if run.get("bad_records"):
@@ -205,6 +205,8 @@ def _breakdown_table(out: list[str], title: str, table: Mapping[str, Mapping[str
 def _bucket_order(name: str) -> tuple[int, int]:
     if name == "correct":
         return (0, 0)
+    if name == "unknown":  # no answer: the last column
+        return (3, 0)
     if name.startswith("≥"):
         return (2, int(name[1:]))
     return (1, int(name))

@@ -40,8 +40,9 @@ def _label_json(step: int | None) -> str | int:
     return "correct" if step is None else step
 
 
-_FAILED: dict[str, Any] = {"predicted": "correct", "verdict": "correct", "reason": None, "coverage": None}
-"""The fields of an item that got no verdict (refused input, a crash, a lost worker): counted ``correct``."""
+_FAILED: dict[str, Any] = {"predicted": "unknown", "verdict": "unknown", "reason": None, "coverage": None}
+"""The fields of an item that got no verdict (refused input, a crash, a lost worker): predicted ``unknown``,
+which the metrics count as a wrong answer (never as ``correct``)."""
 
 
 def _record_head(item: LabelledItem, settings: Settings) -> dict[str, Any]:
@@ -58,7 +59,7 @@ def predict(item: LabelledItem, settings: Settings) -> dict[str, Any]:
     """Run the pipeline on one item and return its prediction record (never raises for bad input).
 
     Input the pipeline refuses (``InputError``/``InputTooLarge``) and crashes inside it are
-    recorded with an ``error`` field and counted as a ``correct`` prediction.
+    recorded with an ``error`` field and predicted ``unknown`` (a wrong answer in every metric).
     """
     from faithsieve.pipeline import localize
     from faithsieve.split import proof_from_steps
@@ -160,7 +161,7 @@ class ItemLimits:
 
 def _failed(item: LabelledItem, settings: Settings, message: str) -> dict[str, Any]:
     """The record of an item whose worker was killed (time or memory limit) or died: verdict ``unknown``
-    with the reason, counted as a ``correct`` prediction."""
+    with the reason, predicted ``unknown``."""
     rec = _record_head(item, settings)
     reason = f"resource_limit: {message}"
     rec.update(_FAILED, verdict="unknown", reason=reason, error=reason, time_ms=None, item_hash=item.content_hash())

@@ -174,3 +174,17 @@ def test_every_metric_the_readme_defines_is_in_the_metrics_document() -> None:
     for table_name in ("per_subset", "per_domain"):
         for group in doc[table_name].values():
             assert expected <= set(group), expected - set(group)
+
+
+def test_an_unknown_prediction_is_never_right_and_never_a_flag() -> None:
+    """An item that got no answer (failed model call, check stopped at its limit) counts as wrong in every
+    accuracy, also on a correct proof, and is not a flag (nor early)."""
+    from faithsieve.datasets.metrics import UNKNOWN, bootstrap_ci, summarize
+
+    pairs = [(None, UNKNOWN), (2, UNKNOWN), (None, None), (2, 2)]
+    m = summarize(pairs)
+    assert m["binary_accuracy"] == m["exact_accuracy"] == 0.5
+    assert m["correct_accuracy"] == 0.5 and m["error_accuracy"] == 0.5
+    assert m["flags"] == 1 and m["early_flags"] == 0 and m["unknown"] == 2 and m["correct_flagged"] == 0
+    ci = bootstrap_ci([(None, UNKNOWN)] * 5, resamples=20)
+    assert ci["binary_accuracy"] == (0.0, 0.0) and ci["correct_accuracy"] == (0.0, 0.0)

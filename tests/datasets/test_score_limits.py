@@ -44,7 +44,7 @@ def test_one_worker_short_run_kills_an_item_past_its_time_limit(tmp_path: Path) 
                                  progress=False, resamples=10, report=False))
     assert res.processed == 2
     for rec in _records(tmp_path / "out").values():
-        assert rec["verdict"] == "unknown" and rec["predicted"] == "correct"
+        assert rec["verdict"] == "unknown" and rec["predicted"] == "unknown"
         assert str(rec["reason"]).startswith("resource_limit: the job ran past its time limit")
 
 
@@ -114,6 +114,6 @@ def test_an_item_out_of_memory_is_unknown_with_the_reason(monkeypatch: pytest.Mo
     monkeypatch.setattr(faithsieve.pipeline, "localize", exhausted)
     item = LabelledItem(id="m", problem="Compute.", steps=("2 + 2 = 4.",), label="correct")
     rec = predict(item, Settings())
-    assert rec["verdict"] == "unknown" and rec["predicted"] == "correct"
+    assert rec["verdict"] == "unknown" and rec["predicted"] == "unknown"
     assert rec["reason"] == f"resource_limit: {OUT_OF_MEMORY}"
     assert _out_of_memory([rec])  # the worker that ran it is replaced

@@ -113,7 +113,7 @@ def test_input_errors_are_recorded_not_raised(good: Path, tmp_path: Path) -> Non
     res = run_score(_req(good, tmp_path / "r", settings=Settings(max_steps=2)))
     lines = _lines(tmp_path / "r")
     errs = [r for r in lines if r["error"]]
-    assert errs and all(r["error"].startswith("input_too_large") and r["predicted"] == "correct" for r in errs)
+    assert errs and all(r["error"].startswith("input_too_large") and r["predicted"] == "unknown" for r in errs)
     assert res.metrics["pipeline_errors"] == len(errs)
     assert res.metrics["pipeline_error_kinds"] == {"input_too_large": len(errs)}
 

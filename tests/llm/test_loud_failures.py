@@ -125,7 +125,7 @@ def test_score_with_failed_items_exits_1_and_says_so(tmp_path: Path, capsys: Any
         rc = main(["score", str(data), "--out", str(tmp_path / "run"), "--no-progress", "--bootstrap", "10",
                    "--mode", "judge", *_common(server.base_url, tmp_path), "--llm-timeout", "2"])
         cap = capsys.readouterr()
-        assert rc == 1
+        assert rc == 1, cap.err
         assert "3 of 3 items unknown (3 with failed model calls" in cap.err
         assert "had failed model calls" in cap.err.splitlines()[-1]
         preds = [json.loads(x) for x in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
