@@ -335,9 +335,12 @@ def _other_notation(a: Fraction, b: Fraction, lhs: Expr, rhs: Expr, tol: Fractio
     """An equation that fails exactly: unknown where a common notation reads it otherwise (a running
     total, the percent sign for the number of percent, a percent of a base), else refuted."""
     # running-total chains: "3 × 4 = 12 + 5 = 17" adds the next amount into the chain; a chain that
-    # divides or multiplies the value it just wrote ("7·8·15/6 = 140/2 = 70") asserts a false equation
+    # divides or multiplies the value it just wrote ("7·8·15/6 = 140/2 = 70") asserts a false equation,
+    # except a bare quantity restated in another unit ("4 hours = 4 × 60 = 240 minutes", the unit words
+    # dropped by the reader): a conversion, not a computation
     try:
-        if isinstance(rhs, BinOp) and rhs.op in ("+", "-") and evaluate(leftmost_operand(rhs), env, lim) == a:
+        continues = rhs.op in ("+", "-") or isinstance(lhs, Num) if isinstance(rhs, BinOp) else False
+        if continues and evaluate(leftmost_operand(rhs), env, lim) == a:
             return Unknown(method, "running-total notation: the chain continues with a new computation",
                            _evidence(a, b))
     except FaithSieveError:
