@@ -13,8 +13,10 @@ from faithsieve.grading.reward import UNCHECKED
 
 NOCACHE = GraderConfig(cache_size=0)
 FALSE_STEP = "Step 1: 3 + 4 = 8{}.\nStep 2: So the answer is 7."
-BOMB = "\n".join(f"Step {i}: So $\\sqrt{{{i + 1}}} \\cdot \\sqrt{{{i + 2}}} + {i} = {i}$." for i in range(1, 150))
-"""A proof whose check takes far longer than a small budget (150 steps of radicals)."""
+BOMB = "\n".join(f"Step {i}: So $\\sqrt{{{i + 1}}} \\cdot \\sqrt{{{i + 2}}} \\cdot \\sqrt{{{i + 3}}} \\cdot \\sqrt{{{i + 5}}} + {i} = {i}$."
+                 for i in range(1, 190))
+"""A proof whose check takes far longer than a small budget (189 steps of radical products: ~0.3 s on an
+idle machine, within the grader's step and length limits)."""
 
 
 @pytest.fixture(autouse=True)
@@ -74,7 +76,7 @@ def test_a_hostile_neighbour_costs_no_one_else_the_step_check() -> None:
     """One completion in eight overruns its budget and its worker, the only one, is killed and restarts
     (longer than a budget): the seven others in the batch are still checked, each within its own budget
     (counted from when a worker takes it, not from when the batch began)."""
-    cfg = GraderConfig(cache_size=0, time_budget_s=0.2, workers=1)
+    cfg = GraderConfig(cache_size=0, time_budget_s=0.1, workers=1)
     grader = g.Grader()  # its own pool of one worker: no spare to fall back on
     try:
         assert grader.warmup(cfg)
