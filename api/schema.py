@@ -21,13 +21,16 @@ def document_limits(schema: dict[str, Any], s: ServiceSettings) -> dict[str, Any
             if branch.get("type") == "array":
                 branch.update(minItems=1, maxItems=s.max_steps)
                 branch["items"]["maxLength"] = s.max_step_chars
-        # exactly one of `steps` and `proof` (both is a 422): two titled variants, so documentation
-        # tools offer "steps" or "proof", never one model twice or a sample holding both
+        # exactly one of `steps` and `proof` (both is a 422; the other one absent or null, as the
+        # server reads null): two titled variants, so documentation tools offer "steps" or "proof",
+        # never one model twice or a sample holding both
         req.pop("anyOf", None)
         req["oneOf"] = [
-            {"title": "steps (a list)", "required": ["steps"], "not": {"required": ["proof"]},
+            {"title": "steps (a list)", "required": ["steps"],
+             "not": {"required": ["proof"], "properties": {"proof": {"type": "string"}}},
              "properties": {"steps": {"type": "array"}}},
-            {"title": "proof (one text)", "required": ["proof"], "not": {"required": ["steps"]},
+            {"title": "proof (one text)", "required": ["proof"],
+             "not": {"required": ["steps"], "properties": {"steps": {"type": "array"}}},
              # a character that is not whitespace for the server (Python counts \x1c-\x1f and \x85 as
              # whitespace; JSON Schema's \S does not)
              "properties": {"proof": {"type": "string", "pattern": "[^\\s\\x1c-\\x1f\\x85]",
