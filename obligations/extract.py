@@ -192,6 +192,8 @@ def _identity_meant(ctx: EdgeContext, r: Rel, vs: frozenset[str]) -> str:
         return ""  # "simplifies to a = 1/(1 - 1/(1 - a))": a letter set equal to an expression in it is an equation
     if _REWRITE_CUE.search(sentence) and (_rewrite_shape(r) or _expanding_chain(f, vs)):
         return "rewriting"
+    if _FOR_ALL_NUMBERS.search(sentence[:400]) and (_rewrite_shape(r) or _expanding_chain(f, vs)):
+        return "stated"  # "for all real numbers, (x - y)^2 = ...": every letter quantified, a rewriting shape
     return ""  # a chain alone is not enough: "(I − P)^2 = I − 2P + P^2 = I − P" uses P^2 = P, told in the problem
 
 
@@ -259,7 +261,10 @@ def _substitution_meant(ctx: EdgeContext, r: Rel, step: int) -> bool:
 
 _FOR_ALL = re.compile(r"(?i)\b(?:for all|for every|for any)\b(?:\s{1,3}(?:real|integers?|values?|numbers?|of|complex|positive|"
                       r"non-?negative)\b){0,3}\s{0,3}(?:\$|\\\()?\s{0,3}([a-zA-Z])(?![A-Za-z(])")
-_IDENTITY_WORD = re.compile(r"(?i)\bidentically\b|\b(?:is|as|an|this)\s{1,3}identity\b(?!\s{0,3}(?:matrix|map|element|function|"
+_FOR_ALL_NUMBERS = re.compile(r"(?i)\b(?:for all|for every|for any)\s{1,3}(?:(?:real|complex|positive|non-?negative)\s{1,3})?"
+                              r"(?:numbers?|integers?|reals|values)\s{0,3}[,:]")
+"""A quantifier over a number domain that names no letter: it binds every letter of the claim."""
+_IDENTITY_WORD = re.compile(r"(?i)\bidentically\b|\b(?:is|as|an|this|the\s{1,3}(?:usual|standard|familiar|well-known|algebraic))\s{1,3}identity\b(?!\s{0,3}(?:matrix|map|element|function|"
                             r"permutation|transformation|operator))")
 
 

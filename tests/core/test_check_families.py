@@ -203,3 +203,11 @@ def test_an_equation_no_value_satisfies_stays_an_obligation() -> None:
 
 def test_a_letter_set_equal_to_an_expression_in_it_is_an_equation() -> None:
     assert flag("p", [r"Which simplifies to $a = \frac{1}{\frac{1 - a}{1 - a} - \frac{1}{1 - a}}$."]) is None
+
+
+def test_a_quantifier_over_numbers_without_a_letter_binds_every_letter() -> None:
+    """"For all real numbers, (x − y)^2 = x^2 − 2xy − y^2" claims an identity (refuted); the same quantifier
+    before an equation that is no rewriting ("x^2 + 1 = 0 has no real solution") claims none."""
+    assert flag("Simplify.", ["We expand.", "For all real numbers, (x − y)^2 = x^2 − 2xy − y^2."]) == 2
+    assert flag("Simplify.", ["We expand.", "For all real numbers, (x − y)^2 = x^2 − 2xy + y^2."]) is None
+    assert flag("Show there is no root.", ["For all real numbers, x^2 + 1 = 0 has no solution, since x^2 + 1 > 0."]) is None
