@@ -20,7 +20,8 @@ The rules (the paper's Algorithm 1 and Appendix E, written as the pure ``signals
   wrong was re-examined first (one ``reexamine`` call adds its signal and the rule runs again).
   Its basis is the strongest kind among the wrong signals that decided it: ``checked`` >
   ``formalized`` > ``formal`` > ``reviewed``.
-- No wrong step, and every step cleared: ``correct``, basis ``reviewed`` (no synthesis call).
+- No wrong step, and every step cleared: ``correct``, basis ``reviewed`` (no synthesis call). A step
+  with a checked refutation is never cleared: reviews can only send it to the synthesis.
 - Otherwise one ``synthesis`` call over the reviews and the evidence answers: basis ``judged``.
   An unreadable synthesis is ``unknown`` (undecided); it never invents an error.
 
@@ -136,7 +137,10 @@ def decide(signals: Sequence[Signal], n_steps: int, *, decide_at: float = DECIDE
             sources = ", ".join(sorted({s.source for s in local_wrong}))
             reason = f"step {step}: {best.reason or 'judged wrong'} [{sources}; combined reliability {p:.3f}]"
             return Decision(step=step, basis=basis, reason=reason[:500], leaning=leaning)
-    cleared = all(scores.get(k, 0.0) <= -clear + 1e-9 for k in range(1, n_steps + 1))
+    # a formula the proof writes, refuted exactly, is never cleared by reviews alone: they may bring it
+    # below the bar (an immaterial slip), and then the synthesis weighs it, but no model's "fine" erases it
+    refuted = {s.step for s in signals if s.says == "wrong" and s.source == "checked"}
+    cleared = not refuted and all(scores.get(k, 0.0) <= -clear + 1e-9 for k in range(1, n_steps + 1))
     if cleared and n_steps:
         return Decision(step=None, basis="reviewed", reason="every step cleared by local evidence", all_cleared=True)
     return Decision(step=None, basis=None, reason="no step reached the bar on local evidence",

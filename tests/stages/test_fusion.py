@@ -168,11 +168,18 @@ def test_a_flag_two_more_samples_deny_is_cleared(scripted: type) -> None:
 
 def test_a_false_checked_refutation_twice_dismissed_is_overruled(scripted: type) -> None:
     scan = ScanResult(reviews=tuple(Review(edge=f"e{k}", verdict="correct") for k in range(1, 6)))
-    llm = scripted({"review": [review_json("correct", "a trial value; the conclusion holds")] * 3})
+    llm = scripted({"review": [review_json("correct", "a trial value; the conclusion holds")] * 3,
+                    "synthesis": ['{"answer": "correct", "reason": "the refuted value was a trial"}']})
     result, _ = fuse(llm, scan, [ev(2)])
-    # 0.99 checked against four agreeing reviews (0.85 each): overruled, the step is cleared
-    assert result.first_error_step is None and result.basis == "reviewed"
-    assert len(llm.calls("review")) == 3
+    # 0.99 checked against four agreeing reviews (0.85 each): below the bar, but never cleared by reviews
+    # alone (a model that calls everything fine must not erase an exact refutation): the synthesis decides
+    assert result.first_error_step is None and result.basis == "judged"
+    assert len(llm.calls("review")) == 3 and len(llm.calls("synthesis")) == 1
+
+
+def test_reviews_alone_never_clear_a_checked_refutation() -> None:
+    d = decide([sig(2, "wrong", "checked"), *[sig(k, "fine") for k in range(1, 6)], sig(2, "fine"), sig(2, "fine")], 5)
+    assert d.step is None and not d.all_cleared and d.basis is None
 
 
 def test_every_unit_reviewed_fine_is_correct_with_no_synthesis(scripted: type) -> None:
