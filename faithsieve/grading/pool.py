@@ -55,15 +55,6 @@ def _quiet() -> None:
     os.close(devnull)
 
 
-def _known(pool: KillablePool, wait_s: float = 2.0) -> None:
-    """Wait (briefly) until every started worker's pid is recorded: the start's future can answer its waiter
-    before the callback that records the pid has run, and a worker without a pid reads as dead to the first
-    job that takes it (which would then kill and restart a healthy worker)."""
-    until = time.monotonic() + wait_s
-    while len(pool.worker_pids) < pool.workers and time.monotonic() < until:
-        time.sleep(0.001)
-
-
 class GraderPool:
     """The worker processes of one grader and the threads that spread a batch over them. Started on
     first use (or by ``warmup``); ``close`` stops both (a later use starts them again)."""
@@ -107,7 +98,6 @@ class GraderPool:
                 self._pool.start()
             if self._pool.workers < cfg.workers:
                 self._pool.grow(cfg.workers)
-            _known(self._pool)
             return self._pool
 
     def ready(self, cfg: GraderConfig) -> bool:

@@ -203,7 +203,9 @@ class Slot:
         self.pid: int | None = None
 
     def start(self) -> Future[int]:
-        """Start the process; the future gives its pid once ``warm`` has run there."""
+        """Start the process; the future gives its pid once ``warm`` has run there and ``self.pid`` holds it
+        (the future answers only after the pid is recorded: a slot whose start has answered never reads as
+        dead for want of a pid)."""
         self.executor = ProcessPoolExecutor(1, mp_context=self._ctx, initializer=init_worker,
                                             initargs=(self._memory_mb, os.getpid(), self._initializer, self._initargs))
         _LAUNCH.clean_main = self._clean_main
@@ -215,12 +217,22 @@ class Slot:
                                     "died at start-up, or the system refused a new process)") from None
         finally:
             _LAUNCH.clean_main = False
-        fut.add_done_callback(self._started)
-        return fut
+        started: Future[int] = Future()
+        fut.add_done_callback(lambda done: self._started(done, started))
+        return started
 
-    def _started(self, fut: Future[int]) -> None:
-        if not fut.cancelled() and fut.exception() is None:
-            self.pid = fut.result()
+    def _started(self, warm: Future[int], started: Future[int]) -> None:
+        """``warm``'s outcome passed on to ``started``, the pid recorded first. (The executor's own future wakes
+        its waiters before it runs its callbacks, so a waiter on it could see the start done and no pid yet.)"""
+        if warm.cancelled():  # the slot was stopped before its process ran ``warm``
+            started.set_exception(WorkerUnavailable("the worker was stopped before it started"))
+            return
+        exc = warm.exception()
+        if exc is not None:
+            started.set_exception(exc)
+            return
+        self.pid = warm.result()
+        started.set_result(self.pid)
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
         assert self.executor is not None, "slot not started"

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -59,7 +60,11 @@ def test_time_limit_kills_and_replaces_the_worker(pool) -> None:
     t0 = time.monotonic()
     with pytest.raises(JobTimeout):
         pool.run(time.sleep, 30, time_limit=0.5)
-    assert time.monotonic() - t0 < 1.5  # the caller does not wait for the replacement to start
+    # the caller does not wait for the replacement to start: when it has its answer the only slot is not back
+    # (a start takes a process start-up; this check comes microseconds after the answer, however loaded)
+    assert pool.idle == 0
+    # generous on a loaded machine, and still far below the 30 s a limit that was not enforced would take
+    assert time.monotonic() - t0 < 15
     assert pool.restarts == restarts + 1
     _wait_for(lambda: _gone(before))
     assert pool.run(os.getpid, time_limit=30) not in (before, None)
@@ -102,16 +107,21 @@ def test_workers_exit_when_the_parent_dies(tmp_path) -> None:
 
 
 def test_wait_and_deadline_bound_the_call(pool) -> None:
-    busy = pool.submit(time.sleep, 1.0)
+    # The worker is busy for BUSY_S. A wait that ignored its bound would end only when the busy job does, and then
+    # get the worker instead of raising; so raising at all shows the bound held, and the upper bounds below (each
+    # under half of BUSY_S, several times the 0.2 s asked) only say it ended near its time, with room for a
+    # loaded machine's late wake-ups.
+    busy_s = 3.0
+    busy = pool.submit(time.sleep, busy_s)
     _wait_for(lambda: pool.idle == 0)
     t0 = time.monotonic()
     with pytest.raises(WorkerUnavailable):
         pool.run(os.getpid, wait_s=0.2)
-    assert 0.15 < time.monotonic() - t0 < 0.6
+    assert 0.15 < time.monotonic() - t0 < busy_s / 3
     t0 = time.monotonic()
     with pytest.raises(WorkerUnavailable):  # the deadline ends the wait too; nobody is killed
         pool.run(os.getpid, deadline=time.monotonic() + 0.2, wait_s=5)
-    assert time.monotonic() - t0 < 0.6
+    assert time.monotonic() - t0 < busy_s / 3
     restarts = pool.restarts
     busy.result(30)
     assert pool.restarts == restarts
@@ -119,7 +129,8 @@ def test_wait_and_deadline_bound_the_call(pool) -> None:
     t0 = time.monotonic()
     with pytest.raises(JobTimeout):  # the deadline also bounds the job
         pool.run(time.sleep, 30, time_limit=60, deadline=time.monotonic() + 0.3)
-    assert time.monotonic() - t0 < 1.0 and pool.restarts == restarts + 1
+    # generous on a loaded machine; a deadline that did not bound the job would take the job's 30 s
+    assert time.monotonic() - t0 < 10 and pool.restarts == restarts + 1
 
 
 def test_retire_replaces_the_worker_after_its_answer() -> None:
@@ -204,27 +215,108 @@ def test_start_after_close_gives_fresh_workers_only() -> None:
         p.close()
 
 
-def test_deadline_holds_with_many_threads_waiting() -> None:
-    """12 threads share one worker for 3 s, each call with a 50 ms deadline: every call ends (answer,
-    WorkerUnavailable or JobTimeout) within 150 ms of its deadline, however the waiters interleave."""
+def _worst_lateness(call: Callable[[float], object], threads: int, seconds: float) -> float:
+    """``threads`` threads call ``call(deadline)`` in a loop for ``seconds``, each with a deadline 50 ms ahead:
+    the most any call ended after its deadline."""
     import threading
 
     worst = [0.0]
     lock = threading.Lock()
+    end = time.monotonic() + seconds
+
+    def caller() -> None:
+        while time.monotonic() < end:
+            deadline = time.monotonic() + 0.05
+            call(deadline)
+            with lock:
+                worst[0] = max(worst[0], time.monotonic() - deadline)
+
+    running = [threading.Thread(target=caller) for _ in range(threads)]
+    for t in running:
+        t.start()
+    for t in running:
+        t.join()
+    return worst[0]
+
+
+def test_deadline_holds_with_many_threads_waiting() -> None:
+    """12 threads share one worker for 3 s, each call with a 50 ms deadline: every call ends (answer,
+    WorkerUnavailable or JobTimeout) close to its deadline, however the waiters interleave.
+
+    "Close" is measured against this machine now: the same 12 threads doing nothing but a plain 50 ms
+    ``Event.wait`` show how late a thread wakes up here (about a millisecond idle, far more under load). A call
+    may end 150 ms plus four such wake-ups late (it waits up to twice: for a worker, then for the answer). The
+    fault this guards against, a queue ``get(timeout=...)`` under contention, overran by seconds while plain
+    waits stayed on time."""
+    import threading
+
+    def plain(deadline: float) -> None:
+        threading.Event().wait(max(0.0, deadline - time.monotonic()))
+
+    noise = _worst_lateness(plain, 12, 1.0)
     with KillablePool(1) as p:
-        end = time.monotonic() + 3.0
+        def pooled(deadline: float) -> None:
+            with contextlib.suppress(WorkerUnavailable, JobTimeout):
+                p.run(sum, [1, 2], deadline=deadline)
 
-        def caller() -> None:
-            while time.monotonic() < end:
-                deadline = time.monotonic() + 0.05
-                with contextlib.suppress(WorkerUnavailable, JobTimeout):
-                    p.run(sum, [1, 2], deadline=deadline)
-                with lock:
-                    worst[0] = max(worst[0], time.monotonic() - deadline)
+        worst = _worst_lateness(pooled, 12, 3.0)
+    assert worst < 0.15 + 4 * noise, (worst, noise)
 
-        threads = [threading.Thread(target=caller) for _ in range(12)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    assert worst[0] < 0.15
+
+class _LateCallbacks:
+    """A stand-in for the slot's ``ProcessPoolExecutor`` whose futures wake their waiters well before they run
+    their done callbacks: the order ``concurrent.futures`` uses, with the gap between the two made wide."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        pass
+
+    def submit(self, fn, *args):  # type: ignore[no-untyped-def]
+        import threading
+        from concurrent.futures import Future
+
+        class Late(Future):  # type: ignore[type-arg]
+            def _invoke_callbacks(self) -> None:
+                time.sleep(0.3)
+                super()._invoke_callbacks()
+
+        def answer() -> None:
+            time.sleep(0.1)  # after the slot has hooked its callback on
+            fut.set_result(fn(*args))
+
+        fut = Late()
+        threading.Thread(target=answer, daemon=True).start()
+        return fut
+
+    def shutdown(self, *args: object, **kwargs: object) -> None:
+        pass
+
+
+def test_a_started_slot_has_its_pid_when_the_start_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pid race: the start's answer must not come before the pid is recorded (a slot without a pid reads as
+    dead to the first job that takes it, which then kills and restarts a healthy worker)."""
+    import faithsieve.runtime.workers as workers
+
+    monkeypatch.setattr(workers, "ProcessPoolExecutor", _LateCallbacks)
+    slot = workers.Slot(0, None)
+    assert slot.start().result(10) == os.getpid()  # the stand-in runs ``warm`` in this process
+    assert slot.pid == os.getpid()
+
+
+def test_a_slot_stopped_before_its_start_answers_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
+    from concurrent.futures import Future
+
+    import faithsieve.runtime.workers as workers
+
+    class Never(_LateCallbacks):
+        def submit(self, fn, *args):  # type: ignore[no-untyped-def]
+            self.fut: Future[int] = Future()
+            return self.fut
+
+    monkeypatch.setattr(workers, "ProcessPoolExecutor", Never)
+    slot = workers.Slot(0, None)
+    started = slot.start()
+    assert slot.executor is not None
+    slot.executor.fut.cancel()  # what ``kill``'s ``shutdown(cancel_futures=True)`` does to a start not yet run
+    with pytest.raises(WorkerUnavailable):
+        started.result(10)
+    assert slot.pid is None
