@@ -155,6 +155,15 @@ class Verdict(BaseModel):
     usage: UsageReport | None = None
     """Calls, tokens, cache hits and cost of the language-model work for this verdict."""
 
+    @classmethod
+    def stopped(cls, reason: str, steps: int, mode: Literal["offline", "llm", "judge"], total_ms: float) -> Verdict:
+        """The verdict of a proof whose check was stopped before it answered (a hard limit, a lost worker):
+        ``unknown`` with ``reason``, no step reported, nothing decided, ``total_ms`` spent in all."""
+        return cls(verdict="unknown", first_error_step=None, reason=reason, steps=(), mode=mode,
+                   coverage=Coverage(steps=steps, steps_with_obligations=0, steps_decided=0, edges=0, edges_decided=0,
+                                     obligations=0, obligations_decided=0),
+                   timings=Timings(decompose_ms=0.0, check_ms=0.0, total_ms=round(total_ms, 3)))
+
 
 def flag_kind_of(evidence: Evidence) -> str:
     """The kind of a refutation: the one its checker recorded, else (a formal or a model's refutation)

@@ -12,12 +12,12 @@ import argparse
 import json
 import logging
 import sys
-import threading
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+import time
+from concurrent.futures import Future, wait
+from typing import TYPE_CHECKING, Any
 
-from faithsieve.cli.common import fail, non_negative_int, positive_float
-from faithsieve.cli.options import add_method_options
+from faithsieve.cli.common import fail
+from faithsieve.cli.options import add_limit_options, add_method_options
 from faithsieve.core.errors import FaithSieveError, InputError, InputTooLarge
 from faithsieve.runtime.textfile import (
     decode_utf8,
@@ -29,13 +29,8 @@ from faithsieve.runtime.textfile import (
 if TYPE_CHECKING:
     from faithsieve.core.proof import Proof
     from faithsieve.core.settings import Settings
+    from faithsieve.runtime.workers import KillablePool
     from faithsieve.verdict import Verdict
-
-T = TypeVar("T")
-
-WORKER_MEMORY_MB = 4096
-"""Address-space cap of the worker that checks the proof (``--worker-memory-mb``; 0: none): the cap a
-scored item's worker has."""
 
 
 def _read_input(path: str) -> Any:
@@ -80,58 +75,6 @@ def check_in_worker(proof: Proof, settings: Settings) -> Verdict:
     from faithsieve.pipeline import Pipeline
 
     return Pipeline.from_settings(settings).localize(proof)
-
-
-class LimitedWorker:
-    """One killable worker under ``memory_mb``, started in the background at once (its fork server imports
-    the checkers while this process reads the proof); ``run`` waits for that start, then the job."""
-
-    def __init__(self, memory_mb: int) -> None:
-        from faithsieve.runtime.lazy import OFFLINE_MODULES
-        from faithsieve.runtime.workers import KillablePool
-
-        self.memory_mb = memory_mb
-        self.pool = KillablePool(1, memory_mb, preload=OFFLINE_MODULES, clean_main=True)
-        self._failed: list[FaithSieveError] = []
-        self._starting = threading.Thread(target=self._start, daemon=True, name="localize-worker-start")
-        self._starting.start()
-
-    def _start(self) -> None:
-        try:
-            self.pool.start()
-        except FaithSieveError as exc:  # raised by ``run``, in the command's thread
-            self._failed.append(exc)
-
-    def run(self, job: Callable[..., T], args: tuple[Any, ...], time_s: float | None) -> T | str:
-        """``job(*args)`` in the worker under ``time_s`` and the memory cap, or why it gave nothing: a sentence
-        naming the limit and the option that raises it. A worker that could not start raises
-        ``WorkerUnavailable``."""
-        from faithsieve.runtime.workers import JobTimeout, WorkerCrashed
-
-        self._starting.join()
-        if self._failed:
-            raise self._failed[0]
-        try:
-            result: T = self.pool.run(job, *args, time_limit=time_s)
-            return result
-        except JobTimeout:
-            return f"the check ran past its time limit ({time_s:g} s) and was stopped; raise it with --item-time-limit"
-        except MemoryError:
-            return (f"the check ran out of its memory limit ({self.memory_mb} MB) and was stopped; raise it with "
-                    "--worker-memory-mb (0: no limit)")
-        except WorkerCrashed:
-            return (f"the worker checking the proof died (memory limit {self.memory_mb or 'none'} MB, or killed); "
-                    "raise the limit with --worker-memory-mb")
-
-    def close(self) -> None:
-        self._starting.join()
-        self.pool.close()
-
-
-def unknown_json(reason: str, settings: Settings) -> dict[str, Any]:
-    """The verdict record of a proof whose check was stopped: ``unknown`` with the reason, nothing decided."""
-    return {"verdict": "unknown", "first_error_step": None, "reason": f"resource_limit: {reason}",
-            "mode": settings.mode, "steps": []}
 
 
 def render_text(proof_steps: list[str], v: Verdict) -> str:
@@ -188,18 +131,26 @@ def render_text(proof_steps: list[str], v: Verdict) -> str:
 
 def cmd_localize(args: argparse.Namespace) -> int:
     # the pipeline (pydantic models, solvers) is imported in the worker, not here: `--help` stays cheap
-    worker = LimitedWorker(WORKER_MEMORY_MB if args.worker_memory_mb is None else args.worker_memory_mb)
+    from faithsieve.runtime.lazy import OFFLINE_MODULES
+    from faithsieve.runtime.limits import WORKER_MEMORY_MB, ItemLimits
+
+    memory_mb = WORKER_MEMORY_MB if args.worker_memory_mb is None else args.worker_memory_mb
+    # one worker, started at once: its fork server imports the checkers while this process reads the proof
+    pool = ItemLimits(None, memory_mb).pool(1, preload=OFFLINE_MODULES)
+    starting = pool.start_soon()
     try:
-        return _localize(args, worker)
+        return _localize(args, pool, starting, memory_mb)
     finally:
-        worker.close()
+        wait([starting])
+        pool.close()
 
 
-def _localize(args: argparse.Namespace, worker: LimitedWorker) -> int:
+def _localize(args: argparse.Namespace, pool: KillablePool, starting: Future[KillablePool], memory_mb: int) -> int:
     from faithsieve.cli.options import settings_from_args, warn_if_lean_missing
-    from faithsieve.scoring.chunks import item_time_limit
+    from faithsieve.runtime.limits import ItemLimits, Stopped
     from faithsieve.split import proof_from_input
 
+    t0 = time.perf_counter()
     try:
         settings = settings_from_args(args)
         try:
@@ -213,30 +164,27 @@ def _localize(args: argparse.Namespace, worker: LimitedWorker) -> int:
             from faithsieve.pipeline import probe_settings
 
             probe_settings(settings)
-        time_s = args.item_time_limit if args.item_time_limit is not None else item_time_limit(settings)
+        limits = ItemLimits.for_run(settings, args.item_time_limit, memory_mb)
+        starting.result()  # a worker that could not start: WorkerUnavailable, one line
         # a configuration error (no endpoint, no model) comes back from the worker as one line
-        v = worker.run(check_in_worker, (proof, settings), time_s)
+        v = limits.run(pool, check_in_worker, proof, settings)
     except OSError as exc:
         return fail(os_error_line(exc))
     except (FaithSieveError, ValueError) as exc:
         return fail(str(getattr(exc, "message", exc)))
-    from faithsieve.verdict import verdict_json
+    from faithsieve.verdict import Verdict, verdict_json
 
-    if isinstance(v, str):  # an answer that is not a pass: the record on stdout, the reason on stderr, exit 1
-        if args.format == "text":
-            print(f"VERDICT: unknown (resource_limit: {v})")
-        else:
-            print(json.dumps(unknown_json(v, settings), indent=2, ensure_ascii=False))
-        print(f"error: {args.file}: verdict unknown: {v}", file=sys.stderr)
-        return 1
-    logging.getLogger("faithsieve.cli").info("%s: %d steps, verdict %s in %.1f ms", args.file, len(proof.steps),
-                                             v.verdict, v.timings.total_ms)
+    if isinstance(v, Stopped):  # an answer that is not a pass: the verdict on stdout, the reason on stderr, exit 1
+        v = Verdict.stopped(v.record, len(proof.steps), settings.mode, (time.perf_counter() - t0) * 1000)
+    else:
+        logging.getLogger("faithsieve.cli").info("%s: %d steps, verdict %s in %.1f ms", args.file, len(proof.steps),
+                                                 v.verdict, v.timings.total_ms)
     if args.format == "text":
         print(render_text([s.text for s in proof.steps], v))
     else:
         print(json.dumps(verdict_json(v), indent=2, ensure_ascii=False))
     if v.verdict == "unknown":
-        print(f"error: verdict unknown: {v.reason}", file=sys.stderr)
+        print(f"error: {args.file}: verdict unknown: {v.reason}", file=sys.stderr)
         return 1
     return 0
 
@@ -247,12 +195,6 @@ def register(sub: Any) -> None:
     loc.add_argument("--format", choices=("json", "text"), default="json",
                      help="json (default): the verdict with every step's checks, machine-readable; "
                           "text: a readable report, one block per step")
-    lim = loc.add_argument_group("limits", "the hard limits of the worker that checks the proof")
-    lim.add_argument("--item-time-limit", type=positive_float, metavar="S",
-                     help="hard seconds for the check (default: max(60, 4 x the proof budget) offline, none with a "
-                          "model): past it the worker is killed and the verdict is unknown")
-    lim.add_argument("--worker-memory-mb", type=non_negative_int, metavar="MB",
-                     help=f"address-space cap of the worker (default {WORKER_MEMORY_MB}; 0: none): past it the "
-                          "verdict is unknown")
+    add_limit_options(loc, "the proof")
     add_method_options(loc)
     loc.set_defaults(func=cmd_localize)

@@ -8,6 +8,9 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from faithsieve.cli.common import non_negative_int, positive_float
+from faithsieve.runtime.limits import WORKER_MEMORY_MB
+
 if TYPE_CHECKING:
     from faithsieve.core.settings import Settings
 
@@ -48,6 +51,18 @@ _MAP = {"mode": "mode", "base_url": "llm_base_url", "model": "llm_model", "api_k
         "max_cost": "llm_max_cost_per_item", "max_run_calls": "llm_max_calls", "max_run_cost": "llm_max_cost", "lean_project": "lean_project",
         "lean_server": "lean_server_url"}
 _BACKENDS = {"none": "none", "lean": "local", "kimina": "remote"}
+
+
+def add_limit_options(p: argparse.ArgumentParser, one: str) -> None:
+    """``--item-time-limit`` and ``--worker-memory-mb``: the hard limits (``faithsieve.runtime.limits``) of the
+    worker that checks ``one`` (``the proof``, ``each item``)."""
+    g = p.add_argument_group("limits", f"the hard limits of the worker process that checks {one}")
+    g.add_argument("--item-time-limit", type=positive_float, metavar="S",
+                   help=f"hard seconds for {one} (default: max(60, 4 x the proof budget) offline, none with a "
+                        f"model): past it the worker is killed and {one} ends unknown")
+    g.add_argument("--worker-memory-mb", type=non_negative_int, metavar="MB",
+                   help=f"address-space cap of the worker (default {WORKER_MEMORY_MB}; 0: none): {one} past it "
+                        "ends unknown")
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:

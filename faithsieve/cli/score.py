@@ -12,7 +12,6 @@ from faithsieve.cli.common import (
     err,
     fail,
     non_negative_int,
-    positive_float,
     positive_int,
     report_dropped,
 )
@@ -134,7 +133,7 @@ def _failed_items(llm: dict[str, Any], n: int) -> int:
 
 def register(subparsers: Any) -> None:
     """Add ``score`` to the main CLI's subparsers."""
-    from faithsieve.cli.options import add_method_options
+    from faithsieve.cli.options import add_limit_options, add_method_options
     from faithsieve.datasets.adapters import adapter_names
 
     formats = adapter_names()
@@ -146,11 +145,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--out", help="output directory (default: runs/<name>)")
     p.add_argument("--workers", type=positive_int, default=1,
                    help="worker processes (default 1; each item runs in a worker under the limits below)")
-    p.add_argument("--worker-memory-mb", type=non_negative_int, metavar="MB",
-                   help="address-space cap of each worker (default 4096; 0: none): an item past it ends unknown")
-    p.add_argument("--item-time-limit", type=positive_float, metavar="S",
-                   help="hard seconds for one item (default: max(60, 4 x the proof budget) offline, none with a "
-                        "model): an item past it is killed and ends unknown")
+    add_limit_options(p, "each item")
     p.add_argument("--ray", metavar="ADDRESS|auto",
                    help="fan the items out over a Ray cluster (host:port, ray://host:port, or auto: this machine's "
                         "cluster, else a new local one); needs the ray extra (docs/ray.md)")

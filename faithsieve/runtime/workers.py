@@ -354,6 +354,21 @@ class KillablePool:
                 self._started = True  # a slot that failed is being restarted in the background
         return self
 
+    def start_soon(self) -> Future[KillablePool]:
+        """``start`` in a background thread, so the workers come up (the fork server importing the preloaded
+        modules) while the caller does other work; the future holds the start's outcome (``WorkerUnavailable``
+        when a worker did not come up). A job run meanwhile waits for that start."""
+        started: Future[KillablePool] = Future()
+
+        def start() -> None:
+            try:
+                started.set_result(self.start())
+            except BaseException as exc:  # noqa: BLE001 - handed to whoever waits on the future
+                started.set_exception(exc)
+
+        threading.Thread(target=start, daemon=True, name="killable-pool-start").start()
+        return started
+
     def _start_slots(self, slots: list[Slot]) -> None:
         futures = [s.start() for s in slots]
         failed = None

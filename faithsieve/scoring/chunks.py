@@ -1,11 +1,11 @@
 """One item's prediction and many items' in killable worker processes, under the run's hard limits.
 
 ``predict`` runs the pipeline on one item and returns its record (never raising for bad input).
-``score_chunk`` scores a chunk in a ``KillablePool`` under ``ItemLimits`` (per-item time, worker memory)
-and is what every runner calls: ``iter_predictions`` (local workers: one or many, never the calling
+``score_chunk`` scores a chunk in a ``KillablePool`` under the run's ``ItemLimits`` (per-item time, worker
+memory: ``faithsieve.runtime.limits``, the wrapper ``localize`` uses too) and is what every runner calls: ``iter_predictions`` (local workers: one or many, never the calling
 process) and the Ray actors of ``faithsieve.scoring.onray``. A chunk whose worker is killed or dies is
 retried item by item; only the item at fault gets a ``resource_limit`` record (verdict ``unknown``,
-counted ``correct``).
+predicted ``unknown``: a wrong answer in every metric).
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.core.settings import Settings, method_key
 from faithsieve.datasets.formats import LabelledItem
 from faithsieve.runtime.lazy import OFFLINE_MODULES, freeze_after_import
-from faithsieve.runtime.workers import JobTimeout, KillablePool, WorkerCrashed
+from faithsieve.runtime.limits import ItemLimits, Stopped
+from faithsieve.runtime.workers import KillablePool
 from faithsieve.scoring.evidence import CHECKS_KEY, step_checks
 
 log = logging.getLogger(__name__)
@@ -71,7 +71,7 @@ def predict(item: LabelledItem, settings: Settings) -> dict[str, Any]:
     except FaithSieveError as exc:
         rec.update(_FAILED, error=f"{exc.code}: {exc.message}")
     except MemoryError:  # the worker's address-space cap (ItemLimits.memory_mb): unknown, with the reason
-        reason = f"resource_limit: {OUT_OF_MEMORY}"
+        reason = Stopped(OUT_OF_MEMORY).record
         rec.update(_FAILED, verdict="unknown", reason=reason, error=reason)
     except Exception as exc:  # a pipeline bug must not end a long run; it is recorded and counted
         log.debug("pipeline crashed on %s", item.id, exc_info=True)
@@ -129,51 +129,20 @@ def _predict_chunk(items: list[LabelledItem]) -> list[dict[str, Any]]:
 _PRELOAD = OFFLINE_MODULES  # the solvers load lazily: the fork server imports them once for every worker
 
 
-SCORE_WORKER_MEMORY_MB = 4096
-"""Address-space cap of one scoring worker (``--worker-memory-mb``; 0: none): a formula that expands without
-bound ends as a ``MemoryError`` (an ``unknown`` record), not as the machine swapping."""
-
-
-def item_time_limit(settings: Settings) -> float | None:
-    """Hard limit for one item in a worker: a generous multiple of the checking budget offline (the
-    pipeline honours its budget, so only a runaway reaches it); none with a language model."""
-    return max(60.0, 4 * settings.proof_time_limit_s) if settings.mode == "offline" else None
-
-
-@dataclass(frozen=True)
-class ItemLimits:
-    """The hard limits every scored item runs under, whatever runs it (local workers, one worker, Ray)."""
-
-    time_s: float | None
-    """Seconds for one item once a worker has it (None: none); a chunk gets ``time_s`` per item."""
-    memory_mb: int = SCORE_WORKER_MEMORY_MB
-    """Address-space cap of the worker process (0: none)."""
-
-    @classmethod
-    def for_run(cls, settings: Settings, time_s: float | None = None, memory_mb: int | None = None) -> ItemLimits:
-        """The limits of a run: ``time_s`` and ``memory_mb`` when given, else the defaults for ``settings``."""
-        return cls(time_s if time_s is not None else item_time_limit(settings),
-                   SCORE_WORKER_MEMORY_MB if memory_mb is None else memory_mb)
-
-    def chunk_s(self, n: int) -> float | None:
-        return None if self.time_s is None else self.time_s * n
-
-
-def _failed(item: LabelledItem, settings: Settings, message: str) -> dict[str, Any]:
+def _failed(item: LabelledItem, settings: Settings, stopped: Stopped) -> dict[str, Any]:
     """The record of an item whose worker was killed (time or memory limit) or died: verdict ``unknown``
     with the reason, predicted ``unknown``."""
     rec = _record_head(item, settings)
-    reason = f"resource_limit: {message}"
-    rec.update(_FAILED, verdict="unknown", reason=reason, error=reason, time_ms=None, item_hash=item.content_hash())
+    rec.update(_FAILED, verdict="unknown", reason=stopped.record, error=stopped.record, time_ms=None,
+               item_hash=item.content_hash())
     return rec
 
 
 def scoring_pool(settings: Settings, workers: int, limits: ItemLimits) -> KillablePool:
-    """The killable pool that scores items (not started): ``workers`` processes under ``limits.memory_mb``.
-    The workers do not import the caller's ``__main__`` (a script that calls ``run_score`` need not guard
-    it, and Ray's worker script is not run again): the jobs are functions of this module."""
-    return KillablePool(workers, limits.memory_mb, initializer=_init_worker, initargs=(settings,), preload=_PRELOAD,
-                        retire=_out_of_memory, clean_main=True)
+    """The killable pool that scores items (not started): ``workers`` processes under ``limits.memory_mb``, each
+    holding ``settings``; the jobs are functions of this module (``ItemLimits.pool``)."""
+    return limits.pool(workers, initializer=_init_worker, initargs=(settings,), preload=_PRELOAD,
+                       retire=_out_of_memory)
 
 
 def _out_of_memory(records: Any) -> bool:
@@ -185,13 +154,14 @@ def _out_of_memory(records: Any) -> bool:
 def _one_by_one(pool: KillablePool, items: list[LabelledItem], settings: Settings,
                 limits: ItemLimits) -> list[dict[str, Any]]:
     """A chunk whose worker was lost, item by item, so only the item at fault is recorded as failed."""
-    out = []
+    out: list[dict[str, Any]] = []
     for it in items:
-        try:
-            out.extend(pool.run(_predict_chunk, [it], time_limit=limits.time_s))
-        except (JobTimeout, WorkerCrashed) as exc:
-            log.warning("item %s: %s", it.id, exc)
-            out.append(_failed(it, settings, str(exc)))
+        records = limits.run(pool, _predict_chunk, [it])
+        if isinstance(records, Stopped):
+            log.warning("item %s: %s", it.id, records.reason)
+            out.append(_failed(it, settings, records))
+        else:
+            out.extend(records)
     return out
 
 
@@ -200,14 +170,14 @@ def score_chunk(pool: KillablePool, items: list[LabelledItem], settings: Setting
     """One chunk's records in item order, scored in ``pool`` under ``limits`` (the same for a local run and
     a Ray worker): the chunk gets ``limits.time_s`` per item; a chunk whose worker is killed or dies is
     retried item by item, and only the item at fault gets a ``resource_limit`` record."""
-    try:
-        return list(pool.run(_predict_chunk, items, time_limit=limits.chunk_s(len(items))))
-    except (JobTimeout, WorkerCrashed) as exc:
-        if len(items) == 1:
-            log.warning("item %s: %s", items[0].id, exc)
-            return [_failed(items[0], settings, str(exc))]
-        log.warning("a chunk of %d items lost its worker (%s); retrying them one by one", len(items), exc)
-        return _one_by_one(pool, items, settings, limits)
+    records = limits.run(pool, _predict_chunk, items, items=len(items))
+    if not isinstance(records, Stopped):
+        return list(records)
+    if len(items) == 1:
+        log.warning("item %s: %s", items[0].id, records.reason)
+        return [_failed(items[0], settings, records)]
+    log.warning("a chunk of %d items was stopped (%s); retrying them one by one", len(items), records.reason)
+    return _one_by_one(pool, items, settings, limits)
 
 
 def iter_predictions(

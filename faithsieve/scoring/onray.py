@@ -29,8 +29,9 @@ from typing import Any
 
 from faithsieve.core.settings import Settings
 from faithsieve.datasets.formats import LabelledItem
+from faithsieve.runtime.limits import ItemLimits, Stopped
 from faithsieve.runtime.raycluster import cluster_cpus, connect, import_ray
-from faithsieve.scoring.chunks import ItemLimits, _failed, score_chunk, scoring_pool
+from faithsieve.scoring.chunks import _failed, score_chunk, scoring_pool
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +128,7 @@ def _fan_out(ray: Any, handles: list[Any], chunks: list[list[LabelledItem]],
             tries[c] += 1
             if tries[c] > RESUBMITS:
                 log.warning("chunk %d: its Ray worker died %d times; its items are recorded as lost", c, tries[c])
-                done[c] = [_failed(it, settings, f"the Ray worker died {tries[c]} times") for it in chunks[c]]
+                done[c] = [_failed(it, settings, Stopped(f"the Ray worker died {tries[c]} times")) for it in chunks[c]]
             else:
                 log.warning("chunk %d: its Ray worker died (%s); sending it again", c, type(exc).__name__)
                 todo.appendleft(c)

@@ -36,10 +36,9 @@ from faithsieve.core.settings import Settings, method_key
 from faithsieve.datasets.adapters import LoadedDataset, dataset_files, load_dataset
 from faithsieve.datasets.formats import LabelledItem
 from faithsieve.runtime.atomic import write_atomic
-from faithsieve.scoring.chunks import (  # noqa: F401 (predict, stable_view, item_time_limit re-exported)
+from faithsieve.runtime.limits import ItemLimits, item_time_limit  # noqa: F401 (item_time_limit re-exported)
+from faithsieve.scoring.chunks import (  # noqa: F401 (predict, stable_view re-exported)
     TIMING_KEYS,
-    ItemLimits,
-    item_time_limit,
     iter_predictions,
     predict,
     stable_view,
@@ -80,7 +79,7 @@ class ScoreRequest:
     workers: int = 1
     """Worker processes (never this process: 1 is one worker, under the same limits)."""
     worker_memory_mb: int | None = None
-    """Address-space cap of each worker in MB (None: ``SCORE_WORKER_MEMORY_MB``; 0: none)."""
+    """Address-space cap of each worker in MB (None: ``runtime.limits.WORKER_MEMORY_MB``; 0: none)."""
     item_time_limit_s: float | None = None
     """Hard seconds for one item (None: ``item_time_limit(settings)``)."""
     ray: str | None = None

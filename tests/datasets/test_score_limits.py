@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from faithsieve.core.settings import Settings
-from faithsieve.scoring.chunks import ItemLimits, item_time_limit, scoring_pool
+from faithsieve.runtime.limits import ItemLimits, item_time_limit
+from faithsieve.scoring.chunks import scoring_pool
 from faithsieve.scoring.run import PREDICTIONS, ScoreRequest, run_score
 
 BOMB = "sqrt((sqrt(2)+sqrt(3)+sqrt(5)+sqrt(7)+sqrt(11)+sqrt(13))^60) = 5"
@@ -45,7 +46,8 @@ def test_one_worker_short_run_kills_an_item_past_its_time_limit(tmp_path: Path) 
     assert res.processed == 2
     for rec in _records(tmp_path / "out").values():
         assert rec["verdict"] == "unknown" and rec["predicted"] == "unknown"
-        assert str(rec["reason"]).startswith("resource_limit: the job ran past its time limit")
+        assert str(rec["reason"]).startswith("resource_limit: the check ran past its time limit")
+        assert "--item-time-limit" in str(rec["reason"])
 
 
 def test_scoring_workers_have_their_address_space_capped() -> None:
@@ -89,7 +91,7 @@ def test_the_bomb_ends_within_the_limit_in_a_memory_capped_process(tmp_path: Pat
 def test_a_lower_inherited_cap_is_kept_without_a_warning(tmp_path: Path) -> None:
     """Under ``prlimit --as`` below the pool's cap, the workers keep the lower cap (raising it is refused)."""
     probe = ("import resource; from faithsieve.core.settings import Settings; "
-             "from faithsieve.scoring.chunks import ItemLimits, scoring_pool\n"
+             "from faithsieve.runtime.limits import ItemLimits\nfrom faithsieve.scoring.chunks import scoring_pool\n"
              "with scoring_pool(Settings(), 1, ItemLimits(10.0, 4096)) as p:\n"
              "    print(p.run(resource.getrlimit, resource.RLIMIT_AS, time_limit=10)[0])")
     try:
@@ -117,3 +119,24 @@ def test_an_item_out_of_memory_is_unknown_with_the_reason(monkeypatch: pytest.Mo
     assert rec["verdict"] == "unknown" and rec["predicted"] == "unknown"
     assert rec["reason"] == f"resource_limit: {OUT_OF_MEMORY}"
     assert _out_of_memory([rec])  # the worker that ran it is replaced
+
+
+def test_a_memory_error_out_of_the_item_is_a_record_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``MemoryError`` that reaches the pool (raised outside ``predict``'s own guard) stops that item only: the
+    chunk is retried item by item and the item at fault gets a ``resource_limit`` record (it used to end the run)."""
+    from faithsieve.datasets.formats import LabelledItem
+
+    from faithsieve.scoring.chunks import score_chunk
+
+    items = [LabelledItem(id=i, problem="Compute.", steps=("2 + 2 = 4.",), label="correct") for i in ("a", "b")]
+
+    class Pool:
+        def run(self, fn: object, chunk: list[LabelledItem], **kwargs: object) -> list[dict[str, object]]:
+            if any(it.id == "b" for it in chunk):
+                raise MemoryError
+            return [{"id": it.id, "verdict": "correct"} for it in chunk]
+
+    recs = score_chunk(Pool(), items, Settings(), ItemLimits(10.0, 1500))  # type: ignore[arg-type]
+    assert [r["id"] for r in recs] == ["a", "b"] and recs[0]["verdict"] == "correct"
+    assert recs[1]["verdict"] == "unknown" and recs[1]["predicted"] == "unknown"
+    assert str(recs[1]["reason"]).startswith("resource_limit: the check ran out of its memory limit (1500 MB)")
