@@ -5,8 +5,8 @@ Each check is a value (``DoctorCheck``) with a status:
 - ``ok``: present and working;
 - ``off``: not configured (nothing to check);
 - ``missing``: absent but optional under the current settings;
-- ``fail``: required (z3, sympy) or configured (LLM endpoint, Lean backend, Lean server) and
-  not working. ``--strict`` exits 1 when any check fails.
+- ``fail``: required (z3, sympy) or configured (LLM endpoint, Lean backend and the lean-interact it
+  needs, Lean server) and not working. ``--strict`` exits 1 when any check fails.
 
 Nothing here installs, downloads or writes: Lean detection is file-system inspection plus
 bounded ``--version`` calls (``faithsieve.lean.detect``), the LLM probe is one ``GET /models``
@@ -175,6 +175,26 @@ def _lean_checks(settings: Settings, env: LeanEnvironment) -> list[DoctorCheck]:
     return checks
 
 
+def check_lean_interact(settings: Settings) -> DoctorCheck:
+    """Whether the installed lean-interact can drive the local Lean backend (``lean.local.lean_interact_problem``:
+    package metadata only, nothing imported): a missing or too old package is said in one line, a failure when
+    the local backend is configured."""
+    from importlib import metadata
+
+    from faithsieve.lean import local
+
+    problem = local.lean_interact_problem()
+    if problem is not None:
+        return DoctorCheck(name="lean-interact", status="fail" if settings.lean_backend == "local" else "missing",
+                           summary=problem)
+    try:
+        version = metadata.version("lean-interact")
+    except metadata.PackageNotFoundError:  # uninstalled between the two reads
+        version = "?"
+    return DoctorCheck(name="lean-interact", status="ok", summary=f"lean-interact {version}",
+                       details={"version": version})
+
+
 def check_lean_server(settings: Settings, *, transport: httpx.BaseTransport | None = None) -> DoctorCheck:
     if not settings.lean_server_url:
         return DoctorCheck(name="lean-server", status="off",
@@ -191,11 +211,15 @@ def check_lean_server(settings: Settings, *, transport: httpx.BaseTransport | No
                        summary=f"{backend.endpoint} healthy" if ok else why, details={"endpoint": backend.endpoint})
 
 
-def check_backend(settings: Settings, env: LeanEnvironment, server: DoctorCheck) -> DoctorCheck:
-    """What the Lean kernel would do with these settings (``--backend lean``)."""
+def check_backend(settings: Settings, env: LeanEnvironment, server: DoctorCheck,
+                  interact: DoctorCheck | None = None) -> DoctorCheck:
+    """What the Lean kernel would do with these settings (``--backend lean``); ``interact``: the lean-interact
+    check (a toolchain without a usable lean-interact still fails fast)."""
     fallback = f"obligations fall back to the other checkers ({', '.join(settings.checkers)}) and the ones needing " \
                "Lean stay unknown"
     local_ok, local_why = env.local_status()
+    if local_ok and interact is not None and interact.status != "ok":
+        local_ok, local_why = False, interact.summary
     if local_ok:
         local = (f"checks in {settings.lean_workers} lean-interact REPL(s) (Lean {env.lean_version or '?'}, "
                  f"Mathlib {env.mathlib_version or 'none'}), {settings.lean_timeout_s:g} s per check, recycled after "
@@ -220,9 +244,11 @@ def run_doctor(settings: Settings, *, transport: httpx.BaseTransport | None = No
     env = detect(settings)
     checks = [check_z3(), check_sympy(), check_llm(settings, transport=transport)]
     checks.extend(_lean_checks(settings, env))
+    interact = check_lean_interact(settings)
+    checks.append(interact)
     server = check_lean_server(settings, transport=transport)
     checks.append(server)
-    checks.append(check_backend(settings, env, server))
+    checks.append(check_backend(settings, env, server, interact))
     return DoctorReport(checks=checks, notes=list(env.notes))
 
 

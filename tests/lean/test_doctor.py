@@ -95,8 +95,11 @@ def test_json_report(bare: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["doctor", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     status = {c["name"]: c["status"] for c in data["checks"]}
+    from faithsieve.lean.local import lean_interact_problem
+
+    interact = "ok" if lean_interact_problem() is None else "missing"  # installed with the lean extra, or not
     assert status == {"z3": "ok", "sympy": "ok", "llm": "off", "lean": "missing", "mathlib": "missing",
-                      "lean-repl": "missing", "lean-server": "off", "backend": "off"}
+                      "lean-repl": "missing", "lean-interact": interact, "lean-server": "off", "backend": "off"}
     assert data["checks"][0]["details"]["version"]
 
 
@@ -165,12 +168,53 @@ def test_fake_toolchain_is_reported(bare: Path, tmp_path: Path, monkeypatch: pyt
     (repl / ".lake/build/bin/repl").chmod(0o755)
     (repl / "lean-toolchain").write_text("leanprover/lean4:v4.19.0\n")
     monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setattr("faithsieve.lean.local.lean_interact_problem", lambda: None)
     report = run_doctor(Settings(lean_backend="local", lean_repl_path=str(repl)))
     assert report.get("lean").status == "ok" and "Lean 4.19.0" in report.get("lean").summary
     assert report.get("lean-repl").status == "ok"
     assert report.get("mathlib").status == "fail"  # local backend, Mathlib rendering on, no project
     backend = report.get("backend")
     assert backend.status == "ok" and "lean-interact" in backend.summary and "v4.19.0" in backend.summary
+
+
+TOO_OLD = "lean-interact 0.7.2 is too old (needs >= 0.9: pip install -U 'lean-interact>=0.9')"
+
+
+def test_a_lean_interact_problem_is_one_clear_line(bare: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """What ``lean.local`` would refuse to drive, the doctor says: missing (not configured) or fail (the local
+    backend configured), in the words of ``lean_interact_problem``, and the backend line says it fails fast."""
+    monkeypatch.setattr("faithsieve.lean.local.lean_interact_problem", lambda: TOO_OLD)
+    assert main(["doctor", "--strict"]) == 0  # the local backend is not configured: optional, not broken
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if " lean-interact " in ln)
+    assert line.startswith("  [missing]") and line.endswith(TOO_OLD)
+    report = run_doctor(Settings(lean_backend="local"))
+    assert report.get("lean-interact").status == "fail" and report.get("lean-interact").summary == TOO_OLD
+    assert report.failed and report.get("backend").status == "fail"
+
+
+def test_a_usable_lean_interact_names_its_version(bare: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib import metadata
+
+    monkeypatch.setattr("faithsieve.lean.local.lean_interact_problem", lambda: None)
+    monkeypatch.setattr(metadata, "version", lambda name: "0.11.6" if name == "lean-interact" else "0")
+    check = run_doctor(Settings()).get("lean-interact")
+    assert check.status == "ok" and check.summary == "lean-interact 0.11.6"
+
+
+def test_a_toolchain_without_a_usable_lean_interact_fails_fast(bare: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from faithsieve.lean.detect import detect
+
+    from faithsieve.doctor import check_backend, check_lean_interact
+
+    s = Settings(lean_backend="local")
+    env = detect(s)
+    monkeypatch.setattr(type(env), "local_status", lambda self: (True, ""))  # a complete toolchain
+    monkeypatch.setattr("faithsieve.lean.local.lean_interact_problem", lambda: TOO_OLD)
+    server = run_doctor(s).get("lean-server")
+    backend = check_backend(s, env, server, check_lean_interact(s))
+    assert backend.status == "fail" and TOO_OLD in backend.summary and "fails fast" in backend.summary
 
 
 def test_invalid_settings_are_reported_not_raised(bare: Path, monkeypatch: pytest.MonkeyPatch,
