@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from faithsieve.llm.client import extra_body, response_format, strict_answer
 from faithsieve.llm.strict import drop_optional_nulls, strict_schema, strict_violations
@@ -32,6 +32,10 @@ SHIPPED: list[type[BaseModel]] = [DecomposeAnswer, RepairAnswer, TreeAnswer, Sca
                                   RewriteCandidate, ScreenVerdict, ExtractedSpan, AnswerClass]
 
 
+def _one(prop: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": {"a": prop}, "required": ["a"], "additionalProperties": False}
+
+
 @pytest.mark.parametrize(("schema", "problem"), [
     ({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"], "additionalProperties": False}, None),
     ({"type": "object", "properties": {"a": {"type": "string"}}, "required": [], "additionalProperties": False},
@@ -46,6 +50,24 @@ SHIPPED: list[type[BaseModel]] = [DecomposeAnswer, RepairAnswer, TreeAnswer, Sca
     ({"anyOf": [{"type": "object"}]}, "root: must be an object"),
     ({"type": "object", "properties": {"a": {"oneOf": [{"type": "string"}]}}, "required": ["a"],
       "additionalProperties": False}, "'oneOf'"),
+    # the type-specific constraints the guide lists as supported, each on its own type
+    (_one({"type": "string", "pattern": "^@[a-z]+$"}), None),
+    (_one({"type": "string", "format": "email"}), None),
+    (_one({"type": "string", "format": "uri"}), "format 'uri' not supported"),
+    (_one({"type": "integer", "minimum": 0, "exclusiveMaximum": 10, "multipleOf": 2}), None),
+    (_one({"type": ["number", "null"], "maximum": 1, "exclusiveMinimum": 0}), None),
+    (_one({"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 3}), None),
+    (_one({"type": "string", "minimum": 0}), "'minimum' not supported on type 'string'"),
+    (_one({"anyOf": [{"type": "string"}, {"type": "null"}], "pattern": "x"}), "'pattern' not supported on type"),
+    # and what it does not support
+    (_one({"type": "string", "minLength": 1}), "'minLength'"),
+    (_one({"type": "array", "items": {"type": "string"}, "uniqueItems": True}), "'uniqueItems'"),
+    (_one({"allOf": [{"type": "string"}]}), "'allOf'"),
+    (_one({"type": "string", "not": {"const": ""}}), "'not'"),
+    ({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"], "additionalProperties": False,
+      "dependentRequired": {"a": []}}, "'dependentRequired'"),
+    ({"type": "object", "properties": {}, "required": [], "additionalProperties": False, "patternProperties": {}},
+     "'patternProperties'"),
 ])
 def test_validator_follows_the_documented_rules(schema: dict[str, Any], problem: str | None) -> None:
     found = strict_violations(schema)
@@ -60,8 +82,40 @@ def _deep(depth: int) -> dict[str, Any]:
 
 
 def test_nesting_bound() -> None:
-    assert strict_violations(_deep(5)) == []          # five levels of objects
-    assert any("deeper" in f for f in strict_violations(_deep(6)))
+    assert strict_violations(_deep(10)) == []          # ten levels of objects
+    assert any("deeper" in f for f in strict_violations(_deep(11)))
+
+
+def test_whole_schema_bounds() -> None:
+    def enums(*sizes: int, width: int = 1) -> dict[str, Any]:
+        props = {f"e{i}": {"type": "string", "enum": [f"{j:0{width}d}" for j in range(n)]} for i, n in enumerate(sizes)}
+        return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+    assert strict_violations(enums(500, 500, width=3)) == []
+    assert any("1001 enum values in all" in f for f in strict_violations(enums(500, 501, width=3)))
+    assert strict_violations(enums(251, width=59)) == []  # 14,809 characters
+    assert any("past 250 values" in f for f in strict_violations(enums(251, width=60)))  # 15,060
+    many = {f"p{i}": {"type": "integer"} for i in range(5001)}
+    wide = {"type": "object", "properties": many, "required": list(many), "additionalProperties": False}
+    assert any("5001 properties in all" in f for f in strict_violations(wide))
+    long = {f"{i:0200d}": {"type": "integer"} for i in range(601)}  # 120,200 characters of names
+    named = {"type": "object", "properties": long, "required": list(long), "additionalProperties": False}
+    assert any("characters of names" in f for f in strict_violations(named))
+
+
+def test_the_rewrite_keeps_only_structural_keywords() -> None:
+    """Bounds strict mode would accept are dropped too (compatible servers support them unevenly; pydantic
+    enforces them on the answer): what is sent is the same on every server."""
+    class Bounded(BaseModel):
+        score: float = Field(ge=0, le=1)
+        tags: list[str] = Field(min_length=1, max_length=3)
+        name: str = Field(pattern="^[a-z]+$", max_length=9)
+
+    raw = Bounded.model_json_schema()
+    sent = strict_schema(raw)
+    assert strict_violations(sent) == []
+    assert all(set(p) <= {"type", "items", "title", "description"} for p in sent["properties"].values()), sent
+    assert any("maxLength" in f for f in strict_violations(raw))  # pydantic's own: not strict as it is
 
 
 @pytest.mark.parametrize("model", SHIPPED, ids=lambda m: m.__name__)
