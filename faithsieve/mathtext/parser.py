@@ -408,12 +408,8 @@ class _Parser:
         raise ParseError("bad subscript")
 
     def _func(self, fn: str) -> Expr:
-        if fn == "frac" and self.latex and (order := self._leibniz()) is not None:
-            return self._derivative(*order)
-        if fn == "int":
-            return self._integral()
-        if fn == "lim":
-            return self._limit()
+        if fn in ("frac", "int", "lim") and (calc := self._calculus(fn)) is not None:
+            return calc
         if fn == "frac":
             num = self.group()
             den = self.group()
@@ -459,15 +455,26 @@ class _Parser:
         return Call(name, (self._monomial(),))
 
     # -- calculus values (``Calc``) ------------------------------------
+    def _calculus(self, fn: str) -> Expr | None:
+        """A derivative (``\\frac{d}{dx}``), an integral or a limit at ``self.i``; None for a plain fraction."""
+        if fn == "int":
+            return self._integral()
+        if fn == "lim":
+            return self._limit()
+        order = self._leibniz() if self.latex else None
+        return None if order is None else self._derivative(*order)
+
     def _leibniz(self) -> tuple[str, int, int] | None:
         """``\\frac{d}{dx}`` or ``\\frac{d^2}{dx^2}`` at ``self.i`` (after ``\\frac``): the variable, the order and
         the index after it; None when the fraction is not a derivative operator. ``\\frac{dy}{dx}`` (a
         derivative of a name) is a ``ParseError``: never the quotient of two products."""
         t, j = self.t, self.i
+        if j + 1 >= len(t) or t[j + 1].value != "d" or t[j + 1].kind != VAR:
+            return None  # the common case, a plain fraction, decided at once
         kinds = [(x.kind, x.value) for x in t[j : j + 12]]
-        if kinds[:3] == [(LB, "{"), (VAR, "d"), (RB, "}")] and kinds[3:5] == [(LB, "{"), (VAR, "d")] and len(kinds) > 6:
-            if kinds[5][0] == VAR and kinds[6][0] == RB:
-                return kinds[5][1], 1, j + 7
+        if (kinds[:3] == [(LB, "{"), (VAR, "d"), (RB, "}")] and kinds[3:5] == [(LB, "{"), (VAR, "d")] and len(kinds) > 6
+                and kinds[5][0] == VAR and kinds[6][0] == RB):
+            return kinds[5][1], 1, j + 7
         if (kinds[:6] == [(LB, "{"), (VAR, "d"), (POW, "^"), (NUM, "2"), (RB, "}"), (LB, "{")] and len(kinds) > 10
                 and kinds[6] == (VAR, "d") and kinds[7][0] == VAR and kinds[8:11] == [(POW, "^"), (NUM, "2"), (RB, "}")]):
             return kinds[7][1], 2, j + 11
@@ -503,10 +510,8 @@ class _Parser:
                 depth -= 1
                 if depth < 0:
                     break
-            elif k == REL and depth == 0:
-                break
-            elif depth == 0 and k == VAR and t[j].value == "d" and t[j + 1].kind == VAR and len(t[j + 1].value) == 1 and (
-                    j > self.i):
+            elif depth == 0 and (k == REL or (k == VAR and t[j].value == "d" and t[j + 1].kind == VAR
+                                               and len(t[j + 1].value) == 1 and j > self.i)):
                 break
             j += 1
         else:
@@ -524,7 +529,8 @@ class _Parser:
         if tok is not None and tok.kind == INF:
             self.take()
             return Call("infty", ())
-        if tok is not None and tok.kind == LB and (a := self.peek(1)) is not None and (b := self.peek(2)) is not None:
+        a, b = self.peek(1), self.peek(2)
+        if tok is not None and tok.kind == LB and a is not None and b is not None:
             if a.kind == INF and b.kind == RB:
                 self.i += 3
                 return Call("infty", ())
