@@ -64,8 +64,11 @@ MAX_BODY_NODES = 60
 """The largest body of an integral or a limit (nodes of our AST)."""
 MAX_BODY_TERMS = 12
 """The most terms the expanded body of an integral or a limit may have."""
-MAX_TAME_DEGREE = 4
-"""The largest polynomial degree beside a transcendental factor in an integral's or a limit's body."""
+MAX_TAME_DEGREE = 3
+"""The largest polynomial degree beside a transcendental factor in an integral's or a limit's body (two
+transcendental factors only with none)."""
+MAX_DENOMINATOR_DEGREE = 2
+"""The largest degree of a rational body's denominator (partial fractions of higher degrees are slow)."""
 MAX_RESULT_OPS = 400
 """The largest computed value (sympy's ``count_ops``) compared further."""
 _POINTS = (Fraction(1, 3), Fraction(7, 5), Fraction(2), Fraction(5, 2), Fraction(3, 7), Fraction(11, 3))
@@ -227,7 +230,7 @@ class CalculusCheck:
             self._tame_term(term, x)
 
     def _tame_term(self, term: sympy.Expr, x: sympy.Symbol) -> None:
-        functions = 0
+        functions = roots = 0
         poly_degree = 0
         denominator_degree = 0
         for f in sympy.Mul.make_args(term):
@@ -237,6 +240,7 @@ class CalculusCheck:
             if base == x or (base.is_polynomial(x) and not k.has(x)):
                 if not k.is_Integer:
                     functions += 1  # a root of a polynomial
+                    roots += 1
                     if sympy.degree(base, x) > 1:
                         raise _Undecided("root of a nonlinear expression")
                     continue
@@ -256,9 +260,12 @@ class CalculusCheck:
                 functions += int(k)
                 continue
             raise _Undecided("a factor outside the class computed symbolically")
-        if functions > 2 or (functions and (poly_degree > MAX_TAME_DEGREE or denominator_degree > 1)):
+        if roots and (functions > 1 or poly_degree or denominator_degree):
+            raise _Undecided("a root beside other factors: outside the class computed symbolically")
+        if functions > 2 or (functions == 2 and (poly_degree or denominator_degree)) or (
+                functions and (poly_degree > MAX_TAME_DEGREE or denominator_degree > 1)):
             raise _Undecided("body outside the class computed symbolically")
-        if poly_degree > MAX_DEGREE or denominator_degree > MAX_TAME_DEGREE:
+        if poly_degree > MAX_DEGREE or denominator_degree > MAX_DENOMINATOR_DEGREE:
             raise _Undecided("rational body of too high a degree")
 
     # -- comparisons --------------------------------------------------
