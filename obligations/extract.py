@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from fractions import Fraction
 
+from faithsieve.obligations.calculus import definitions, with_definitions
 from faithsieve.obligations.models import (
     ArithmeticObligation,
     CoverageObligation,
@@ -64,10 +66,26 @@ def extract_obligations(tree: StateTree) -> list[Obligation]:
     notes = _FormulaNotes()
     for edge in tree.edges:
         ctx = tree.contexts[edge.id]
+        if ctx.rel is not None and ctx.formula is not None and any(m in ctx.formula.text for m in _CALCULUS_MARKS):
+            ctx = _defined_functions(tree, edge, ctx)
         ob = _from_edge(edge, ctx, f"o{len(out)}", notes)
         if ob is not None:
             out.append(ob)
     return out
+
+
+_CALCULUS_MARKS = ("'", "frac{d", "\\int", "\\lim", "frac{\\mathrm{d}")
+"""What a formula that may use a defined function's derivative writes (``f'(2)``, ``\\frac{d}{dx} f(x)``)."""
+
+
+def _defined_functions(tree: StateTree, edge: EdgeUnit, ctx: EdgeContext) -> EdgeContext:
+    """``ctx`` with the relation's derivatives of functions defined before it written out
+    (``calculus.with_definitions``), or ``ctx`` itself."""
+    assert ctx.rel is not None
+    r = with_definitions(ctx.rel, definitions(tree.facts_at(edge.parent)))
+    if r is None:
+        return ctx
+    return replace(ctx, rel=r, rel_vars=variables(r.lhs) | variables(r.rhs))
 
 
 class _FormulaNotes:

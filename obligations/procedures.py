@@ -40,6 +40,8 @@ PROCEDURES: dict[str, Procedure] = {p.name: p for p in (
     Procedure("sympy", "sympy", ("arithmetic", "substitution", "identity"),
               "sympy: expansion of the difference, numeric evaluation to 50 digits",
               methods=("sympy-numeric", "sympy-rounding")),
+    Procedure("sympy-calculus", "sympy", ("arithmetic", "substitution", "identity"),
+              "derivatives, definite integrals and limits computed with sympy within bounds (``calculus``)"),
     Procedure("polynomial", "sympy", ("identity",),
               "exact polynomial expansion of both sides (``fastpaths.polynomial_class``)"),
     Procedure("ratfunc", "sympy", ("identity",),

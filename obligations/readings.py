@@ -44,6 +44,9 @@ from faithsieve.mathtext.extract import Formula, extract_formulas
 _TRIG = frozenset({"sin", "cos", "tan"})
 _TOWER = re.compile(r"\^\s*(?:\w{1,6}|\([^()]{1,20}\))\s*\^")
 _BRACKETS = re.compile(r"(?<!\\)\[|\\left\s*\[|\\lbrack")  # not "\\[" (display math)
+_EVALUATION_BRACKET = re.compile(r"(?:\\left\s{0,3})?\[[^\[\]]{0,200}?(?:\\right\s{0,3})?\]\s{0,3}_")
+"""``\\left[x^3\\right]_0^2``: a bracket closed right before a subscript is an antiderivative evaluated
+between bounds, never a floor."""
 _UNIT_POWER = re.compile(r"(?i)(?:\\(?:text|mathrm|mbox)\s*\{\s*(?:sq\.?\s*)?[a-z]{1,6}\.?\s*\}|(?<![a-z\\])(?:cm|mm|km|m|in|ft|yd|mi|"
                          r"units?|meters?|feet|inch(?:es)?)(?![a-z]))\s*(?:\^|²|³)")
 # a list member: "..., (5-2)" before the relation (no relation there) and ", -2, ..." (a bare number, then
@@ -296,7 +299,7 @@ def _symbol_readings(r: Rel, f: Formula, link: int, nodes: list[Expr], calls: li
     if _TOWER.search(f.text) and any(isinstance(n, Pow) and isinstance(n.exponent, Pow) for n in nodes):
         readings.append(_rel_map(r, _left_tower))
         why.append("a^b^c without braces (a^(b^c) or (a^b)^c)")
-    if _BRACKETS.search(f.text) and not variables(r.lhs) | variables(r.rhs):
+    if _BRACKETS.search(_EVALUATION_BRACKET.sub("", f.text)) and not variables(r.lhs) | variables(r.rhs):
         for fn in ("floor", "ceil"):
             alt = _bracket_link(f, link, fn)
             if alt is not None:

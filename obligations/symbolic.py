@@ -7,6 +7,7 @@ import random
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from faithsieve.obligations.calculus import check_calculus, has_calculus
 from faithsieve.obligations.conversions import ConversionCache
 from faithsieve.obligations.exact import fmt, shown_tolerance
 from faithsieve.obligations.fastpaths import (
@@ -133,6 +134,10 @@ class SympyChecker:
         """This checker's cache of sympy conversions."""
 
     def check(self, ob: Obligation, deadline: float) -> Outcome | None:
+        if isinstance(ob, (ArithmeticObligation, SubstitutionObligation, IdentityObligation)) and has_calculus(ob.claim):
+            # a derivative, an integral or a limit: computed and compared by ``calculus`` alone
+            env = dict(ob.env) if isinstance(ob, SubstitutionObligation) else None
+            return check_calculus(ob.claim, env, self.lim, deadline)
         try:
             if isinstance(ob, (ArithmeticObligation, SubstitutionObligation)):
                 c = reduce_rel(ob.claim, self.lim)

@@ -238,6 +238,16 @@ class StateTree:
         tree.__dict__["_records"] = nodes
         return tree
 
+    def facts_at(self, node: str) -> tuple[object, ...]:
+        """The relations held at ``node`` as the rule-based decomposer recorded them (the last twelve),
+        unrendered; empty for a tree built without records."""
+        records = self.__dict__.get("_records") or ()
+        index = self.__dict__.get("_facts_index")
+        if index is None:
+            index = {rec[0]: rec[1] for rec in records}
+            self.__dict__["_facts_index"] = index
+        return tuple(index.get(node, ()))
+
     def state(self, node: str) -> ProofState:
         """The proof state at ``node``."""
         return ProofState.model_validate(self.graph.nodes[node]["state"])

@@ -73,7 +73,28 @@ class Call:
     args: tuple["Expr", ...]
 
 
-Expr = Union[Num, Var, Const, BinOp, Neg, Pow, Call]
+@dataclass(frozen=True, slots=True)
+class Calc:
+    """A value of calculus over one bound variable ``var``: ``op`` is
+
+    - ``diff``: the derivative of ``body`` in ``var``; with ``args == ()`` a function of ``var`` (so
+      ``var`` stays free: ``d/dx x^3`` is ``3x^2``), with ``args == (a,)`` its value at ``a`` (``f'(2)``:
+      ``var`` is bound);
+    - ``int``: the definite integral of ``body`` over ``var`` from ``args[0]`` to ``args[1]``;
+    - ``lim``: the limit of ``body`` as ``var`` tends to ``args[0]``, or, with ``args == ()``, to
+      ``side`` infinity (``side`` is ``+`` or ``-``); a one-sided limit at a point has ``side`` ``+``/``-``.
+
+    In ``int``, ``lim`` and a derivative at a point the variable is bound: it is never free in the node
+    (``variables``), never substituted (``substitute``) and never a fact."""
+
+    op: str
+    body: "Expr"
+    var: str
+    args: tuple["Expr", ...] = ()
+    side: str = ""
+
+
+Expr = Union[Num, Var, Const, BinOp, Neg, Pow, Call, Calc]
 
 RELATIONS = ("=", "!=", "<", ">", "<=", ">=", "~")
 """Relation symbols after normalisation; ``~`` is "approximately equal"."""
@@ -121,7 +142,21 @@ def _render(e: Expr, parent: int) -> str:
         if e.fn == "deg":
             return f"{_render(e.args[0], 4)}°"
         return f"{e.fn}({', '.join(_render(a, 0) for a in e.args)})"
+    if isinstance(e, Calc):
+        return render_calc(e)
     raise TypeError(f"not an expression node: {type(e).__name__}")
+
+
+def render_calc(e: Calc) -> str:
+    """``d/dx(x^3)``, ``d/dx(x^4)|x=2``, ``int(x^2, x, 0, 1)``, ``lim(sin(x) / x, x -> 0+)``."""
+    body = _render(e.body, 0)
+    if e.op == "diff":
+        at = f"|{e.var}={_render(e.args[0], 0)}" if e.args else ""
+        return f"d/d{e.var}({body}){at}"
+    if e.op == "int":
+        return f"int({body}, {e.var}, {_render(e.args[0], 0)}, {_render(e.args[1], 0)})"
+    point = _render(e.args[0], 0) + e.side if e.args else f"{e.side}oo"
+    return f"lim({body}, {e.var} -> {point})"
 
 
 def render_chain(c: Chain) -> str:
@@ -142,6 +177,8 @@ def children(e: Expr) -> tuple[Expr, ...]:
         return (e.base, e.exponent)
     if isinstance(e, Call):
         return e.args
+    if isinstance(e, Calc):
+        return (e.body, *e.args)
     return ()
 
 
@@ -189,7 +226,7 @@ def _push_children(n: Expr, stack: list[Expr]) -> None:
         stack.extend(children(n))
 
 
-def variables(e: Expr) -> frozenset[str]:
+def variables(e: Expr) -> frozenset[str]:  # noqa: C901 (one dispatch per node type, kept flat for speed)
     """Free variable names of an expression (the nodes ``walk`` visits, without the generator:
     the tree builder asks this of every formula)."""
     t = type(e)
@@ -229,7 +266,20 @@ def variables(e: Expr) -> frozenset[str]:
             push(n.exponent)
         elif isinstance(n, Call):
             stack.extend(n.args)
+        elif t is Calc:
+            names |= calc_variables(n)  # type: ignore[arg-type]
     return frozenset(names)
+
+
+def calc_variables(e: Calc) -> frozenset[str]:
+    """The free variables of a calculus value: those of its body and bounds, less the bound variable
+    (a derivative as a function keeps its variable free)."""
+    inner = variables(e.body)
+    if e.args or e.op != "diff":
+        inner = inner - {e.var}
+    for a in e.args:
+        inner |= variables(a)
+    return inner
 
 
 _NO_NAMES: frozenset[str] = frozenset()
@@ -257,7 +307,20 @@ def substitute(e: Expr, values: dict[str, Expr]) -> Expr:
         return Pow(substitute(e.base, values), substitute(e.exponent, values))
     if isinstance(e, Call):
         return Call(e.fn, tuple(substitute(a, values) for a in e.args))
+    if isinstance(e, Calc):
+        return _substitute_calc(e, values)
     return e
+
+
+def _substitute_calc(e: Calc, values: dict[str, Expr]) -> Expr:
+    """The bound variable is never replaced inside the body; a derivative as a function of its variable,
+    given a value for it, becomes the derivative at that value."""
+    inner = {k: v for k, v in values.items() if k != e.var}
+    body = substitute(e.body, inner) if inner else e.body
+    args = tuple(substitute(a, values) for a in e.args)
+    if e.op == "diff" and not e.args and e.var in values:
+        args = (values[e.var],)
+    return Calc(e.op, body, e.var, args, e.side)
 
 
 def leftmost_operand(e: Expr) -> Expr:

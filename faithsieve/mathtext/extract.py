@@ -221,8 +221,8 @@ def _inline_math_end(text: str, i: int) -> int:
         ok = " " not in content and "," not in content and not after.isdigit()
     return j if ok else -1
 
-_START_KINDS = (NUM, VAR, CONST, LP, LB, FUNC, BAR, LSET)
-_END_KINDS = (NUM, VAR, CONST, RP, RB, BAR, "PCT", "BANG", "DEG", RSET)
+_START_KINDS = (NUM, VAR, CONST, LP, LB, FUNC, BAR, LSET, "LEVAL")
+_END_KINDS = (NUM, VAR, CONST, RP, RB, BAR, "PCT", "BANG", "DEG", RSET, "PRIME")
 
 
 _CLEAN_BREAKS = {".", ",", ";", ":", "?", "!", "\n", "{", "}", '"', "“", "”", "\\\\", r"\implies", r"\Rightarrow", r"\Longrightarrow", r"\iff",
@@ -252,6 +252,27 @@ def _runs(toks: list[Token]) -> list[_Run]:
     if cur:
         runs.append(_Run(cur, before, None))
     return runs
+
+
+def _letter_runs(used: list[Token]) -> bool:
+    """The formula holds a run of letters read as a product, other than the differential ``dx`` of an
+    integral or a Leibniz derivative (``\\frac{d}{dx}``, ``\\int_0^1 x^2\\,dx``)."""
+    if not any("m" in t.flags for t in used):
+        return False
+    if not any(t.kind == FUNC and t.value in ("int", "frac") for t in used):
+        return True
+    n = len(used)
+
+    def glued(a: Token, b: Token) -> bool:
+        return "m" in a.flags and "m" in b.flags and a.end == b.start
+
+    skip: set[int] = set()
+    for k in range(n - 1):
+        a, b = used[k], used[k + 1]
+        if (a.kind == VAR and a.value == "d" and b.kind == VAR and glued(a, b)
+                and (k == 0 or not glued(used[k - 1], a)) and (k + 2 >= n or not glued(b, used[k + 2]))):
+            skip.update((k, k + 1))
+    return any("m" in t.flags for i, t in enumerate(used) if i not in skip)
 
 
 def _wordlike(b: Token | None) -> bool:
@@ -440,7 +461,7 @@ def _unread_head(run: list[Token], text: str) -> bool:
     sum or product with symbolic bounds, or the last component of a dot product of tuples
     (``(1,2,3)\\cdot(4,5,6) = 4 + 10 + 18``, whose commas break the run)."""
     head = next((i for i, t in enumerate(run) if t.kind == REL), len(run))
-    if any(t.kind == FUNC and t.value in ("sum", "prod") for t in run[:head]):
+    if any(t.kind == FUNC and t.value in ("sum", "prod", "int", "lim") for t in run[:head]):
         return True
     return bool(run) and _DOT_PRODUCT.search(text, max(0, run[0].start - 140), run[0].start) is not None
 
@@ -642,7 +663,7 @@ def extract_formulas(text: str, imaginary: bool = False) -> list[Formula]:
                         text=text[start:end],
                         latex=seg.latex,
                         member_spans=tuple(spans),
-                        multiletter=any("m" in t.flags for t in used),
+                        multiletter=_letter_runs(used),
                         derived=bool(_DERIVE_WORDS.search(lead.lower())),
                         conditional=bool(_COND_WORDS.search(low)),
                         approx_context=bool(_APPROX_CONTEXT.search(low)) or "~" in chain.rels,

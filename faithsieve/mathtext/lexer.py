@@ -30,20 +30,25 @@ from faithsieve.mathtext.tokens import (
     COMMA,
     CONST,
     DEG,
+    EVALBAR,
     FUNC,
+    INF,
     LB,
+    LEVAL,
     LP,
     LSET,
     NUM,
     OP,
     PCT,
     POW,
+    PRIME,
     RATIO,
     RB,
     REL,
     RP,
     RSET,
     SUB,
+    TO,
     UNIT,
     VAR,
     Token,
@@ -57,20 +62,25 @@ __all__ = [
     "COMMA",
     "CONST",
     "DEG",
+    "EVALBAR",
     "FUNC",
+    "INF",
     "LB",
+    "LEVAL",
     "LP",
     "LSET",
     "NUM",
     "OP",
     "PCT",
     "POW",
+    "PRIME",
     "RATIO",
     "RB",
     "REL",
     "RP",
     "RSET",
     "SUB",
+    "TO",
     "UNIT",
     "VAR",
     "Token",
@@ -164,6 +174,11 @@ _BIG_OPERATORS = {
     r"\int", r"\iint", r"\iiint", r"\oint", r"\lim", r"\limsup", r"\liminf", r"\max", r"\min", r"\sup",
     r"\inf", r"\bigcup", r"\bigcap", r"\bigoplus", r"\coprod", r"\argmax", r"\argmin",
 }
+
+_CALCULUS_OPERATORS = {r"\int": "int", r"\lim": "lim"}
+"""Big operators read as calculus values (``faithsieve.mathtext.parser``): their scripts are read as
+tokens, where ``\\to`` and ``\\infty`` mean what a limit or a bound says (``TO``, ``INF``)."""
+_ARROWS = {r"\to", r"\rightarrow", r"\longrightarrow"}
 
 MAX_BRACE_SCAN = 2000
 
@@ -537,7 +552,7 @@ class _LatexReader:
     operator commands, symbols); each command family and the brace/alignment symbols have a
     method, which returns where to go on and whether a space stands before the next token."""
 
-    __slots__ = ("letters", "n", "offset", "pending_currency", "text", "toks")
+    __slots__ = ("letters", "n", "offset", "pending_currency", "scripts_end", "text", "toks")
 
     def __init__(self, text: str, offset: int) -> None:
         self.text = text
@@ -547,6 +562,8 @@ class _LatexReader:
         self.letters: list[Token] = []
         """Letters read since the last other token: a run of several is a word (flag "m")."""
         self.pending_currency = False
+        self.scripts_end = -1
+        """The end of the scripts of the last ``\\lim`` or ``\\int`` read: an arrow or ``\\infty`` before it is theirs."""
 
     def run(self) -> list[Token]:
         text, n, offset, toks, letters = self.text, self.n, self.offset, self.toks, self.letters
@@ -588,6 +605,9 @@ class _LatexReader:
             elif v in "{&$":
                 i, space = self._group_or_gap(v, s, e, i, space)
                 continue
+            elif v == "'" and not space and toks and toks[-1].kind == RP and toks[-1].value != "floor" and (
+                    toks[-1].value != "ceil"):
+                toks.append(Token(PRIME, "'", s, e, False))  # (x^5)': the derivative of the bracket
             else:
                 k, val = _LATEX_SYMBOLS.get(v) or (BREAK, v)
                 toks.append(Token(k, val, s, e, space))
@@ -611,6 +631,14 @@ class _LatexReader:
         if v in _LATEX_DROP_ARG:
             return self._text_argument(v, s, e, i, space)
         toks = self.toks
+        if v in _CALCULUS_OPERATORS:
+            # \int_0^1 f(x)\,dx, \lim_{x \to 0} f(x): a calculus value, its scripts read by the parser
+            self.scripts_end = _after_scripts(self.text, i)
+            toks.append(Token(FUNC, _CALCULUS_OPERATORS[v], s, e, space))
+            return i, False
+        if i <= self.scripts_end and (v in _ARROWS or v == r"\infty"):
+            toks.append(Token(TO if v in _ARROWS else INF, v, s, e, space))
+            return i, False
         if v in _BIG_OPERATORS:
             # \int_0^1, \lim_{x \to 0}, \max_{i}: the limits name a bound variable's range, never a fact
             stop = _after_scripts(self.text, i)
@@ -630,6 +658,13 @@ class _LatexReader:
         r"""Spacing, sizing and style commands: no token (``\hspace{..}``, ``\phantom{..}`` drop
         their argument; ``\$`` before a number is its currency)."""
         text, n = self.text, self.n
+        if v == r"\left" and i < n and text[i] == ".":
+            self.toks.append(Token(LEVAL, ".", i - 5 + self.offset, i + 1 + self.offset, space))
+            return i + 1, False  # \left. F \right|_{x=a}: an evaluation bracket
+        if v == r"\right" and i < n and text[i] == "|" and text[i + 1 : i + 4].lstrip().startswith("_") and any(
+                t.kind == LEVAL for t in self.toks):
+            self.toks.append(Token(EVALBAR, "|", i - 6 + self.offset, i + 1 + self.offset, space))
+            return i + 1, False
         if v in (r"\hspace", r"\phantom") and i < n and text[i] == "{":
             end = brace_group_end(text, i)
             i = end if end > 0 else n
@@ -657,6 +692,9 @@ class _LatexReader:
             toks.append(Token(OP, "*", s, stop, True))
         elif word.lower() in MULTI_ARG or word in _NAMED_FUNCS:
             toks.append(Token(FUNC, _NAMED_FUNCS.get(word, word.lower()), s, stop, space))  # \operatorname{lcm}
+            return end, False
+        elif word == "d" and v in (r"\mathrm", r"\text", r"\operatorname"):
+            toks.append(Token(VAR, "d", s, stop, space))  # \mathrm{d}x: the differential's d
             return end, False
         elif word.lower() in _REMAINDER_WORDS:
             # "13 = 4 \text{ remainder } 1": the member before it is a quotient, not a value

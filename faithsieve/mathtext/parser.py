@@ -22,6 +22,7 @@ from fractions import Fraction
 from faithsieve.core.errors import ParseError
 from faithsieve.mathtext.ast import (
     BinOp,
+    Calc,
     Call,
     Chain,
     Const,
@@ -39,20 +40,25 @@ from faithsieve.mathtext.lexer import (
     COMMA,
     CONST,
     DEG,
+    EVALBAR,
     FUNC,
+    INF,
     LB,
+    LEVAL,
     LP,
     LSET,
     NUM,
     OP,
     PCT,
     POW,
+    PRIME,
     RATIO,
     RB,
     REL,
     RP,
     RSET,
     SUB,
+    TO,
     VAR,
     Token,
 )
@@ -61,7 +67,7 @@ MAX_TOKENS = 400
 MAX_DEPTH = 60
 MAX_NUMBER_CHARS = 200
 
-_ATOM_START = (NUM, VAR, CONST, LP, LB, FUNC, LSET)
+_ATOM_START = (NUM, VAR, CONST, LP, LB, FUNC, LSET, LEVAL)
 FUNCTION_LETTERS = frozenset("fghFGHPQpq")
 """Letters read as function names when directly followed by a parenthesis."""
 
@@ -256,8 +262,11 @@ class _Parser:
 
     def postfix(self) -> Expr:
         e = self.atom()
-        while (tok := self.peek()) is not None and tok.kind in (BANG, PCT, DEG):
+        while (tok := self.peek()) is not None and tok.kind in (BANG, PCT, DEG, PRIME):
             self.take()
+            if tok.kind == PRIME:
+                e = Calc("diff", e, _sole_variable(e))  # (x^5)': the derivative in the bracket's one letter
+                continue
             e = Call({BANG: "factorial", PCT: "percent", DEG: "deg"}[tok.kind], (e,))
         return e
 
@@ -296,9 +305,13 @@ class _Parser:
             return self._variable(tok.value)
         if k == CONST:
             return Const(tok.value)
+        if k == LEVAL:
+            return self._evaluation_bar()
         if k == LP:
             e = self.expr()
             close = self.expect(RP)
+            if tok.value == "[" and close.value == "]" and self._scripts_ahead():
+                return self._bracket_difference(e)
             if tok.value in ("floor", "ceil"):
                 if close.value != tok.value:
                     raise ParseError("mismatched floor/ceil brackets")
@@ -395,6 +408,8 @@ class _Parser:
         raise ParseError("bad subscript")
 
     def _func(self, fn: str) -> Expr:
+        if fn in ("frac", "int", "lim") and (calc := self._calculus(fn)) is not None:
+            return calc
         if fn == "frac":
             num = self.group()
             den = self.group()
@@ -439,6 +454,174 @@ class _Parser:
             return Call(name, (self.atom(),))
         return Call(name, (self._monomial(),))
 
+    # -- calculus values (``Calc``) ------------------------------------
+    def _calculus(self, fn: str) -> Expr | None:
+        """A derivative (``\\frac{d}{dx}``), an integral or a limit at ``self.i``; None for a plain fraction."""
+        if fn == "int":
+            return self._integral()
+        if fn == "lim":
+            return self._limit()
+        order = self._leibniz() if self.latex else None
+        return None if order is None else self._derivative(*order)
+
+    def _leibniz(self) -> tuple[str, int, int] | None:
+        """``\\frac{d}{dx}`` or ``\\frac{d^2}{dx^2}`` at ``self.i`` (after ``\\frac``): the variable, the order and
+        the index after it; None when the fraction is not a derivative operator. ``\\frac{dy}{dx}`` (a
+        derivative of a name) is a ``ParseError``: never the quotient of two products."""
+        t, j = self.t, self.i
+        if j + 1 >= len(t) or t[j + 1].value != "d" or t[j + 1].kind != VAR:
+            return None  # the common case, a plain fraction, decided at once
+        kinds = [(x.kind, x.value) for x in t[j : j + 12]]
+        if (kinds[:3] == [(LB, "{"), (VAR, "d"), (RB, "}")] and kinds[3:5] == [(LB, "{"), (VAR, "d")] and len(kinds) > 6
+                and kinds[5][0] == VAR and kinds[6][0] == RB):
+            return kinds[5][1], 1, j + 7
+        if (kinds[:6] == [(LB, "{"), (VAR, "d"), (POW, "^"), (NUM, "2"), (RB, "}"), (LB, "{")] and len(kinds) > 10
+                and kinds[6] == (VAR, "d") and kinds[7][0] == VAR and kinds[8:11] == [(POW, "^"), (NUM, "2"), (RB, "}")]):
+            return kinds[7][1], 2, j + 11
+        if kinds[:2] == [(LB, "{"), (VAR, "d")] and len(kinds) > 3 and kinds[2][0] == VAR and kinds[3][0] == RB and (
+                kinds[4:6] == [(LB, "{"), (VAR, "d")]):
+            raise ParseError("Leibniz derivative of a name")
+        return None
+
+    def _derivative(self, var: str, order: int, after: int) -> Expr:
+        """``\\frac{d}{dx} body``: a bracket after the operator is its argument, else a product-level term
+        (``\\frac{d}{dx} x^3``, ``\\frac{d}{dx}\\sin x``)."""
+        self.i = after
+        nxt = self.peek()
+        body = self.power() if nxt is not None and nxt.kind == LP else self.term()
+        for _ in range(order):
+            body = Calc("diff", body, var)
+        return body
+
+    def _integral(self) -> Expr:
+        """``\\int_a^b body\\,dx``: the definite integral; the body runs to the differential ``d x`` outside
+        brackets. An integral without both bounds, or without a differential, is a ``ParseError``."""
+        self.expect(SUB)
+        lo = self._bound()
+        self.expect(POW)
+        hi = self._bound()
+        depth, j = 0, self.i
+        t = self.t
+        while j + 1 < len(t):
+            k = t[j].kind
+            if k in (LP, LB, LSET):
+                depth += 1
+            elif k in (RP, RB, RSET):
+                depth -= 1
+                if depth < 0:
+                    break
+            elif depth == 0 and (k == REL or (k == VAR and t[j].value == "d" and t[j + 1].kind == VAR
+                                               and len(t[j + 1].value) == 1 and j > self.i)):
+                break
+            j += 1
+        else:
+            raise ParseError("integral without a differential")
+        if not (t[j].kind == VAR and t[j].value == "d" and j + 1 < len(t) and t[j + 1].kind == VAR):
+            raise ParseError("integral without a differential")
+        var = t[j + 1].value
+        body = self._sub_expr(j)
+        self.i = j + 2
+        return Calc("int", body, var, (lo, hi))
+
+    def _bound(self) -> Expr:
+        """A bound of an integral: a group, ``\\infty`` or ``-\\infty`` (as the call ``infty()``)."""
+        tok = self.peek()
+        if tok is not None and tok.kind == INF:
+            self.take()
+            return Call("infty", ())
+        a, b = self.peek(1), self.peek(2)
+        if tok is not None and tok.kind == LB and a is not None and b is not None:
+            if a.kind == INF and b.kind == RB:
+                self.i += 3
+                return Call("infty", ())
+            if a.kind == OP and a.value in "+-" and b.kind == INF and (c := self.peek(3)) is not None and c.kind == RB:
+                self.i += 4
+                return Neg(Call("infty", ())) if a.value == "-" else Call("infty", ())
+        return self.group()
+
+    def _sub_expr(self, stop: int) -> Expr:
+        """The tokens from ``self.i`` to ``stop`` parsed alone as one expression (at this parser's depth)."""
+        if stop <= self.i:
+            raise ParseError("empty calculus body")
+        sub = _Parser(self.t[self.i : stop], self.latex, self.imaginary)
+        sub.depth = self.depth
+        e = sub.expr()
+        if sub.peek() is not None:
+            raise ParseError("unreadable calculus body")
+        return e
+
+    def _limit(self) -> Expr:
+        """``\\lim_{x \\to a} body``, ``a`` a number, an expression, ``\\infty`` / ``-\\infty`` or one side
+        (``0^+``, ``0^{-}``); the body is a bracket or a product-level term."""
+        self.expect(SUB)
+        self.expect(LB)
+        var = self.expect(VAR).value
+        self.expect(TO)
+        depth, j, t = 0, self.i, self.t
+        while j < len(t):
+            if t[j].kind == LB:
+                depth += 1
+            elif t[j].kind == RB:
+                if depth == 0:
+                    break
+                depth -= 1
+            j += 1
+        else:
+            raise ParseError("unclosed limit subscript")
+        point_toks = t[self.i : j]
+        side = ""
+        tail = [(x.kind, x.value) for x in point_toks[-4:]]
+        if tail[-2:] in ([(POW, "^"), (OP, "+")], [(POW, "^"), (OP, "-")]):
+            side, point_toks = tail[-1][1], point_toks[:-2]
+        elif tail[-4:] in ([(POW, "^"), (LB, "{"), (OP, "+"), (RB, "}")], [(POW, "^"), (LB, "{"), (OP, "-"), (RB, "}")]):
+            side, point_toks = tail[-2][1], point_toks[:-4]
+        kinds = [x.kind for x in point_toks]
+        point: Expr
+        if kinds == [INF] or kinds == [OP, INF] and point_toks[0].value == "+":
+            point = Call("infty", ())
+        elif kinds == [OP, INF] and point_toks[0].value == "-":
+            point = Neg(Call("infty", ()))
+        else:
+            stop = self.i + len(point_toks)
+            point = self._sub_expr(stop)
+            if variables(point) & {var}:
+                raise ParseError("limit point in its own variable")
+        self.i = j + 1
+        nxt = self.peek()
+        body = self.power() if nxt is not None and nxt.kind == LP else self.term()
+        return Calc("lim", body, var, (point,), side)
+
+    def _evaluation_bar(self) -> Expr:
+        """``\\left. F \\right|_{x=a}``: F with ``x`` replaced by ``a`` (a derivative there is its value at ``a``)."""
+        e = self.expr()
+        self.expect(EVALBAR)
+        self.expect(SUB)
+        self.expect(LB)
+        var = self.expect(VAR).value
+        if self.expect(REL).value != "=":
+            raise ParseError("evaluation bar")
+        point = self.expr()
+        self.expect(RB)
+        return substitute(e, {var: point})
+
+    def _scripts_ahead(self) -> bool:
+        """``_a^b`` follows: ``[F(x)]_a^b``, the difference of an antiderivative's values."""
+        a, b = self.peek(), self.peek(1)
+        if a is None or a.kind != SUB or b is None:
+            return False
+        j = self._group_end(self.i + 1)
+        c = self.t[j] if 0 <= j < len(self.t) else None
+        return c is not None and c.kind == POW
+
+    def _bracket_difference(self, e: Expr) -> Expr:
+        """``\\left[x^3\\right]_0^2``: ``F(2) - F(0)`` in the bracket's one letter."""
+        var = _sole_variable(e)
+        self.expect(SUB)
+        lo = self.group()
+        self.expect(POW)
+        hi = self.group()
+        return BinOp("-", substitute(e, {var: hi}), substitute(e, {var: lo}))
+
     def _monomial(self) -> Expr:
         """The argument of a function written without parentheses: a power, times the letters and
         constants glued to it (``\\sin 4\\pi`` is sin(4π), ``\\cos 2x`` is cos(2x); ``\\sin x \\cos x``
@@ -481,6 +664,14 @@ class _Parser:
         for t in terms[1:]:
             out = BinOp("+" if fn == "sum" else "*", out, t)
         return out
+
+
+def _sole_variable(e: Expr) -> str:
+    """The one letter of ``e`` (the variable a prime or an evaluation bracket acts in), else a ``ParseError``."""
+    names = variables(e) - {"e"}
+    if len(names) != 1:
+        raise ParseError("no single variable to differentiate in")
+    return next(iter(names))
 
 
 def _mixed(whole: Expr, frac: Expr) -> Expr:
