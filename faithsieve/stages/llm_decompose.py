@@ -1,18 +1,25 @@
 """The language-model decomposer: faithful sub-steps, a repair-prevention check, a proof-state tree.
 
-``LLMDecomposer`` makes up to three calls per proof:
+``LLMDecomposer`` makes one call per proof when the answer is good, more only to recover:
 
-1. ``decompose``: split each original step into fine-grained sub-steps, each pointing back to
-   its step. An answer that cannot be read, breaks the pointers (out of range, going
-   backwards, a step with content left uncovered) or is oversized is dropped with a note: the
-   original steps are then used whole, one sub-step each.
-2. ``repair_check`` plus ``screen_repair`` (deterministic): a split step whose sub-steps
-   change a number or a relation symbol, lose a decisive word, or that the model flags
-   (strengthening, weakening, dropped decisive word, changed constant, missing branch scope,
-   action-result split) is kept whole as a single sub-step. Only that step loses its split.
-   When the check cannot be read the deterministic screen alone decides (with a note).
-3. ``state_tree``: proof states and one transition per sub-step, turned into a ``StateTree`` by
-   ``tree_build.build_tree``. An unusable answer gives a linear tree over the sub-steps.
+1. ``decompose_tree``: one answer that splits each original step into fine-grained sub-steps, each
+   pointing back to its step, and records each sub-step as a move between proof states (the two
+   jobs read the same text, so one call does both). Sub-steps that cannot be read, break the
+   pointers (out of range, going backwards, a step with content left uncovered) or are oversized
+   are dropped with a note: the original steps are then used whole, one sub-step each.
+2. Repair prevention, ``screen_repair`` (deterministic) plus the ``repair_check`` call: a split
+   step whose sub-steps change a number or a relation symbol, lose a decisive word, or that the
+   model flags (strengthening, weakening, dropped decisive word, changed constant, missing branch
+   scope, action-result split) is kept whole as a single sub-step. Only that step loses its split.
+   When the check cannot be read the deterministic screen alone decides (with a note). A step cut
+   into consecutive verbatim pieces (``verbatim_partition``) is not sent to the model check: its
+   pieces say word for word what the step says, so none of the textual issues can arise, and the
+   contextual ones (scope, an action cut from its result) stay visible to every later review, which
+   is shown the whole original step.
+3. The tree: the moves of the ``decompose_tree`` answer are turned into a ``StateTree`` by
+   ``tree_build.build_tree``. When repair prevention changed the sub-steps, or the moves are
+   unusable, one ``state_tree`` call builds it over the final sub-steps; when that answer is
+   unusable too, a linear tree over the sub-steps is used.
 
 ``CoarseDecomposer`` is the "without local EdgeUnits" ablation: one edge per original step,
 linear, no model call. A stage never raises for a bad answer; it notes it and degrades.
@@ -29,8 +36,11 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
 from faithsieve.llm.structured import Unparsed
 from faithsieve.mathtext.lexer import SUPERSCRIPTS
 from faithsieve.mathtext.literals import GROUPED_INTEGERS, scan_numbers
+from faithsieve.mathtext.textnorm import clean_text
 from faithsieve.stages.base import Decomposition, RunContext
 from faithsieve.stages.tree_build import (
+    MoveOut,
+    StateOut,
     SubStep,
     Text,
     TreeAnswer,
@@ -74,27 +84,162 @@ class SubStepOut(BaseModel):
         return data
 
 
-class DecomposeAnswer(BaseModel):
-    """The answer of the ``decompose`` prompt: sub-steps in proof order."""
+class CutOut(BaseModel):
+    """Where one sub-step begins, as the ``decompose_tree`` answer gives it: the first words of the piece,
+    copied from its step (the first piece of a step begins at the step's start whatever it quotes)."""
 
     model_config = ConfigDict(extra="ignore")
 
-    substeps: list[SubStepOut]
+    id: Text = ""
+    step: int
+    start: Text = ""
+    scope: Text = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _step_from_id(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("step") is None:
+            m = re.match(r"\s*(\d+)\.", str(data.get("id", "")))
+            if m:
+                return {**data, "step": int(m.group(1))}
+        return data
+
+
+def _flatten_groups(data: Any) -> Any:
+    """Cuts grouped per original step (``{"steps": [{"step": 1, "substeps": [...]}]}``) as one flat
+    ``substeps`` list (a bare string is a piece's start); any other shape is returned unchanged."""
+    if not (isinstance(data, dict) and "substeps" not in data and isinstance(data.get("steps"), list)):
+        return data
+    flat: list[Any] = []
+    for block in data["steps"]:
+        if not isinstance(block, dict) or not isinstance(block.get("substeps"), list):
+            return data
+        for s in block["substeps"]:
+            flat.append({"step": block.get("step"), "start": s} if isinstance(s, str)
+                        else {"step": block.get("step"), **s} if isinstance(s, dict) else s)
+    return {**{k: v for k, v in data.items() if k != "steps"}, "substeps": flat}
+
+
+class DecomposeTreeAnswer(BaseModel):
+    """The answer of the ``decompose_tree`` prompt: where each sub-step begins, the states that say something
+    new, and the moves that do more than derive one fact from the previous state (an unlisted sub-step is
+    such a plain derivation)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    substeps: list[CutOut]
+    states: list[StateOut] = []
+    edges: list[MoveOut] = []
 
     @model_validator(mode="before")
     @classmethod
     def _flatten(cls, data: Any) -> Any:
-        """Also accept sub-steps grouped per original step: ``{"steps": [{"step": 1, "substeps": [...]}]}``."""
-        if not (isinstance(data, dict) and "substeps" not in data and isinstance(data.get("steps"), list)):
-            return data
-        flat: list[Any] = []
-        for block in data["steps"]:
-            if not isinstance(block, dict) or not isinstance(block.get("substeps"), list):
-                return data
-            for s in block["substeps"]:
-                flat.append({"step": block.get("step"), "text": s} if isinstance(s, str)
-                            else {"step": block.get("step"), **s} if isinstance(s, dict) else s)
-        return {"substeps": flat}
+        return _flatten_groups(data)
+
+    def tree(self, ids: Mapping[str, str]) -> TreeAnswer:
+        """The moves as a ``state_tree`` answer over the canonical sub-step ids (``ids``: the model's id of
+        each sub-step to its canonical one; a move naming another id keeps it, and ``build_tree`` drops it)."""
+        return TreeAnswer(states=self.states, edges=[m.edge(ids.get(m.substep.strip(), m.substep)) for m in self.edges])
+
+
+# ---------------------------------------------------------------------------------------
+# Cutting a step where the model says its pieces begin
+
+_MATH_OPEN = re.compile(r"\\\(|\\\[|\$\$?")
+_OPERATOR_CHARS = frozenset("=<>+-*/^≤≥≠≈≡·×÷∣|")
+_QUOTE_TAIL = re.compile(r"\s*(?:\.\.\.|…)\s*$")
+
+
+def _math_mask(text: str) -> list[bool]:
+    """For each character: it lies inside a ``$...$``, ``$$...$$``, ``\\(...\\)`` or ``\\[...\\]`` formula."""
+    inside = [False] * len(text)
+    i = 0
+    while True:
+        m = _MATH_OPEN.search(text, i)
+        if m is None:
+            return inside
+        closer = {"\\(": "\\)", "\\[": "\\]"}.get(m.group(), m.group())
+        end = text.find(closer, m.end())
+        stop = len(text) if end < 0 else end + len(closer)
+        for k in range(m.end(), stop):
+            inside[k] = True
+        i = stop
+
+
+def cut_step(text: str, starts: Sequence[str]) -> tuple[list[str], list[int]]:
+    """``text`` cut where each of ``starts`` (the second and later pieces' first words, in order) begins,
+    and the positions in ``starts`` of those that could not be used. Pure. A start is looked for after the previous cut, with
+    white space runs equal and a trailing ``...`` ignored; it is used only where a word begins (after white
+    space), outside any delimited formula, and not next to an operator or relation sign, so a cut never
+    splits a formula (``1024 + 100 | = 1124``). The pieces together are the text."""
+    chars: list[str] = []
+    index: list[int] = []
+    for i, ch in enumerate(text):
+        if ch.isspace():
+            if chars and chars[-1] != " ":
+                chars.append(" ")
+                index.append(i)
+        else:
+            chars.append(ch)
+            index.append(i)
+    norm = "".join(chars)
+    mask = _math_mask(text)
+    cuts: list[int] = [0]
+    lost: list[int] = []
+    pos = 1
+    for n, raw in enumerate(starts):
+        quote = " ".join(_QUOTE_TAIL.sub("", clean_text(raw)).split())
+        at = -1
+        k = norm.find(quote, pos) if quote else -1
+        while k >= 0:
+            orig = index[k]
+            before = text[:orig].rstrip()
+            if (norm[k - 1] == " " and not mask[orig] and quote[0] not in _OPERATOR_CHARS
+                    and (not before or before[-1] not in _OPERATOR_CHARS)):
+                at = orig
+                break
+            k = norm.find(quote, k + 1)
+        if at < 0:
+            lost.append(n)
+            continue
+        cuts.append(at)
+        pos = k + len(quote)
+    bounds = [*cuts, len(text)]
+    return [text[bounds[i]:bounds[i + 1]].strip() for i in range(len(cuts))], lost
+
+
+def cut_substeps(cuts: Sequence[CutOut], steps: Mapping[int, str]) -> tuple[list[SubStepOut], dict[str, str], list[str]] | str:
+    """The sub-steps the cuts make (in proof order, each with the scope of the cut that begins it), the
+    model's id of each kept cut to the canonical id it gets, and notes on starts that were not found;
+    or why the cuts cannot be used (a pointer out of range or going backwards). A step with content that
+    no cut names stays whole. Pure."""
+    groups: dict[int, list[CutOut]] = {}
+    prev = min(steps, default=1)
+    for c in cuts:
+        if c.step not in steps:
+            return f"sub-step points to step {c.step}, outside 1..{len(steps)}"
+        if c.step < prev:
+            return f"sub-step points to step {c.step} after step {prev}"
+        prev = c.step
+        groups.setdefault(c.step, []).append(c)
+    out: list[SubStepOut] = []
+    ids: dict[str, str] = {}
+    notes: list[str] = []
+    for k, text in steps.items():
+        if not text.strip():
+            continue
+        group = groups.get(k) or [CutOut(step=k)]
+        cleaned = clean_text(text)
+        pieces, lost = cut_step(cleaned, [c.start for c in group[1:]])
+        kept = [group[0], *(c for n, c in enumerate(group[1:]) if n not in lost)]
+        if lost:
+            notes.append(f"decompose: start(s) {', '.join(repr(group[n + 1].start[:40]) for n in lost[:3])} not found "
+                         f"where step {k} may be cut; those pieces stay with the piece before")
+        for i, (piece, cut) in enumerate(zip(pieces, kept, strict=True), 1):
+            out.append(SubStepOut(id=f"{k}.{i}", step=k, text=piece, scope=cut.scope))
+            if cut.id.strip():
+                ids[cut.id.strip()] = f"{k}.{i}"
+    return out, ids, notes
 
 
 class RepairFlag(BaseModel):
@@ -239,6 +384,16 @@ def screen_repair(original: str, pieces: Sequence[str], context: str = "") -> li
     return issues
 
 
+def verbatim_partition(original: str, pieces: Sequence[str]) -> bool:
+    """The pieces, in order, are the original step cut into consecutive parts (whitespace runs compare
+    equal; a cut falls where the step has white space; both sides are compared as the service cleans input
+    text, so a compatibility form such as ``…`` for ``...`` is the same text). Pure. Such a split says word
+    for word what the step says: no strengthening, weakening, changed constant or lost word is possible, so
+    the model's repair check has nothing textual to find."""
+    whole = " ".join(clean_text(original).split())
+    return bool(whole) and whole == " ".join(" ".join(clean_text(p).split()) for p in pieces)
+
+
 # ---------------------------------------------------------------------------------------
 # Helpers
 
@@ -258,7 +413,7 @@ def whole_steps(steps: Mapping[int, str]) -> list[SubStep]:
 
 
 def validate_substeps(raw: Sequence[SubStepOut], steps: Mapping[int, str]) -> list[SubStep] | str:
-    """The sub-steps with canonical ids (``3.1``, ``3.2``, ...), or why they cannot be used: a
+    """The sub-steps with canonical ids (``3.1``, ``3.2``, ...) and cleaned text, or why they cannot be used: a
     pointer out of range or going backwards, a step with content left uncovered, too many
     sub-steps, or a sub-step far longer than its step. Empty sub-steps are dropped first."""
     items = [s for s in raw if s.text.strip()]
@@ -282,8 +437,10 @@ def validate_substeps(raw: Sequence[SubStepOut], steps: Mapping[int, str]) -> li
     counts: dict[int, int] = {}
     for s in items:
         counts[s.step] = counts.get(s.step, 0) + 1
-        out.append(SubStep(id=f"{s.step}.{counts[s.step]}", step=s.step, text=s.text.strip(),
-                           scope=_norm(s.scope)[:MAX_SCOPE_CHARS]))
+        # cleaned as the proof's own text is (compatibility forms, invisible characters): a model that writes
+        # ``a₁`` or ``…`` where the cleaned step says ``a_1`` or ``...`` copied it, it did not change it
+        out.append(SubStep(id=f"{s.step}.{counts[s.step]}", step=s.step, text=clean_text(s.text).strip(),
+                           scope=_norm(clean_text(s.scope))[:MAX_SCOPE_CHARS]))
     return out
 
 
@@ -325,13 +482,19 @@ class LLMDecomposer:
         steps = {s.index: s.text for s in ctx.proof.steps}
         if not steps:
             return CoarseDecomposer().decompose(ctx)
-        subs = self.pre_decompose(ctx, steps)
-        split = subs is not None
-        if subs is None:
+        found = self.pre_decompose(ctx, steps)
+        split = found is not None
+        tree: StateTree | None = None
+        if found is None:
             subs = whole_steps(steps)
         else:
-            subs = self.prevent_repairs(ctx, steps, subs)
-        tree = self.state_tree(ctx, steps, subs)
+            subs, answer, ids = found
+            subs_kept = self.prevent_repairs(ctx, steps, subs)
+            if subs_kept == subs:
+                tree = self.tree_from_moves(ctx, steps, subs, answer, ids)
+            subs = subs_kept
+        if tree is None:
+            tree = self.state_tree(ctx, steps, subs)
         if tree is None:
             if not split:
                 ctx.note("decompose: no usable model answer; one edge per original step")
@@ -339,20 +502,45 @@ class LLMDecomposer:
             tree = linear_tree(ctx.proof.problem, steps, subs)
         return Decomposition(tree=tree, kind="llm", substeps=len(subs))
 
-    # -- 1. faithful sub-steps --------------------------------------------------------
-    def pre_decompose(self, ctx: RunContext, steps: Mapping[int, str]) -> list[SubStep] | None:
-        """The validated sub-steps, or ``None`` (with a note) when the answer cannot be used."""
-        chars = sum(len(t) for t in steps.values())
-        res = ctx.ask("decompose", {"problem": ctx.proof.problem.strip(), "steps": render_steps(steps)},
-                      DecomposeAnswer, max_tokens=answer_tokens(ctx, chars // 2 + 120 * len(steps) + 256))
+    # -- 1. faithful sub-steps and their moves ------------------------------------------
+    def pre_decompose(self, ctx: RunContext, steps: Mapping[int, str]) -> tuple[list[SubStep], DecomposeTreeAnswer, dict[str, str]] | None:
+        """The validated sub-steps with the answer they came in and the model's id of each sub-step to its
+        canonical id, or ``None`` (with a note) when the answer cannot be used."""
+        res = ctx.ask("decompose_tree", {"problem": ctx.proof.problem.strip(), "steps": render_steps(steps)},
+                      DecomposeTreeAnswer, max_tokens=answer_tokens(ctx, 160 * len(steps) + 512))
         if isinstance(res, Unparsed):
             ctx.note(f"decompose: answer unusable ({res.reason}); original steps used whole")
             return None
-        subs = validate_substeps(res.value.substeps, steps)
+        if len(res.value.substeps) > MAX_SUBSTEPS:
+            ctx.note(f"decompose: split rejected ({len(res.value.substeps)} sub-steps (limit {MAX_SUBSTEPS})); "
+                     "original steps used whole")
+            return None
+        made = cut_substeps(res.value.substeps, steps)
+        if isinstance(made, str):
+            ctx.note(f"decompose: split rejected ({made}); original steps used whole")
+            return None
+        raw, ids, notes = made
+        for n in notes:
+            ctx.note(n)
+        subs = validate_substeps(raw, steps)
         if isinstance(subs, str):
             ctx.note(f"decompose: split rejected ({subs}); original steps used whole")
             return None
-        return subs
+        return subs, res.value, ids
+
+    def tree_from_moves(self, ctx: RunContext, steps: Mapping[int, str], subs: Sequence[SubStep],
+                        answer: DecomposeTreeAnswer, ids: Mapping[str, str]) -> StateTree | None:
+        """The tree the ``decompose_tree`` answer describes (unlisted sub-steps are plain derivations from the
+        previous state), or ``None`` (with a note) when it cannot be used (the ``state_tree`` call then
+        builds it)."""
+        try:
+            tree, notes = build_tree(ctx.proof.problem, steps, subs, answer.tree(ids), implicit=True)
+        except TreeBuildError as exc:
+            ctx.note(f"tree: moves of the decomposition unusable ({exc}); asking for the tree separately")
+            return None
+        for n in notes:
+            ctx.note(n)
+        return tree
 
     # -- 2. repair prevention ---------------------------------------------------------
     def prevent_repairs(self, ctx: RunContext, steps: Mapping[int, str], subs: list[SubStep]) -> list[SubStep]:
@@ -369,7 +557,8 @@ class LLMDecomposer:
             found = screen_repair(steps[k], [s.text for s in groups[k]], before)
             if found:
                 issues[k] = found
-        for k, found in self.repair_flags(ctx, steps, {k: groups[k] for k in changed}).items():
+        to_check = {k: groups[k] for k in changed if not verbatim_partition(steps[k], [s.text for s in groups[k]])}
+        for k, found in (self.repair_flags(ctx, steps, to_check) if to_check else {}).items():
             issues.setdefault(k, []).extend(found)
         for k in changed:
             if k not in issues:

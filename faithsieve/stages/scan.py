@@ -35,7 +35,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict
 from faithsieve.llm.structured import Unparsed
 from faithsieve.stages.base import Review, RunContext, ScanResult
 from faithsieve.stages.llm_decompose import answer_tokens
-from faithsieve.stages.tree_build import Text, as_list
+from faithsieve.stages.tree_build import GOAL_RELATIONS, Text, as_list
 from faithsieve.statetree.models import EdgeUnit, ProofState, StateTree
 from faithsieve.verdict import ScanCandidate
 
@@ -186,14 +186,18 @@ def render_state(state: ProofState) -> str:
         out.append(f"Branch: {_clip(state.branch, 300)}")
     if len(state.hypotheses) > len(hyps):
         out.append(f"({len(state.hypotheses) - len(hyps)} earlier conditions not shown)")
-    out += [f"- {_clip(h, 400)}" for h in hyps] or ["- (no conditions listed)"]
+    if not hyps:
+        out[0] += " (no conditions listed)"
+    out += [f"- {_clip(h, 400)}" for h in hyps]
     return "\n".join(out)
 
 
 def render_review_unit(e: EdgeUnit) -> str:
     sub = f", sub-step {e.substep}" if e.substep else ""
-    lines = [f"Unit {e.id} (step {e.step}{sub}), {_kind(e)}, goal relation: {e.goal_relation or 'n/a'}",
-             f"Text: {e.text}"]
+    kind = "" if e.pattern in ("", "simple_implication") else f", {_kind(e)}"
+    if e.goal_relation and e.goal_relation not in ("same_goal", GOAL_RELATIONS.get(e.pattern, "")):
+        kind += f", goal relation: {e.goal_relation}"
+    lines = [f"Unit {e.id} (step {e.step}{sub}{kind})", f"Text: {e.text}"]
     for label, items in (("New conditions", e.new_conditions), ("Consumed conditions", e.consumed_conditions),
                          ("Transformed conditions", e.transformed_conditions)):
         if items:
@@ -201,6 +205,18 @@ def render_review_unit(e: EdgeUnit) -> str:
     if e.explanation:
         lines.append(f"Explanation given when the tree was built: {e.explanation}")
     return "\n".join(lines)
+
+
+def render_review(step: str, unit: str, before: str, after: str, prior: str) -> str:
+    """The variable part of a review prompt, after the problem: the move's step when the move is only part of
+    it, the move, the state before, the states after when they differ, and the scan's hint when there is one."""
+    parts = [f"The step it is part of: {step}"] if step else []
+    parts += [unit, f"Before the move:\n{before}"]
+    if after:
+        parts.append(f"After the move:\n{after}")
+    if prior:
+        parts.append(f"A quick first scan said (a hint only): {prior}")
+    return "\n\n".join(parts)
 
 
 def render_prior(c: ScanCandidate | None) -> str:
@@ -294,12 +310,12 @@ class LLMScanner:
         step = next((s.text.strip() for s in ctx.proof.steps if s.index == e.step), "")
         before = render_state(_state(tree, e.parent))
         states = [render_state(_state(tree, c)) for c in (e.children or (e.child,))]
-        after = ("(as before)" if len(states) == 1 and states[0] == before
+        after = ("" if len(states) == 1 and states[0] == before
                  else "\n\n".join(f"Child state {c}:\n{st}" for c, st in zip(e.children or (e.child,), states, strict=True)))
         same = " ".join(step.split()) == " ".join(e.text.split())
         values = {"problem": ctx.proof.problem.strip(),
-                  "step": f"Step {e.step}" + (" (the move is the whole step)" if same else f": {step}"),
-                  "unit": render_review_unit(e), "before": before, "after": after, "prior": render_prior(prior)}
+                  "unit": render_review("" if same else step, render_review_unit(e), before, after,
+                                        render_prior(prior) if prior is not None else "")}
         res = ctx.ask("review", values, ReviewOut, sample=sample)
         if isinstance(res, Unparsed):
             ctx.note(f"review {e.id}: answer unusable ({res.reason})")

@@ -1,7 +1,7 @@
 """Building a ``StateTree`` from fine-grained sub-steps and a model's proof-state answer.
 
 Pure helpers of the language-model decomposer (``llm_decompose``): the answer models of the
-``state_tree`` prompt, pattern normalisation, span location, the tree builder and the linear
+``state_tree`` prompt (and the moves of the merged ``decompose_tree`` prompt), pattern normalisation, span location, the tree builder and the linear
 fallback. Nothing here calls a model.
 
 Node ids. The root is ``s0``. A transition with one child continues the line by bumping the
@@ -226,6 +226,29 @@ class TreeAnswer(BaseModel):
     edges: list[EdgeOut]
 
 
+class MoveOut(BaseModel):
+    """One transition as the merged ``decompose_tree`` prompt asks for it: an ``EdgeOut`` without the goal
+    relation, which the pattern determines (``GOAL_RELATIONS``), so the model need not write it."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    substep: Text
+    parent: Text
+    children: Annotated[list[Text], BeforeValidator(as_list)] = []
+    pattern: Text = "simple_implication"
+    new_conditions: ConditionList = []
+    consumed_conditions: TextList = []
+    transformed_conditions: TextList = []
+    explanation: Text = ""
+
+    def edge(self, substep: str | None = None) -> EdgeOut:
+        """This move as an ``EdgeOut`` (naming ``substep`` instead of the model's id when given)."""
+        return EdgeOut(substep=self.substep if substep is None else substep, parent=self.parent,
+                       children=self.children, pattern=self.pattern, new_conditions=self.new_conditions,
+                       consumed_conditions=self.consumed_conditions,
+                       transformed_conditions=self.transformed_conditions, explanation=self.explanation)
+
+
 class TreeBuildError(ValueError):
     """The answer cannot be turned into a tree (oversized, or no edge names a sub-step)."""
 
@@ -327,18 +350,24 @@ def _norm_id(raw: str) -> str:
 
 
 def build_tree(problem: str, steps: Mapping[int, str], substeps: Sequence[SubStep],
-               answer: TreeAnswer) -> tuple[StateTree, list[str]]:
+               answer: TreeAnswer, *, implicit: bool = False) -> tuple[StateTree, list[str]]:
     """The proof-state tree the answer describes, with exactly one EdgeUnit per sub-step, and
-    notes on what was repaired. Raises ``TreeBuildError`` when the answer is unusable."""
+    notes on what was repaired. Raises ``TreeBuildError`` when the answer is unusable.
+
+    ``implicit``: the answer lists only the moves that do more than derive one fact from the previous
+    state (the ``decompose_tree`` prompt): an unlisted sub-step, or a move with an empty parent, continues
+    from the previous state without a note, and an answer listing no move is a line."""
     if (why := _sizes_ok(answer, len(substeps))) is not None:
         raise TreeBuildError(f"oversized answer: {why}")
     notes: list[str] = []
     clipped: list[bool] = []
-    by_sub = _edges_by_substep(answer, substeps, notes)
+    by_sub = _edges_by_substep(answer, substeps, notes, allow_none=implicit)
     states: dict[str, StateOut] = {}
     for s in answer.states:
         states.setdefault(_norm_id(s.id), s)
     gb, mapping = _rooted_graph(problem, states, by_sub, substeps, clipped)
+    if implicit:  # the prompt names the root "s0" and lists no state it has nothing to say about
+        mapping.setdefault(_norm_id("s0"), "s0")
 
     edges: list[EdgeUnit] = []
     missing: list[str] = []
@@ -355,7 +384,8 @@ def build_tree(problem: str, steps: Mapping[int, str], substeps: Sequence[SubSte
             e = found
             parent = mapping.get(_norm_id(e.parent), "")
             if not parent:
-                bad_parent.append(sub.id)
+                if not (implicit and not e.parent.strip()):
+                    bad_parent.append(sub.id)
                 parent = current
         model_children = [c for c in e.children if c.strip()] or [""]
         pattern = normalize_pattern(e.pattern or "simple_implication", len(model_children))
@@ -376,7 +406,7 @@ def build_tree(problem: str, steps: Mapping[int, str], substeps: Sequence[SubSte
         gb.add_edge(edge)
         edges.append(edge)
         current = nodes[0]
-    if missing:
+    if missing and not implicit:
         notes.append(f"tree: no edge for sub-step(s) {', '.join(missing[:8])}: added as simple implications")
     if bad_parent:
         notes.append(f"tree: unknown parent state for sub-step(s) {', '.join(bad_parent[:8])}: attached to the previous state")
@@ -387,9 +417,10 @@ def build_tree(problem: str, steps: Mapping[int, str], substeps: Sequence[SubSte
     return StateTree(graph=gb.g, edges=edges), notes
 
 
-def _edges_by_substep(answer: TreeAnswer, substeps: Sequence[SubStep], notes: list[str]) -> dict[str, EdgeOut]:
+def _edges_by_substep(answer: TreeAnswer, substeps: Sequence[SubStep], notes: list[str],
+                      allow_none: bool = False) -> dict[str, EdgeOut]:
     """The answer's first edge for each known sub-step (notes on the edges dropped); raises
-    ``TreeBuildError`` when no edge names a known sub-step."""
+    ``TreeBuildError`` when no edge names a known sub-step (unless ``allow_none`` and the answer lists none)."""
     known = {s.id for s in substeps}
     by_sub: dict[str, EdgeOut] = {}
     invented: list[str] = []
@@ -402,7 +433,7 @@ def _edges_by_substep(answer: TreeAnswer, substeps: Sequence[SubStep], notes: li
             duplicated.append(key)
         else:
             by_sub[key] = e
-    if not by_sub:
+    if not by_sub and not (allow_none and not answer.edges):
         raise TreeBuildError("no edge names a known sub-step")
     if invented:
         notes.append(f"tree: dropped {len(invented)} edge(s) for unknown sub-steps ({', '.join(invented[:5])})")
@@ -417,7 +448,8 @@ def _rooted_graph(problem: str, states: Mapping[str, StateOut], by_sub: Mapping[
     it, else the first state no edge leads to, else the problem), and the model's id for it."""
     child_ids = {_norm_id(c) for e in by_sub.values() for c in e.children}
     first = by_sub.get(substeps[0].id)
-    root_id = _norm_id(first.parent) if first is not None and _norm_id(first.parent) not in child_ids else None
+    root_id = (_norm_id(first.parent) if first is not None and _norm_id(first.parent)
+               and _norm_id(first.parent) not in child_ids else None)
     if root_id is None:
         root_id = next((k for k in states if k not in child_ids), None)
     root_state = states.get(root_id) if root_id is not None else None

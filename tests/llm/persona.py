@@ -145,6 +145,15 @@ class Persona:
             subs += [{"id": f"{k}.{i}", "step": k, "text": p, "scope": ""} for i, p in enumerate(pieces, 1)]
         return json.dumps({"substeps": subs})
 
+    def _decompose_tree(self, item: Item, user: str, body: dict[str, Any]) -> str:
+        # the merged prompt: the same pieces, each given by its first words; a line of plain derivations,
+        # so no move and only the root among the states (the prompt asks only for what is not plain)
+        subs = json.loads(self._decompose(item, user, body))["substeps"]
+        cuts = [{"id": s["id"], "step": s["step"], "start": " ".join(s["text"].split()[:5]), "scope": s["scope"]}
+                for s in subs]
+        root = {"id": "s0", "conditions": [], "goal": "the claim of the problem", "branch": ""}
+        return json.dumps({"substeps": cuts, "states": [root], "edges": []})
+
     def _repair_check(self, item: Item, user: str, body: dict[str, Any]) -> str:
         return json.dumps({"flags": []})
 

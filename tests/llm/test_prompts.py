@@ -52,7 +52,7 @@ def test_malformed_prompt_files_are_refused(text: str, message: str) -> None:
 
 def test_every_shipped_prompt_parses_and_has_a_purpose() -> None:
     names = shipped_prompts()
-    assert {"decompose", "state_tree", "scan", "review", "obligations", "semantic_check", "synthesis",
+    assert {"decompose_tree", "state_tree", "scan", "review", "obligations", "semantic_check", "synthesis",
             "judge"} <= set(names)
     for name in names:
         p = load_prompt(name)

@@ -19,24 +19,16 @@ PROBLEM = "A shop sells 12 red and 22 blue pens. How many pens does it sell?"
 STEPS = ["The shop sells 12 red pens and 22 blue pens.", "In total it sells 12 + 22 = 35 pens.",
          "So the answer is 35."]
 
-DECOMPOSE = json.dumps({"substeps": [
-    {"id": "1.1", "step": 1, "text": "The shop sells 12 red pens and 22 blue pens."},
-    {"id": "2.1", "step": 2, "text": "In total it sells 12 + 22 = 35 pens."},
-    {"id": "3.1", "step": 3, "text": "So the answer is 35."}]})
-TREE = "Here is the tree:\n```json\n" + json.dumps({
+DECOMPOSE_TREE = "Here are the pieces and the moves:\n```json\n" + json.dumps({
+    "substeps": [{"id": "1.1", "step": 1, "start": "The shop sells 12", "scope": ""},
+                 {"id": "2.1", "step": 2, "start": "In total it sells", "scope": ""},
+                 {"id": "3.1", "step": 3, "start": "So the answer is", "scope": ""}],
     "states": [{"id": "s0", "conditions": [{"name": "h_red", "statement": "12 red pens"},
                                            {"name": "h_blue", "statement": "22 blue pens"}],
-                "goal": "number of pens"},
-               {"id": "s1", "conditions": [], "goal": "number of pens"},
-               {"id": "s2", "conditions": [{"name": "h_total", "statement": "total = 35"}], "goal": "number of pens"},
-               {"id": "s3", "conditions": [], "goal": "number of pens"}],
-    "edges": [{"substep": "1.1", "parent": "s0", "children": ["s1"], "pattern": "simple_implication",
-               "goal_relation": "same_goal", "explanation": "restates the data"},
-              {"substep": "2.1", "parent": "s1", "children": ["s2"], "pattern": "simple_implication",
-               "goal_relation": "same_goal", "new_conditions": [{"name": "h_total", "statement": "12 + 22 = 35"}],
-               "explanation": "adds the counts"},
-              {"substep": "3.1", "parent": "s2", "children": ["s3"], "pattern": "simple_implication",
-               "goal_relation": "same_goal", "explanation": "states the answer"}]}) + "\n```"
+                "goal": "number of pens"}],
+    "edges": [{"substep": "2.1", "parent": "", "children": ["s2"], "pattern": "simple_implication",
+               "new_conditions": [{"name": "h_total", "statement": "12 + 22 = 35"}], "explanation": "adds the counts"}],
+}) + "\n```"
 SCAN = json.dumps({"overall_verdict": "likely_incorrect", "candidates": [
     {"unit_id": "e0", "suspicion": 0.05, "likely_wrong": False, "should_formalize": False, "error_type_prior": [],
      "reason": "data"},
@@ -58,8 +50,7 @@ def obligations(claim: str, equation: str | None) -> str:
 
 def method_script() -> dict[str, list[Any]]:
     return {
-        "decompose": [DECOMPOSE],
-        "state_tree": [TREE],
+        "decompose_tree": [DECOMPOSE_TREE],
         "scan": [SCAN],
         "review": [review("correct", 0.05), review("incorrect", 0.95), review("correct", 0.1)],
         "obligations": [obligations("the shop sells 12 red and 22 blue pens", None),
@@ -88,7 +79,7 @@ def test_method_finds_the_arithmetic_error_with_checked_evidence(scripted: Any) 
     assert v.usage is not None and v.usage.calls == len(llm.requests) > 0
     assert v.usage.prompt_tokens == 100 * v.usage.calls and v.usage.cost_usd > 0
     # the prompts saw the problem and the proof
-    assert PROBLEM in llm.calls("decompose")[0].messages[1].content
+    assert PROBLEM in llm.calls("decompose_tree")[0].messages[1].content
     assert "12 + 22 = 35" in llm.calls("scan")[0].messages[1].content
 
 
@@ -128,7 +119,7 @@ def test_direct_judge_mode(scripted: Any) -> None:
 
 
 @pytest.mark.parametrize(("ablation", "must_not_call", "must_call"), [
-    ("no_local_edges", {"decompose", "state_tree"}, {"review"}),
+    ("no_local_edges", {"decompose_tree", "state_tree"}, {"review"}),
     ("graph_judge", {"scan", "review", "obligations"}, {"graph_judge"}),
 ])
 def test_ablations_change_which_stages_run(scripted: Any, ablation: str, must_not_call: set[str],

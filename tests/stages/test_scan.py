@@ -110,9 +110,12 @@ def test_requests_carry_problem_proof_units_and_prior(scripted):
     reviews = llm.calls("review")
     assert len(reviews) == 3
     last = reviews[-1].messages[1].content
-    assert PROBLEM in last and "6 / 2 = 4." in last and "Step 3" in last
+    assert PROBLEM in last and "6 / 2 = 4." in last and "(step 3" in last
     assert "suspicion 0.90" in last and "look at e2" in last
-    assert "no judgment" in reviews[0].messages[1].content  # e0 had no candidate
+    assert "first scan" not in reviews[0].messages[1].content  # e0 had no candidate: no hint line at all
+    # the fixed instructions come first (a stable prefix for provider caching), the unit last
+    assert reviews[0].messages[0].content == reviews[-1].messages[0].content and PROBLEM not in reviews[0].messages[0].content
+    assert last.index(PROBLEM) < last.index("6 / 2 = 4.")
 
 
 def test_prefix_and_cap_come_from_settings(scripted):
