@@ -10,18 +10,27 @@ The rules (the paper's Algorithm 1 and Appendix E, written as the pure ``signals
   unit (r = 0.85, the same for each independent sample of it); the scan's prior (r = 0.6); a
   re-examination of the prefix (r = 0.65). Drift, formalization failures, time limits, unknown
   checks and unread answers say nothing (``unsure``): they are never negative evidence.
-- Independent signals on one step add up in log-odds: ``L = Σ ± log(r / (1 - r))``. A step is
-  **wrong** when ``L ≥ logit(decide_at)`` (0.9) and some local signal (not the scan alone) says
-  so; **cleared** when ``L ≤ -logit(clear_at)`` (0.8). Agreement raises reliability (a review
-  confirmed by a second sample reaches 0.97); disagreement cancels. So the earliest checked
-  refutation does not win blindly: two reviews that find the refuted formula immaterial (a slip
-  in a trial whose conclusion holds) bring it below the bar, and the step stays uncertain.
+- A step is wrong when any one of its moves is. Independent signals about one unit add up in
+  log-odds, ``L_u = Σ ± log(r / (1 - r))``; the step's score is its worst unit's plus its step-wide
+  signals (the scan's prior, a re-examination): ``L = L_wide + max_u L_u``. Signals about different
+  units do not cancel: a unit reviewed fine says nothing about a formula it does not contain. A check
+  of the offline sieve's reading of the original step (a formula the proof writes, found by the rule
+  reader whatever the model's decomposition kept) belongs to the unit that writes that formula, or to
+  a unit of its own when the model's sub-steps dropped it (no review saw it).
+- A step is **wrong** when ``L ≥ logit(decide_at)`` (0.9) and some local signal (not the scan alone)
+  says so about its worst unit; **cleared** when ``L ≤ -logit(clear_at)`` (0.8), i.e. every unit is.
+  Agreement raises reliability (a review confirmed by a second sample reaches 0.97); disagreement
+  about the same unit cancels.
 - The answer is the earliest wrong step, provided every earlier step with signals leaning
   wrong was re-examined first (one ``reexamine`` call adds its signal and the rule runs again).
   Its basis is the strongest kind among the wrong signals that decided it: ``checked`` >
   ``formalized`` > ``formal`` > ``reviewed``.
+- **The refutation floor.** An exact refutation of a formula the proof writes (``checked``) is a floor
+  for the answer: model judgments (reviews, re-examination, synthesis) may name an earlier step,
+  never a later one and never ``correct``. Where they do, the answer is the refuted step, basis
+  ``checked``, with the disagreement in its reason. Its step is not re-sampled (nothing can move it).
 - No wrong step, and every step cleared: ``correct``, basis ``reviewed`` (no synthesis call). A step
-  with a checked refutation is never cleared: reviews can only send it to the synthesis.
+  with a checked refutation is never cleared.
 - Otherwise one ``synthesis`` call over the reviews and the evidence answers: basis ``judged``.
   An unreadable synthesis is ``unknown`` (undecided); it never invents an error.
 
@@ -32,8 +41,9 @@ Ablations: ``nl_only`` drops checked/formalized/formal signals (reviews and synt
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
@@ -49,7 +59,8 @@ from faithsieve.stages.judge import (
     numbered_steps,
     parse_judgment,
 )
-from faithsieve.statetree.models import StateTree
+from faithsieve.stages.verbatim import written_verbatim
+from faithsieve.statetree.models import EdgeUnit, StateTree
 from faithsieve.verdict import ScanCandidate
 
 Basis = Literal["checked", "formalized", "formal", "reviewed"]
@@ -110,15 +121,53 @@ def logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
-def step_scores(signals: Iterable[Signal]) -> dict[int, float]:
-    """Log-odds that each step is wrong, summed over its independent signals (pure)."""
-    out: dict[int, float] = {}
+STEP_SOURCES = frozenset({"scan", "reexamine"})
+"""Sources whose signal speaks for the whole step (the scan's prior, a re-examination of the prefix);
+every other signal speaks for the unit it names (``Signal.unit``; None: the step's one shared unit)."""
+
+
+def _groups(signals: Iterable[Signal]) -> dict[int, tuple[float, dict[str | None, float]]]:
+    """Per step: the log-odds of its step-wide signals and, per unit, those of the unit's own signals."""
+    out: dict[int, tuple[float, dict[str | None, float]]] = {}
     for s in signals:
         if s.says == "unsure":
             continue
-        w = logit(s.reliability)
-        out[s.step] = out.get(s.step, 0.0) + (w if s.says == "wrong" else -w)
+        w = logit(s.reliability) * (1 if s.says == "wrong" else -1)
+        wide, units = out.get(s.step, (0.0, {}))
+        if s.source in STEP_SOURCES:
+            wide += w
+        else:
+            units[s.unit] = units.get(s.unit, 0.0) + w
+        out[s.step] = (wide, units)
     return out
+
+
+def _worst_unit(units: Mapping[str | None, float]) -> str | None:
+    return max(units, key=lambda u: units[u]) if units else None
+
+
+def step_scores(signals: Iterable[Signal]) -> dict[int, float]:
+    """Log-odds that each step is wrong (pure): its step-wide signals plus its worst unit's. A step is
+    wrong when any one of its moves is: independent signals about one unit add up; signals about
+    different units of a step do not cancel (a unit found fine says nothing about a formula it does
+    not contain)."""
+    out: dict[int, float] = {}
+    for step, (wide, units) in _groups(signals).items():
+        out[step] = wide + (max(units.values()) if units else 0.0)
+    return out
+
+
+def deciding_unit(signals: Sequence[Signal], step: int) -> str | None:
+    """The unit of ``step`` whose signals score worst (None: the shared unit, or no unit signal)."""
+    _, units = _groups(signals).get(step, (0.0, {}))
+    return _worst_unit(units)
+
+
+def _local_wrong(signals: Sequence[Signal], step: int) -> list[Signal]:
+    """The local ``wrong`` signals behind ``step``'s score: its worst unit's and a re-examination's."""
+    unit = deciding_unit(signals, step)
+    return [s for s in signals if s.step == step and s.says == "wrong" and s.source != "scan"
+            and (s.source in STEP_SOURCES or s.unit == unit)]
 
 
 def decide(signals: Sequence[Signal], n_steps: int, *, decide_at: float = DECIDE_AT,
@@ -128,7 +177,7 @@ def decide(signals: Sequence[Signal], n_steps: int, *, decide_at: float = DECIDE
     scores = step_scores(signals)
     bar, clear = logit(decide_at), logit(clear_at)
     for step in sorted(scores):
-        local_wrong = [s for s in signals if s.step == step and s.says == "wrong" and s.source != "scan"]
+        local_wrong = _local_wrong(signals, step)
         if scores[step] + 1e-9 >= bar and local_wrong:
             best = min(local_wrong, key=lambda s: (_RANK[_BASIS_OF[s.source]], -s.reliability))
             basis = _BASIS_OF[best.source]
@@ -147,6 +196,19 @@ def decide(signals: Sequence[Signal], n_steps: int, *, decide_at: float = DECIDE
                     leaning=tuple(k for k in sorted(scores) if scores[k] > 0))
 
 
+def refutation_floor(signals: Sequence[Signal]) -> Signal | None:
+    """The earliest exact refutation of a formula the proof writes (a ``checked`` ``wrong`` signal), or None
+    (pure). It is a floor for the answer: model judgments may name an earlier step, never a later one
+    and never ``correct``."""
+    return min((s for s in signals if s.source == "checked" and s.says == "wrong"), key=lambda s: s.step, default=None)
+
+
+def _floored(floor: Signal, why: str, evidence: tuple[Evidence, ...]) -> FusionResult:
+    return FusionResult(first_error_step=floor.step, basis="checked", evidence=evidence,
+                        reason=f"step {floor.step}: {floor.reason} [checked; {why}, but a formula the proof writes "
+                               "is false as written]"[:500])
+
+
 MAX_CONFIRMATIONS = 8
 """Most extra review calls fusion makes for one proof."""
 MAX_ROUNDS = 3
@@ -158,17 +220,23 @@ MAX_CONFIRM_UNITS = 3
 def contested_step(signals: Sequence[Signal], rounds: Mapping[int, int] | None = None,
                    max_rounds: int = MAX_ROUNDS) -> int | None:
     """The earliest step (with fewer than ``max_rounds`` re-sampling rounds in ``rounds``) whose local
-    evidence needs one more independent judgment (pure): a local signal says ``wrong`` and the step is
-    neither decided nor cleared (``-logit(CLEAR_AT) < L < logit(DECIDE_AT)``), or it is decided while a
-    review says ``fine`` (a verified check of one claim is no conflict). Steps after the first decided,
-    uncontested one do not matter."""
+    evidence needs one more independent judgment (pure): a local signal of its worst unit says ``wrong``
+    and the step is neither decided nor cleared (``-logit(CLEAR_AT) < L < logit(DECIDE_AT)``), or it is
+    decided while a review of that unit says ``fine`` (a verified check of one claim is no conflict).
+    Steps after the first decided, uncontested one, or after an exact refutation (``refutation_floor``),
+    do not matter."""
     rounds = rounds or {}
     scores = step_scores(signals)
     bar, clear = logit(DECIDE_AT), logit(CLEAR_AT)
     for step in sorted(scores):
-        local = [s for s in signals if s.step == step and s.source != "scan"]
+        unit = deciding_unit(signals, step)
+        local = [s for s in signals if s.step == step and s.source != "scan"
+                 and (s.source in STEP_SOURCES or s.unit == unit)]
         wrong = any(s.says == "wrong" for s in local)
         decided = wrong and scores[step] + 1e-9 >= bar
+        floor = any(s.says == "wrong" and s.source == "checked" for s in signals if s.step == step)
+        if floor:  # an exact refutation is the answer's floor: no judgment of this step can move it
+            return None
         conflict = decided and any(s.says == "fine" and s.source in ("review", "reexamine") for s in local)
         open_ = wrong and -clear + 1e-9 < scores[step] < bar - 1e-9
         if (open_ or conflict) and rounds.get(step, 0) < max_rounds:
@@ -206,13 +274,37 @@ def scan_signal(c: ScanCandidate, step: int) -> Signal:
     return Signal(step, says, "scan", RELIABILITY["scan"], f"scan prior {c.suspicion:.2f}", c.edge)
 
 
+def formula_unit(ev: Evidence, units: Sequence[EdgeUnit]) -> str:
+    """The unit a check of the rule-based reading speaks for (pure): the first unit of its step whose
+    text writes the checked formula verbatim, else a unit of its own (``step 2: x = 5``): no
+    review saw that formula, so no review's ``fine`` is about it."""
+    for u in units:
+        if u.step == ev.step and ev.source.strip() and written_verbatim(ev.source, u.text):
+            return u.id
+    return f"step {ev.step}: {ev.source[:80]}"
+
+
 def signals_from(evidence: Iterable[Evidence], scan: ScanResult, steps_of: Mapping[str, int],
-                 settings: Settings) -> list[Signal]:
+                 settings: Settings, units: Sequence[EdgeUnit] = ()) -> list[Signal]:
     """Every signal of the checks, the reviews and the scan (pure). Under ``nl_only`` the checks give none.
-    The scan's prior counts once per step (its most suspicious unit there)."""
+
+    A check of the model's tree speaks for its unit (``ev.edge``); one of the offline sieve's reading
+    (no unit) for the unit of ``units`` that writes its formula (``formula_unit``). One formula checked
+    twice (the sieve and a verbatim copy in a model obligation) counts once. The scan's prior counts
+    once per step (its most suspicious unit there)."""
     out: list[Signal] = []
     if "nl_only" not in settings.ablations:
-        out += [s for s in (evidence_signal(e, settings) for e in evidence) if s is not None]
+        seen: set[tuple[object, ...]] = set()
+        for e in evidence:
+            sig = evidence_signal(e, settings)
+            if sig is None:
+                continue
+            if e.edge is None:
+                sig = replace(sig, unit=formula_unit(e, units))
+            key = (sig.step, sig.unit, sig.source, sig.says, re.sub(r"\s+", "", e.claim))
+            if key not in seen:
+                seen.add(key)
+                out.append(sig)
     out += [review_signal(r, steps_of[r.edge]) for r in scan.reviews if r.edge in steps_of]
     top: dict[int, ScanCandidate] = {}
     for c in scan.candidates:
@@ -270,7 +362,7 @@ class EvidenceFusion:
         steps_of = unit_steps(tree)
         n = len(ctx.proof.steps)
         scan = self._confirm(ctx, tree, scan, evidence, steps_of)
-        signals = signals_from(evidence, scan, steps_of, ctx.settings)
+        signals = signals_from(evidence, scan, steps_of, ctx.settings, tree.edges)
         decision = decide(signals, n)
         extra: tuple[Evidence, ...] = ()
         if decision.step is not None and decision.leaning:
@@ -278,19 +370,29 @@ class EvidenceFusion:
             if more:
                 signals = [*signals, *more]
                 decision = decide(signals, n)
+        floor = refutation_floor(signals)
         if decision.step is not None:
+            if floor is not None and floor.step < decision.step:
+                return _floored(floor, f"the local evidence pointed at step {decision.step}", extra)
             return FusionResult(first_error_step=decision.step, basis=decision.basis, reason=decision.reason,
                                 evidence=extra)
         if decision.all_cleared:
             return FusionResult(first_error_step=None, basis="reviewed", reason=decision.reason, evidence=extra)
+        if floor is not None and floor.step == 1:  # nothing can come before it: no synthesis call
+            return _floored(floor, "the reviews did not confirm it", extra)
         usable = [e for e in evidence if not (ctx.ablated("nl_only") and e.basis in ("checked", "formalized", "formal"))]
-        return self._synthesis(ctx, scan, usable, steps_of, ctx.ablated("nl_only"))
+        result = self._synthesis(ctx, scan, usable, steps_of, ctx.ablated("nl_only"))
+        if floor is not None and (result.first_error_step is None or result.first_error_step > floor.step):
+            said = ("could not be read" if result.undecided else "judged the proof correct" if result.first_error_step is None
+                    else f"judged step {result.first_error_step}")
+            return _floored(floor, f"the final synthesis {said}", (*extra, *result.evidence))
+        return result
 
     def _confirm(self, ctx: RunContext, tree: StateTree, scan: ScanResult, evidence: list[Evidence],
                  steps_of: Mapping[str, int]) -> ScanResult:
         """Independent re-samples of local reviews until the evidence settles: the earliest contested step
-        (``contested_step``) gets one more review of each of its units (a first review where a unit has
-        none), at most ``MAX_ROUNDS`` rounds per step and ``MAX_CONFIRMATIONS`` reviews per proof.
+        (``contested_step``) gets one more review of the unit its score rests on (``deciding_unit``), or of
+        each of its units when that is no unit of the tree (a first review where a unit has none), at most ``MAX_ROUNDS`` rounds per step and ``MAX_CONFIRMATIONS`` reviews per proof.
         Returns the scan with the new reviews."""
         if ctx.llm is None:
             return scan
@@ -300,12 +402,14 @@ class EvidenceFusion:
         rounds: dict[int, int] = {}
         spent = 0
         while spent < MAX_CONFIRMATIONS:
-            signals = signals_from(evidence, scan, steps_of, ctx.settings)
+            signals = signals_from(evidence, scan, steps_of, ctx.settings, tree.edges)
             step = contested_step(signals, rounds)
             if step is None:
                 break
             rounds[step] = rounds.get(step, 0) + 1
-            units = [e for e in tree.edges if e.step == step][:MAX_CONFIRM_UNITS]
+            unit = deciding_unit(signals, step)
+            units = [e for e in tree.edges if e.step == step and e.id == unit] or \
+                [e for e in tree.edges if e.step == step][:MAX_CONFIRM_UNITS]
             seen = {r.edge: r.sample for r in scan.reviews}
             new = []
             for e in units:
@@ -399,6 +503,6 @@ def _prefix_text(prefix: list[int], reviews: Iterable[Review], evidence: Iterabl
     return "\n\n".join(blocks)
 
 
-__all__ = ["CLEAR_AT", "MAX_CONFIRMATIONS", "contested_step", "DECIDE_AT", "RELIABILITY", "Decision", "EvidenceFusion", "Reexamination", "Signal",
+__all__ = ["CLEAR_AT", "MAX_CONFIRMATIONS", "contested_step", "DECIDE_AT", "RELIABILITY", "Decision", "EvidenceFusion", "Reexamination", "Signal", "STEP_SOURCES", "refutation_floor", "deciding_unit", "formula_unit",
            "SynthesisAnswer", "decide", "evidence_signal", "logit", "review_signal", "scan_signal", "signals_from",
            "step_scores", "unit_steps"]

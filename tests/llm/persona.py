@@ -20,6 +20,9 @@ Personas:
   the flipped verdict; a model-written equation is, with probability 1 - p, miscopied (its result
   changed). The draw is a hash of the request (its text, temperature and seed), so a re-sample at
   another seed is independent and a rerun is identical.
+- ``dismissive``: a weak model that finds nothing wrong: its decomposition keeps each step as one
+  sub-step with every clause that writes a relation replaced by "the result" (the claim is
+  dropped), and every judgment (scan, review, synthesis, judge) says the proof is fine.
 - ``saboteur``: well-formed adversarial answers (a decomposition that swaps a result, every unit
   flagged, false equations built from the unit's own numbers, a gate that passes everything, whole-proof
   answers that name step 1) and, every fourth call, an unreadable answer.
@@ -39,7 +42,7 @@ from typing import Any, Literal
 from tests.llm.fakeserver import Reply
 
 P_MAX, P_MIN, L0 = 0.95, 0.55, 1200.0
-Kind = Literal["perfect", "noisy", "saboteur"]
+Kind = Literal["perfect", "noisy", "saboteur", "dismissive"]
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z$\\(])")
 _EQUATION = re.compile(r"(?<![\w.^])(\d+(?:\s*[-+*/]\s*\d+)+)\s*=\s*(\d+)(?![\w.^])")
@@ -91,6 +94,8 @@ class Persona:
             return "I cannot tell which problem this is."
         if self.kind == "saboteur" and not retry and self._hash(user, body, "garbage") < 0.25:
             return "Certainly! The proof looks " + ("fine" if self.calls % 2 else "wrong") + " to me."
+        if self.kind == "dismissive" and prompt_id in _DISMISSIVE:
+            return _DISMISSIVE[prompt_id](item, user)
         handler = getattr(self, f"_{prompt_id}", None)
         if handler is None:
             return json.dumps({"answer": "correct", "reason": "unknown prompt"})
@@ -230,6 +235,38 @@ class Persona:
             options = [k for k in [None, *listed] if k != truth]
             truth = options[int(self._hash(user, body, "rx") * len(options)) % len(options)] if options else truth
         return json.dumps({"earlier_step": truth, "reason": "looked again"})
+
+
+_CLAUSE_WITH_RELATION = re.compile(r"[^.,;:!?]*[=<>≤≥][^.,;:!?]*")
+
+
+def _dismissive_decompose(item: Item, user: str) -> str:
+    subs = [{"id": f"{k}.1", "step": k, "text": _CLAUSE_WITH_RELATION.sub(" the result", step).strip() or "We go on.",
+             "scope": ""} for k, step in enumerate(item.steps, 1)]
+    return json.dumps({"substeps": subs})
+
+
+def _dismissive_scan(item: Item, user: str) -> str:
+    units = re.findall(r"(?m)^\[(e\d+)\] step (\d+)", user)
+    return json.dumps({"overall_verdict": "likely_correct", "candidates": [
+        {"unit_id": uid, "suspicion": 0.05, "likely_wrong": False, "should_formalize": False, "error_type_prior": [],
+         "reason": "looks fine"} for uid, _ in units]})
+
+
+_FINE_REVIEW = json.dumps({"verdict": "correct", "suspicion": 0.05, "error_type": "", "should_formalize": False,
+                           "translation_difficulty": "easy", "reason": "fine"})
+_DISMISSIVE = {
+    "decompose": _dismissive_decompose,
+    "repair_check": lambda item, user: json.dumps({"flags": []}),
+    "scan": _dismissive_scan,
+    "review": lambda item, user: _FINE_REVIEW,
+    "obligations": lambda item, user: json.dumps({"obligations": []}),
+    "synthesis": lambda item, user: json.dumps({"answer": "correct", "reason": "fine"}),
+    "judge": lambda item, user: json.dumps({"answer": "correct", "reason": "fine"}),
+    "graph_judge": lambda item, user: json.dumps({"answer": "correct", "reason": "fine"}),
+    "reexamine": lambda item, user: json.dumps({"earlier_step": None, "reason": "fine"}),
+}
+"""The dismissive persona's answer per prompt id (the others: as the perfect persona)."""
 
 
 def _squash(text: str) -> str:

@@ -118,7 +118,8 @@ def test_contested_step() -> None:
     assert contested_step([sig(2, "wrong")], {2: 3}) is None                       # rounds spent
     assert contested_step([sig(2, "wrong"), sig(2, "fine")]) == 2                   # a tie: sample again
     assert contested_step([sig(2, "wrong"), sig(2, "fine"), sig(2, "fine")]) is None  # cleared
-    assert contested_step([sig(2, "wrong", "checked"), sig(2, "fine")]) == 2        # decided but contested
+    assert contested_step([sig(2, "wrong"), sig(2, "wrong"), sig(2, "fine")]) == 2  # decided but contested
+    assert contested_step([sig(2, "wrong", "checked"), sig(2, "fine")]) is None     # an exact refutation is final
     assert contested_step([sig(2, "wrong", "checked"), sig(3, "wrong")]) is None    # after the decided step
     assert contested_step([sig(2, "wrong", "scan")]) is None                        # the scan alone asks nothing
     assert contested_step([sig(2, "wrong", "checked"), sig(2, "fine", "checked", 0.6)]) is None  # a verified claim
@@ -166,15 +167,40 @@ def test_a_flag_two_more_samples_deny_is_cleared(scripted: type) -> None:
     assert [r.seed for r in llm.calls("review")] == [1, 2]
 
 
-def test_a_false_checked_refutation_twice_dismissed_is_overruled(scripted: type) -> None:
+def test_a_checked_refutation_every_model_judgment_dismisses_still_stands(scripted: type) -> None:
     scan = ScanResult(reviews=tuple(Review(edge=f"e{k}", verdict="correct") for k in range(1, 6)))
-    llm = scripted({"review": [review_json("correct", "a trial value; the conclusion holds")] * 3,
-                    "synthesis": ['{"answer": "correct", "reason": "the refuted value was a trial"}']})
+    llm = scripted({"synthesis": ['{"answer": "correct", "reason": "the refuted value was a trial"}']})
     result, _ = fuse(llm, scan, [ev(2)])
-    # 0.99 checked against four agreeing reviews (0.85 each): below the bar, but never cleared by reviews
-    # alone (a model that calls everything fine must not erase an exact refutation): the synthesis decides
-    assert result.first_error_step is None and result.basis == "judged"
-    assert len(llm.calls("review")) == 3 and len(llm.calls("synthesis")) == 1
+    # the refutation floor: a formula the proof writes is false as written; no model "fine" moves the answer
+    # past it, and the step is not re-sampled (nothing could move it)
+    assert (result.first_error_step, result.basis) == (2, "checked")
+    assert llm.requests == []
+
+
+@pytest.mark.parametrize(("answer", "step", "basis"), [
+    ('{"answer": "step 1", "reason": "the premise is misquoted"}', 1, "judged"),   # earlier: the model may say so
+    ('{"answer": "correct", "reason": "fine"}', 3, "checked"),                     # never correct past the floor
+    ('{"answer": "step 5", "reason": "the end"}', 3, "checked"),                   # never later
+    ("I cannot say.", 3, "checked"),                                               # unreadable: the floor stands
+])
+def test_the_synthesis_may_only_move_the_answer_before_an_exact_refutation(scripted: type, answer: str, step: int,
+                                                                           basis: str) -> None:
+    # two reviews of the unit that writes the refuted formula call it fine: below the bar, so the synthesis is asked
+    reviews = (Review(edge="e3", verdict="correct"), Review(edge="e3", verdict="correct", sample=1))
+    llm = scripted({"synthesis": [answer] * 2})  # an unreadable answer is asked once more
+    result, _ = fuse(llm, ScanResult(reviews=reviews), [ev(3)])
+    assert (result.first_error_step, result.basis) == (step, basis)
+    assert llm.calls("synthesis") and not llm.calls("review")
+
+
+def test_reviews_of_other_units_do_not_cancel_a_flag() -> None:
+    # units of one step: e3a fine, e3b wrong twice: the step is wrong (any move wrong), not a tie
+    d = decide([Signal(3, "fine", "review", 0.85, unit="e3a"), Signal(3, "wrong", "review", 0.85, unit="e3b"),
+                Signal(3, "wrong", "review", 0.85, unit="e3b")], 5)
+    assert (d.step, d.basis) == (3, "reviewed")
+    # the same three signals about one unit: 1.73 log-odds, below the bar
+    one = decide([Signal(3, "fine", "review", 0.85, unit="e3"), *[Signal(3, "wrong", "review", 0.85, unit="e3")] * 2], 5)
+    assert one.step is None
 
 
 def test_reviews_alone_never_clear_a_checked_refutation() -> None:
