@@ -17,18 +17,23 @@ The rules (the paper's Algorithm 1 and Appendix E, written as the pure ``signals
   of the offline sieve's reading of the original step (a formula the proof writes, found by the rule
   reader whatever the model's decomposition kept) belongs to the unit that writes that formula, or to
   a unit of its own when the model's sub-steps dropped it (no review saw it).
-- A step is **wrong** when ``L ≥ logit(decide_at)`` (0.9) and some local signal (not the scan alone)
-  says so about its worst unit; **cleared** when ``L ≤ -logit(clear_at)`` (0.8), i.e. every unit is.
-  Agreement raises reliability (a review confirmed by a second sample reaches 0.97); disagreement
-  about the same unit cancels.
+- A step is **wrong** when ``L ≥ logit(decide_at) + ln(n)`` (``wrong_bar``: decide_at = 0.9, n the
+  number of units in the tree) and some local signal (not the scan alone) says so about its worst
+  unit. Every sound unit judged is a chance of a false alarm, so the bar for one unit rises with
+  their number (a Bonferroni correction); with a dozen units one review and its re-sample are not
+  enough, a third agreeing judgment or a check is. The step is **cleared** when
+  ``L ≤ -logit(clear_at)`` (0.8), i.e. every unit is. Agreement raises reliability (a review
+  confirmed by a second sample reaches 0.97); disagreement about the same unit cancels.
 - The answer is the earliest wrong step, provided every earlier step with signals leaning
   wrong was re-examined first (one ``reexamine`` call adds its signal and the rule runs again).
   Its basis is the strongest kind among the wrong signals that decided it: ``checked`` >
   ``formalized`` > ``formal`` > ``reviewed``.
-- **The refutation floor.** An exact refutation of a formula the proof writes (``checked``) is a floor
-  for the answer: model judgments (reviews, re-examination, synthesis) may name an earlier step,
-  never a later one and never ``correct``. Where they do, the answer is the refuted step, basis
-  ``checked``, with the disagreement in its reason. Its step is not re-sampled (nothing can move it).
+- **The refutation floor** (``with_floor``). An exact refutation of a formula the proof writes
+  (``checked``) is a floor for the answer: when no step before it reaches the bar, it decides (basis
+  ``checked``, the disagreeing judgments in its reason), after the re-examination of the steps before
+  it that lean wrong. Model judgments can move the answer earlier (a step before it reaching the bar,
+  or re-examined), never later nor to ``correct``; no synthesis is asked, and its step is not
+  re-sampled (nothing can move it).
 - No wrong step, and every step cleared: ``correct``, basis ``reviewed`` (no synthesis call). A step
   with a checked refutation is never cleared.
 - Otherwise one ``synthesis`` call over the reviews and the evidence answers: basis ``judged``.
@@ -170,12 +175,20 @@ def _local_wrong(signals: Sequence[Signal], step: int) -> list[Signal]:
             and (s.source in STEP_SOURCES or s.unit == unit)]
 
 
+def wrong_bar(units: int, decide_at: float = DECIDE_AT) -> float:
+    """Log-odds a unit's evidence must reach to call its step wrong when ``units`` units are judged:
+    ``logit(decide_at) + ln(units)``. Each sound unit judged is one more chance of a false alarm, so the
+    bar for one unit rises with their number (Bonferroni: the chance of a false ``wrong`` anywhere in
+    the proof stays near ``1 - decide_at``)."""
+    return logit(decide_at) + math.log(max(1, units))
+
+
 def decide(signals: Sequence[Signal], n_steps: int, *, decide_at: float = DECIDE_AT,
-           clear_at: float = CLEAR_AT) -> Decision:
-    """The earliest step whose signals reach ``decide_at`` with a local ``wrong`` signal among them
+           clear_at: float = CLEAR_AT, units: int = 1) -> Decision:
+    """The earliest step whose signals reach ``wrong_bar(units)`` with a local ``wrong`` signal among them
     (see the module docstring); pure."""
     scores = step_scores(signals)
-    bar, clear = logit(decide_at), logit(clear_at)
+    bar, clear = wrong_bar(units, decide_at), logit(clear_at)
     for step in sorted(scores):
         local_wrong = _local_wrong(signals, step)
         if scores[step] + 1e-9 >= bar and local_wrong:
@@ -203,10 +216,19 @@ def refutation_floor(signals: Sequence[Signal]) -> Signal | None:
     return min((s for s in signals if s.source == "checked" and s.says == "wrong"), key=lambda s: s.step, default=None)
 
 
-def _floored(floor: Signal, why: str, evidence: tuple[Evidence, ...]) -> FusionResult:
-    return FusionResult(first_error_step=floor.step, basis="checked", evidence=evidence,
-                        reason=f"step {floor.step}: {floor.reason} [checked; {why}, but a formula the proof writes "
-                               "is false as written]"[:500])
+def with_floor(decision: Decision, signals: Sequence[Signal]) -> Decision:
+    """``decision`` under the refutation floor (pure): when no step reached the bar before the earliest
+    exact refutation, that refutation decides (basis ``checked``), with the steps before it that lean
+    wrong to re-examine; judgments can move the answer earlier, never later nor to ``correct``."""
+    floor = refutation_floor(signals)
+    if floor is None or (decision.step is not None and decision.step <= floor.step):
+        return decision
+    scores = step_scores(signals)
+    said = f"the local evidence pointed at step {decision.step}" if decision.step is not None else \
+        "no model judgment confirmed it"
+    reason = f"step {floor.step}: {floor.reason} [checked; {said}, but a formula the proof writes is false as written]"
+    return Decision(step=floor.step, basis="checked", reason=reason[:500],
+                    leaning=tuple(k for k in sorted(scores) if k < floor.step and scores[k] > 0))
 
 
 MAX_CONFIRMATIONS = 8
@@ -218,7 +240,7 @@ MAX_CONFIRM_UNITS = 3
 
 
 def contested_step(signals: Sequence[Signal], rounds: Mapping[int, int] | None = None,
-                   max_rounds: int = MAX_ROUNDS) -> int | None:
+                   max_rounds: int = MAX_ROUNDS, units: int = 1) -> int | None:
     """The earliest step (with fewer than ``max_rounds`` re-sampling rounds in ``rounds``) whose local
     evidence needs one more independent judgment (pure): a local signal of its worst unit says ``wrong``
     and the step is neither decided nor cleared (``-logit(CLEAR_AT) < L < logit(DECIDE_AT)``), or it is
@@ -227,7 +249,7 @@ def contested_step(signals: Sequence[Signal], rounds: Mapping[int, int] | None =
     do not matter."""
     rounds = rounds or {}
     scores = step_scores(signals)
-    bar, clear = logit(DECIDE_AT), logit(CLEAR_AT)
+    bar, clear = wrong_bar(units), logit(CLEAR_AT)
     for step in sorted(scores):
         unit = deciding_unit(signals, step)
         local = [s for s in signals if s.step == step and s.source != "scan"
@@ -360,40 +382,31 @@ class EvidenceFusion:
 
     def fuse(self, ctx: RunContext, tree: StateTree, scan: ScanResult, evidence: list[Evidence]) -> FusionResult:
         steps_of = unit_steps(tree)
-        n = len(ctx.proof.steps)
+        n, units = len(ctx.proof.steps), len(tree.edges)
         scan = self._confirm(ctx, tree, scan, evidence, steps_of)
         signals = signals_from(evidence, scan, steps_of, ctx.settings, tree.edges)
-        decision = decide(signals, n)
+        decision = with_floor(decide(signals, n, units=units), signals)
         extra: tuple[Evidence, ...] = ()
         if decision.step is not None and decision.leaning:
             more, extra = self._reexamine(ctx, scan, evidence, steps_of, decision)
             if more:
                 signals = [*signals, *more]
-                decision = decide(signals, n)
-        floor = refutation_floor(signals)
+                decision = with_floor(decide(signals, n, units=units), signals)
         if decision.step is not None:
-            if floor is not None and floor.step < decision.step:
-                return _floored(floor, f"the local evidence pointed at step {decision.step}", extra)
             return FusionResult(first_error_step=decision.step, basis=decision.basis, reason=decision.reason,
                                 evidence=extra)
         if decision.all_cleared:
             return FusionResult(first_error_step=None, basis="reviewed", reason=decision.reason, evidence=extra)
-        if floor is not None and floor.step == 1:  # nothing can come before it: no synthesis call
-            return _floored(floor, "the reviews did not confirm it", extra)
         usable = [e for e in evidence if not (ctx.ablated("nl_only") and e.basis in ("checked", "formalized", "formal"))]
-        result = self._synthesis(ctx, scan, usable, steps_of, ctx.ablated("nl_only"))
-        if floor is not None and (result.first_error_step is None or result.first_error_step > floor.step):
-            said = ("could not be read" if result.undecided else "judged the proof correct" if result.first_error_step is None
-                    else f"judged step {result.first_error_step}")
-            return _floored(floor, f"the final synthesis {said}", (*extra, *result.evidence))
-        return result
+        return self._synthesis(ctx, scan, usable, steps_of, ctx.ablated("nl_only"))
 
     def _confirm(self, ctx: RunContext, tree: StateTree, scan: ScanResult, evidence: list[Evidence],
                  steps_of: Mapping[str, int]) -> ScanResult:
         """Independent re-samples of local reviews until the evidence settles: the earliest contested step
         (``contested_step``) gets one more review of the unit its score rests on (``deciding_unit``), or of
-        each of its units when that is no unit of the tree (a first review where a unit has none), at most ``MAX_ROUNDS`` rounds per step and ``MAX_CONFIRMATIONS`` reviews per proof.
-        Returns the scan with the new reviews."""
+        each of its units when that is no unit of the tree (a first review where a unit has none), at most
+        ``MAX_ROUNDS`` rounds per step and ``MAX_CONFIRMATIONS`` reviews per proof. Returns the scan with
+        the new reviews."""
         if ctx.llm is None:
             return scan
         from faithsieve.stages.scan import LLMScanner
@@ -403,7 +416,7 @@ class EvidenceFusion:
         spent = 0
         while spent < MAX_CONFIRMATIONS:
             signals = signals_from(evidence, scan, steps_of, ctx.settings, tree.edges)
-            step = contested_step(signals, rounds)
+            step = contested_step(signals, rounds, units=len(tree.edges))
             if step is None:
                 break
             rounds[step] = rounds.get(step, 0) + 1
@@ -503,6 +516,6 @@ def _prefix_text(prefix: list[int], reviews: Iterable[Review], evidence: Iterabl
     return "\n\n".join(blocks)
 
 
-__all__ = ["CLEAR_AT", "MAX_CONFIRMATIONS", "contested_step", "DECIDE_AT", "RELIABILITY", "Decision", "EvidenceFusion", "Reexamination", "Signal", "STEP_SOURCES", "refutation_floor", "deciding_unit", "formula_unit",
+__all__ = ["CLEAR_AT", "MAX_CONFIRMATIONS", "contested_step", "DECIDE_AT", "RELIABILITY", "Decision", "EvidenceFusion", "Reexamination", "Signal", "STEP_SOURCES", "with_floor", "wrong_bar", "refutation_floor", "deciding_unit", "formula_unit",
            "SynthesisAnswer", "decide", "evidence_signal", "logit", "review_signal", "scan_signal", "signals_from",
            "step_scores", "unit_steps"]
