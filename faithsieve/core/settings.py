@@ -104,9 +104,11 @@ class Settings(BaseSettings):
     """Independent semantic judgments per statement; all must pass."""
     gate_revisions: int = Field(default=2, ge=0, le=10)
     """Times a statement is revised from the drift report before it is given up as ``unknown``."""
-    llm_rule_kinds: tuple[str, ...] = ("arithmetic",)
+    llm_rule_kinds: tuple[str, ...] = ("arithmetic", "identity", "substitution", "derivation", "solution", "coverage")
     """Kinds of the offline sieve's literal-formula obligations whose evidence ``--mode llm`` also
-    uses (the paper's cheap checker covers closed numeric claims only: ``arithmetic``)."""
+    uses: by default every kind the offline path checks, so an exact refutation of a formula the
+    proof writes is evidence whatever the model's decomposition keeps (fusion weighs it against the
+    reviews of the unit that writes it)."""
     ablations: tuple[Literal["no_local_edges", "no_gate", "graph_judge", "nl_only"], ...] = ()
     """Paper ablations: coarse steps instead of EdgeUnits; no faithfulness gate; judge over the
     graph only; EdgeUnit review without formal evidence."""

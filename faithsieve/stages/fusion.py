@@ -10,18 +10,32 @@ The rules (the paper's Algorithm 1 and Appendix E, written as the pure ``signals
   unit (r = 0.85, the same for each independent sample of it); the scan's prior (r = 0.6); a
   re-examination of the prefix (r = 0.65). Drift, formalization failures, time limits, unknown
   checks and unread answers say nothing (``unsure``): they are never negative evidence.
-- Independent signals on one step add up in log-odds: ``L = Σ ± log(r / (1 - r))``. A step is
-  **wrong** when ``L ≥ logit(decide_at)`` (0.9) and some local signal (not the scan alone) says
-  so; **cleared** when ``L ≤ -logit(clear_at)`` (0.8). Agreement raises reliability (a review
-  confirmed by a second sample reaches 0.97); disagreement cancels. So the earliest checked
-  refutation does not win blindly: two reviews that find the refuted formula immaterial (a slip
-  in a trial whose conclusion holds) bring it below the bar, and the step stays uncertain.
+- A step is wrong when any one of its moves is. Independent signals about one unit add up in
+  log-odds, ``L_u = Σ ± log(r / (1 - r))``; the step's score is its worst unit's plus its step-wide
+  signals (the scan's prior, a re-examination): ``L = L_wide + max_u L_u``. Signals about different
+  units do not cancel: a unit reviewed fine says nothing about a formula it does not contain. A check
+  of the offline sieve's reading of the original step (a formula the proof writes, found by the rule
+  reader whatever the model's decomposition kept) belongs to the unit that writes that formula, or to
+  a unit of its own when the model's sub-steps dropped it (no review saw it).
+- A step is **wrong** when ``L ≥ logit(decide_at) + ln(n)`` (``wrong_bar``: decide_at = 0.9, n the
+  number of units in the tree) and some local signal (not the scan alone) says so about its worst
+  unit. Every sound unit judged is a chance of a false alarm, so the bar for one unit rises with
+  their number (a Bonferroni correction); with a dozen units one review and its re-sample are not
+  enough, a third agreeing judgment or a check is. The step is **cleared** when
+  ``L ≤ -logit(clear_at)`` (0.8), i.e. every unit is. Agreement raises reliability (a review
+  confirmed by a second sample reaches 0.97); disagreement about the same unit cancels.
 - The answer is the earliest wrong step, provided every earlier step with signals leaning
   wrong was re-examined first (one ``reexamine`` call adds its signal and the rule runs again).
   Its basis is the strongest kind among the wrong signals that decided it: ``checked`` >
   ``formalized`` > ``formal`` > ``reviewed``.
+- **The refutation floor** (``with_floor``). An exact refutation of a formula the proof writes
+  (``checked``) is a floor for the answer: when no step before it reaches the bar, it decides (basis
+  ``checked``, the disagreeing judgments in its reason), after the re-examination of the steps before
+  it that lean wrong. Model judgments can move the answer earlier (a step before it reaching the bar,
+  or re-examined), never later nor to ``correct``; no synthesis is asked, and its step is not
+  re-sampled (nothing can move it).
 - No wrong step, and every step cleared: ``correct``, basis ``reviewed`` (no synthesis call). A step
-  with a checked refutation is never cleared: reviews can only send it to the synthesis.
+  with a checked refutation is never cleared.
 - Otherwise one ``synthesis`` call over the reviews and the evidence answers: basis ``judged``.
   An unreadable synthesis is ``unknown`` (undecided); it never invents an error.
 
@@ -32,8 +46,9 @@ Ablations: ``nl_only`` drops checked/formalized/formal signals (reviews and synt
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
@@ -49,7 +64,8 @@ from faithsieve.stages.judge import (
     numbered_steps,
     parse_judgment,
 )
-from faithsieve.statetree.models import StateTree
+from faithsieve.stages.verbatim import written_verbatim
+from faithsieve.statetree.models import EdgeUnit, StateTree
 from faithsieve.verdict import ScanCandidate
 
 Basis = Literal["checked", "formalized", "formal", "reviewed"]
@@ -110,25 +126,71 @@ def logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
-def step_scores(signals: Iterable[Signal]) -> dict[int, float]:
-    """Log-odds that each step is wrong, summed over its independent signals (pure)."""
-    out: dict[int, float] = {}
+STEP_SOURCES = frozenset({"scan", "reexamine"})
+"""Sources whose signal speaks for the whole step (the scan's prior, a re-examination of the prefix);
+every other signal speaks for the unit it names (``Signal.unit``; None: the step's one shared unit)."""
+
+
+def _groups(signals: Iterable[Signal]) -> dict[int, tuple[float, dict[str | None, float]]]:
+    """Per step: the log-odds of its step-wide signals and, per unit, those of the unit's own signals."""
+    out: dict[int, tuple[float, dict[str | None, float]]] = {}
     for s in signals:
         if s.says == "unsure":
             continue
-        w = logit(s.reliability)
-        out[s.step] = out.get(s.step, 0.0) + (w if s.says == "wrong" else -w)
+        w = logit(s.reliability) * (1 if s.says == "wrong" else -1)
+        wide, units = out.get(s.step, (0.0, {}))
+        if s.source in STEP_SOURCES:
+            wide += w
+        else:
+            units[s.unit] = units.get(s.unit, 0.0) + w
+        out[s.step] = (wide, units)
     return out
 
 
+def _worst_unit(units: Mapping[str | None, float]) -> str | None:
+    return max(units, key=lambda u: units[u]) if units else None
+
+
+def step_scores(signals: Iterable[Signal]) -> dict[int, float]:
+    """Log-odds that each step is wrong (pure): its step-wide signals plus its worst unit's. A step is
+    wrong when any one of its moves is: independent signals about one unit add up; signals about
+    different units of a step do not cancel (a unit found fine says nothing about a formula it does
+    not contain)."""
+    out: dict[int, float] = {}
+    for step, (wide, units) in _groups(signals).items():
+        out[step] = wide + (max(units.values()) if units else 0.0)
+    return out
+
+
+def deciding_unit(signals: Sequence[Signal], step: int) -> str | None:
+    """The unit of ``step`` whose signals score worst (None: the shared unit, or no unit signal)."""
+    _, units = _groups(signals).get(step, (0.0, {}))
+    return _worst_unit(units)
+
+
+def _local_wrong(signals: Sequence[Signal], step: int) -> list[Signal]:
+    """The local ``wrong`` signals behind ``step``'s score: its worst unit's and a re-examination's."""
+    unit = deciding_unit(signals, step)
+    return [s for s in signals if s.step == step and s.says == "wrong" and s.source != "scan"
+            and (s.source in STEP_SOURCES or s.unit == unit)]
+
+
+def wrong_bar(units: int, decide_at: float = DECIDE_AT) -> float:
+    """Log-odds a unit's evidence must reach to call its step wrong when ``units`` units are judged:
+    ``logit(decide_at) + ln(units)``. Each sound unit judged is one more chance of a false alarm, so the
+    bar for one unit rises with their number (Bonferroni: the chance of a false ``wrong`` anywhere in
+    the proof stays near ``1 - decide_at``)."""
+    return logit(decide_at) + math.log(max(1, units))
+
+
 def decide(signals: Sequence[Signal], n_steps: int, *, decide_at: float = DECIDE_AT,
-           clear_at: float = CLEAR_AT) -> Decision:
-    """The earliest step whose signals reach ``decide_at`` with a local ``wrong`` signal among them
+           clear_at: float = CLEAR_AT, units: int = 1) -> Decision:
+    """The earliest step whose signals reach ``wrong_bar(units)`` with a local ``wrong`` signal among them
     (see the module docstring); pure."""
     scores = step_scores(signals)
-    bar, clear = logit(decide_at), logit(clear_at)
+    bar, clear = wrong_bar(units, decide_at), logit(clear_at)
     for step in sorted(scores):
-        local_wrong = [s for s in signals if s.step == step and s.says == "wrong" and s.source != "scan"]
+        local_wrong = _local_wrong(signals, step)
         if scores[step] + 1e-9 >= bar and local_wrong:
             best = min(local_wrong, key=lambda s: (_RANK[_BASIS_OF[s.source]], -s.reliability))
             basis = _BASIS_OF[best.source]
@@ -147,6 +209,28 @@ def decide(signals: Sequence[Signal], n_steps: int, *, decide_at: float = DECIDE
                     leaning=tuple(k for k in sorted(scores) if scores[k] > 0))
 
 
+def refutation_floor(signals: Sequence[Signal]) -> Signal | None:
+    """The earliest exact refutation of a formula the proof writes (a ``checked`` ``wrong`` signal), or None
+    (pure). It is a floor for the answer: model judgments may name an earlier step, never a later one
+    and never ``correct``."""
+    return min((s for s in signals if s.source == "checked" and s.says == "wrong"), key=lambda s: s.step, default=None)
+
+
+def with_floor(decision: Decision, signals: Sequence[Signal]) -> Decision:
+    """``decision`` under the refutation floor (pure): when no step reached the bar before the earliest
+    exact refutation, that refutation decides (basis ``checked``), with the steps before it that lean
+    wrong to re-examine; judgments can move the answer earlier, never later nor to ``correct``."""
+    floor = refutation_floor(signals)
+    if floor is None or (decision.step is not None and decision.step <= floor.step):
+        return decision
+    scores = step_scores(signals)
+    said = f"the local evidence pointed at step {decision.step}" if decision.step is not None else \
+        "no model judgment confirmed it"
+    reason = f"step {floor.step}: {floor.reason} [checked; {said}, but a formula the proof writes is false as written]"
+    return Decision(step=floor.step, basis="checked", reason=reason[:500],
+                    leaning=tuple(k for k in sorted(scores) if k < floor.step and scores[k] > 0))
+
+
 MAX_CONFIRMATIONS = 8
 """Most extra review calls fusion makes for one proof."""
 MAX_ROUNDS = 3
@@ -156,19 +240,25 @@ MAX_CONFIRM_UNITS = 3
 
 
 def contested_step(signals: Sequence[Signal], rounds: Mapping[int, int] | None = None,
-                   max_rounds: int = MAX_ROUNDS) -> int | None:
+                   max_rounds: int = MAX_ROUNDS, units: int = 1) -> int | None:
     """The earliest step (with fewer than ``max_rounds`` re-sampling rounds in ``rounds``) whose local
-    evidence needs one more independent judgment (pure): a local signal says ``wrong`` and the step is
-    neither decided nor cleared (``-logit(CLEAR_AT) < L < logit(DECIDE_AT)``), or it is decided while a
-    review says ``fine`` (a verified check of one claim is no conflict). Steps after the first decided,
-    uncontested one do not matter."""
+    evidence needs one more independent judgment (pure): a local signal of its worst unit says ``wrong``
+    and the step is neither decided nor cleared (``-logit(CLEAR_AT) < L < logit(DECIDE_AT)``), or it is
+    decided while a review of that unit says ``fine`` (a verified check of one claim is no conflict).
+    Steps after the first decided, uncontested one, or after an exact refutation (``refutation_floor``),
+    do not matter."""
     rounds = rounds or {}
     scores = step_scores(signals)
-    bar, clear = logit(DECIDE_AT), logit(CLEAR_AT)
+    bar, clear = wrong_bar(units), logit(CLEAR_AT)
     for step in sorted(scores):
-        local = [s for s in signals if s.step == step and s.source != "scan"]
+        unit = deciding_unit(signals, step)
+        local = [s for s in signals if s.step == step and s.source != "scan"
+                 and (s.source in STEP_SOURCES or s.unit == unit)]
         wrong = any(s.says == "wrong" for s in local)
         decided = wrong and scores[step] + 1e-9 >= bar
+        floor = any(s.says == "wrong" and s.source == "checked" for s in signals if s.step == step)
+        if floor:  # an exact refutation is the answer's floor: no judgment of this step can move it
+            return None
         conflict = decided and any(s.says == "fine" and s.source in ("review", "reexamine") for s in local)
         open_ = wrong and -clear + 1e-9 < scores[step] < bar - 1e-9
         if (open_ or conflict) and rounds.get(step, 0) < max_rounds:
@@ -206,13 +296,37 @@ def scan_signal(c: ScanCandidate, step: int) -> Signal:
     return Signal(step, says, "scan", RELIABILITY["scan"], f"scan prior {c.suspicion:.2f}", c.edge)
 
 
+def formula_unit(ev: Evidence, units: Sequence[EdgeUnit]) -> str:
+    """The unit a check of the rule-based reading speaks for (pure): the first unit of its step whose
+    text writes the checked formula verbatim, else a unit of its own (``step 2: x = 5``): no
+    review saw that formula, so no review's ``fine`` is about it."""
+    for u in units:
+        if u.step == ev.step and ev.source.strip() and written_verbatim(ev.source, u.text):
+            return u.id
+    return f"step {ev.step}: {ev.source[:80]}"
+
+
 def signals_from(evidence: Iterable[Evidence], scan: ScanResult, steps_of: Mapping[str, int],
-                 settings: Settings) -> list[Signal]:
+                 settings: Settings, units: Sequence[EdgeUnit] = ()) -> list[Signal]:
     """Every signal of the checks, the reviews and the scan (pure). Under ``nl_only`` the checks give none.
-    The scan's prior counts once per step (its most suspicious unit there)."""
+
+    A check of the model's tree speaks for its unit (``ev.edge``); one of the offline sieve's reading
+    (no unit) for the unit of ``units`` that writes its formula (``formula_unit``). One formula checked
+    twice (the sieve and a verbatim copy in a model obligation) counts once. The scan's prior counts
+    once per step (its most suspicious unit there)."""
     out: list[Signal] = []
     if "nl_only" not in settings.ablations:
-        out += [s for s in (evidence_signal(e, settings) for e in evidence) if s is not None]
+        seen: set[tuple[object, ...]] = set()
+        for e in evidence:
+            sig = evidence_signal(e, settings)
+            if sig is None:
+                continue
+            if e.edge is None:
+                sig = replace(sig, unit=formula_unit(e, units))
+            key = (sig.step, sig.unit, sig.source, sig.says, re.sub(r"\s+", "", e.claim))
+            if key not in seen:
+                seen.add(key)
+                out.append(sig)
     out += [review_signal(r, steps_of[r.edge]) for r in scan.reviews if r.edge in steps_of]
     top: dict[int, ScanCandidate] = {}
     for c in scan.candidates:
@@ -268,16 +382,16 @@ class EvidenceFusion:
 
     def fuse(self, ctx: RunContext, tree: StateTree, scan: ScanResult, evidence: list[Evidence]) -> FusionResult:
         steps_of = unit_steps(tree)
-        n = len(ctx.proof.steps)
+        n, units = len(ctx.proof.steps), len(tree.edges)
         scan = self._confirm(ctx, tree, scan, evidence, steps_of)
-        signals = signals_from(evidence, scan, steps_of, ctx.settings)
-        decision = decide(signals, n)
+        signals = signals_from(evidence, scan, steps_of, ctx.settings, tree.edges)
+        decision = with_floor(decide(signals, n, units=units), signals)
         extra: tuple[Evidence, ...] = ()
         if decision.step is not None and decision.leaning:
             more, extra = self._reexamine(ctx, scan, evidence, steps_of, decision)
             if more:
                 signals = [*signals, *more]
-                decision = decide(signals, n)
+                decision = with_floor(decide(signals, n, units=units), signals)
         if decision.step is not None:
             return FusionResult(first_error_step=decision.step, basis=decision.basis, reason=decision.reason,
                                 evidence=extra)
@@ -289,9 +403,10 @@ class EvidenceFusion:
     def _confirm(self, ctx: RunContext, tree: StateTree, scan: ScanResult, evidence: list[Evidence],
                  steps_of: Mapping[str, int]) -> ScanResult:
         """Independent re-samples of local reviews until the evidence settles: the earliest contested step
-        (``contested_step``) gets one more review of each of its units (a first review where a unit has
-        none), at most ``MAX_ROUNDS`` rounds per step and ``MAX_CONFIRMATIONS`` reviews per proof.
-        Returns the scan with the new reviews."""
+        (``contested_step``) gets one more review of the unit its score rests on (``deciding_unit``), or of
+        each of its units when that is no unit of the tree (a first review where a unit has none), at most
+        ``MAX_ROUNDS`` rounds per step and ``MAX_CONFIRMATIONS`` reviews per proof. Returns the scan with
+        the new reviews."""
         if ctx.llm is None:
             return scan
         from faithsieve.stages.scan import LLMScanner
@@ -300,12 +415,14 @@ class EvidenceFusion:
         rounds: dict[int, int] = {}
         spent = 0
         while spent < MAX_CONFIRMATIONS:
-            signals = signals_from(evidence, scan, steps_of, ctx.settings)
-            step = contested_step(signals, rounds)
+            signals = signals_from(evidence, scan, steps_of, ctx.settings, tree.edges)
+            step = contested_step(signals, rounds, units=len(tree.edges))
             if step is None:
                 break
             rounds[step] = rounds.get(step, 0) + 1
-            units = [e for e in tree.edges if e.step == step][:MAX_CONFIRM_UNITS]
+            unit = deciding_unit(signals, step)
+            units = [e for e in tree.edges if e.step == step and e.id == unit] or \
+                [e for e in tree.edges if e.step == step][:MAX_CONFIRM_UNITS]
             seen = {r.edge: r.sample for r in scan.reviews}
             new = []
             for e in units:
@@ -399,6 +516,6 @@ def _prefix_text(prefix: list[int], reviews: Iterable[Review], evidence: Iterabl
     return "\n\n".join(blocks)
 
 
-__all__ = ["CLEAR_AT", "MAX_CONFIRMATIONS", "contested_step", "DECIDE_AT", "RELIABILITY", "Decision", "EvidenceFusion", "Reexamination", "Signal",
+__all__ = ["CLEAR_AT", "MAX_CONFIRMATIONS", "contested_step", "DECIDE_AT", "RELIABILITY", "Decision", "EvidenceFusion", "Reexamination", "Signal", "STEP_SOURCES", "with_floor", "wrong_bar", "refutation_floor", "deciding_unit", "formula_unit",
            "SynthesisAnswer", "decide", "evidence_signal", "logit", "review_signal", "scan_signal", "signals_from",
            "step_scores", "unit_steps"]

@@ -14,12 +14,40 @@ Personas:
 
 - ``perfect``: every judgment is right. A unit (or step) is wrong exactly when its original step is
   the labelled first error; a whole-proof answer is the label.
-- ``noisy``: each judgment is right with a probability that falls with the amount of text it judges,
-  ``p(chars) = P_MIN + (P_MAX - P_MIN) · exp(-chars / L0)``: a short unit is judged more reliably than
-  a whole proof. A wrong whole-proof answer is another label, drawn uniformly; a wrong unit judgment is
-  the flipped verdict; a model-written equation is, with probability 1 - p, miscopied (its result
-  changed). The draw is a hash of the request (its text, temperature and seed), so a re-sample at
-  another seed is independent and a rerun is identical.
+- ``noisy``: each judgment is right with a probability that falls with the number of claims in the
+  text it judges (``accuracy``, the noise model below). A wrong whole-proof answer is another label,
+  drawn uniformly; a wrong unit judgment is the flipped verdict; a model-written equation is, with
+  probability 1 - p, miscopied (its result changed). Draws are hashes of the request, so a rerun is
+  identical; a re-sample (another seed, temperature > 0) repeats the first sample's draw with
+  probability ``RHO`` and is otherwise independent.
+
+The noise model. A judgment of a text is a search for its one decisive claim; the model's scrutiny
+is spread over every claim it is shown, so the more claims, the likelier the decisive one is misread
+(an error missed, or a false alarm raised on a sound claim). With ``n`` claims (sentences and
+clauses, counted by this file's own ``clauses``)::
+
+    p(n) = P_MIN + (P_MAX - P_MIN) * exp(-(n - 1) / K),   P_MAX = 0.95, P_MIN = 0.55, K = 3
+
+One claim is judged right 95 % of the time; a step of two or three clauses 0.84-0.76; a whole proof
+of ten clauses about 0.57. The whole-proof figure is set by the paper's smaller backbone (Qwen3.5-9B
+judging directly: 61.0 % exact on ProofLoc-University, 53.7 % on its olympiad set) and the unit
+figure by its finding that the same model, judging one EdgeUnit at a time, gains 17 points. A coarse
+unit (a whole step, as under ``no_local_edges``) holds more claims than a sub-step and is judged
+less reliably; the judgment's reliability is the persona's, never the method's: the persona only
+knows the label, to decide whether its noise draw makes an answer right or wrong. Errors of one model
+are correlated across samples (what it misreads once it tends to misread again), so a re-sample
+repeats the first sample's error with probability ``RHO = 0.5``.
+
+Which unit holds the error: the label names a step, and a step split into sub-steps has one
+erroneous move. The persona takes it to be the step's conclusion, its last clause (a step derives
+its claim last); a unit is truly wrong when it is from the labelled step and writes that clause (a
+whole step does). The others are sound, and a right review of them says so.
+
+The perfect and noisy personas decompose each step into its clauses, verbatim (so the formulas they
+write are the proof's own and typed obligations can check them); the saboteur writes its own.
+- ``dismissive``: a weak model that finds nothing wrong: its decomposition keeps each step as one
+  sub-step with every clause that writes a relation replaced by "the result" (the claim is
+  dropped), and every judgment (scan, review, synthesis, judge) says the proof is fine.
 - ``saboteur``: well-formed adversarial answers (a decomposition that swaps a result, every unit
   flagged, false equations built from the unit's own numbers, a gate that passes everything, whole-proof
   answers that name step 1) and, every fourth call, an unreadable answer.
@@ -38,17 +66,52 @@ from typing import Any, Literal
 
 from tests.llm.fakeserver import Reply
 
-P_MAX, P_MIN, L0 = 0.95, 0.55, 1200.0
-Kind = Literal["perfect", "noisy", "saboteur"]
+P_MAX, P_MIN, K, RHO = 0.95, 0.55, 3.0, 0.5
+MAX_PIECES = 4
+"""Most sub-steps the personas write for one step (the rest stays with the last)."""
+Kind = Literal["perfect", "noisy", "saboteur", "dismissive"]
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z$\\(])")
 _EQUATION = re.compile(r"(?<![\w.^])(\d+(?:\s*[-+*/]\s*\d+)+)\s*=\s*(\d+)(?![\w.^])")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.])")
 
 
-def accuracy(chars: int) -> float:
-    """Chance that a judgment of ``chars`` characters of text is right (noisy persona)."""
-    return P_MIN + (P_MAX - P_MIN) * math.exp(-max(0, chars) / L0)
+def accuracy(claims: int) -> float:
+    """Chance that a judgment of a text holding ``claims`` claims is right (noisy persona; see above)."""
+    return P_MIN + (P_MAX - P_MIN) * math.exp(-(max(1, claims) - 1) / K)
+
+
+_CLAUSE_CUT = re.compile(r"(?<=[.!?])\s+(?=[A-Z$\\(])|(?<=;)\s+|(?<=,)\s+(?=(?:so|hence|thus|therefore|then|which|"
+                         r"and so|and hence|and thus|giving|yielding|i\.e\.|that is|whence|since|because|showing|"
+                         r"proving|where|but)\b)")
+
+
+def clauses(text: str) -> list[str]:
+    """The text's clauses, verbatim: sentences, cut again at semicolons and at a comma before a
+    consequence word (", so", ", hence", ", which", ...); never inside ``$...$`` math."""
+    out: list[str] = []
+    start = 0
+    for m in _CLAUSE_CUT.finditer(text):
+        if text.count("$", 0, m.start()) % 2 or text.count("\\(", 0, m.start()) > text.count("\\)", 0, m.start()):
+            continue  # inside math
+        piece = text[start:m.start()].strip()
+        if piece:
+            out.append(piece)
+        start = m.end()
+    tail = text[start:].strip()
+    if tail:
+        out.append(tail)
+    return out or [text.strip()]
+
+
+def claims(text: str) -> int:
+    return len(clauses(text))
+
+
+def pieces(step: str) -> list[str]:
+    """The sub-steps the perfect and noisy personas write for one step: its clauses, at most
+    ``MAX_PIECES`` (the rest stays with the last)."""
+    cl = clauses(step.strip())
+    return cl if len(cl) <= MAX_PIECES else [*cl[: MAX_PIECES - 1], " ".join(cl[MAX_PIECES - 1:])]
 
 
 @dataclass(frozen=True)
@@ -91,6 +154,8 @@ class Persona:
             return "I cannot tell which problem this is."
         if self.kind == "saboteur" and not retry and self._hash(user, body, "garbage") < 0.25:
             return "Certainly! The proof looks " + ("fine" if self.calls % 2 else "wrong") + " to me."
+        if self.kind == "dismissive" and prompt_id in _DISMISSIVE:
+            return _DISMISSIVE[prompt_id](item, user)
         handler = getattr(self, f"_{prompt_id}", None)
         if handler is None:
             return json.dumps({"answer": "correct", "reason": "unknown prompt"})
@@ -108,17 +173,30 @@ class Persona:
         key = f"{self.seed}|{salt}|{body.get('temperature')}|{body.get('seed')}|{user}"
         return int(hashlib.sha256(key.encode()).hexdigest()[:12], 16) / 16 ** 12
 
-    def _right(self, user: str, body: dict[str, Any], chars: int, salt: str) -> bool:
+    def _right(self, user: str, body: dict[str, Any], n_claims: int, salt: str) -> bool:
+        """Whether this judgment of ``n_claims`` claims is right (always, for the perfect persona). A
+        re-sample (a seed is set) repeats the first sample's draw with probability ``RHO``."""
         if self.kind == "perfect":
             return True
-        return self._hash(user, body, salt) < accuracy(chars)
+        draw = self._hash(user, {}, salt)  # the first sample's draw
+        if body.get("seed") and self._hash(user, body, salt + "rho") >= RHO:
+            draw = self._hash(user, body, salt)  # an independent draw
+        return draw < accuracy(n_claims)
+
+    def _unit_wrong(self, item: Item, step: int, text: str) -> bool:
+        """The unit (of ``step``, writing ``text``) holds the labelled error: it is from the labelled step and
+        writes that step's last clause, or is part of it (see the module docstring)."""
+        if step != item.label:
+            return False
+        last, unit = _letters(clauses(item.steps[step - 1])[-1]), _letters(text)
+        return not unit or last in unit or unit in last
 
     def _label_answer(self, item: Item, user: str, body: dict[str, Any], salt: str) -> str:
         n = len(item.steps)
         if self.kind == "saboteur":
             return json.dumps({"answer": "step 1", "reason": "the first step is unjustified"})
         truth = "correct" if item.label is None else f"step {item.label}"
-        if self._right(user, body, sum(map(len, item.steps)), salt):
+        if self._right(user, body, _proof_claims(item), salt):
             return json.dumps({"answer": truth, "reason": "read the whole proof"})
         others = [a for a in ["correct", *(f"step {k}" for k in range(1, n + 1))] if a != truth]
         pick = others[int(self._hash(user, body, salt + "pick") * len(others)) % len(others)]
@@ -137,12 +215,10 @@ class Persona:
     def _decompose(self, item: Item, user: str, body: dict[str, Any]) -> str:
         subs = []
         for k, step in enumerate(item.steps, 1):
-            pieces = [p for p in _SENTENCE.split(step.strip()) if p.strip()] or [step.strip()]
-            if len(pieces) > 3:  # at most three pieces: the rest stays with the last
-                pieces = [*pieces[:2], " ".join(pieces[2:])]
+            cut = pieces(step)
             if self.kind == "saboteur":
-                pieces = [_swap_result(p, step) for p in pieces]
-            subs += [{"id": f"{k}.{i}", "step": k, "text": p, "scope": ""} for i, p in enumerate(pieces, 1)]
+                cut = [_swap_result(p, step) for p in cut]
+            subs += [{"id": f"{k}.{i}", "step": k, "text": p, "scope": ""} for i, p in enumerate(cut, 1)]
         return json.dumps({"substeps": subs})
 
     def _decompose_tree(self, item: Item, user: str, body: dict[str, Any]) -> str:
@@ -169,14 +245,16 @@ class Persona:
         return json.dumps({"states": states, "edges": edges})
 
     def _scan(self, item: Item, user: str, body: dict[str, Any]) -> str:
-        units = re.findall(r"(?m)^\[(e\d+)\] step (\d+)", user)
-        chars = sum(map(len, item.steps))
+        # one call judges every unit of the proof: the noise of the whole proof's claims
+        units = [(m.group(1), int(m.group(2)), (re.search(r"(?m)^\s+text: (.*)$", m.group(3)) or _NO_TEXT).group(1))
+                 for m in re.finditer(r"(?ms)^\[(e\d+)\] step (\d+)(.*?)(?=^\[e\d+\]|\Z)", user)]
+        n = _proof_claims(item)
         out = []
-        for uid, step in units:
-            wrong = int(step) == item.label
+        for uid, step, text in units:
+            wrong = self._unit_wrong(item, step, text)
             if self.kind == "saboteur":
                 wrong = True
-            elif not self._right(user, body, chars, f"scan{uid}"):
+            elif not self._right(user, body, n, f"scan{uid}"):
                 wrong = not wrong
             out.append({"unit_id": uid, "suspicion": 0.9 if wrong else 0.1, "likely_wrong": wrong,
                         "should_formalize": False, "error_type_prior": [], "reason": "first read"})
@@ -184,17 +262,26 @@ class Persona:
         return json.dumps({"overall_verdict": overall, "candidates": out})
 
     def _review(self, item: Item, user: str, body: dict[str, Any]) -> str:
-        step_m = re.search(r"(?m)^Unit e\d+ \(step (\d+)", user)
-        text_m = re.search(r"(?m)^Text: (.*)$", user)
-        step = int(step_m.group(1)) if step_m else 0
-        wrong = step == item.label
+        step, text = self._judged_unit(item, user)
+        wrong = self._unit_wrong(item, step, text)
         if self.kind == "saboteur":
             wrong = True
-        elif not self._right(user, body, len(text_m.group(1)) if text_m else 2000, "review"):
+        elif not self._right(user, body, claims(text) if text else _proof_claims(item), "review"):
             wrong = not wrong
         return json.dumps({"verdict": "incorrect" if wrong else "correct", "suspicion": 0.9 if wrong else 0.1,
                            "error_type": "unjustified_claim" if wrong else "", "should_formalize": False,
                            "translation_difficulty": "medium", "reason": "looked at this move alone"})
+
+    def _judged_unit(self, item: Item, user: str) -> tuple[int, str]:
+        """The step and text of the unit a review judges: its ``Text:`` line and the step it names; else the
+        last of the item's steps whose text the prompt quotes (judged whole)."""
+        step_m = re.search(r"(?m)^Unit e\d+ \(step (\d+)", user)
+        text_m = re.search(r"(?m)^Text: (.*)$", user)
+        if step_m and text_m:
+            return int(step_m.group(1)), text_m.group(1)
+        flat = _letters(user)
+        quoted = [k for k, st in enumerate(item.steps, 1) if _letters(st) and _letters(st) in flat]
+        return (quoted[-1], item.steps[quoted[-1] - 1]) if quoted else (0, "")
 
     def _obligations(self, item: Item, user: str, body: dict[str, Any]) -> str:
         text_m = re.search(r"(?m)^text: (.*)$", user)
@@ -205,7 +292,7 @@ class Persona:
         if self.kind == "saboteur":
             nums = _NUMBER.findall(text)
             equation = f"{nums[0]} = {int(nums[0]) + 1}" if nums else None
-        elif equation is not None and eq is not None and not self._right(user, body, len(text), "copy"):
+        elif equation is not None and eq is not None and not self._right(user, body, claims(text), "copy"):
             equation = f"{eq.group(1)} = {int(eq.group(2)) + 1}"  # a miscopied result
         out = [{"slot": s, "claim": text[:2000] or "the move holds", "equation": equation if i == 0 else None,
                 "use_formal": True, "translation_confidence": 0.8, "priority": 0.5, "reason": "as written"}
@@ -220,7 +307,7 @@ class Persona:
         faithful = _squash(statement) in _squash(source)
         if self.kind == "saboteur":
             faithful = True
-        elif not self._right(user, body, len(statement) + len(source), "gate"):
+        elif not self._right(user, body, claims(source), "gate"):
             faithful = not faithful
         level = 1 if faithful else 0.25
         return json.dumps({"premise_slots": [], "conclusion_slots": [{"slot": statement[:200], "match": level}],
@@ -235,10 +322,49 @@ class Persona:
         if self.kind == "saboteur":
             return json.dumps({"earlier_step": listed[0] if listed else None, "reason": "sabotage"})
         truth = item.label if item.label in listed else None
-        if not self._right(user, body, sum(map(len, item.steps)), "reexamine"):
+        if not self._right(user, body, _proof_claims(item), "reexamine"):
             options = [k for k in [None, *listed] if k != truth]
             truth = options[int(self._hash(user, body, "rx") * len(options)) % len(options)] if options else truth
         return json.dumps({"earlier_step": truth, "reason": "looked again"})
+
+
+_CLAUSE_WITH_RELATION = re.compile(r"[^.,;:!?]*[=<>≤≥][^.,;:!?]*")
+
+
+def _dismissive_decompose(item: Item, user: str) -> str:
+    subs = [{"id": f"{k}.1", "step": k, "text": _CLAUSE_WITH_RELATION.sub(" the result", step).strip() or "We go on.",
+             "scope": ""} for k, step in enumerate(item.steps, 1)]
+    return json.dumps({"substeps": subs})
+
+
+def _dismissive_scan(item: Item, user: str) -> str:
+    units = re.findall(r"(?m)^\[(e\d+)\] step (\d+)", user)
+    return json.dumps({"overall_verdict": "likely_correct", "candidates": [
+        {"unit_id": uid, "suspicion": 0.05, "likely_wrong": False, "should_formalize": False, "error_type_prior": [],
+         "reason": "looks fine"} for uid, _ in units]})
+
+
+_FINE_REVIEW = json.dumps({"verdict": "correct", "suspicion": 0.05, "error_type": "", "should_formalize": False,
+                           "translation_difficulty": "easy", "reason": "fine"})
+_DISMISSIVE = {
+    "decompose": _dismissive_decompose,
+    "repair_check": lambda item, user: json.dumps({"flags": []}),
+    "scan": _dismissive_scan,
+    "review": lambda item, user: _FINE_REVIEW,
+    "obligations": lambda item, user: json.dumps({"obligations": []}),
+    "synthesis": lambda item, user: json.dumps({"answer": "correct", "reason": "fine"}),
+    "judge": lambda item, user: json.dumps({"answer": "correct", "reason": "fine"}),
+    "graph_judge": lambda item, user: json.dumps({"answer": "correct", "reason": "fine"}),
+    "reexamine": lambda item, user: json.dumps({"earlier_step": None, "reason": "fine"}),
+}
+"""The dismissive persona's answer per prompt id (the others: as the perfect persona)."""
+
+
+_NO_TEXT = re.compile(r"(.*)").match("")
+
+
+def _proof_claims(item: Item) -> int:
+    return sum(claims(st) for st in item.steps)
 
 
 def _squash(text: str) -> str:

@@ -8,14 +8,37 @@ from pathlib import Path
 
 import pytest
 
-from tests.llm.persona import Item, Persona, accuracy
+from tests.llm.persona import Item, Persona, accuracy, clauses
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets" / "raw" / "proofloc-university"
 
 
-def test_noise_falls_with_the_length_judged() -> None:
-    assert accuracy(0) == pytest.approx(0.95)
-    assert accuracy(150) > accuracy(1100) > accuracy(5000) > 0.55
+def test_noise_falls_with_the_claims_judged() -> None:
+    assert accuracy(1) == pytest.approx(0.95)
+    assert accuracy(1) > accuracy(3) > accuracy(10) > accuracy(40) > 0.55
+
+
+def test_clauses_are_verbatim_and_never_cut_inside_math() -> None:
+    step = "Let $a, so b$ be given, so a = 2; hence b = 4. Then $c$ follows, since c = a + b."
+    cut = clauses(step)
+    assert cut == ["Let $a, so b$ be given,", "so a = 2;", "hence b = 4.", "Then $c$ follows,", "since c = a + b."]
+    assert all(piece in step for piece in cut)
+    assert clauses("One claim.") == ["One claim."]
+
+
+def test_only_the_unit_that_writes_the_steps_conclusion_holds_the_error() -> None:
+    item = Item("Show that 9 is a square.", ("We know 9 = 3 * 3.", "Since 3 is odd, so 9 = 3 * 4."), 2)
+    p = Persona([item], kind="perfect")
+    assert p._unit_wrong(item, 2, "so 9 = 3 * 4.") and p._unit_wrong(item, 2, item.steps[1])
+    assert not p._unit_wrong(item, 2, "Since 3 is odd,") and not p._unit_wrong(item, 1, item.steps[0])
+
+
+def test_a_resample_repeats_the_first_draw_about_half_the_time() -> None:
+    p = Persona([], kind="noisy")
+    same = sum(p._right(f"unit {i}", {"seed": 1, "temperature": 0.7}, 30, "review")
+               == p._right(f"unit {i}", {}, 30, "review") for i in range(2000))
+    # with RHO = 0.5 and p(30) ~ 0.55: agreement 0.5 + 0.5 * (p^2 + (1 - p)^2) ~ 0.75
+    assert 0.7 < same / 2000 < 0.8
 
 
 def test_the_persona_finds_the_item_and_answers_its_label() -> None:

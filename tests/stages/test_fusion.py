@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import networkx as nx
 import pytest
@@ -19,6 +20,8 @@ from faithsieve.stages.fusion import (
     contested_step,
     decide,
     evidence_signal,
+    logit,
+    wrong_bar,
 )
 
 K = ObligationKind
@@ -118,7 +121,8 @@ def test_contested_step() -> None:
     assert contested_step([sig(2, "wrong")], {2: 3}) is None                       # rounds spent
     assert contested_step([sig(2, "wrong"), sig(2, "fine")]) == 2                   # a tie: sample again
     assert contested_step([sig(2, "wrong"), sig(2, "fine"), sig(2, "fine")]) is None  # cleared
-    assert contested_step([sig(2, "wrong", "checked"), sig(2, "fine")]) == 2        # decided but contested
+    assert contested_step([sig(2, "wrong"), sig(2, "wrong"), sig(2, "fine")]) == 2  # decided but contested
+    assert contested_step([sig(2, "wrong", "checked"), sig(2, "fine")]) is None     # an exact refutation is final
     assert contested_step([sig(2, "wrong", "checked"), sig(3, "wrong")]) is None    # after the decided step
     assert contested_step([sig(2, "wrong", "scan")]) is None                        # the scan alone asks nothing
     assert contested_step([sig(2, "wrong", "checked"), sig(2, "fine", "checked", 0.6)]) is None  # a verified claim
@@ -148,11 +152,13 @@ def test_reliable_refutation_without_prefix_needs_no_model(scripted: type) -> No
 def test_a_review_flag_is_confirmed_by_a_second_sample(scripted: type) -> None:
     scan = ScanResult(reviews=tuple(Review(edge=f"e{k}", verdict="incorrect" if k == 3 else "correct")
                                     for k in range(1, 6)))
-    llm = scripted({"review": [review_json("incorrect", "3 + 4 is not 8")]})
+    llm = scripted({"review": [review_json("incorrect", "3 + 4 is not 8")] * 2})
     result, _ = fuse(llm, scan, [])
+    # five units judged: the bar is logit(0.9) + ln 5 = 3.8, so a review and one agreeing re-sample (3.5) are
+    # not enough; a third agreeing judgment is
     assert (result.first_error_step, result.basis) == (3, "reviewed")
-    (req,) = llm.calls("review")
-    assert req.temperature >= 0.7 and req.seed == 1   # an independent sample, not a cache hit of the first
+    reqs = llm.calls("review")
+    assert all(r.temperature >= 0.7 for r in reqs) and [r.seed for r in reqs] == [1, 2]  # independent samples
     assert not llm.calls("synthesis")
 
 
@@ -166,15 +172,49 @@ def test_a_flag_two_more_samples_deny_is_cleared(scripted: type) -> None:
     assert [r.seed for r in llm.calls("review")] == [1, 2]
 
 
-def test_a_false_checked_refutation_twice_dismissed_is_overruled(scripted: type) -> None:
+def test_a_checked_refutation_every_model_judgment_dismisses_still_stands(scripted: type) -> None:
     scan = ScanResult(reviews=tuple(Review(edge=f"e{k}", verdict="correct") for k in range(1, 6)))
-    llm = scripted({"review": [review_json("correct", "a trial value; the conclusion holds")] * 3,
-                    "synthesis": ['{"answer": "correct", "reason": "the refuted value was a trial"}']})
+    llm = scripted({"synthesis": ['{"answer": "correct", "reason": "the refuted value was a trial"}']})
     result, _ = fuse(llm, scan, [ev(2)])
-    # 0.99 checked against four agreeing reviews (0.85 each): below the bar, but never cleared by reviews
-    # alone (a model that calls everything fine must not erase an exact refutation): the synthesis decides
-    assert result.first_error_step is None and result.basis == "judged"
-    assert len(llm.calls("review")) == 3 and len(llm.calls("synthesis")) == 1
+    # the refutation floor: a formula the proof writes is false as written; no model "fine" moves the answer
+    # past it, and the step is neither re-sampled nor sent to the synthesis (nothing could move it later)
+    assert (result.first_error_step, result.basis) == (2, "checked")
+    assert llm.requests == []
+
+
+@pytest.mark.parametrize(("answer", "step", "basis"), [
+    ('{"earlier_step": 1, "reason": "the premise is misquoted"}', 1, "reviewed"),  # earlier: the model may say so
+    ('{"earlier_step": null, "reason": "fine"}', 3, "checked"),                    # never correct past the floor
+    ("I cannot say.", 3, "checked"),                                               # unreadable: the floor stands
+])
+def test_judgments_may_only_move_the_answer_before_an_exact_refutation(scripted: type, answer: str, step: int,
+                                                                        basis: str) -> None:
+    # the unit that writes the refuted formula is reviewed fine twice; step 1 leans wrong (one review, 3 more
+    # samples unsure): the floor decides at step 3 after the re-examination of step 1
+    reviews = (Review(edge="e3", verdict="correct"), Review(edge="e3", verdict="correct", sample=1),
+               Review(edge="e1", verdict="incorrect"), Review(edge="e1", verdict="incorrect", sample=1))
+    llm = scripted({"review": [review_json("uncertain")] * 3, "reexamine": [answer] * 2})
+    result, _ = fuse(llm, ScanResult(reviews=reviews), [ev(3)])
+    assert (result.first_error_step, result.basis) == (step, basis)
+    assert llm.calls("reexamine") and not llm.calls("synthesis")
+
+
+def test_wrong_bar_rises_with_the_units_judged() -> None:
+    assert wrong_bar(1) == pytest.approx(logit(0.9))
+    assert wrong_bar(12) == pytest.approx(logit(0.9) + math.log(12))
+    # one unit: a review and its agreeing re-sample decide; twelve units: they do not, a third sample does
+    two, three = [sig(2, "wrong")] * 2, [sig(2, "wrong")] * 3
+    assert decide(two, 5).step == 2 and decide(two, 5, units=12).step is None and decide(three, 5, units=12).step == 2
+
+
+def test_reviews_of_other_units_do_not_cancel_a_flag() -> None:
+    # units of one step: e3a fine, e3b wrong twice: the step is wrong (any move wrong), not a tie
+    d = decide([Signal(3, "fine", "review", 0.85, unit="e3a"), Signal(3, "wrong", "review", 0.85, unit="e3b"),
+                Signal(3, "wrong", "review", 0.85, unit="e3b")], 5)
+    assert (d.step, d.basis) == (3, "reviewed")
+    # the same three signals about one unit: 1.73 log-odds, below the bar
+    one = decide([Signal(3, "fine", "review", 0.85, unit="e3"), *[Signal(3, "wrong", "review", 0.85, unit="e3")] * 2], 5)
+    assert one.step is None
 
 
 def test_reviews_alone_never_clear_a_checked_refutation() -> None:
@@ -190,11 +230,13 @@ def test_every_unit_reviewed_fine_is_correct_with_no_synthesis(scripted: type) -
 
 
 def test_prefix_reexamination_adds_a_signal(scripted: type) -> None:
-    reviews = (Review(edge="e2", verdict="incorrect", reason="sign error"),)
+    reviews = (Review(edge="e2", verdict="incorrect", reason="sign error"),
+               Review(edge="e2", verdict="incorrect", reason="sign error", sample=1), Review(edge="e4", verdict="incorrect"))
     llm = scripted({"review": [review_json("uncertain")] * 3,
                     "reexamine": ['After looking again: {"earlier_step": "step 2", "reason": "the sign flips"}']})
     result, _ = fuse(llm, ScanResult(reviews=reviews), [formal(4)])
-    # review (0.85) + re-examination (0.65) on step 2 reach the bar before step 4's formal refutation
+    # step 4: a gated formal refutation that a review agrees with (3.9) reaches the bar (3.8); two reviews
+    # (3.5) + the re-examination (0.6) on step 2 reach it before
     assert (result.first_error_step, result.basis) == (2, "reviewed")
     prompt = llm.calls("reexamine")[0].messages[1].content
     assert "Step 2" in prompt and "sign error" in prompt
