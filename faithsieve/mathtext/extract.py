@@ -405,6 +405,9 @@ $2047 = 23 \cdot 87$"): the delimiter marks where the formula begins, so its fir
 tail of what was computed (a sentence that tests still asserts nothing)."""
 
 
+_SUBJECT_VERB = re.compile(r"(?:^|[.;:!?\n]\s{0,3}|,\s{0,3})(?:[Ww]e|[Tt]his|[Ww]hich|[Tt]hat|[Ii]t)\s{1,3}(?:then\s{1,3})?\Z")
+
+
 def _claim_lead(text: str, before: Token | None, latex: bool = False) -> bool:
     """The word before a formula is a verb or connective that states it ("We have 91 = 7 × 13",
     "then $5 = 2 + 3$", "we find $2047 = 23 \cdot 87$"), in a sentence that tests nothing: the first
@@ -416,7 +419,10 @@ def _claim_lead(text: str, before: Token | None, latex: bool = False) -> bool:
         return False
     lead = m.group(1).lower()
     delimited = latex and before.value == _LEAD_IN and bool(re.search(r"(?:\$|\\\(|\\\[)\s{0,2}\Z", text[max(0, before.end - 4) : before.end]))
-    if lead not in _CLAIM_LEADS and not (delimited and lead in _RESULT_LEADS):
+    # in plain text a result verb states the formula when its subject stands right before it ("We find
+    # 221 = 13 × 17", "This gives 135 = 9 × 15"), at the start of a clause: nothing computed precedes it
+    stated = lead in _RESULT_LEADS and lead != "is" and _SUBJECT_VERB.search(text, max(0, m.start() - 40), m.start()) is not None
+    if lead not in _CLAIM_LEADS and not ((delimited or stated) and lead in _RESULT_LEADS):
         return False
     return _TRIAL_WORDS.search(sentence_tail(text[max(0, before.end - 160) : before.end])) is None
 
