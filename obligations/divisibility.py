@@ -35,8 +35,10 @@ from faithsieve.mathtext.ast import BinOp, Expr, Pow, Rel
 MAX_ORDER = 10**6
 """The largest order whose prime divisors are listed (trial division, at most a thousand steps)."""
 
-_MID = re.compile(_INT_FIRST + _SEP + r"(\\mid|∣|\\nmid|∤|%s)" % _word(r"divides") + _SEP + _INT)
-_DIVISIBLE = re.compile(_INT_FIRST + _SEP + r"is\s{1,3}(?:evenly\s{1,3})?divisible\s{1,3}by" + _SEP + _INT)
+# the divided number ends the operand: ``4 \mid 3k``, ``4 \mid 3(q + 1)``, ``7 \mid 2 \cdot 7`` divide more than it
+_ENDS = r"(?![A-Za-z(\[{]|\s{0,2}(?:\\(?:cdot|times|left|frac|sqrt)|[*·×^/+\-−(]))"
+_MID = re.compile(_INT_FIRST + _SEP + r"(\\mid|∣|\\nmid|∤|%s)" % _word(r"divides") + _SEP + _INT + _ENDS)
+_DIVISIBLE = re.compile(_INT_FIRST + _SEP + r"is\s{1,3}(?:evenly\s{1,3})?divisible\s{1,3}by" + _SEP + _INT + _ENDS)
 # an integer power written out: 2^{10}, 2^10, 3^{2}
 _POWER = r"(?<![\d.,])(\d{1,9})\s{0,2}\^\s{0,2}(?:\{\s{0,2}(\d{1,6})\s{0,2}\}|(\d{1,6}))"
 _MOD = r"(?:\(\s{0,3}(?:\\?mod|\\bmod|\\mathrm\{mod\}|\\text\{mod\}|\\operatorname\{mod\}|modulo)|\\pmod|\\mod|\\bmod|\bmod|\bmodulo)\s{0,3}\{?\s{0,3}"

@@ -10,8 +10,10 @@ satisfy it. The obligation is made only when
   never a definition ``x = 3`` nor a relation in several letters, whose other letters the proof may fix);
 - the step states the value as a root: its sentence names roots, zeros or solutions, or concludes
   (therefore, hence, thus), or gives the value as one of alternatives (``x = 0 or x = 7``);
-- the value is asserted (not supposed, tested, denied or questioned), and the tree found no premise
-  for it (a value the tree derives from a written relation has its own obligation).
+- the value is asserted (not supposed, tested, denied or questioned), the tree found no premise for it
+  (a value the tree derives from a written relation has its own obligation), and the proof has written
+  no equation in the unknown before it ("the squared equation has the roots x = 2 and x = 9" names
+  the roots of an equation the proof derived, which need not be the problem's).
 """
 
 from __future__ import annotations
@@ -66,10 +68,15 @@ def root_obligations(tree: StateTree, proof: Proof) -> list[SolutionObligation]:
         return []
     steps = {s.index: s.text for s in proof.steps}
     out: list[SolutionObligation] = []
+    derived: set[str] = set()  # unknowns the proof has written an equation in so far (edge order is text order)
     for edge in tree.edges:
-        if edge.type != TransitionType.DEFINITION:
-            continue
         ctx = tree.contexts.get(edge.id)
+        if edge.type != TransitionType.DEFINITION:
+            if ctx is not None and ctx.rel is not None:
+                derived |= variables(ctx.rel.lhs) | variables(ctx.rel.rhs)
+            continue
+        if ctx is not None and ctx.definition_of in derived:
+            continue  # "the squared equation has the roots x = 2 and x = 9": the roots of an equation the proof wrote
         if ctx is None or ctx.formula is None or ctx.rel is None or ctx.definition_of not in eqs:
             continue
         if ctx.premises or ctx.system is not None or ctx.negated or ctx.supposed or ctx.hypothetical or ctx.reductio:
