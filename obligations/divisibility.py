@@ -23,8 +23,8 @@ import re
 from faithsieve.obligations.models import ArithmeticObligation
 from faithsieve.obligations.wordclaims import INT as _INT
 from faithsieve.obligations.wordclaims import INT_FIRST as _INT_FIRST
-from faithsieve.obligations.wordclaims import Found, closed_claims
 from faithsieve.obligations.wordclaims import SEP as _SEP
+from faithsieve.obligations.wordclaims import Found, closed_claims
 from faithsieve.obligations.wordclaims import glued as _glued
 from faithsieve.obligations.wordclaims import num as _num
 from faithsieve.obligations.wordclaims import word as _word

@@ -400,7 +400,7 @@ _TRIAL_WORDS = re.compile(r"(?i)\b(?:plug\w*|substitut\w*|try|trying|test\w*|che
 
 
 _RESULT_LEADS = frozenset({"get", "find", "obtain", "gives", "give", "yields", "yield", "is"})
-"""Verbs of a result that state the formula after them when a math delimiter opens it ("We find
+r"""Verbs of a result that state the formula after them when a math delimiter opens it ("We find
 $2047 = 23 \cdot 87$"): the delimiter marks where the formula begins, so its first member is not the
 tail of what was computed (a sentence that tests still asserts nothing)."""
 
@@ -409,7 +409,7 @@ _SUBJECT_VERB = re.compile(r"(?:^|[.;:!?\n]\s{0,3}|,\s{0,3})(?:[Ww]e|[Tt]his|[Ww
 
 
 def _claim_lead(text: str, before: Token | None, latex: bool = False) -> bool:
-    """The word before a formula is a verb or connective that states it ("We have 91 = 7 × 13",
+    r"""The word before a formula is a verb or connective that states it ("We have 91 = 7 × 13",
     "then $5 = 2 + 3$", "we find $2047 = 23 \cdot 87$"), in a sentence that tests nothing: the first
     member is the formula's own, not the tail of a phrase."""
     if before is None:
