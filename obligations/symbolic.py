@@ -177,6 +177,11 @@ class SympyChecker:
             return Verified("sympy-numeric", "equal to 40 significant digits")
         if tol and abs(dv) < sympy.Rational(tol.numerator, tol.denominator):
             return Verified("sympy-rounding", "agrees to the precision shown")
+        if d.is_Rational and not (approx or c.op == "~"):
+            # both sides exact and their difference a nonzero rational (``\sin(\pi/3)^2 = 1`` is 3/4 = 1):
+            # no irrational value is being rounded, so the sides differ as written
+            cx = {"lhs": str(a), "rhs": str(b), "difference": str(d)}
+            return Refuted("sympy", cx, "sides differ exactly (rational difference)")
         if isinstance(c.rhs, Num) and c.rhs.decimals == 0 and c.rhs.value != 0 and abs(dv) < 1 and not tol:
             return Unknown(self.name, "integer written for an irrational value")
         if (approx or c.op == "~") and abs(dv) / mag <= sympy.Rational(5, 100):

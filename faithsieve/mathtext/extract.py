@@ -365,7 +365,7 @@ def _parse_run(toks: list[Token], before: Token | None, after: Token | None, lat
     named = bool(toks) and toks[0].kind == REL and toks[0].value == "=" and bool(run) and run[0] is toks[1]
     if not run or not (named or any(t.kind == REL for t in run)):
         return None
-    if run[0] is toks[0] and _wordlike(before) and _continues_phrase(run, before, text):
+    if run[0] is toks[0] and _wordlike(before) and _continues_phrase(run, before, text, latex):
         cut_left = True
     right = _right_edge(run, toks, after, text)
     if right is None:
@@ -420,14 +420,30 @@ _LAST_WORD = re.compile(r"([A-Za-z]+)[\s$(\\\[]{0,4}$")
 _TRIAL_WORDS = re.compile(r"(?i)\b(?:plug\w*|substitut\w*|try|trying|test\w*|check\w*|if|suppose|assum\w*|verif\w*|when)\b")
 
 
-def _claim_lead(text: str, before: Token | None) -> bool:
-    """The word before a formula is a verb or connective that states it ("We have 91 = 7 × 13",
-    "then $5 = 2 + 3$"), in a sentence that tests nothing: the first member is the formula's own, not
-    the tail of a phrase."""
+_RESULT_LEADS = frozenset({"get", "find", "obtain", "gives", "give", "yields", "yield", "is"})
+r"""Verbs of a result that state the formula after them when a math delimiter opens it ("We find
+$2047 = 23 \cdot 87$"): the delimiter marks where the formula begins, so its first member is not the
+tail of what was computed (a sentence that tests still asserts nothing)."""
+
+
+_SUBJECT_VERB = re.compile(r"(?:^|[.;:!?\n]\s{0,3}|,\s{0,3})(?:[Ww]e|[Tt]his|[Ww]hich|[Tt]hat|[Ii]t)\s{1,3}(?:then\s{1,3})?\Z")
+
+
+def _claim_lead(text: str, before: Token | None, latex: bool = False) -> bool:
+    r"""The word before a formula is a verb or connective that states it ("We have 91 = 7 × 13",
+    "then $5 = 2 + 3$", "we find $2047 = 23 \cdot 87$"), in a sentence that tests nothing: the first
+    member is the formula's own, not the tail of a phrase."""
     if before is None:
         return False
     m = _LAST_WORD.search(text, max(0, before.end - 24), before.end)
-    if m is None or m.group(1).lower() not in _CLAIM_LEADS:
+    if m is None:
+        return False
+    lead = m.group(1).lower()
+    delimited = latex and before.value == _LEAD_IN and bool(re.search(r"(?:\$|\\\(|\\\[)\s{0,2}\Z", text[max(0, before.end - 4) : before.end]))
+    # in plain text a result verb states the formula when its subject stands right before it ("We find
+    # 221 = 13 × 17", "This gives 135 = 9 × 15"), at the start of a clause: nothing computed precedes it
+    stated = lead in _RESULT_LEADS and lead != "is" and _SUBJECT_VERB.search(text, max(0, m.start() - 40), m.start()) is not None
+    if lead not in _CLAIM_LEADS and not ((delimited or stated) and lead in _RESULT_LEADS):
         return False
     return _TRIAL_WORDS.search(sentence_tail(text[max(0, before.end - 160) : before.end])) is None
 
@@ -490,12 +506,12 @@ def _readable_tail(run: list[Token], latex: bool, imaginary: bool
     return None
 
 
-def _continues_phrase(run: list[Token], before: Token | None, text: str) -> bool:
+def _continues_phrase(run: list[Token], before: Token | None, text: str, latex: bool = False) -> bool:
     r"""Whether the first member continues the verbal phrase or unread operator ``before`` it
     ("1st - 5 = 6th", "half of 2000 = 1000", "\sec \frac{\pi}{3} = 2")."""
     first_rel = next(i for i, t in enumerate(run) if t.kind == REL)
     lone_number = run[0].kind == NUM and (first_rel == 1 or (first_rel == 2 and run[1].kind == "PCT"))
-    if run[0].kind == OP or (lone_number and not _claim_lead(text, before)):
+    if run[0].kind == OP or (lone_number and not _claim_lead(text, before, latex)):
         return True
     if before is None:
         return False

@@ -187,7 +187,9 @@ def digit_groups(toks: list[Token], text: str, offset: int) -> list[Token]:
         t = toks[i]
         j = i + 1
         if (t.kind == NUM and t.value.isdigit() and len(t.value) <= 3 and not t.value.startswith("0")
-                and not (out and out[-1].kind == NUM)):
+                and not (out and out[-1].kind == NUM)
+                and text[max(0, t.start - offset - 1) : t.start - offset] not in ("_", "^")):
+            # (a braceless sub- or superscript is one character: ``\log_5 125`` is the logarithm of 125)
             while j < n:
                 k = j + 1 if toks[j].kind == BREAK and toks[j].value in _THIN_SPACES else j  # a thin space: a break
                 if not (k < n and toks[k].kind == NUM and _three_digits(toks[k].value) and toks[j - 1].value.isdigit()

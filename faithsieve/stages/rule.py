@@ -10,10 +10,12 @@ import time
 from collections.abc import Collection
 
 from faithsieve.obligations.checkers import Checker, run_portfolio
+from faithsieve.obligations.divisibility import divisibility_obligations
 from faithsieve.obligations.extract import extract_obligations
 from faithsieve.obligations.models import Evidence, Obligation, Outcome, Unknown
 from faithsieve.obligations.readings import reread
 from faithsieve.obligations.remainders import remainder_obligations
+from faithsieve.obligations.rootclaims import root_obligations
 from faithsieve.stages.base import Decomposition, RunContext
 from faithsieve.statetree.decompose import decompose
 
@@ -44,9 +46,12 @@ def literal_evidence(ctx: RunContext, decomposition: Decomposition,
                      kinds: Collection[str] | None = None) -> list[Evidence]:
     """Evidence of the literal-formula obligations of a rule-based tree (only those of ``kinds``,
     when given: the others are not checked at all)."""
-    # division with remainder and congruences, read from the step text (the formula reader sees no such claim)
-    obligations: list[Obligation] = sorted([*extract_obligations(decomposition.tree), *remainder_obligations(ctx.proof)],
-                                           key=lambda ob: ob.step)
+    # division with remainder, congruences, divisibility and orders, read from the step text (the formula
+    # reader sees no such claim)
+    obligations: list[Obligation] = sorted([*extract_obligations(decomposition.tree), *remainder_obligations(ctx.proof),
+                                            *divisibility_obligations(ctx.proof),
+                                            # values claimed as roots of the problem's own equation
+                                            *root_obligations(decomposition.tree, ctx.proof)], key=lambda ob: ob.step)
     if kinds is not None:
         obligations = [ob for ob in obligations if ob.kind.value in kinds]
     return check_obligations(obligations, ctx.checkers, ctx.deadline)

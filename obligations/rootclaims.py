@@ -1,0 +1,104 @@
+"""Root claims against the problem's own equation: "Solve $x^2 - 3x + 2 = 0$." then "Its zeros are
+$x = 1$ and $x = 3$".
+
+The state tree derives a value from the relation before it in the proof; when a step names the roots
+of an equation stated only in the problem, no premise reaches the value, and nothing checks it. A
+claimed root is a claim about that equation: each value the step gives the problem's unknown must
+satisfy it. The obligation is made only when
+
+- the problem states exactly one equation in that unknown alone, not an identity (``x^2 - 5x + 6 = 0``;
+  never a definition ``x = 3`` nor a relation in several letters, whose other letters the proof may fix);
+- the step states the value as a root: its sentence names roots, zeros or solutions, or concludes
+  (therefore, hence, thus), or gives the value as one of alternatives (``x = 0 or x = 7``);
+- the value is asserted (not supposed, tested, denied or questioned), the tree found no premise for it
+  (a value the tree derives from a written relation has its own obligation), and the proof has written
+  no equation in the unknown before it ("the squared equation has the roots x = 2 and x = 9" names
+  the roots of an equation the proof derived, which need not be the problem's).
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from faithsieve.obligations.models import SolutionObligation
+from faithsieve.obligations.polynomials import poly_difference
+from faithsieve.statetree.models import StateTree, TransitionType
+
+from faithsieve.core.errors import FaithSieveError
+from faithsieve.core.proof import Proof
+from faithsieve.mathtext.ast import Neg, Num, Rel, Var, variables
+from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, evaluate
+from faithsieve.mathtext.extract import extract_formulas
+
+MAX_PROBLEM_CHARS = 4000
+_ROOT_WORDS = re.compile(r"(?i)\b(roots?|zeros?|zeroes|solutions?|solves?|therefore|hence|thus)\b")
+_ASKS = re.compile(r"(?i)\b(solve|roots?|zeros?|zeroes|solutions?|find\s+(?:all\s+)?(?:real\s+)?(?:values?\s+of\s+)?\$?[a-z]\b)")
+
+
+def problem_equations(problem: str) -> dict[str, Rel]:
+    """The problem's equation in each unknown that has exactly one (in that unknown alone, not an
+    identity, not a definition), when the problem asks for its solutions."""
+    text = problem[:MAX_PROBLEM_CHARS]
+    if not _ASKS.search(text):
+        return {}
+    found: dict[str, list[Rel]] = {}
+    for f in extract_formulas(text):
+        if f.conditional:
+            continue
+        for lhs, op, rhs in f.chain.links():
+            vs = variables(lhs) | variables(rhs)
+            if op != "=" or len(vs) != 1:
+                continue
+            r = Rel(lhs, op, rhs)
+            if isinstance(lhs, Var) or isinstance(rhs, Var):
+                continue  # "x = 3", "y = x^2": a definition, not an equation to solve
+            diff = poly_difference(lhs, rhs, DEFAULT_LIMITS, quotients=False)
+            if diff is not None and not any(diff[0].values()):
+                continue  # an identity has no roots to claim
+            found.setdefault(next(iter(vs)), []).append(r)
+    return {v: rs[0] for v, rs in found.items() if len(rs) == 1}
+
+
+def root_obligations(tree: StateTree, proof: Proof) -> list[SolutionObligation]:
+    """A solution obligation for each value a step claims as a root of the problem's equation in the
+    same unknown, where the tree found no premise for the value."""
+    eqs = problem_equations(proof.problem)
+    if not eqs:
+        return []
+    steps = {s.index: s.text for s in proof.steps}
+    out: list[SolutionObligation] = []
+    derived: set[str] = set()  # unknowns the proof has written an equation in so far (edge order is text order)
+    for edge in tree.edges:
+        ctx = tree.contexts.get(edge.id)
+        if edge.type != TransitionType.DEFINITION:
+            if ctx is not None and ctx.rel is not None:
+                derived |= variables(ctx.rel.lhs) | variables(ctx.rel.rhs)
+            continue
+        if ctx is not None and ctx.definition_of in derived:
+            continue  # "the squared equation has the roots x = 2 and x = 9": the roots of an equation the proof wrote
+        if ctx is None or ctx.formula is None or ctx.rel is None or ctx.definition_of not in eqs:
+            continue
+        if ctx.premises or ctx.system is not None or ctx.negated or ctx.supposed or ctx.hypothetical or ctx.reductio:
+            continue
+        f, r, var = ctx.formula, ctx.rel, ctx.definition_of
+        text = steps.get(edge.step, "")
+        sentence = text[max(0, text.rfind(".", 0, f.start) + 1) : f.start]
+        if not (ctx.parallel or _ROOT_WORDS.search(sentence)):
+            continue
+        value_expr = r.rhs if isinstance(r.lhs, Var) else r.lhs
+        if variables(value_expr):
+            continue
+        try:
+            value: Fraction = evaluate(value_expr)
+        except FaithSieveError:
+            continue
+        lit = value_expr.operand if isinstance(value_expr, Neg) else value_expr
+        decimals = lit.decimals if isinstance(lit, Num) else 0
+        approx = f.approx_context or r.op == "~" or decimals > 0
+        out.append(SolutionObligation(id=f"r{len(out)}", step=edge.step, span=edge.span, edge=edge.id, source=edge.text,
+                                      equations=(eqs[var],), values={var: value}, approx=approx, decimals=decimals))
+    return out
+
+
+__all__ = ["problem_equations", "root_obligations"]
