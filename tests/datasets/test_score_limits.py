@@ -115,17 +115,22 @@ def test_an_item_out_of_memory_is_unknown_with_the_reason(monkeypatch: pytest.Mo
     from faithsieve.datasets.formats import LabelledItem
 
     import faithsieve.pipeline
-    from faithsieve.scoring.chunks import OUT_OF_MEMORY, _out_of_memory, predict
+    from faithsieve.scoring.chunks import _out_of_memory, predict
 
     def exhausted(*args: object, **kwargs: object) -> None:
         raise MemoryError  # what the worker's address-space cap raises inside an expansion
 
     monkeypatch.setattr(faithsieve.pipeline, "localize", exhausted)
     item = LabelledItem(id="m", problem="Compute.", steps=("2 + 2 = 4.",), label="correct")
-    rec = predict(item, Settings())
+    rec = predict(item, Settings(), ItemLimits(10.0, 1500))
     assert rec["verdict"] == "unknown" and rec["predicted"] == "unknown"
-    assert rec["reason"] == f"resource_limit: {OUT_OF_MEMORY}"
+    # the words a MemoryError raised out of the job gets (ItemLimits.run), with the worker's cap
+    assert rec["reason"] == rec["error"] == ItemLimits(10.0, 1500).out_of_memory().record
+    assert "memory limit (1500 MB)" in rec["reason"] and "--worker-memory-mb" in rec["reason"]
     assert _out_of_memory([rec])  # the worker that ran it is replaced
+    assert not _out_of_memory([{"error": None}, {"error": "internal: ValueError: x"}])
+    bare = predict(item, Settings())  # in this process: no cap of the worker's own
+    assert "no memory limit of its own" in str(bare["reason"]) and _out_of_memory([bare])
 
 
 def test_a_memory_error_out_of_the_item_is_a_record_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
