@@ -369,3 +369,16 @@ def test_score_report_says_how_it_sampled_and_keeps_another_selection(tmp_path: 
     assert main([*base, "--limit", "12"]) == 0  # the same selection resumes
     assert main([*base, "--limit", "8", "--sample", "first", "--force"]) == 0
     assert "Limited to the first 8 items in file order" in (out / "report.md").read_text(encoding="utf-8")
+
+
+def test_error_line_is_one_account_of_a_caught_error(tmp_path: Path) -> None:
+    from faithsieve.cli.common import error_line
+    from faithsieve.core.errors import InputError
+
+    try:
+        (tmp_path / "absent.json").read_text(encoding="utf-8")
+    except OSError as exc:
+        line = error_line(exc)
+    assert line.startswith(str(tmp_path / "absent.json")) and "Traceback" not in line
+    assert error_line(InputError("proof.json: 'steps' is empty")) == "proof.json: 'steps' is empty"
+    assert error_line(ValueError("bad value")) == "bad value"

@@ -140,6 +140,16 @@ def fail(message: str) -> int:
     return EXIT_USAGE
 
 
+def error_line(exc: BaseException) -> str:
+    """A caught error as its one line: an ``OSError`` as ``PATH: reason``, one of ours (``FaithSieveError``) by
+    its message, anything else (``ValueError``) as it prints."""
+    if isinstance(exc, OSError):
+        from faithsieve.runtime.textfile import os_error_line
+
+        return os_error_line(exc)
+    return str(getattr(exc, "message", exc))
+
+
 MAX_BAD_SHOWN = 50
 """Bad records listed one by one before the rest are counted."""
 

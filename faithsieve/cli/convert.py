@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from faithsieve.cli.common import err, fail, output_file_problem, report_dropped
+from faithsieve.cli.common import (
+    err,
+    error_line,
+    fail,
+    output_file_problem,
+    report_dropped,
+)
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.runtime.textfile import os_error_line
 
@@ -20,10 +26,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
         return fail(problem)
     try:
         data = load_dataset(args.input, args.format)
-    except OSError as exc:
-        return fail(os_error_line(exc))
-    except (FaithSieveError, ValueError) as exc:
-        return fail(str(getattr(exc, "message", exc)))
+    except (OSError, FaithSieveError, ValueError) as exc:
+        return fail(error_line(exc))
     report_dropped(data)
     if data.bad and not args.skip_invalid:
         err(f"error: {len(data.bad)} malformed record(s); pass --skip-invalid to convert the rest")

@@ -16,14 +16,13 @@ import time
 from concurrent.futures import Future, wait
 from typing import TYPE_CHECKING, Any
 
-from faithsieve.cli.common import fail
+from faithsieve.cli.common import error_line, fail
 from faithsieve.cli.options import add_limit_options, add_method_options
 from faithsieve.core.errors import FaithSieveError, InputError, InputTooLarge
 from faithsieve.runtime.textfile import (
     decode_utf8,
     json_file_kind,
     loads_json,
-    os_error_line,
 )
 
 if TYPE_CHECKING:
@@ -168,10 +167,8 @@ def _localize(args: argparse.Namespace, pool: KillablePool, starting: Future[Kil
         starting.result()  # a worker that could not start: WorkerUnavailable, one line
         # a configuration error (no endpoint, no model) comes back from the worker as one line
         v = limits.run(pool, check_in_worker, proof, settings)
-    except OSError as exc:
-        return fail(os_error_line(exc))
-    except (FaithSieveError, ValueError) as exc:
-        return fail(str(getattr(exc, "message", exc)))
+    except (OSError, FaithSieveError, ValueError) as exc:
+        return fail(error_line(exc))
     from faithsieve.verdict import Verdict, verdict_json
 
     if isinstance(v, Stopped):  # an answer that is not a pass: the verdict on stdout, the reason on stderr, exit 1

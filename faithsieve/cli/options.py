@@ -61,7 +61,7 @@ def add_limit_options(p: argparse.ArgumentParser, one: str) -> None:
                    help=f"hard seconds for {one} (default: max(60, 4 x the proof budget) offline, none with a "
                         f"model): past it the worker is killed and {one} ends unknown")
     g.add_argument("--worker-memory-mb", type=non_negative_int, metavar="MB",
-                   help=f"address-space cap of the worker (default {WORKER_MEMORY_MB}; 0: none): {one} past it "
+                   help=f"address-space cap of the worker (default {WORKER_MEMORY_MB}; 0: none): past it {one} "
                         "ends unknown")
 
 

@@ -16,10 +16,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from faithsieve.cli.common import fail, wrong_jsonl
+from faithsieve.cli.common import error_line, fail, wrong_jsonl
 from faithsieve.cli.options import add_method_options
 from faithsieve.core.errors import FaithSieveError
-from faithsieve.runtime.textfile import os_error_line, read_utf8
+from faithsieve.runtime.textfile import read_utf8
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 GSM8K_JSONL = 'rewrite reads GSM8K JSONL, one {"question", "answer"} object a line'
@@ -61,19 +61,12 @@ def _err(msg: str) -> int:
     return fail(msg)
 
 
-def _problem(exc: BaseException) -> str:
-    """A caught error as its one line (``PATH: reason``)."""
-    if isinstance(exc, OSError):
-        return os_error_line(exc)
-    return str(getattr(exc, "message", exc))
-
-
 def run_rewrite(args: argparse.Namespace) -> int:
     """Handler of ``faithsieve rewrite``; returns the exit code."""
     try:
         return _dispatch(args)
     except (OSError, FaithSieveError, ValueError) as exc:
-        return _err(_problem(exc))
+        return _err(error_line(exc))
 
 
 def _wrong_file(path: Path, fields: tuple[str, ...], what: str) -> str | None:

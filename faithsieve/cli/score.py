@@ -10,13 +10,13 @@ from typing import Any
 
 from faithsieve.cli.common import (
     err,
+    error_line,
     fail,
     non_negative_int,
     positive_int,
     report_dropped,
 )
 from faithsieve.core.errors import FaithSieveError
-from faithsieve.runtime.textfile import os_error_line
 
 
 def _subsets(values: list[str] | None) -> tuple[str, ...]:
@@ -94,10 +94,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         report_dropped(data)
         err(f"error: {exc.message}; fix them, or pass --skip-invalid to score the rest")
         return 2
-    except OSError as exc:
-        return fail(os_error_line(exc))
-    except (FaithSieveError, ValueError) as exc:
-        return fail(str(getattr(exc, "message", exc)))
+    except (OSError, FaithSieveError, ValueError) as exc:
+        return fail(error_line(exc))
     report_dropped(result.dataset)
     for w in result.warnings:
         err(f"warning: {w}")

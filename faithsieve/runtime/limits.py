@@ -27,6 +27,8 @@ WORKER_MEMORY_MB = 4096
 """Address-space cap of a worker that checks items (``--worker-memory-mb``; 0: none): a formula that expands
 without bound ends as a ``MemoryError`` (an ``unknown`` with the reason), not as the machine swapping."""
 
+OUT_OF_MEMORY = "the check ran out of"
+"""How the reason of a check that ran out of memory begins (``ItemLimits.out_of_memory``)."""
 RESOURCE_LIMIT = "resource_limit"
 """How the ``reason`` of an item a limit stopped begins (``Stopped.record``)."""
 
@@ -79,6 +81,14 @@ class ItemLimits:
         return KillablePool(workers, self.memory_mb, initializer=initializer, initargs=initargs, preload=preload,
                             retire=retire, clean_main=True)
 
+    def out_of_memory(self) -> Stopped:
+        """A check that ran out of memory under these limits (raised out of the job, or caught inside the worker
+        by a job that goes on with its other items)."""
+        if not self.memory_mb:
+            return Stopped(f"{OUT_OF_MEMORY} memory (the worker had no memory limit of its own) and was stopped")
+        return Stopped(f"{OUT_OF_MEMORY} its memory limit ({self.memory_mb} MB) and was stopped; raise it with "
+                       "--worker-memory-mb (0: no limit)")
+
     def run(self, pool: KillablePool, job: Callable[..., T], *args: Any, items: int = 1) -> T | Stopped:
         """``job(*args)`` (``items`` items of work) in a worker of ``pool`` under these limits: its result, or
         ``Stopped`` when it ran past its time, out of its memory, or its worker died. Raises
@@ -94,14 +104,10 @@ class ItemLimits:
             return Stopped(f"the check ran past its time limit{within} and was stopped; raise it with "
                            "--item-time-limit")
         except MemoryError:
-            if not self.memory_mb:
-                return Stopped("the check ran out of memory (the worker had no memory limit of its own) and was "
-                               "stopped")
-            return Stopped(f"the check ran out of its memory limit ({self.memory_mb} MB) and was stopped; raise it "
-                           "with --worker-memory-mb (0: no limit)")
+            return self.out_of_memory()
         except WorkerCrashed:
             return Stopped(f"the worker running the check died (memory limit {self.memory_mb or 'none'} MB, or "
                            "killed); raise the limit with --worker-memory-mb")
 
 
-__all__ = ["RESOURCE_LIMIT", "WORKER_MEMORY_MB", "ItemLimits", "Stopped", "item_time_limit"]
+__all__ = ["OUT_OF_MEMORY", "RESOURCE_LIMIT", "WORKER_MEMORY_MB", "ItemLimits", "Stopped", "item_time_limit"]

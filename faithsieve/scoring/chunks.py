@@ -22,7 +22,7 @@ from faithsieve.core.errors import FaithSieveError
 from faithsieve.core.settings import Settings, method_key
 from faithsieve.datasets.formats import LabelledItem
 from faithsieve.runtime.lazy import OFFLINE_MODULES, freeze_after_import
-from faithsieve.runtime.limits import ItemLimits, Stopped
+from faithsieve.runtime.limits import OUT_OF_MEMORY, RESOURCE_LIMIT, ItemLimits, Stopped
 from faithsieve.runtime.workers import KillablePool
 from faithsieve.scoring.evidence import CHECKS_KEY, step_checks
 
@@ -52,11 +52,9 @@ def _record_head(item: LabelledItem, settings: Settings) -> dict[str, Any]:
     return rec
 
 
-OUT_OF_MEMORY = "the item ran out of memory in its worker (the worker's memory cap)"
-
-
-def predict(item: LabelledItem, settings: Settings) -> dict[str, Any]:
-    """Run the pipeline on one item and return its prediction record (never raises for bad input).
+def predict(item: LabelledItem, settings: Settings, limits: ItemLimits | None = None) -> dict[str, Any]:
+    """Run the pipeline on one item and return its prediction record (never raises for bad input);
+    ``limits``: those of the worker it runs in (None: none, as in this process).
 
     Input the pipeline refuses (``InputError``/``InputTooLarge``) and crashes inside it are
     recorded with an ``error`` field and predicted ``unknown`` (a wrong answer in every metric).
@@ -71,7 +69,7 @@ def predict(item: LabelledItem, settings: Settings) -> dict[str, Any]:
     except FaithSieveError as exc:
         rec.update(_FAILED, error=f"{exc.code}: {exc.message}")
     except MemoryError:  # the worker's address-space cap (ItemLimits.memory_mb): unknown, with the reason
-        reason = Stopped(OUT_OF_MEMORY).record
+        reason = (limits or ItemLimits(None, 0)).out_of_memory().record
         rec.update(_FAILED, verdict="unknown", reason=reason, error=reason)
     except Exception as exc:  # a pipeline bug must not end a long run; it is recorded and counted
         log.debug("pipeline crashed on %s", item.id, exc_info=True)
@@ -112,18 +110,20 @@ def stable_view(record: Any) -> Any:
 # ---------------------------------------------------------------------------------------
 # Running many, in order, in a process pool
 
-_WORKER_SETTINGS: Settings | None = None
+_WORKER: tuple[Settings, ItemLimits] | None = None
+"""A scoring worker's settings and limits (set once, at its start)."""
 
 
-def _init_worker(settings: Settings) -> None:
-    global _WORKER_SETTINGS
-    _WORKER_SETTINGS = settings
+def _init_worker(settings: Settings, limits: ItemLimits) -> None:
+    global _WORKER
+    _WORKER = (settings, limits)
     freeze_after_import()  # a long-lived worker: no full collection rescans the imported modules
 
 
 def _predict_chunk(items: list[LabelledItem]) -> list[dict[str, Any]]:
-    assert _WORKER_SETTINGS is not None
-    return [predict(it, _WORKER_SETTINGS) for it in items]
+    assert _WORKER is not None
+    settings, limits = _WORKER
+    return [predict(it, settings, limits) for it in items]
 
 
 _PRELOAD = OFFLINE_MODULES  # the solvers load lazily: the fork server imports them once for every worker
@@ -141,14 +141,15 @@ def _failed(item: LabelledItem, settings: Settings, stopped: Stopped) -> dict[st
 def scoring_pool(settings: Settings, workers: int, limits: ItemLimits) -> KillablePool:
     """The killable pool that scores items (not started): ``workers`` processes under ``limits.memory_mb``, each
     holding ``settings``; the jobs are functions of this module (``ItemLimits.pool``)."""
-    return limits.pool(workers, initializer=_init_worker, initargs=(settings,), preload=_PRELOAD,
+    return limits.pool(workers, initializer=_init_worker, initargs=(settings, limits), preload=_PRELOAD,
                        retire=_out_of_memory)
 
 
 def _out_of_memory(records: Any) -> bool:
     """A chunk in which an item ran out of memory gets a fresh worker afterwards."""
     return isinstance(records, list) and any(
-        OUT_OF_MEMORY in str(r.get("error") or "") or "MemoryError" in str(r.get("error") or "") for r in records)
+        f"{RESOURCE_LIMIT}: {OUT_OF_MEMORY}" in str(r.get("error") or "") or "MemoryError" in str(r.get("error") or "")
+        for r in records)
 
 
 def _one_by_one(pool: KillablePool, items: list[LabelledItem], settings: Settings,

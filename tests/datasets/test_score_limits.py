@@ -22,14 +22,14 @@ BOMB = "sqrt((sqrt(2)+sqrt(3)+sqrt(5)+sqrt(7)+sqrt(11)+sqrt(13))^60) = 5"
 """A 60-character claim whose expansion inside the call's argument once took 24 s and 443 MB."""
 
 
-def _dataset(tmp_path: Path) -> Path:
-    path = tmp_path / "bomb.jsonl"
+def _dataset(tmp_path: Path, bomb: bool = True) -> Path:
+    path = tmp_path / ("bomb.jsonl" if bomb else "plain.jsonl")
     rows = [
         {"id": "bomb", "problem": "Compute.", "steps": [f"We have {BOMB}.", "So the answer is 5."], "label": 1,
          "domain": "algebra"},
         {"id": "sum", "problem": "Compute 2 + 3.", "steps": ["2 + 3 = 6.", "The answer is 6."], "label": 1,
          "domain": "arithmetic"},
-    ]
+    ][0 if bomb else 1:]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
 
@@ -63,18 +63,25 @@ def test_the_bomb_ends_within_the_limit_in_a_memory_capped_process(tmp_path: Pat
     """``faithsieve score`` on the bomb, one worker, under ``prlimit --as`` (4 GB for the whole run):
     done within the item's limit plus start-up, the bomb's record ``unknown`` with its reason unless the
     checker decided it, the other item decided."""
+    def score(dataset: Path, out: Path) -> float:
+        cmd = ["prlimit", "--as=4000000000", sys.executable, "-m", "faithsieve", "score", str(dataset),
+               "--out", str(out), "--workers", "1", "--item-time-limit", "4", "--worker-memory-mb", "1500",
+               "--no-progress", "--bootstrap", "10", "--no-report"]
+        t0 = time.monotonic()
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=90)
+        except FileNotFoundError:
+            pytest.skip("prlimit (util-linux) is not installed")
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return time.monotonic() - t0
+
+    # the same run without the bomb, just before: start-up, the other item and this machine's load now
+    plain = score(_dataset(tmp_path, bomb=False), tmp_path / "plain")
     out = tmp_path / "out"
-    cmd = ["prlimit", "--as=4000000000", sys.executable, "-m", "faithsieve", "score", str(_dataset(tmp_path)),
-           "--out", str(out), "--workers", "1", "--item-time-limit", "4", "--worker-memory-mb", "1500",
-           "--no-progress", "--bootstrap", "10", "--no-report"]
-    t0 = time.monotonic()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=90)
-    except FileNotFoundError:
-        pytest.skip("prlimit (util-linux) is not installed")
-    wall = time.monotonic() - t0
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert wall < 45, wall  # 4 s for the bomb (twice at most: its chunk, then alone), start-up, the other item
+    wall = score(_dataset(tmp_path), out)
+    # the bomb adds at most its 4 s limit twice (its chunk, then alone), plus room for the load to change
+    # between the two runs; the 90 s timeout is the hang guard
+    assert wall < plain + 2 * 4 + max(5.0, 0.5 * plain), (wall, plain)
     recs = _records(out)
     bomb = recs["bomb"]
     if bomb["verdict"] == "correct":
@@ -108,17 +115,22 @@ def test_an_item_out_of_memory_is_unknown_with_the_reason(monkeypatch: pytest.Mo
     from faithsieve.datasets.formats import LabelledItem
 
     import faithsieve.pipeline
-    from faithsieve.scoring.chunks import OUT_OF_MEMORY, _out_of_memory, predict
+    from faithsieve.scoring.chunks import _out_of_memory, predict
 
     def exhausted(*args: object, **kwargs: object) -> None:
         raise MemoryError  # what the worker's address-space cap raises inside an expansion
 
     monkeypatch.setattr(faithsieve.pipeline, "localize", exhausted)
     item = LabelledItem(id="m", problem="Compute.", steps=("2 + 2 = 4.",), label="correct")
-    rec = predict(item, Settings())
+    rec = predict(item, Settings(), ItemLimits(10.0, 1500))
     assert rec["verdict"] == "unknown" and rec["predicted"] == "unknown"
-    assert rec["reason"] == f"resource_limit: {OUT_OF_MEMORY}"
+    # the words a MemoryError raised out of the job gets (ItemLimits.run), with the worker's cap
+    assert rec["reason"] == rec["error"] == ItemLimits(10.0, 1500).out_of_memory().record
+    assert "memory limit (1500 MB)" in rec["reason"] and "--worker-memory-mb" in rec["reason"]
     assert _out_of_memory([rec])  # the worker that ran it is replaced
+    assert not _out_of_memory([{"error": None}, {"error": "internal: ValueError: x"}])
+    bare = predict(item, Settings())  # in this process: no cap of the worker's own
+    assert "no memory limit of its own" in str(bare["reason"]) and _out_of_memory([bare])
 
 
 def test_a_memory_error_out_of_the_item_is_a_record_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:

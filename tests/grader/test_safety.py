@@ -72,11 +72,14 @@ def test_huge_closed_forms_return_within_budget(answer: str, cfg: GraderConfig) 
 
 
 def test_huge_values_compare_structurally_not_numerically() -> None:
+    assert answers_equal("\\exp(2)", "\\exp(2)")  # untimed: the first comparison may import the parsers
     t = time.perf_counter()
     assert answers_equal("\\exp(\\exp(\\exp(64)))", "\\exp(\\exp(\\exp(64)))")
     assert not answers_equal("\\exp(\\exp(\\exp(64)))", "\\exp(\\exp(\\exp(65)))")
     assert not answers_equal("10^{10^{10}} + 1", "10^{10^{10}}")
-    assert time.perf_counter() - t < 1.0
+    # compared structurally this takes milliseconds; evaluated, 10^{10^{10}} alone has ten billion digits
+    # (minutes and gigabytes): a bound of a few seconds is generous on a loaded machine and still fails that
+    assert time.perf_counter() - t < 5.0
 
 
 def test_a_passed_deadline_stops_the_comparison() -> None:
