@@ -45,8 +45,9 @@ def first_error(*steps: str) -> int | None:
     (r"$\sum_{i=1}^{3} i = 6$", ["1 + 2 + 3 = 6"]),
     (r"$\prod_{k=1}^{4} k = 24$", ["1 * 2 * 3 * 4 = 24"]),
     (r"$\sum_{k=1}^{n} k^2 = 1 + 4 + 9 = 14$", ["1 + 4 + 9 = 14"]),  # symbolic bounds: the tail
-    (r"$\int_0^1 x\,dx = \frac12$", []),
-    (r"$\lim_{x \to 0} \frac{\sin x}{x} = 1$", []),
+    # a definite integral and a limit are values over a bound variable (never a fact about it)
+    (r"$\int_0^1 x\,dx = \frac12$", ["int(x, x, 0, 1) = 1 / 2"]),
+    (r"$\lim_{x \to 0} \frac{\sin x}{x} = 1$", ["lim(sin(x) / x, x -> 0) = 1"]),
     # ratio notation: a : b = c : d is a / b = c / d; a clock time is not a ratio
     ("$6:8 = 3:4$", ["6 / 8 = 3 / 4"]),
     ("$20 : (80 + y) = 1 : 6$", ["20 / (80 + y) = 1 / 6"]),
