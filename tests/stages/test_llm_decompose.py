@@ -15,12 +15,17 @@ from faithsieve.stages.llm_decompose import (
     MAX_SUBSTEPS,
     CoarseDecomposer,
     LLMDecomposer,
-    issue_label,
     cut_step,
+    issue_label,
     screen_repair,
     verbatim_partition,
 )
-from faithsieve.stages.tree_build import SubStep, find_span, normalize_pattern, transition_type
+from faithsieve.stages.tree_build import (
+    SubStep,
+    find_span,
+    normalize_pattern,
+    transition_type,
+)
 
 PROBLEM = "Find all integers n such that n^2 - 5n + 6 = 0 and n > 2."
 STEP1 = "Factor the quadratic: n^2 - 5n + 6 = (n - 2)(n - 3), so n = 2 or n = 3."
