@@ -196,6 +196,23 @@ class Persona:
                            "error_type": "unjustified_claim" if wrong else "", "should_formalize": False,
                            "translation_difficulty": "medium", "reason": "looked at this move alone"})
 
+    def _review_units(self, item: Item, user: str, body: dict[str, Any]) -> str:
+        # several units of one step in one call: each judged apart, with the accuracy of the text the call
+        # judges (all of its units together)
+        units = re.findall(r"(?m)^Unit (e\d+) \(step (\d+)", user)
+        chars = sum(len(t) for t in re.findall(r"(?m)^Text: (.*)$", user)) or 2000
+        out = []
+        for uid, step in units:
+            wrong = int(step) == item.label
+            if self.kind == "saboteur":
+                wrong = True
+            elif not self._right(user, body, chars, f"review{uid}"):
+                wrong = not wrong
+            out.append({"unit_id": uid, "verdict": "incorrect" if wrong else "correct", "suspicion": 0.9 if wrong else 0.1,
+                        "error_type": "unjustified_claim" if wrong else "", "should_formalize": False,
+                        "translation_difficulty": "medium", "reason": "looked at this move alone"})
+        return json.dumps({"reviews": out})
+
     def _obligations(self, item: Item, user: str, body: dict[str, Any]) -> str:
         text_m = re.search(r"(?m)^text: (.*)$", user)
         text = text_m.group(1) if text_m else ""
