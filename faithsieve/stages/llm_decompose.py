@@ -65,7 +65,7 @@ MAX_SCOPE_CHARS = 200
 
 
 class SubStepOut(BaseModel):
-    """One sub-step as the model writes it."""
+    """One sub-step with its text, before validation (made by ``cut_substeps`` from the model's cuts)."""
 
     model_config = ConfigDict(extra="ignore")
 

@@ -1,7 +1,9 @@
 """Tree-suspicion scan, audit window and local review.
 
 ``LLMScanner`` makes one ``scan`` call over every EdgeUnit, picks the audit window with the pure
-``audit_window`` function, then makes one ``review`` call per unit in the window. When the whole tree
+``audit_window`` function, then reviews each unit in the window: one ``review`` call per unit, except that
+consecutive units of one original step share one ``review_units`` call that answers for each of them
+separately (the step, the problem and the instructions are read once, not once per unit). When the whole tree
 fits the review cap (``max_audit_units``) every unit is reviewed and no scan call is made: the local
 reviews are the evidence, and a whole-proof scan would only add a weak prior at the price of a call.
 
@@ -34,7 +36,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 from faithsieve.llm.structured import Unparsed
 from faithsieve.stages.base import Review, RunContext, ScanResult
-from faithsieve.stages.llm_decompose import answer_tokens
+from faithsieve.stages.llm_decompose import answer_tokens, verbatim_partition
 from faithsieve.stages.tree_build import GOAL_RELATIONS, Text, as_list
 from faithsieve.statetree.models import EdgeUnit, ProofState, StateTree
 from faithsieve.verdict import ScanCandidate
@@ -47,6 +49,8 @@ SCAN_CONDITIONS = 6
 """Most recent parent conditions shown per unit in the scan."""
 REVIEW_CONDITIONS = 30
 """Most recent conditions shown per state in a review."""
+MAX_UNITS_PER_REVIEW = 4
+"""Most units of one step reviewed in one call (more become further calls)."""
 
 # ---------------------------------------------------------------------------------------
 # The pure window function
@@ -120,6 +124,20 @@ class ReviewOut(BaseModel):
     should_formalize: Flag = False
     translation_difficulty: Text = "medium"
     reason: Text = ""
+
+
+class UnitReviewOut(ReviewOut):
+    """One unit's review inside a ``review_units`` answer."""
+
+    unit_id: Text
+
+
+class UnitReviewsAnswer(BaseModel):
+    """The answer of the ``review_units`` prompt: one review per unit shown."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    reviews: Annotated[list[UnitReviewOut], BeforeValidator(as_list)]
 
 
 _OVERALL = {"likely_correct", "likely_incorrect", "uncertain"}
@@ -252,9 +270,7 @@ class LLMScanner:
         order = [e.id for e in tree.edges]
         if len(order) <= s.max_audit_units:  # the whole tree fits: every unit is reviewed, no scan call
             ctx.note(f"scan: skipped; all {len(order)} units fit the review cap ({s.max_audit_units}) and are reviewed")
-            by_id = {e.id: e for e in tree.edges}
-            reviews = tuple(self.review(ctx, tree, by_id[eid], None) for eid in order)
-            return ScanResult(window=tuple(order), reviews=reviews)
+            return ScanResult(window=tuple(order), reviews=self.reviews(ctx, tree, order, {}))
         candidates, overall = self.suspicions(ctx, tree)
         suspicion = {c.edge: c.suspicion for c in candidates}
         if overall is None:
@@ -262,9 +278,7 @@ class LLMScanner:
         else:
             focus, window = audit_window(order, suspicion, s.scan_threshold, s.audit_prefix, s.max_audit_units,
                                          {e.id: e.step for e in tree.edges})
-        by_id = {e.id: e for e in tree.edges}
-        prior = {c.edge: c for c in candidates}
-        reviews = tuple(self.review(ctx, tree, by_id[eid], prior.get(eid)) for eid in window)
+        reviews = self.reviews(ctx, tree, window, {c.edge: c for c in candidates})
         return ScanResult(candidates=tuple(candidates), overall=overall, window=window, focus=focus, reviews=reviews)
 
     def suspicions(self, ctx: RunContext, tree: StateTree) -> tuple[list[ScanCandidate], str | None]:
@@ -303,6 +317,63 @@ class LLMScanner:
             overall = "uncertain"
         return sorted(found.values(), key=lambda c: ids[c.edge]), overall
 
+    def reviews(self, ctx: RunContext, tree: StateTree, window: Sequence[str],
+                prior: Mapping[str, ScanCandidate]) -> tuple[Review, ...]:
+        """The local reviews of the window's units, in window order: one ``review`` call per unit, except that
+        consecutive units of one original step are reviewed together in one ``review_units`` call (each with
+        its own answer), which reads the step once instead of once per unit."""
+        by_id = {e.id: e for e in tree.edges}
+        groups: list[list[EdgeUnit]] = []
+        for eid in window:
+            e = by_id[eid]
+            if groups and groups[-1][-1].step == e.step and len(groups[-1]) < MAX_UNITS_PER_REVIEW:
+                groups[-1].append(e)
+            else:
+                groups.append([e])
+        out: list[Review] = []
+        for group in groups:
+            if len(group) == 1:
+                out.append(self.review(ctx, tree, group[0], prior.get(group[0].id)))
+            else:
+                out.extend(self.review_units(ctx, tree, group, prior))
+        return tuple(out)
+
+    def review_units(self, ctx: RunContext, tree: StateTree, units: Sequence[EdgeUnit],
+                     prior: Mapping[str, ScanCandidate]) -> list[Review]:
+        """The reviews of several units of one step from one call; a unit the answer does not review (or an
+        answer that cannot be used) is ``uncertain`` with a note."""
+        before = render_state(_state(tree, units[0].parent))
+        blocks = []
+        for e in units:
+            states = [render_state(_state(tree, c)) for c in (e.children or (e.child,))]
+            parent = render_state(_state(tree, e.parent))
+            after = ("" if len(states) == 1 and states[0] == parent
+                     else "\n".join(f"Child state {c}: {st}" for c, st in zip(e.children or (e.child,), states, strict=True)))
+            hint = prior.get(e.id)
+            blocks.append("\n".join(x for x in (render_review_unit(e), f"After it: {after}" if after else "",
+                                                  f"Scan hint: {render_prior(hint)}" if hint else "") if x))
+        step = next((s.text.strip() for s in ctx.proof.steps if s.index == units[0].step), "")
+        whole = verbatim_partition(step, [e.text for e in units])  # the moves are the step: it need not be repeated
+        values = {"problem": ctx.proof.problem.strip(),
+                  "units": ("" if whole else f"The step they are part of: {step}\n\n")
+                  + f"State before the first move:\n{before}\n\n" + "\n\n".join(blocks)}
+        res = ctx.ask("review_units", values, UnitReviewsAnswer,
+                      max_tokens=answer_tokens(ctx, 120 * len(units) + 128))
+        if isinstance(res, Unparsed):
+            ctx.note(f"review {', '.join(e.id for e in units)}: answer unusable ({res.reason})")
+            return [Review(edge=e.id, verdict="uncertain", reason=f"unparsed: {res.reason}"[:500]) for e in units]
+        ids = {e.id: i for i, e in enumerate(units)}
+        got: dict[str, UnitReviewOut] = {}
+        for r in res.value.reviews:
+            eid = resolve_unit(r.unit_id, ids)
+            if eid is not None:
+                got.setdefault(eid, r)
+        missing = [e.id for e in units if e.id not in got]
+        if missing:
+            ctx.note(f"review {', '.join(missing)}: not in the answer of the step's review")
+        return [self._read(ctx, e, got[e.id], 0) if e.id in got
+                else Review(edge=e.id, verdict="uncertain", reason="unparsed: not in the step's review") for e in units]
+
     def review(self, ctx: RunContext, tree: StateTree, e: EdgeUnit, prior: ScanCandidate | None,
                sample: int = 0) -> Review:
         """The local review of one unit (``uncertain`` with a note when the answer cannot be used);
@@ -320,7 +391,10 @@ class LLMScanner:
         if isinstance(res, Unparsed):
             ctx.note(f"review {e.id}: answer unusable ({res.reason})")
             return Review(edge=e.id, verdict="uncertain", reason=f"unparsed: {res.reason}"[:500], sample=sample)
-        r = res.value
+        return self._read(ctx, e, res.value, sample)
+
+    def _read(self, ctx: RunContext, e: EdgeUnit, r: ReviewOut, sample: int) -> Review:
+        """One review answer as a ``Review`` (an unknown verdict is uncertain, a suspicion outside [0, 1] is 0.5)."""
         verdict = _VERDICTS.get(_key(r.verdict))
         if verdict is None:
             ctx.note(f"review {e.id}: verdict {r.verdict[:40]!r} read as uncertain")

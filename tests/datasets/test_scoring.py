@@ -259,3 +259,14 @@ def test_cli_errors(fixtures: Path, tmp_path: Path, capsys: pytest.CaptureFixtur
 def test_processbench_shared_scores(shared_raw: Path, tmp_path: Path) -> None:
     res = run_score(_req(shared_raw / "processbench" / "gsm8k.json", tmp_path / "pb", limit=25))
     assert res.metrics["n"] == 25 and set(res.metrics["per_subset"]) == {"gsm8k"}
+
+
+def test_spend_line_shows_the_totals_and_the_spend_per_proof() -> None:
+    from faithsieve.scoring.run import Spend
+
+    spend = Spend()
+    assert spend.line() == "0 calls, 0 tokens, $0.0000"
+    spend.add({"calls": 9, "prompt_tokens": 3000, "completion_tokens": 400, "cost_usd": 0.002})
+    spend.add({"calls": 8, "prompt_tokens": 2600, "completion_tokens": 300, "cost_usd": 0.001})
+    spend.add(None)  # an item predicted without a model (offline, or a cached verdict) is not a proof with spend
+    assert spend.line() == "17 calls, 6,300 tokens, $0.0030 (8.5 calls, 3,150 tokens per proof)"

@@ -283,6 +283,23 @@ class Persona:
         quoted = [k for k, st in enumerate(item.steps, 1) if _letters(st) and _letters(st) in flat]
         return (quoted[-1], item.steps[quoted[-1] - 1]) if quoted else (0, "")
 
+    def _review_units(self, item: Item, user: str, body: dict[str, Any]) -> str:
+        # several units of one step in one call: each judged apart, with the accuracy of the text the call
+        # judges (all of its units' claims together)
+        units = re.findall(r"(?ms)^Unit (e\d+) \(step (\d+)[^\n]*\nText: ([^\n]*)", user)
+        n = sum(claims(text) for _, _, text in units) or _proof_claims(item)
+        out = []
+        for uid, step, text in units:
+            wrong = self._unit_wrong(item, int(step), text)
+            if self.kind == "saboteur":
+                wrong = True
+            elif not self._right(user, body, n, f"review{uid}"):
+                wrong = not wrong
+            out.append({"unit_id": uid, "verdict": "incorrect" if wrong else "correct", "suspicion": 0.9 if wrong else 0.1,
+                        "error_type": "unjustified_claim" if wrong else "", "should_formalize": False,
+                        "translation_difficulty": "medium", "reason": "looked at this move alone"})
+        return json.dumps({"reviews": out})
+
     def _obligations(self, item: Item, user: str, body: dict[str, Any]) -> str:
         text_m = re.search(r"(?m)^text: (.*)$", user)
         text = text_m.group(1) if text_m else ""
@@ -337,6 +354,21 @@ def _dismissive_decompose(item: Item, user: str) -> str:
     return json.dumps({"substeps": subs})
 
 
+def _dismissive_decompose_tree(item: Item, user: str) -> str:
+    # the merged prompt quotes pieces by their first words, so the text stays the proof's own: this model keeps
+    # each step whole and names no move
+    cuts = [{"id": f"{k}.1", "step": k, "start": " ".join(step.split()[:5]), "scope": ""}
+            for k, step in enumerate(item.steps, 1)]
+    root = {"id": "s0", "conditions": [], "goal": "the claim of the problem", "branch": ""}
+    return json.dumps({"substeps": cuts, "states": [root], "edges": []})
+
+
+def _dismissive_review_units(item: Item, user: str) -> str:
+    return json.dumps({"reviews": [
+        {"unit_id": uid, "verdict": "correct", "suspicion": 0.05, "error_type": "", "should_formalize": False,
+         "translation_difficulty": "easy", "reason": "fine"} for uid in re.findall(r"(?m)^Unit (e\d+) \(step", user)]})
+
+
 def _dismissive_scan(item: Item, user: str) -> str:
     units = re.findall(r"(?m)^\[(e\d+)\] step (\d+)", user)
     return json.dumps({"overall_verdict": "likely_correct", "candidates": [
@@ -348,9 +380,11 @@ _FINE_REVIEW = json.dumps({"verdict": "correct", "suspicion": 0.05, "error_type"
                            "translation_difficulty": "easy", "reason": "fine"})
 _DISMISSIVE = {
     "decompose": _dismissive_decompose,
+    "decompose_tree": _dismissive_decompose_tree,
     "repair_check": lambda item, user: json.dumps({"flags": []}),
     "scan": _dismissive_scan,
     "review": lambda item, user: _FINE_REVIEW,
+    "review_units": _dismissive_review_units,
     "obligations": lambda item, user: json.dumps({"obligations": []}),
     "synthesis": lambda item, user: json.dumps({"answer": "correct", "reason": "fine"}),
     "judge": lambda item, user: json.dumps({"answer": "correct", "reason": "fine"}),

@@ -81,3 +81,14 @@ def test_saboteur_never_gets_checked_from_model_statements(bench: object) -> Non
     row = bench.run(_items(8), "saboteur", "llm")  # type: ignore[attr-defined]
     # every checked record's statement is written in its step; the saboteur's own equations are never checked
     assert row["checked_from_model_statements"] == 0, row
+
+
+def test_llm_mode_costs_at_most_six_judge_calls(bench: object) -> None:
+    # issue 27's planning bound, under the perfect persona (tokens as the persona counts them: characters / 4)
+    items = _items(12)
+    judge = bench.run(items, "perfect", "judge")  # type: ignore[attr-defined]
+    llm = bench.run(items, "perfect", "llm")  # type: ignore[attr-defined]
+    assert llm["exact"] == 1.0 and llm["tokens_per_item"] <= 6 * judge["tokens_per_item"], (llm, judge)
+    # one call splits the steps and gives the tree; no second structure call for a faithful split
+    assert llm["by_prompt"]["decompose_tree"]["calls"] == 1.0
+    assert "state_tree" not in llm["by_prompt"] and "repair_check" not in llm["by_prompt"]

@@ -23,11 +23,11 @@ from faithsieve.stages.fusion import Reexamination, SynthesisAnswer
 from faithsieve.stages.gate import SemanticCheck
 from faithsieve.stages.judge import answer_model
 from faithsieve.stages.llm_decompose import DecomposeTreeAnswer, RepairAnswer
-from faithsieve.stages.scan import ReviewOut, ScanAnswer
+from faithsieve.stages.scan import ReviewOut, ScanAnswer, UnitReviewsAnswer
 from faithsieve.stages.tree_build import TreeAnswer
 from faithsieve.stages.typer import ObligationsAnswer
 
-SHIPPED: list[type[BaseModel]] = [DecomposeTreeAnswer, RepairAnswer, TreeAnswer, ScanAnswer, ReviewOut, ObligationsAnswer,
+SHIPPED: list[type[BaseModel]] = [DecomposeTreeAnswer, RepairAnswer, TreeAnswer, ScanAnswer, ReviewOut, UnitReviewsAnswer, ObligationsAnswer,
                                   SemanticCheck, Reexamination, answer_model(7, SynthesisAnswer), answer_model(7),
                                   RewriteCandidate, ScreenVerdict, ExtractedSpan, AnswerClass]
 

@@ -15,12 +15,17 @@ from faithsieve.stages.llm_decompose import (
     MAX_SUBSTEPS,
     CoarseDecomposer,
     LLMDecomposer,
-    issue_label,
     cut_step,
+    issue_label,
     screen_repair,
     verbatim_partition,
 )
-from faithsieve.stages.tree_build import SubStep, find_span, normalize_pattern, transition_type
+from faithsieve.stages.tree_build import (
+    SubStep,
+    find_span,
+    normalize_pattern,
+    transition_type,
+)
 
 PROBLEM = "Find all integers n such that n^2 - 5n + 6 = 0 and n > 2."
 STEP1 = "Factor the quadratic: n^2 - 5n + 6 = (n - 2)(n - 3), so n = 2 or n = 3."
@@ -518,3 +523,19 @@ def test_find_span(original, fragment, span):
 def test_screen_repair_checks_each_formula_against_its_step(original: str, pieces: list[str], caught: bool) -> None:
     issues = screen_repair(original, pieces)
     assert any(i.startswith("formula not in its step") for i in issues) is caught, issues
+
+
+def test_listed_moves_with_an_empty_parent_continue_and_branches_are_named(scripted):
+    answer = {**CUTS, "states": [{"id": "s0", "conditions": ["h_gt: n > 2"], "goal": "find n"},
+                                 {"id": "b", "conditions": ["h_n3: n = 3"], "branch": "n = 3"}],
+              "edges": [{"substep": "1.2", "parent": "", "children": ["a", "b"], "pattern": "case_split_2"},
+                        {"substep": "2.1", "parent": "b", "children": ["c"], "pattern": "simple_implication",
+                         "consumed_conditions": ["h_gt"]}]}
+    llm = _llm(scripted, decompose=[json.dumps(answer)])
+    ctx = _ctx(llm)
+    tree = LLMDecomposer().decompose(ctx).tree
+    e0, e1, e2, e3 = tree.edges
+    assert ctx.notes == []
+    assert e0.parent == "s0" and e1.parent == e0.child and len(e1.children) == 2  # "" is the previous state
+    assert e2.parent == e1.children[1] and tree.state(e1.children[1]).branch == "n = 3"
+    assert e3.parent == e2.child and "h_gt: n > 2" not in tree.state(e2.child).hypotheses  # unlisted: continues

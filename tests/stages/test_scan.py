@@ -281,3 +281,55 @@ def test_window_covers_later_substeps_of_the_focus_step():
     focus, window = audit_window(list(steps), {"b": 0.9}, 0.6, 1, 12, steps)
     assert (focus, window) == ("b", ("a", "b", "c", "d"))
     assert audit_window(list(steps), {"b": 0.9}, 0.6, 1, 3, steps) == ("b", ("a", "b", "c"))  # the cap holds
+
+
+# ---------------------------------------------------------------------------------------
+# Several units of one step: one call, one answer per unit
+
+STEP = "Here 4 + 5 = 9, so 3 * 9 = 27, and 27 - 3 = 25."
+SPLIT_PROOF = Proof(problem=PROBLEM, steps=(Step(index=1, text=STEP), Step(index=2, text="So the result is 25.")))
+
+
+def _split_tree():
+    from faithsieve.stages.tree_build import SubStep, linear_tree
+
+    subs = [SubStep(id="1.1", step=1, text="Here 4 + 5 = 9,"), SubStep(id="1.2", step=1, text="so 3 * 9 = 27,"),
+            SubStep(id="1.3", step=1, text="and 27 - 3 = 25."), SubStep(id="2.1", step=2, text="So the result is 25.")]
+    return linear_tree(PROBLEM, {1: STEP, 2: "So the result is 25."}, subs)
+
+
+def _unit_review(uid, verdict):
+    return {"unit_id": uid, "verdict": verdict, "suspicion": 0.9 if verdict == "incorrect" else 0.1, "error_type": "",
+            "should_formalize": False, "translation_difficulty": "easy", "reason": f"{uid} alone"}
+
+
+def test_units_of_one_step_share_one_call_with_separate_answers(scripted):
+    answer = json.dumps({"reviews": [_unit_review("e2", "incorrect"), _unit_review("e0", "correct"),
+                                     _unit_review("E1", "correct"), _unit_review("e7", "incorrect")]})
+    llm = scripted({"review_units": [answer], "review": [REVIEW_OK]})
+    ctx = RunContext(proof=SPLIT_PROOF, settings=Settings(), llm=llm)
+    res = LLMScanner().scan(ctx, _split_tree())
+    assert [r.prompt_id for r in llm.requests] == ["review_units", "review"]
+    assert [(r.edge, r.verdict) for r in res.reviews] == [("e0", "correct"), ("e1", "correct"), ("e2", "incorrect"),
+                                                         ("e3", "correct")]
+    sent = llm.requests[0].messages[1].content
+    assert all(f"Unit e{i} (step 1, sub-step 1.{i + 1})" in sent for i in range(3)) and "e3" not in sent
+    # the three moves are the step word for word: the step is not sent a second time
+    assert sent.count("27 - 3 = 25") == 1 and PROBLEM in sent
+
+
+def test_a_unit_the_answer_leaves_out_is_uncertain(scripted):
+    answer = json.dumps({"reviews": [_unit_review("e0", "correct"), _unit_review("e2", "correct")]})
+    llm = scripted({"review_units": [answer], "review": [REVIEW_OK]})
+    ctx = RunContext(proof=SPLIT_PROOF, settings=Settings(), llm=llm)
+    res = LLMScanner().scan(ctx, _split_tree())
+    assert [(r.edge, r.verdict) for r in res.reviews][:3] == [("e0", "correct"), ("e1", "uncertain"), ("e2", "correct")]
+    assert any("e1: not in the answer" in n for n in ctx.notes)
+
+
+def test_an_unusable_step_review_leaves_each_unit_uncertain(scripted):
+    llm = scripted({"review_units": ["They all look fine to me."] * 2, "review": [REVIEW_OK]})
+    ctx = RunContext(proof=SPLIT_PROOF, settings=Settings(), llm=llm)
+    res = LLMScanner().scan(ctx, _split_tree())
+    assert [r.verdict for r in res.reviews] == ["uncertain", "uncertain", "uncertain", "correct"]
+    assert all(r.reason.startswith("unparsed:") for r in res.reviews[:3])
