@@ -11,8 +11,8 @@ satisfy it. The obligation is made only when
 - the step states the value as a root: its sentence names roots, zeros or solutions, or concludes
   (therefore, hence, thus), or gives the value as one of alternatives (``x = 0 or x = 7``);
 - the value is asserted (not supposed, tested, denied or questioned), the tree found no premise for it
-  (a value the tree derives from a written relation has its own obligation), and the proof has written
-  no equation in the unknown before it ("the squared equation has the roots x = 2 and x = 9" names
+  (a value the tree derives from a written relation has its own obligation; a factoring, an identity,
+  is no such relation), and the proof has written no equation in the unknown before it ("the squared equation has the roots x = 2 and x = 9" names
   the roots of an equation the proof derived, which need not be the problem's).
 """
 
@@ -36,9 +36,17 @@ _ROOT_WORDS = re.compile(r"(?i)\b(roots?|zeros?|zeroes|solutions?|solves?|theref
 _ASKS = re.compile(r"(?i)\b(solve|roots?|zeros?|zeroes|solutions?|find\s+(?:all\s+)?(?:real\s+)?(?:values?\s+of\s+)?\$?[a-z]\b)")
 
 
+def _identity(r: Rel) -> bool:
+    """Both sides of ``r`` expand to the same polynomial (``x^3 - x = x(x - 1)(x + 1)``)."""
+    if r.op != "=":
+        return False
+    diff = poly_difference(r.lhs, r.rhs, DEFAULT_LIMITS, quotients=False)
+    return diff is not None and not any(diff[0].values())
+
+
 def problem_equations(problem: str) -> dict[str, Rel]:
     """The problem's equation in each unknown that has exactly one (in that unknown alone, not an
-    identity, not a definition), when the problem asks for its solutions."""
+    identity, not a value given as ``x = 3``), when the problem asks for its solutions."""
     text = problem[:MAX_PROBLEM_CHARS]
     if not _ASKS.search(text):
         return {}
@@ -51,10 +59,9 @@ def problem_equations(problem: str) -> dict[str, Rel]:
             if op != "=" or len(vs) != 1:
                 continue
             r = Rel(lhs, op, rhs)
-            if isinstance(lhs, Var) or isinstance(rhs, Var):
-                continue  # "x = 3", "y = x^2": a definition, not an equation to solve
-            diff = poly_difference(lhs, rhs, DEFAULT_LIMITS, quotients=False)
-            if diff is not None and not any(diff[0].values()):
+            if isinstance(lhs, Var) and not variables(rhs) or isinstance(rhs, Var) and not variables(lhs):
+                continue  # "x = 3": a value given, not an equation to solve ("x^3 = x" is one)
+            if _identity(r):
                 continue  # an identity has no roots to claim
             found.setdefault(next(iter(vs)), []).append(r)
     return {v: rs[0] for v, rs in found.items() if len(rs) == 1}
@@ -73,13 +80,15 @@ def root_obligations(tree: StateTree, proof: Proof) -> list[SolutionObligation]:
         ctx = tree.contexts.get(edge.id)
         if edge.type != TransitionType.DEFINITION:
             if ctx is not None and ctx.rel is not None:
-                derived |= variables(ctx.rel.lhs) | variables(ctx.rel.rhs)
+                vs = (variables(ctx.rel.lhs) | variables(ctx.rel.rhs)) & set(eqs)
+                if vs - derived and not _identity(ctx.rel):
+                    derived |= vs  # a factoring (an identity) has no roots of its own: the problem's equation still stands
             continue
         if ctx is not None and ctx.definition_of in derived:
             continue  # "the squared equation has the roots x = 2 and x = 9": the roots of an equation the proof wrote
         if ctx is None or ctx.formula is None or ctx.rel is None or ctx.definition_of not in eqs:
             continue
-        if ctx.premises or ctx.system is not None or ctx.negated or ctx.supposed or ctx.hypothetical or ctx.reductio:
+        if any(not _identity(p) for p in ctx.premises) or ctx.system is not None or ctx.negated or ctx.supposed or ctx.hypothetical or ctx.reductio:
             continue
         f, r, var = ctx.formula, ctx.rel, ctx.definition_of
         text = steps.get(edge.step, "")
