@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from faithsieve.obligations.models import SolutionObligation
+from faithsieve.obligations.models import CoverageObligation, SolutionObligation
 from faithsieve.obligations.polynomials import poly_difference
 from faithsieve.statetree.models import StateTree, TransitionType
 
@@ -67,14 +67,42 @@ def problem_equations(problem: str) -> dict[str, Rel]:
     return {v: rs[0] for v, rs in found.items() if len(rs) == 1}
 
 
-def root_obligations(tree: StateTree, proof: Proof) -> list[SolutionObligation]:
+_FULL_SET = re.compile(r"(?i)\b(?:solutions?|roots?|zeros?|zeroes)\s{1,3}(?:are|is)\b|\bthe\s{1,3}only\s{1,3}(?:real\s{1,3})?"
+                       r"(?:solutions?|roots?)\b|\bsolution\s{1,3}set\b|\ball\s{1,3}(?:the\s{1,3})?(?:real\s{1,3})?(?:solutions|roots)\b")
+"""The step names the whole solution set ("the solutions are", "the only real root", "all solutions")."""
+_OTHER_DOMAIN = re.compile(r"(?i)\b(?:positive|negative|non-?negative|natural|primes?|complex|interval|digits?)\b|[<>≤≥]|\\[lg]eq?\b|\\in\b")
+_INTEGER_DOMAIN = re.compile(r"(?i)\bintegers?\b|\\mathbb\s{0,2}\{?Z")
+
+
+def _completeness(var: str, eq: Rel, group: list[tuple[str, int, tuple[int, int], Fraction]], problem: str
+                  ) -> CoverageObligation | None:
+    """"The solutions are x = 0 and x = 1" of ``x^3 = x``: the values listed as the whole solution set
+    must cover every solution, a case split whose cases are the values and whose domain is the
+    equation's solution set (fixed by the text: every gap is one). None where the problem restricts the
+    unknown further (positive, a range, primes: a gap may lie outside)."""
+    if _OTHER_DOMAIN.search(problem[:MAX_PROBLEM_CHARS]):
+        return None
+    values = sorted({v for *_, v in group})
+    step = group[0][1]
+    span = (group[0][2][0], group[-1][2][1])
+    conditions = tuple(Rel(Var(var), "=", Num(v, str(v), 0)) for v in values)
+    return CoverageObligation(id="", step=step, span=span, edge="", source=f"the solution set of {eq}",
+                              variable=var, cases=tuple(f"{var} = {v}" for v in values), conditions=conditions,
+                              case_sizes=tuple(1 for _ in values), parity=tuple("" for _ in values),
+                              domain="integer" if _INTEGER_DOMAIN.search(problem[:MAX_PROBLEM_CHARS]) else "real",
+                              domain_constraints=(eq,), domain_stated=True)
+
+
+def root_obligations(tree: StateTree, proof: Proof) -> list[SolutionObligation | CoverageObligation]:
     """A solution obligation for each value a step claims as a root of the problem's equation in the
-    same unknown, where the tree found no premise for the value."""
+    same unknown, where the tree found no premise for the value; where the step names the whole
+    solution set, a coverage obligation: no solution is left out."""
     eqs = problem_equations(proof.problem)
     if not eqs:
         return []
     steps = {s.index: s.text for s in proof.steps}
-    out: list[SolutionObligation] = []
+    out: list[SolutionObligation | CoverageObligation] = []
+    groups: dict[tuple[int, int, str], list[tuple[str, int, tuple[int, int], Fraction]]] = {}
     derived: set[str] = set()  # unknowns the proof has written an equation in so far (edge order is text order)
     for edge in tree.edges:
         ctx = tree.contexts.get(edge.id)
@@ -92,7 +120,8 @@ def root_obligations(tree: StateTree, proof: Proof) -> list[SolutionObligation]:
             continue
         f, r, var = ctx.formula, ctx.rel, ctx.definition_of
         text = steps.get(edge.step, "")
-        sentence = text[max(0, text.rfind(".", 0, f.start) + 1) : f.start]
+        start = max(0, text.rfind(". ", 0, f.start) + 1)
+        sentence = text[start : f.start]
         if not (ctx.parallel or _ROOT_WORDS.search(sentence)):
             continue
         value_expr = r.rhs if isinstance(r.lhs, Var) else r.lhs
@@ -107,6 +136,12 @@ def root_obligations(tree: StateTree, proof: Proof) -> list[SolutionObligation]:
         approx = f.approx_context or r.op == "~" or decimals > 0
         out.append(SolutionObligation(id=f"r{len(out)}", step=edge.step, span=edge.span, edge=edge.id, source=edge.text,
                                       equations=(eqs[var],), values={var: value}, approx=approx, decimals=decimals))
+        if not approx and _FULL_SET.search(text[start : min(len(text), f.end + 200)]):
+            groups.setdefault((edge.step, start, var), []).append((edge.id, edge.step, edge.span, value))
+    for (_, _, var), group in groups.items():
+        cov = _completeness(var, eqs[var], group, proof.problem)
+        if cov is not None:
+            out.append(cov.model_copy(update={"id": f"r{len(out)}"}))
     return out
 
 
