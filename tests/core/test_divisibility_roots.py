@@ -50,3 +50,29 @@ def test_result_verbs_before_a_delimited_formula_state_it() -> None:
 def test_exact_rational_difference_is_refuted() -> None:
     assert _flag("Evaluate.", "We compute $\\sin(\\pi/3)^2 = 1$.") == 2
     assert _flag("Evaluate.", "We compute $\\sin(\\pi/3)^2 = 3/4$.") is None
+
+
+def test_a_named_solution_set_leaves_no_solution_out() -> None:
+    problem = "Solve $x^3 = x$ over the real numbers."
+    assert _flag(problem, "Hence the solutions are $x = 0$ and $x = 1$.") == 2  # x = -1 left out
+    assert _flag(problem, "Hence the solutions are $x = 0$, $x = 1$ and $x = -1$.") is None
+
+
+def test_problem_asks_for_a_rewriting() -> None:
+    assert _flag("Factor $x^2 - 7x + 10$.", "Thus $x^2 - 7x + 10 = (x - 2)(x + 5)$.") == 2
+    assert _flag("Factor $x^2 - 7x + 10$.", "Thus $x^2 - 7x + 10 = (x - 2)(x - 5)$.") is None
+    # no rewriting asked: an equation in x, not refuted as an identity
+    assert _flag("Compute.", "Thus $x^2 - 7x + 10 = (x - 2)(x + 5)$.") is None
+
+
+def test_complex_unit_last_and_on_both_sides() -> None:
+    problem = "Let $i$ be the imaginary unit. Compute."
+    assert _flag(problem, "Hence $(2 + 3i)(1 + i) = 5 + 5i$.") == 2
+    assert _flag(problem, "Hence $(2 + 3i)(1 + i) = -1 + 5i$.") is None
+    assert _flag(problem, "Hence $i^3 = i$.") == 2
+    assert _flag(problem, "Hence $i^3 = -i$.") is None
+
+
+def test_amsmath_bars() -> None:
+    assert _flag("Evaluate.", "Thus $\\lvert 5 - 8 \\rvert = 13$.") == 2
+    assert _flag("Evaluate.", "Thus $\\lvert 5 - 8 \\rvert = 3$.") is None
