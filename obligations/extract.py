@@ -234,6 +234,11 @@ def _rewrite_shape(r: Rel) -> bool:
     return False
 
 
+rewrite_shape = _rewrite_shape
+"""The shape of what expanding, factoring or simplifying relates (``_rewrite_shape``), for the modules
+that read other rewriting claims."""
+
+
 _CONNECTIVE = frozenset(["and", "or", "so", "as", "is", "are", "was", "were", "then", "thus", "hence", "which", "that", "since", "because", "we", "it", "this", "the", "by", "in", "of", "to", "for", "from", "so", "at", "if", "when", "while", "but", "therefore", "gives", "yields", "means", "leaves", "left", "remains", "remaining"])
 _UNIT_AFTER = re.compile(r"\s{0,3}(?:\$\s{0,3})?(?:\\(?:text|mathrm|textrm|mbox)\s{0,2}\{\s{0,3})?([A-Za-z]{2,})")
 _MONEY_BEFORE = re.compile(r"(?:\\\$|€|£|¥)\s{0,2}$")

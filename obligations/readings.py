@@ -47,8 +47,10 @@ _BRACKETS = re.compile(r"(?<!\\)\[|\\left\s*\[|\\lbrack")  # not "\\[" (display 
 _EVALUATION_BRACKET = re.compile(r"(?:\\left\s{0,3})?\[[^\[\]]{0,200}?(?:\\right\s{0,3})?\]\s{0,3}_")
 """``\\left[x^3\\right]_0^2``: a bracket closed right before a subscript is an antiderivative evaluated
 between bounds, never a floor."""
-_UNIT_POWER = re.compile(r"(?i)(?:\\(?:text|mathrm|mbox)\s*\{\s*(?:sq\.?\s*)?[a-z]{1,6}\.?\s*\}|(?<![a-z\\])(?:cm|mm|km|m|in|ft|yd|mi|"
-                         r"units?|meters?|feet|inch(?:es)?)(?![a-z]))\s*(?:\^|²|³)")
+_UNIT_POWER = re.compile(r"(?i)(?:\\(?:text|mathrm|mbox)\s*\{\s*(?:sq\.?\s*)?[a-z]{1,6}\.?\s*\}|(?<![a-z\\])(?:cm|mm|km|in|ft|yd|mi|"
+                         r"units?|meters?|feet|inch(?:es)?)(?![a-z])|(?:(?<=\d)|(?<=\d[ \t]))m(?![a-z]))\s*(?:\^|²|³)")
+"""A unit with an exponent (``25 m^2``, ``\\text{cm}^2``); the one letter ``m`` only right after a number:
+``(m + n)^2 = m^2 + mn + n^2`` computes with a letter."""
 # a list member: "..., (5-2)" before the relation (no relation there) and ", -2, ..." (a bare number, then
 # another separator) after it; "2 + 3 = 5, 5 + 4 = 9, 9 + 1 = 10" is a run of computations, not a list
 _LIST_BEFORE = re.compile(r"[\w)\]}][ \t]{0,2},[ \t]{0,2}\Z")

@@ -200,8 +200,10 @@ class SympyChecker:
         written_i = any(isinstance(n, Const) and n.name == "i" for side in (c.lhs, c.rhs) for n in walk(side))
         if not written_i or approx or c.op == "~" or _decimal_literals(c) or abs(dv) < sympy.Float(10) ** -30 * mag:
             return Unknown(self.name, "non-real value")
-        if any(isinstance(side, Const) and side.name == "i" for side in (c.lhs, c.rhs)):
-            # a bare "i = 1" sets an index (nobody claims the imaginary unit equals a number): not complex arithmetic
+        if any(isinstance(side, Const) and side.name == "i" and not any(isinstance(n, Const) and n.name == "i" for n in walk(other))
+               for side, other in ((c.lhs, c.rhs), (c.rhs, c.lhs))):
+            # a bare "i = 1" sets an index (nobody claims the imaginary unit equals a number): not complex
+            # arithmetic; "i^3 = i" computes with the unit on both sides
             return Unknown(self.name, "a bare i may name an index")
         cx = {"lhs": str(a.evalf(12)), "rhs": str(b.evalf(12)), "difference": str(dv.evalf(6))}
         return Refuted("sympy-numeric", cx, "complex sides differ (evaluated to 50 digits)")

@@ -154,6 +154,8 @@ _LATEX_CMDS: dict[str, tuple[str, str]] = {
     r"\%": (PCT, "%"), r"\{": (LSET, "{"), r"\}": (RSET, "}"),
     r"\sum": (FUNC, "sum"), r"\prod": (FUNC, "prod"), r"\gcd": (FUNC, "gcd"), r"\lcm": (FUNC, "lcm"),
     r"\bmod": (OP, "mod"), r"\mod": (OP, "mod"),
+    # amsmath's absolute-value delimiters, read as the plain bar
+    r"\lvert": (BAR, "|"), r"\rvert": (BAR, "|"), r"\vert": (BAR, "|"),
 }
 _LATEX_SKIP = {
     r"\left", r"\right", r"\big", r"\Big", r"\bigg", r"\Bigg", r"\bigl", r"\bigr", r"\Bigl",

@@ -13,6 +13,7 @@ from faithsieve.obligations.checkers import Checker, run_portfolio
 from faithsieve.obligations.divisibility import divisibility_obligations
 from faithsieve.obligations.extract import extract_obligations
 from faithsieve.obligations.models import Evidence, Obligation, Outcome, Unknown
+from faithsieve.obligations.problemrewrite import asked_rewritings
 from faithsieve.obligations.readings import reread
 from faithsieve.obligations.remainders import remainder_obligations
 from faithsieve.obligations.rootclaims import root_obligations
@@ -52,6 +53,8 @@ def literal_evidence(ctx: RunContext, decomposition: Decomposition,
                                             *divisibility_obligations(ctx.proof),
                                             # values claimed as roots of the problem's own equation
                                             *root_obligations(decomposition.tree, ctx.proof)], key=lambda ob: ob.step)
+    # a step that rewrites the expression the problem asks to factor, expand or simplify claims an identity
+    obligations = asked_rewritings(obligations, ctx.proof.problem)
     if kinds is not None:
         obligations = [ob for ob in obligations if ob.kind.value in kinds]
     return check_obligations(obligations, ctx.checkers, ctx.deadline)
