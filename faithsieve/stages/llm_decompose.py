@@ -147,7 +147,16 @@ class DecomposeTreeAnswer(BaseModel):
 
 _MATH_OPEN = re.compile(r"\\\(|\\\[|\$\$?")
 _OPERATOR_CHARS = frozenset("=<>+-*/^≤≥≠≈≡·×÷∣|")
-_QUOTE_TAIL = re.compile(r"\s*(?:\.\.\.|…)\s*$")
+
+
+def _without_ellipsis(quote: str) -> str:
+    """A quote less a trailing ``...`` or ``…`` (the model marks where its quotation stops); string methods,
+    since a pattern ``\\s*(...)\\s*$`` would rescan every run of spaces from each of its positions."""
+    body = quote.rstrip()
+    for tail in ("...", "…"):
+        if body.endswith(tail):
+            return body[: -len(tail)].rstrip()
+    return body
 
 
 def _math_mask(text: str) -> list[bool]:
@@ -188,7 +197,7 @@ def cut_step(text: str, starts: Sequence[str]) -> tuple[list[str], list[int]]:
     lost: list[int] = []
     pos = 1
     for n, raw in enumerate(starts):
-        quote = " ".join(_QUOTE_TAIL.sub("", clean_text(raw)).split())
+        quote = " ".join(_without_ellipsis(clean_text(raw)).split())
         at = -1
         k = norm.find(quote, pos) if quote else -1
         while k >= 0:

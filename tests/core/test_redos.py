@@ -123,7 +123,7 @@ def hostile_inputs(k: int) -> list[str]:
 BIG, SMALL = 20_000, 2_500
 INPUTS = hostile_inputs(BIG)
 SMALL_INPUTS = hostile_inputs(SMALL)
-# Every bound is in units of this machine's speed now, measured in the same run: ``_unit()``, the time of a
+# Every bound is in units of this machine's speed now, measured in the same run: ``reference_unit()``, the time of a
 # linear pattern that matches at every character over a BIG input (20,000 matches). Idle here that is about
 # 1.5 ms; a loaded machine slows it and the patterns alike, so the bounds widen with the load instead of flaking.
 REFERENCE = re.compile(r".", re.S)
@@ -147,7 +147,7 @@ def _time(pattern: re.Pattern[str], text: str) -> float:
     return time.perf_counter() - t0
 
 
-def _unit() -> float:
+def reference_unit() -> float:
     """The reference scan's time over a BIG input now (the middle of three: one preemption, or one lucky
     quiet moment, does not set it)."""
     return sorted(_time(REFERENCE, INPUTS[0]) for _ in range(3))[1]
@@ -170,10 +170,10 @@ def superlinear(pattern: re.Pattern[str]) -> str:
     """Why ``pattern`` is not linear on the hostile inputs ("" when it is). A flagged input is timed
     again, three times each way against the reference measured again, before it counts, so one slow moment of
     a loaded machine is not a finding."""
-    unit = _unit()
+    unit = reference_unit()
     for big, small in zip(INPUTS, SMALL_INPUTS, strict=True):
         if _finding(pattern, big, small, unit, 1):
-            why = _finding(pattern, big, small, _unit(), 3)
+            why = _finding(pattern, big, small, reference_unit(), 3)
             if why:
                 return why
     return ""
@@ -204,7 +204,7 @@ def test_new_modules_patterns_are_tested():
 def test_the_reference_is_a_fair_unit():
     """The unit is a full linear pass: on the same text it is within a small factor of a plain character scan,
     and it grows linearly itself (else the bounds would move with the pattern they measure)."""
-    unit = _unit()
+    unit = reference_unit()
     assert unit > 0
     assert min(_time(REFERENCE, INPUTS[0][: BIG // 8]) for _ in range(5)) < unit / 3
 
