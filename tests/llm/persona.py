@@ -165,9 +165,12 @@ class Persona:
     def find(self, user: str) -> Item | None:
         # letters and digits only: the service cleans the text it sends (invisible characters, compatibility
         # forms), so the problem is found by its content, not its exact bytes
+        # (several items may share a problem, with different solutions: the one most of whose steps the
+        # prompt quotes is meant)
         text = _letters(user)
         hits = [it for it in self.items if _letters(it.problem)[:4000] and _letters(it.problem)[:4000] in text]
-        return max(hits, key=lambda it: len(it.problem)) if hits else None
+        return max(hits, key=lambda it: (sum(1 for st in it.steps if _letters(st) and _letters(st) in text),
+                                         len(it.problem))) if hits else None
 
     # ---- noise ----------------------------------------------------------------------
     def _hash(self, user: str, body: dict[str, Any], salt: str) -> float:

@@ -81,3 +81,11 @@ def test_saboteur_never_gets_checked_from_model_statements(bench: object) -> Non
     row = bench.run(_items(8), "saboteur", "llm")  # type: ignore[attr-defined]
     # every checked record's statement is written in its step; the saboteur's own equations are never checked
     assert row["checked_from_model_statements"] == 0, row
+
+
+def test_items_that_share_a_problem_are_told_apart_by_their_steps() -> None:
+    a = Item("Compute 2 + 2.", ("2 + 2 = 4.", "So the answer is 4."), None)
+    b = Item("Compute 2 + 2.", ("2 + 2 = 5.", "So the answer is 5."), 1)
+    p = Persona([a, b], kind="perfect")
+    assert p.find("Problem: Compute 2 + 2.\nStep 1: 2 + 2 = 5.\nStep 2: So the answer is 5.") is b
+    assert p.find("Problem: Compute 2 + 2.\nStep 1: 2 + 2 = 4.\nStep 2: So the answer is 4.") is a
