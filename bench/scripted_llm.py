@@ -5,6 +5,7 @@ the text judged, and a saboteur. Every stage runs for real over HTTP; only the m
 
     .venv/bin/python bench/scripted_llm.py ../shared/datasets/raw/proofloc-university \
         --personas perfect,noisy,saboteur --modes judge,llm --ablations no_local_edges,no_gate,nl_only
+    .venv/bin/python bench/scripted_llm.py ../shared/datasets/raw/processbench/math.json --sample 300
 
 Prints one table row per (persona, mode): exact and binary accuracy, verdicts ``unknown``, calls and
 tokens per item, the verdict basis counts, and for the saboteur the number of ``checked`` evidence
@@ -79,13 +80,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--modes", default="judge,llm")
     ap.add_argument("--ablations", default="", help="comma-separated; each is run in llm mode under --ablation-persona")
     ap.add_argument("--ablation-persona", default="noisy")
-    ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--limit", type=int, default=0, help="the first N items")
+    ap.add_argument("--sample", type=int, default=0, help="N items evenly spaced over the set (after --limit)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", help="write every figure here")
     args = ap.parse_args(argv)
     items = load_items(args.path)
     if args.limit:
         items = items[: args.limit]
+    if args.sample and args.sample < len(items):
+        items = [items[i * len(items) // args.sample] for i in range(args.sample)]
     rows = [run(items, persona, mode, seed=args.seed) for persona in args.personas.split(",") if persona
             for mode in args.modes.split(",") if mode]
     rows += [run(items, args.ablation_persona, "llm", (ab,), seed=args.seed) for ab in args.ablations.split(",") if ab]

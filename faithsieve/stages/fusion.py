@@ -131,6 +131,10 @@ STEP_SOURCES = frozenset({"scan", "reexamine"})
 every other signal speaks for the unit it names (``Signal.unit``; None: the step's one shared unit)."""
 
 
+FORMULA_UNIT = "formula@"
+"""Prefix of the unit of a formula no unit of the tree writes (``formula_unit``)."""
+
+
 def _groups(signals: Iterable[Signal]) -> dict[int, tuple[float, dict[str | None, float]]]:
     """Per step: the log-odds of its step-wide signals and, per unit, those of the unit's own signals."""
     out: dict[int, tuple[float, dict[str | None, float]]] = {}
@@ -148,7 +152,8 @@ def _groups(signals: Iterable[Signal]) -> dict[int, tuple[float, dict[str | None
 
 
 def _worst_unit(units: Mapping[str | None, float]) -> str | None:
-    return max(units, key=lambda u: units[u]) if units else None
+    scored = {u: v for u, v in units.items() if v > 0 or not (u or "").startswith(FORMULA_UNIT)}
+    return max(scored, key=lambda u: scored[u]) if scored else None
 
 
 def step_scores(signals: Iterable[Signal]) -> dict[int, float]:
@@ -158,7 +163,10 @@ def step_scores(signals: Iterable[Signal]) -> dict[int, float]:
     not contain)."""
     out: dict[int, float] = {}
     for step, (wide, units) in _groups(signals).items():
-        out[step] = wide + (max(units.values()) if units else 0.0)
+        # a formula no unit writes can make its step wrong, never hold back its clearing: it is no unit of
+        # the tree, and a verified claim speaks only for itself
+        scored = [v for u, v in units.items() if v > 0 or not (u or "").startswith(FORMULA_UNIT)]
+        out[step] = wide + (max(scored) if scored else 0.0)
     return out
 
 
@@ -303,7 +311,7 @@ def formula_unit(ev: Evidence, units: Sequence[EdgeUnit]) -> str:
     for u in units:
         if u.step == ev.step and ev.source.strip() and written_verbatim(ev.source, u.text):
             return u.id
-    return f"step {ev.step}: {ev.source[:80]}"
+    return f"{FORMULA_UNIT}{ev.step}: {ev.source[:80]}"
 
 
 def signals_from(evidence: Iterable[Evidence], scan: ScanResult, steps_of: Mapping[str, int],

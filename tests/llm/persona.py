@@ -18,7 +18,8 @@ Personas:
   text it judges (``accuracy``, the noise model below). A wrong whole-proof answer is another label,
   drawn uniformly; a wrong unit judgment is the flipped verdict; a model-written equation is, with
   probability 1 - p, miscopied (its result changed). Draws are hashes of the request, so a rerun is
-  identical; a re-sample (another seed, temperature > 0) repeats the first sample's draw with
+  identical and keyed on what is judged, not on the prompt's wording; a re-sample (another seed,
+  temperature > 0) repeats the first sample's draw with
   probability ``RHO`` and is otherwise independent.
 
 The noise model. A judgment of a text is a search for its one decisive claim; the model's scrutiny
@@ -164,23 +165,29 @@ class Persona:
     def find(self, user: str) -> Item | None:
         # letters and digits only: the service cleans the text it sends (invisible characters, compatibility
         # forms), so the problem is found by its content, not its exact bytes
+        # (several items may share a problem, with different solutions: the one most of whose steps the
+        # prompt quotes is meant)
         text = _letters(user)
         hits = [it for it in self.items if _letters(it.problem)[:4000] and _letters(it.problem)[:4000] in text]
-        return max(hits, key=lambda it: len(it.problem)) if hits else None
+        return max(hits, key=lambda it: (sum(1 for st in it.steps if _letters(st) and _letters(st) in text),
+                                         len(it.problem))) if hits else None
 
     # ---- noise ----------------------------------------------------------------------
     def _hash(self, user: str, body: dict[str, Any], salt: str) -> float:
         key = f"{self.seed}|{salt}|{body.get('temperature')}|{body.get('seed')}|{user}"
         return int(hashlib.sha256(key.encode()).hexdigest()[:12], 16) / 16 ** 12
 
-    def _right(self, user: str, body: dict[str, Any], n_claims: int, salt: str) -> bool:
-        """Whether this judgment of ``n_claims`` claims is right (always, for the perfect persona). A
+    def _right(self, subject: str, body: dict[str, Any], n_claims: int, salt: str) -> bool:
+        """Whether this judgment of ``n_claims`` claims about ``subject`` is right (always, for the perfect
+        persona). The draw is keyed on what is judged (the item, the unit's text), not on the prompt's
+        wording: the same judgment draws the same noise in every ablation and under any prompt revision
+        (common random numbers, so a difference between two runs is the method's, not the draw's). A
         re-sample (a seed is set) repeats the first sample's draw with probability ``RHO``."""
         if self.kind == "perfect":
             return True
-        draw = self._hash(user, {}, salt)  # the first sample's draw
-        if body.get("seed") and self._hash(user, body, salt + "rho") >= RHO:
-            draw = self._hash(user, body, salt)  # an independent draw
+        draw = self._hash(subject, {}, salt)  # the first sample's draw
+        if body.get("seed") and self._hash(subject, body, salt + "rho") >= RHO:
+            draw = self._hash(subject, body, salt)  # an independent draw
         return draw < accuracy(n_claims)
 
     def _unit_wrong(self, item: Item, step: int, text: str) -> bool:
@@ -196,10 +203,10 @@ class Persona:
         if self.kind == "saboteur":
             return json.dumps({"answer": "step 1", "reason": "the first step is unjustified"})
         truth = "correct" if item.label is None else f"step {item.label}"
-        if self._right(user, body, _proof_claims(item), salt):
+        if self._right(item.problem, body, _proof_claims(item), salt):
             return json.dumps({"answer": truth, "reason": "read the whole proof"})
         others = [a for a in ["correct", *(f"step {k}" for k in range(1, n + 1))] if a != truth]
-        pick = others[int(self._hash(user, body, salt + "pick") * len(others)) % len(others)]
+        pick = others[int(self._hash(item.problem, body, salt + "pick") * len(others)) % len(others)]
         return json.dumps({"answer": pick, "reason": "read the whole proof"})
 
     # ---- one method per prompt id ----------------------------------------------------
@@ -254,7 +261,7 @@ class Persona:
             wrong = self._unit_wrong(item, step, text)
             if self.kind == "saboteur":
                 wrong = True
-            elif not self._right(user, body, n, f"scan{uid}"):
+            elif not self._right(f"{item.problem}|{text}", body, n, f"scan{uid}"):
                 wrong = not wrong
             out.append({"unit_id": uid, "suspicion": 0.9 if wrong else 0.1, "likely_wrong": wrong,
                         "should_formalize": False, "error_type_prior": [], "reason": "first read"})
@@ -266,7 +273,8 @@ class Persona:
         wrong = self._unit_wrong(item, step, text)
         if self.kind == "saboteur":
             wrong = True
-        elif not self._right(user, body, claims(text) if text else _proof_claims(item), "review"):
+        elif not self._right(f"{item.problem}|{step}|{text}", body, claims(text) if text else _proof_claims(item),
+                             "review"):
             wrong = not wrong
         return json.dumps({"verdict": "incorrect" if wrong else "correct", "suspicion": 0.9 if wrong else 0.1,
                            "error_type": "unjustified_claim" if wrong else "", "should_formalize": False,
@@ -309,7 +317,7 @@ class Persona:
         if self.kind == "saboteur":
             nums = _NUMBER.findall(text)
             equation = f"{nums[0]} = {int(nums[0]) + 1}" if nums else None
-        elif equation is not None and eq is not None and not self._right(user, body, claims(text), "copy"):
+        elif equation is not None and eq is not None and not self._right(f"{item.problem}|{text}", body, claims(text), "copy"):
             equation = f"{eq.group(1)} = {int(eq.group(2)) + 1}"  # a miscopied result
         out = [{"slot": s, "claim": text[:2000] or "the move holds", "equation": equation if i == 0 else None,
                 "use_formal": True, "translation_confidence": 0.8, "priority": 0.5, "reason": "as written"}
@@ -324,7 +332,7 @@ class Persona:
         faithful = _squash(statement) in _squash(source)
         if self.kind == "saboteur":
             faithful = True
-        elif not self._right(user, body, claims(source), "gate"):
+        elif not self._right(f"{statement}|{source}", body, claims(source), "gate"):
             faithful = not faithful
         level = 1 if faithful else 0.25
         return json.dumps({"premise_slots": [], "conclusion_slots": [{"slot": statement[:200], "match": level}],
@@ -339,9 +347,9 @@ class Persona:
         if self.kind == "saboteur":
             return json.dumps({"earlier_step": listed[0] if listed else None, "reason": "sabotage"})
         truth = item.label if item.label in listed else None
-        if not self._right(user, body, _proof_claims(item), "reexamine"):
+        if not self._right(item.problem, body, _proof_claims(item), "reexamine"):
             options = [k for k in [None, *listed] if k != truth]
-            truth = options[int(self._hash(user, body, "rx") * len(options)) % len(options)] if options else truth
+            truth = options[int(self._hash(item.problem, body, "rx") * len(options)) % len(options)] if options else truth
         return json.dumps({"earlier_step": truth, "reason": "looked again"})
 
 

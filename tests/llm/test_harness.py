@@ -92,3 +92,11 @@ def test_llm_mode_costs_at_most_six_judge_calls(bench: object) -> None:
     # one call splits the steps and gives the tree; no second structure call for a faithful split
     assert llm["by_prompt"]["decompose_tree"]["calls"] == 1.0
     assert "state_tree" not in llm["by_prompt"] and "repair_check" not in llm["by_prompt"]
+
+
+def test_items_that_share_a_problem_are_told_apart_by_their_steps() -> None:
+    a = Item("Compute 2 + 2.", ("2 + 2 = 4.", "So the answer is 4."), None)
+    b = Item("Compute 2 + 2.", ("2 + 2 = 5.", "So the answer is 5."), 1)
+    p = Persona([a, b], kind="perfect")
+    assert p.find("Problem: Compute 2 + 2.\nStep 1: 2 + 2 = 5.\nStep 2: So the answer is 5.") is b
+    assert p.find("Problem: Compute 2 + 2.\nStep 1: 2 + 2 = 4.\nStep 2: So the answer is 4.") is a

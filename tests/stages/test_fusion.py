@@ -302,3 +302,14 @@ def test_nl_only_ignores_checks_and_uses_reviews(scripted: type) -> None:
     assert (result.first_error_step, result.basis) == (3, "judged")
     prompt = llm.calls("synthesis")[0].messages[1].content
     assert "claim 1" not in prompt and "wrong total" in prompt
+
+
+def test_a_verified_formula_no_unit_writes_does_not_hold_back_clearing() -> None:
+    from faithsieve.stages.fusion import FORMULA_UNIT
+
+    fine = [Signal(k, "fine", "review", 0.85, unit=f"e{k}") for k in range(1, 3)]
+    fine += [Signal(k, "fine", "review", 0.85, unit=f"e{k}") for k in range(1, 3)]
+    verified = Signal(2, "fine", "checked", 0.6, unit=f"{FORMULA_UNIT}2: 2 + 2 = 4")
+    assert decide([*fine, verified], 2).all_cleared
+    refuted = Signal(2, "wrong", "checked", 0.99, unit=f"{FORMULA_UNIT}2: 2 + 2 = 5")
+    assert decide([*fine, refuted], 2).step == 2
