@@ -2,9 +2,11 @@
 
 Short TRUE proofs in the notations of textbooks, olympiad solutions and word problems (every claim they
 assert holds; a formula written only to be rejected - a contradiction, a failed trial - keeps the proof
-correct), and FALSE variants with one plainly false claim at the labelled (0-based) step. Written by hand
-in one go before the localizer was run on them; ``claim`` is the proof's main (or the false) claim in
-SymPy syntax, checked by ``tests/claims/test_corpus_labels.py``.
+correct), and FALSE variants with one plainly false claim at the labelled (0-based) step, written by hand;
+``claim`` is the proof's main (or the false) claim in
+SymPy syntax, checked by ``tests/claims/test_corpus_labels.py``. The first batch (``rt_*``) was written
+before the localizer ran on any of it; each later batch (``rt2_*`` to ``rt5_*``) was written after the
+fixes the earlier ones led to, and run once.
 
     python tests/claims/redteam/_make.py
 """
