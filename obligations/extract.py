@@ -153,7 +153,10 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str, notes: _FormulaNotes 
     if ctx.premises and edge.type == TransitionType.DERIVATION:
         prem = ctx.premises
         if (vs == set().union(*(_rel_vars(p) for p in prem)) and all(p != r for p in prem)
-                and all(p.op != "!=" and not _defines_var(p) for p in prem)):
+                and all(p.op != "!=" and not _defines_var(p) for p in prem)
+                # an identity holds for every value, so nothing follows from it: a claim after a rewriting
+                # link ("0 = w^3 - 1 = (w - 1)(w^2 + w + 1), hence w^2 + w + 1 = 0") rests on other facts
+                and not all(_identity_premise(p) for p in prem)):
             return DerivationObligation(**read(), premises=prem, claim=r, integer_vars=tuple(sorted(ctx.integer_vars & vs)),
                                         # a candidate over other unknowns is not what this claim rewrites
                                         other_premises=tuple(p for p in ctx.other_premises if _rel_vars(p) == vs))

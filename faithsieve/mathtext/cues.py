@@ -229,11 +229,16 @@ def last_clause(lead: str) -> str:
     return lead[cut + 1 :][-160:]
 
 
+# a full stop and a space end the sentence, except the stop of an abbreviation read mid-sentence
+# ("X, i.e. Y, which is absurd": the denial covers X restated as Y)
+SENTENCE_STOP = re.compile(r"(?i)(?<!\bi\.e)(?<!\be\.g)(?<!\bcf)(?<!\bresp)(?<!\bviz)\. ")
+
+
 def trailing_negation(text: str, end: int) -> bool:
-    """The words right after a relation deny it."""
+    """The words right after a relation, to the end of its sentence, deny it."""
     rest = text[end : end + 200]
-    stop = rest.find(". ")
-    if cue_search(TRAIL_STRONG, rest[: stop if stop >= 0 else len(rest)]):
+    stop = SENTENCE_STOP.search(rest)
+    if cue_search(TRAIL_STRONG, rest[: stop.start() if stop is not None else len(rest)]):
         return True
     tail = text[end : end + 60].lower()
     return bool(TRAIL_WEAK.match(tail.lstrip())) or "contradiction" in tail

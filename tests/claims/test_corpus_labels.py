@@ -1,4 +1,4 @@
-"""Every case of the claim corpus (``tests/claims/*.jsonl`` and ``tests/claims/validation/*.jsonl``) carries a label sympy agrees with.
+"""Every case of the claim corpus (``tests/claims/*.jsonl``, ``validation/*.jsonl``, ``redteam/*.jsonl``) carries a label sympy agrees with.
 
 The ``claim`` field is test data we wrote ourselves (SymPy syntax, never text from a user or a dataset),
 so it is parsed with ``parse_expr`` here; the localizer never sees it. An equality or identity holds when
@@ -37,8 +37,10 @@ NS = _namespace()
 
 def cases() -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    # the development families and the validation set (``validation/``, run once, never tuned on)
-    for path in [*sorted(HERE.glob("*.jsonl")), *sorted((HERE / "validation").glob("*.jsonl"))]:
+    # the development families, the validation set (``validation/``, run once, never tuned on) and the
+    # red-team set of true proofs in real-world notation with false variants (``redteam/``)
+    for path in [*sorted(HERE.glob("*.jsonl")), *sorted((HERE / "validation").glob("*.jsonl")),
+                 *sorted((HERE / "redteam").glob("*.jsonl"))]:
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if line.strip():
                 case = json.loads(line)

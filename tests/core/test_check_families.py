@@ -211,3 +211,14 @@ def test_a_quantifier_over_numbers_without_a_letter_binds_every_letter() -> None
     assert flag("Simplify.", ["We expand.", "For all real numbers, (x − y)^2 = x^2 − 2xy − y^2."]) == 2
     assert flag("Simplify.", ["We expand.", "For all real numbers, (x − y)^2 = x^2 − 2xy + y^2."]) is None
     assert flag("Show there is no root.", ["For all real numbers, x^2 + 1 = 0 has no solution, since x^2 + 1 > 0."]) is None
+
+
+def test_an_identity_is_no_premise_to_derive_from() -> None:
+    """A rewriting link holds for every value, so nothing follows from it: "0 = w^3 - 1 = (w - 1)(w^2 + w + 1),
+    hence 1 + w + w^2 = 0" uses "w != 1" from the step before, not the factorisation; a derivation from a
+    real equation is still checked."""
+    problem = r"Let $\omega = e^{2\pi i/3}$. Show that $1 + \omega + \omega^2 = 0$."
+    steps = [r"$\omega^3 = 1$ and $\omega \ne 1$.",
+             r"So $0 = \omega^3 - 1 = (\omega - 1)(\omega^2 + \omega + 1)$, hence $1 + \omega + \omega^2 = 0$."]
+    assert flag(problem, steps) is None
+    assert flag("Solve $2x + 3 = 11$.", ["We have $2x + 3 = 11$, so $x^2 = 25$."]) == 1

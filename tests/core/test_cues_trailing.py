@@ -56,3 +56,14 @@ def test_no_hang_on_long_runs() -> None:
         _newer(run)
         cues.trailing_negation("x = 1" + run, 5)
         assert time.perf_counter() - t < 1.0
+
+
+def test_an_abbreviation_does_not_end_the_sentence() -> None:
+    """"X, i.e. Y, which is absurd": the denial reaches back over "i.e." (an abbreviation's full stop
+    is no sentence end), as it does over ", so Y"; a real full stop still ends the sentence."""
+    for text in ("then 4 + 9 = 12, i.e. 13 = 12, which is absurd.", "then 5/6 = 2/5, i.e. 25 = 12, which is false.",
+                 "then 5/6 = 2/5, e.g. 25 = 12, which is false.", "so 1 = 2, I.e. 0 = 1, which is impossible."):
+        end = text.index(",")
+        assert cues.trailing_negation(text, end), text
+    text = "so 3 + 4 = 8. Next, 2 + 2 = 5 is not what we want"
+    assert not cues.trailing_negation(text, text.index("."))
