@@ -12,7 +12,7 @@ import re
 
 from faithsieve.core.proof import Proof
 from faithsieve.mathtext.ast import Var
-from faithsieve.mathtext.extract import Formula
+from faithsieve.mathtext.extract import CLOSED_PERIODS, Formula, sentence_start
 
 # Quantifiers are bounded ({0,8}) so that long runs of spaces cannot make matching quadratic.
 CASE_HEAD = re.compile(r"(?im)(?:^|\.\s)[ \t*#_>-]{0,8}(?:sub)?case[ \t]{0,4}(\d{1,2}|[ivx]{1,4}|[a-d])\b[ \t*]{0,4}[:.)\-–]?")
@@ -38,6 +38,12 @@ RENAMING = re.compile(r"(?i)\b(?:let|define|denote|call|where|now)[ \t]{1,4}(?:\
                        r"(?:\$|\\\))?[ \t]{0,4}(?:be|denote|denotes|represent|represents|is|as|stand|now)\b")
 # the sentence states its relations under a condition ("if x < 0, then ... so x <= -2")
 CONDITION_CUE = re.compile(r"(?i)\b(if|suppose|supposing|assume|assuming|when|whenever|in case|try|test|check)\b")
+ROOT_CLAIM = re.compile(r"(?i)\b(roots?|solutions?|zeros|zeroes|zero|solves?|solving|so|thus|therefore|hence|"
+                        r"gives?|get|obtain|yields?)\b")
+"""A sentence that names the values after it as solutions of an equation, or concludes them."""
+FOR_CONDITION = re.compile(r"(?i)\b(for|when|whenever)[ \t\n]{0,4}(\\\(|\$|\\\[)?[ \t\n]{0,4}$")
+"""A relation right after "for" / "when" is the condition of what follows ("for \\(b - a = 3\\)
+and \\(b + a = 33\\): ...", "For \\(x > 5\\), ..."), not a claim."""
 FOR_VALUE = re.compile(r"(?i)\b(for|with|at|when|taking|using)[ \t\n]{0,4}(\\\(|\$|\\\[)?[ \t\n]{0,4}$")
 VERBAL_DEF = re.compile(r"(?i)\blet[ \t]{1,4}(?:\$|\\\()?[ \t]{0,4}[a-zA-Z](?:_\w{1,8})?[ \t]{0,4}(?:\$|\\\))?[ \t]{1,4}(?:be|denote|represent)\b")
 VERBAL_CONCLUSION = re.compile(r"(?i)\b(?:the (?:final )?answer is|therefore,? the answer|we conclude|this proves|which proves|"
@@ -96,6 +102,7 @@ CUE_WORDS: dict[re.Pattern[str], tuple[str, ...]] = {
               "inserting", "setting"),
     CONCLUDE: ("answer", "therefore", "thus", "hence", "finally", "in total", "altogether", "\\boxed"),
     INTEGER_WORDS: ("integer", "whole number", "natural number", "digit"),
+    ROOT_CLAIM: ("root", "zero", "so", "thus", "therefore", "hence", "give", "get", "obtain", "yield"),
     TRAIL_STRONG: ("no", "neither", "false", "contradiction", "impossible", "absurd", "extraneous", "invalid", "reject",
                     "discard", "undefined", "n't"),
     # "i ^ 2" and "i = \\sqrt{-1}" hold "i^"/"i ^" and "\\sqrt{-1}": most math text holds "^" but few hold these
@@ -225,15 +232,16 @@ def step_sentences(text: str) -> list[str]:
 
 
 def last_clause(lead: str) -> str:
-    cut = max(lead.rfind(". "), lead.rfind("\n"), lead.rfind("; "))
-    return lead[cut + 1 :][-160:]
+    cut = max(sentence_start(lead), lead.rfind("; ") + 1)
+    return lead[cut:][-160:]
 
 
 def trailing_negation(text: str, end: int) -> bool:
     """The words right after a relation deny it."""
     rest = text[end : end + 200]
-    stop = rest.find(". ")
-    if cue_search(TRAIL_STRONG, rest[: stop if stop >= 0 else len(rest)]):
+    # the sentence after it, up to its period (a period closing math included), may deny it too
+    stop = min((k for k in (rest.find(". "), *(rest.find(p) for p in CLOSED_PERIODS)) if k >= 0), default=len(rest))
+    if cue_search(TRAIL_STRONG, rest[:stop]):
         return True
     tail = text[end : end + 60].lower()
     return bool(TRAIL_WEAK.match(tail.lstrip())) or "contradiction" in tail
