@@ -116,3 +116,13 @@ def test_after_the_proof_s_own_equation_the_values_solve_that_one() -> None:
     steps = [r"Squaring both sides gives \( x + 7 = (x - 5)^2 \).",
              r"So \( x^2 - 11x + 18 = 0 \).", "The squared equation has the roots x = 2 and x = 9."]
     assert first(*steps, problem=r"Solve \( \sqrt{x + 7} = x - 5 \).") is None
+
+
+# -- the imaginary unit at the end of a formula ---------------------------------------------------
+
+def test_the_imaginary_unit_ends_a_formula_too() -> None:
+    step = r"\[ ab = (5 - 8i)(30 + 48i) = 150 + 240i - 240i - 384i^2 = 150 + 384 + 240i - 240i = 534 + 240i \]"
+    assert first("Let $a = 5 - 8i$ and $b = 30 + 48i$ be complex numbers.", step) == 2
+    good = r"\[ (5 - 8i)(30 + 48i) = 150 + 240i - 240i - 384i^2 = 534 \]"
+    assert first("Let $a = 5 - 8i$ and $b = 30 + 48i$ be complex numbers.", good) is None
+    assert [render_chain(f.chain) for f in extract_formulas(r"$x_i = 2i$", imaginary=True)] == ["x_i = 2 * i"]
