@@ -361,11 +361,7 @@ def _parse_run(toks: list[Token], before: Token | None, after: Token | None, lat
     named = bool(toks) and toks[0].kind == REL and toks[0].value == "=" and bool(run) and run[0] is toks[1]
     if not run or not (named or any(t.kind == REL for t in run)):
         return None
-    # a minus that opens LaTeX math ("is \\( -(6 + 2r) = ... \\)", "is $-3 + 5 = 2$") is the sign of
-    # its first member: the delimiter starts a new formula, whatever word stands before it
-    signed_start = latex and before is not None and before.value == _LEAD_IN and run[0] is toks[0] and (
-        run[0].kind == OP and run[0].value == "-" and len(run) > 1 and run[1].kind != REL and run[1].start == run[0].end)
-    if run[0] is toks[0] and _wordlike(before) and not signed_start and _continues_phrase(run, before, text):
+    if run[0] is toks[0] and _wordlike(before) and _continues_phrase(run, before, text):
         cut_left = True
     right = _right_edge(run, toks, after, text)
     if right is None:

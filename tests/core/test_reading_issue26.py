@@ -126,16 +126,3 @@ def test_the_imaginary_unit_ends_a_formula_too() -> None:
     good = r"\[ (5 - 8i)(30 + 48i) = 150 + 240i - 240i - 384i^2 = 534 \]"
     assert first("Let $a = 5 - 8i$ and $b = 30 + 48i$ be complex numbers.", good) is None
     assert [render_chain(f.chain) for f in extract_formulas(r"$x_i = 2i$", imaginary=True)] == ["x_i = 2 * i"]
-
-
-# -- a minus sign opening LaTeX math --------------------------------------------------------------
-
-@pytest.mark.parametrize(("text", "expected"), [
-    ("the value is $-3 + 5 = 2$", ["-3 + 5 = 2"]),
-    (r"we get \(-2x = 6\)", ["(-2) * x = 6"]),
-    (r"is \( -(6 + 2r + 3r + 6r) = -(15r + 6) \).", ["-(6 + 2 * r + 3 * r + 6 * r) = -(15 * r + 6)"]),
-    # a minus standing apart may continue what came before the delimiter: the member stays cut
-    (r"so \(x\) \(- 10 = 5\)", []),
-])
-def test_a_minus_glued_to_the_first_operand_of_latex_math_is_its_sign(text: str, expected: list[str]) -> None:
-    assert chains(text) == expected
