@@ -60,6 +60,7 @@ from faithsieve.mathtext.cues import (
     REDUCTIO_OPEN,
     RENAMING,
     ROOT_CLAIM,
+    ROOTS_LISTED,
     STACKED,
     SUBPROBLEM,
     SUPPOSE,
@@ -636,6 +637,13 @@ class TreeBuilder:
         """A derived run of assignments to two or more unknowns ("so x = 7 and y = 3") claims to
         solve the system the proof just stated: attach those equations to its first edge."""
         names = {v for _, v, _ in group}
+        if len(names) == 1 and group:
+            first_ctx = self.ctx[group[0][0]]
+            if first_ctx.premises and first_ctx.formula is not None and ROOTS_LISTED.search(
+                    last_clause(first_ctx.formula.lead)):
+                # "the roots are x = 2 and x = 3": the values listed are all the roots of the premise
+                self.ctx[group[0][0]] = replace(first_ctx, roots_listed=len({val for _, _, val in group}))
+            return
         if len(names) < 2 or len(names) != len(group) or not derived:
             return
         eqs = tuple(r for st, r in recent_eqs if st >= step - 1 and len(variables(r.lhs) | variables(r.rhs)) >= 2

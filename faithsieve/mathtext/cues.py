@@ -41,6 +41,10 @@ CONDITION_CUE = re.compile(r"(?i)\b(if|suppose|supposing|assume|assuming|when|wh
 ROOT_CLAIM = re.compile(r"(?i)\b(roots?|solutions?|zeros|zeroes|zero|solves?|solving|so|thus|therefore|hence|"
                         r"gives?|get|obtain|yields?)\b")
 """A sentence that names the values after it as solutions of an equation, or concludes them."""
+ROOTS_LISTED = re.compile(r"(?i)\b(?:the|its|all)[ \t]{1,3}(?:(?:two|three|four|distinct|real)[ \t]{1,3}){0,2}"
+                          r"(?:roots|solutions|zeros|zeroes)[ \t]{1,3}(?:are|of[^.;:]{0,120}?[ \t]are)\b[^.;]{0,40}$")
+"""The values after it are given as all the roots or solutions ("the roots are", "the solutions of
+the equation are"); "x = 2 is a root" names one and claims no more."""
 FOR_CONDITION = re.compile(r"(?i)\b(for|when|whenever)[ \t\n]{0,4}(\\\(|\$|\\\[)?[ \t\n]{0,4}$")
 """A relation right after "for" / "when" is the condition of what follows ("for \\(b - a = 3\\)
 and \\(b + a = 33\\): ...", "For \\(x > 5\\), ..."), not a claim."""

@@ -126,3 +126,30 @@ def test_the_imaginary_unit_ends_a_formula_too() -> None:
     good = r"\[ (5 - 8i)(30 + 48i) = 150 + 240i - 240i - 384i^2 = 534 \]"
     assert first("Let $a = 5 - 8i$ and $b = 30 + 48i$ be complex numbers.", good) is None
     assert [render_chain(f.chain) for f in extract_formulas(r"$x_i = 2i$", imaginary=True)] == ["x_i = 2 * i"]
+
+
+def test_a_list_given_as_all_the_roots_that_misses_one_is_refuted() -> None:
+    assert first("We try small values.", "So the roots are $x = 2$.", problem=PROBLEM) == 2
+    assert first("We try small values.", "So the solutions are $x = 2$ and $x = 3$.", problem=PROBLEM) is None
+    # one root named, no more claimed
+    assert first("We try small values.", "So $x = 2$ is a root.", problem=PROBLEM) is None
+    assert first("We try small values.", "One of the roots is $x = 2$.", problem=PROBLEM) is None
+
+
+def test_real_roots_are_counted_exactly() -> None:
+    from faithsieve.obligations.exact import real_root_count
+
+    from faithsieve.mathtext.ast import Rel
+    from faithsieve.mathtext.evaluate import DEFAULT_LIMITS
+
+    def eq(text: str) -> Rel:
+        (f,) = extract_formulas(f"${text}$")
+        a, op, b = f.chain.links()[0]
+        return Rel(a, op, b)
+
+    assert real_root_count(eq("x^2 - 5x + 6 = 0"), "x", DEFAULT_LIMITS) == 2
+    assert real_root_count(eq("x^2 + 1 = 0"), "x", DEFAULT_LIMITS) == 0
+    assert real_root_count(eq("(x - 1)^2 = 0"), "x", DEFAULT_LIMITS) == 1
+    assert real_root_count(eq("x^3 = 2x"), "x", DEFAULT_LIMITS) == 3
+    assert real_root_count(eq("x^2 + y = 0"), "x", DEFAULT_LIMITS) is None
+    assert real_root_count(eq("3 = 3"), "x", DEFAULT_LIMITS) is None
