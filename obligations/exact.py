@@ -20,6 +20,8 @@ from faithsieve.obligations.models import (
     Unknown,
     Verified,
 )
+from faithsieve.obligations.polynomials import poly_difference
+from faithsieve.obligations.realroots import MAX_DEGREE, Poly1, cells, trim
 
 from faithsieve.core.errors import EvaluationLimit, FaithSieveError, NotRational
 from faithsieve.mathtext.ast import (
@@ -411,6 +413,12 @@ class ExactChecker:
             cx = {k: fmt(v) for k, v in ob.values.items()}
             cx.update({"equation": str(eq), "lhs": fmt(a), "rhs": fmt(b)})
             return Refuted("exact", cx, "the claimed value does not satisfy the equation")
+        if ob.listed and len(ob.equations) == 1 and len(ob.values) == 1:
+            eq = ob.equations[0]
+            n = real_root_count(eq, next(iter(ob.values)), self.lim)
+            if n is not None and n > ob.listed:
+                cx = {"equation": str(eq), "real roots": str(n), "values listed": str(ob.listed)}
+                return Refuted("exact", cx, f"the equation has {n} distinct real roots; the text lists {ob.listed} as all of them")
         return Verified("exact")
 
     def _root_nearby(self, eq: Rel, env: dict[str, Fraction], ob: SolutionObligation) -> bool:
@@ -430,3 +438,26 @@ class ExactChecker:
 # ---------------------------------------------------------------------------
 # sympy: irrational closed values, polynomial identities, random exact points
 # ---------------------------------------------------------------------------
+
+
+def real_root_count(eq: Rel, var: str, lim: Limits) -> int | None:
+    """How many distinct real roots the polynomial equation ``eq`` in the one letter ``var`` has,
+    exactly (Sturm counts, ``obligations.realroots``); None when it is no such polynomial or past a
+    bound."""
+    diff = poly_difference(eq.lhs, eq.rhs, lim, quotients=False)
+    if diff is None:
+        return None
+    coeffs, den = diff
+    p: dict[int, Fraction] = {}
+    for mono, c in coeffs.items():
+        if any(name != var for name, _ in mono) or not c:
+            if c:
+                return None
+            continue
+        k = sum(e for _, e in mono)
+        p[k] = p.get(k, Fraction(0)) + Fraction(c) / den
+    if not p or max(p) < 1 or max(p) > MAX_DEGREE:
+        return None
+    poly: Poly1 = trim([p.get(k, Fraction(0)) for k in range(max(p) + 1)])
+    found = cells([poly])
+    return None if found is None else sum(1 for c in found if c.root is not None)

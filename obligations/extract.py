@@ -365,8 +365,9 @@ def _solution(ctx: EdgeContext, read: Callable[[], dict[str, object]], approx: b
     values: dict[str, Fraction] = {var: value}
     lit = value_expr.operand if isinstance(value_expr, Neg) else value_expr
     decimals = lit.decimals if isinstance(lit, Num) else 0
+    listed = ctx.roots_listed if not approx and r.op == "=" and decimals == 0 else 0
     return SolutionObligation(**read(), equations=(prem,), values=values, approx=approx or r.op == "~" or decimals > 0,
-                              decimals=decimals)
+                              decimals=decimals, listed=listed)
 
 
 def _linear_equation(r: Rel) -> bool:

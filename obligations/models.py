@@ -202,10 +202,14 @@ class SolutionObligation(_ObligationBase):
     """Claimed values are rounded (decimals or ``≈``)."""
     decimals: int = 0
     """Decimal places shown in the claimed values."""
+    listed: int = 0
+    """The text lists this many distinct values as ALL the real roots of the equation (0: it claims
+    only that this value is one)."""
 
     def claim_text(self) -> str:
         vals = ", ".join(f"{k} = {v}" for k, v in self.values.items())
-        return f"{vals} solves {'; '.join(str(e) for e in self.equations)}"
+        every = f" (the text lists {self.listed} distinct value(s) as all its real roots)" if self.listed else ""
+        return f"{vals} solves {'; '.join(str(e) for e in self.equations)}{every}"
 
     def flag_kind(self) -> str:
         return "claimed_solution"

@@ -45,6 +45,7 @@ from faithsieve.mathtext.cues import (
     CONCLUDE,
     CONDITION_CUE,
     CUSTOM_OP,
+    FOR_CONDITION,
     FOR_VALUE,
     HYPOTHETICAL,
     IF_PARITY,
@@ -58,6 +59,8 @@ from faithsieve.mathtext.cues import (
     REDUCTIO_CUE,
     REDUCTIO_OPEN,
     RENAMING,
+    ROOT_CLAIM,
+    ROOTS_LISTED,
     STACKED,
     SUBPROBLEM,
     SUPPOSE,
@@ -74,7 +77,7 @@ from faithsieve.mathtext.cues import (
     trailing_negation,
 )
 from faithsieve.mathtext.evaluate import evaluate
-from faithsieve.mathtext.extract import Formula, extract_formulas
+from faithsieve.mathtext.extract import Formula, extract_formulas, sentence_start
 
 _RELATIONS = ("=", "<", ">", "<=", ">=")
 """The relations a stated fact may have (an equation or an inequality)."""
@@ -270,11 +273,12 @@ def read_formula(step: StepReading, fi: int, f: Formula, supposed_prev: bool, cu
     stacked = fi > 0 and STACKED.fullmatch(f.lead) is not None
     derived = f.derived or stacked
     parallel = fi > 0 and len(f.lead.strip()) < 40 and bool(PARALLEL.search(f.lead)) and not derived
-    supposed = bool(cue_search(SUPPOSE, sentence)) or (
+    # "for \(b - a = 3\) and \(b + a = 33\): ...": the relations a case is taken for are supposed
+    supposed = bool(rels) and any(evars) and bool(FOR_CONDITION.search(f.lead)) or bool(cue_search(SUPPOSE, sentence)) or (
         parallel and fi > 0 and supposed_prev and not re.search(r"(?i)\bthen\b|[,;:]", f.lead))
     opens_reductio = supposed and REDUCTIO_OPEN.search(sentence) is not None and (
         REDUCTIO_CUE.search(sentence) is not None or not any(evars))
-    sent_start = max(text.rfind(". ", 0, f.start), text.rfind("\n", 0, f.start)) + 1
+    sent_start = sentence_start(text, 0, f.start)
     return FormulaReading(
         formula=f, first=fi == 0, rels=rels, evars=evars, negated=negated, hypothetical=hypothetical or supposed,
         supposed=supposed, opens_reductio=opens_reductio, stacked=stacked, derived=derived, parallel=parallel,
@@ -298,6 +302,8 @@ class TreeBuilder:
         self.integer_vars: set[str] = set()
         self.integer_frozen: frozenset[str] = frozenset()  # = frozenset(self.integer_vars) once the problem is read
         self.problem_constraints: list[Rel] = []
+        self.problem_eqs: dict[str, list[Rel]] = {}  # the problem's equations in one unknown, by unknown
+        self.step_unknowns: set[str] = set()  # the letters of the relations in unknowns the steps wrote so far
         self.stated_eqs: list[Rel] = []  # relations in unknowns stated so far (problem and steps)
         self.case_records: list[tuple[int, tuple[int, int], str, str]] = []  # step, span, header text, edge id
         self.split_scope: Scope | None = None
@@ -346,6 +352,9 @@ class TreeBuilder:
                 elif variables(lhs) | variables(rhs):
                     scope.facts.append(r)
                     self.stated_eqs.append(r)
+                    unknowns = variables(lhs) | variables(rhs)
+                    if op == "=" and len(unknowns) == 1 and not f.conditional:
+                        self.problem_eqs.setdefault(next(iter(unknowns)), []).append(r)
                     if op in ("<", ">", "<=", ">=") and len(variables(lhs) | variables(rhs)) == 1:
                         self.problem_constraints.append(r)
         if cue_search(INTEGER_WORDS, text):
@@ -512,6 +521,8 @@ class TreeBuilder:
         if (source_rel is not None and not fr.hypothetical and not fr.negated
                 and var.name in variables(source_rel.lhs) | variables(source_rel.rhs)):
             premises = (source_rel,)
+        elif source_rel is None and not fr.hypothetical and not fr.negated:
+            premises = self.problem_premise(var.name, step.text, f)
         value = self.chain_value(f.chain)  # read once (a pure function of the chain)
         if premises and reused_letter(var.name, f.chain.exprs[1], value, premises[0], scope.env):
             premises = ()  # the letter takes a new value in place; the premise was about the old one
@@ -540,6 +551,7 @@ class TreeBuilder:
         others = (state.rel_before,) if premises and fr.stacked and state.rel_before is not None else ()
         self.add_edge(state.scope, ttype, step.index, span, src,
                       self.link_context(state, walk, li, r, vars_, premises=premises, other_premises=others))
+        self.step_unknowns |= vars_  # an equation the proof writes in these letters, claimed or not
         if not fr.hypothetical and not fr.negated and r.op in _RELATIONS:
             state.scope.facts.append(r)
             self.stated_eqs.append(r)
@@ -609,11 +621,29 @@ class TreeBuilder:
                     scope.facts.append(text[span[0] : span[1]][:120])
         return n
 
+    def problem_premise(self, var: str, text: str, f: Formula) -> tuple[Rel, ...]:
+        """"The roots are x = 2 and x = 4", "so x = 2 or x = 4" with no equation in ``x`` before it in
+        the proof (nor any other relation in ``x``): the values solve the problem's own equation in
+        ``x``, when it states exactly one (and the sentence says so: it names roots or solutions, or
+        concludes)."""
+        eqs = self.problem_eqs.get(var, [])
+        if len(eqs) != 1 or var in self.step_unknowns:
+            return ()  # after the proof's own equations in x, its values solve those ("the squared equation")
+        clause = last_clause(text[max(0, f.start - 400) : f.start])
+        return (eqs[0],) if cue_search(ROOT_CLAIM, clause) and not cue_search(NAMING, clause) else ()
+
     def close_group(self, group: list[tuple[str, str, Fraction]], derived: bool,
                     recent_eqs: list[tuple[int, Rel]], step: int) -> None:
         """A derived run of assignments to two or more unknowns ("so x = 7 and y = 3") claims to
         solve the system the proof just stated: attach those equations to its first edge."""
         names = {v for _, v, _ in group}
+        if len(names) == 1 and group:
+            first_ctx = self.ctx[group[0][0]]
+            if first_ctx.premises and first_ctx.formula is not None and ROOTS_LISTED.search(
+                    last_clause(first_ctx.formula.lead)):
+                # "the roots are x = 2 and x = 3": the values listed are all the roots of the premise
+                self.ctx[group[0][0]] = replace(first_ctx, roots_listed=len({val for _, _, val in group}))
+            return
         if len(names) < 2 or len(names) != len(group) or not derived:
             return
         eqs = tuple(r for st, r in recent_eqs if st >= step - 1 and len(variables(r.lhs) | variables(r.rhs)) >= 2

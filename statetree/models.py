@@ -174,6 +174,9 @@ class EdgeContext:
     """The problem states no equations in variables: letters in the proof name its quantities."""
     definition_of: str | None = None
     """For a definition edge: the variable being defined."""
+    roots_listed: int = 0
+    """For the first of a run of values of one letter that the text gives as all the roots or
+    solutions of its premise ("the roots are x = 2 and x = 3"): how many distinct values it lists."""
     rel_vars: frozenset[str] | None = None
     """The variables of ``rel`` (both sides), when the decomposer read them already (else None)."""
 

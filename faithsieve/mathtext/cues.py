@@ -12,7 +12,7 @@ import re
 
 from faithsieve.core.proof import Proof
 from faithsieve.mathtext.ast import Var
-from faithsieve.mathtext.extract import Formula
+from faithsieve.mathtext.extract import CLOSED_PERIODS, Formula, sentence_start
 
 # Quantifiers are bounded ({0,8}) so that long runs of spaces cannot make matching quadratic.
 CASE_HEAD = re.compile(r"(?im)(?:^|\.\s)[ \t*#_>-]{0,8}(?:sub)?case[ \t]{0,4}(\d{1,2}|[ivx]{1,4}|[a-d])\b[ \t*]{0,4}[:.)\-–]?")
@@ -38,6 +38,16 @@ RENAMING = re.compile(r"(?i)\b(?:let|define|denote|call|where|now)[ \t]{1,4}(?:\
                        r"(?:\$|\\\))?[ \t]{0,4}(?:be|denote|denotes|represent|represents|is|as|stand|now)\b")
 # the sentence states its relations under a condition ("if x < 0, then ... so x <= -2")
 CONDITION_CUE = re.compile(r"(?i)\b(if|suppose|supposing|assume|assuming|when|whenever|in case|try|test|check)\b")
+ROOT_CLAIM = re.compile(r"(?i)\b(roots?|solutions?|zeros|zeroes|zero|solves?|solving|so|thus|therefore|hence|"
+                        r"gives?|get|obtain|yields?)\b")
+"""A sentence that names the values after it as solutions of an equation, or concludes them."""
+ROOTS_LISTED = re.compile(r"(?i)\b(?:the|its|all)[ \t]{1,3}(?:(?:two|three|four|distinct|real)[ \t]{1,3}){0,2}"
+                          r"(?:roots|solutions|zeros|zeroes)[ \t]{1,3}(?:are|of[^.;:]{0,120}?[ \t]are)\b[^.;]{0,40}$")
+"""The values after it are given as all the roots or solutions ("the roots are", "the solutions of
+the equation are"); "x = 2 is a root" names one and claims no more."""
+FOR_CONDITION = re.compile(r"(?i)\b(for|when|whenever)[ \t\n]{0,4}(\\\(|\$|\\\[)?[ \t\n]{0,4}$")
+"""A relation right after "for" / "when" is the condition of what follows ("for \\(b - a = 3\\)
+and \\(b + a = 33\\): ...", "For \\(x > 5\\), ..."), not a claim."""
 FOR_VALUE = re.compile(r"(?i)\b(for|with|at|when|taking|using)[ \t\n]{0,4}(\\\(|\$|\\\[)?[ \t\n]{0,4}$")
 VERBAL_DEF = re.compile(r"(?i)\blet[ \t]{1,4}(?:\$|\\\()?[ \t]{0,4}[a-zA-Z](?:_\w{1,8})?[ \t]{0,4}(?:\$|\\\))?[ \t]{1,4}(?:be|denote|represent)\b")
 VERBAL_CONCLUSION = re.compile(r"(?i)\b(?:the (?:final )?answer is|therefore,? the answer|we conclude|this proves|which proves|"
@@ -96,6 +106,7 @@ CUE_WORDS: dict[re.Pattern[str], tuple[str, ...]] = {
               "inserting", "setting"),
     CONCLUDE: ("answer", "therefore", "thus", "hence", "finally", "in total", "altogether", "\\boxed"),
     INTEGER_WORDS: ("integer", "whole number", "natural number", "digit"),
+    ROOT_CLAIM: ("root", "zero", "so", "thus", "therefore", "hence", "give", "get", "obtain", "yield"),
     TRAIL_STRONG: ("no", "neither", "false", "contradiction", "impossible", "absurd", "extraneous", "invalid", "reject",
                     "discard", "undefined", "n't"),
     # "i ^ 2" and "i = \\sqrt{-1}" hold "i^"/"i ^" and "\\sqrt{-1}": most math text holds "^" but few hold these
@@ -225,8 +236,8 @@ def step_sentences(text: str) -> list[str]:
 
 
 def last_clause(lead: str) -> str:
-    cut = max(lead.rfind(". "), lead.rfind("\n"), lead.rfind("; "))
-    return lead[cut + 1 :][-160:]
+    cut = max(sentence_start(lead), lead.rfind("; ") + 1)
+    return lead[cut:][-160:]
 
 
 # a full stop and a space end the sentence, except the stop of an abbreviation read mid-sentence
@@ -237,8 +248,12 @@ SENTENCE_STOP = re.compile(r"(?i)(?<!\bi\.e)(?<!\be\.g)(?<!\bcf)(?<!\bresp)(?<!\
 def trailing_negation(text: str, end: int) -> bool:
     """The words right after a relation, to the end of its sentence, deny it."""
     rest = text[end : end + 200]
-    stop = SENTENCE_STOP.search(rest)
-    if cue_search(TRAIL_STRONG, rest[: stop.start() if stop is not None else len(rest)]):
+    # the sentence after it, up to its period (a period closing math included; not the stop of an abbreviation
+    # read mid-sentence), may deny it too
+    m = SENTENCE_STOP.search(rest)
+    stop = min((k for k in (m.start() if m is not None else -1, *(rest.find(p) for p in CLOSED_PERIODS)) if k >= 0),
+               default=len(rest))
+    if cue_search(TRAIL_STRONG, rest[:stop]):
         return True
     tail = text[end : end + 60].lower()
     return bool(TRAIL_WEAK.match(tail.lstrip())) or "contradiction" in tail

@@ -12,7 +12,7 @@ Pipeline (all linear in the input size):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from faithsieve.core.errors import ParseError
 from faithsieve.mathtext.ast import Chain, Expr, Num, variables
@@ -90,9 +90,26 @@ class Formula:
         return sentence_tail(self.lead)
 
 
+CLOSED_PERIODS = (".\\]", ".\\)", ".$$")
+"""A sentence's period written inside the math that ends it (``\\[ x = 5.\\]``): a sentence break
+after the closing delimiter."""
+
+
+def sentence_start(text: str, lo: int = 0, hi: int | None = None) -> int:
+    """Where the sentence holding ``text[hi]`` begins, searching back no further than ``lo``: just
+    after the last ". ", line break, or period closing a formula's math (``.\\]``, ``.\\)``, ``.$$``)."""
+    hi = len(text) if hi is None else hi
+    cut = max(text.rfind(". ", lo, hi), text.rfind("\n", lo, hi)) + 1
+    for p in CLOSED_PERIODS:
+        k = text.rfind(p, lo, hi)
+        if k >= 0:
+            cut = max(cut, k + len(p))
+    return max(cut, lo)
+
+
 def sentence_tail(text: str) -> str:
-    """What follows the last sentence break (". " or a line break) in ``text``."""
-    return text[max(text.rfind(". "), text.rfind("\n")) + 1 :]
+    """What follows the last sentence break (". ", a line break, or a period closing math) in ``text``."""
+    return text[sentence_start(text) :]
 
 
 def _next_unescaped(text: str, needle: str, i: int, limit: int) -> int:
@@ -227,7 +244,7 @@ _END_KINDS = (NUM, VAR, CONST, RP, RB, BAR, "PCT", "BANG", "DEG", RSET, "PRIME")
 
 _CLEAN_BREAKS = {".", ",", ";", ":", "?", "!", "\n", "{", "}", '"', "“", "”", "\\\\", r"\implies", r"\Rightarrow", r"\Longrightarrow", r"\iff",
                  r"\Leftrightarrow", r"\therefore", r"\because", r"\quad", r"\qquad", "=>", "\\text"}
-_ELLIPSIS = re.compile(r"[ \t]{0,4}(?:\.\.\.|…|\\[lc]?dots|\\ldots|\\cdots|\\overline|\.\\|\.\d|\\pm|\\mp|\\pmod|\( {0,3}mod\b)")
+_ELLIPSIS = re.compile(r"[ \t]{0,4}(?:\.\.\.|…|\\[lc]?dots|\\ldots|\\cdots|\\overline|\.\\(?:overline|dot|bar)(?![A-Za-z])|\.\d|\\pm|\\mp|\\pmod|\( {0,3}mod\b)")
 
 
 @dataclass(frozen=True)
@@ -531,7 +548,9 @@ def _right_edge(run: list[Token], toks: list[Token], after: Token | None, text: 
     if after.value == "remainder" or after.value.lower() in ("remainder", "rem", "r"):
         return True  # "17 ÷ 5 = 3 remainder 2": the last member is a quotient, its remainder follows
     if _ELLIPSIS.match(text, run[-1].end):
-        return True  # "x = -3 \pm 11", "0.333...", "0.\overline{3}"
+        # "x = -3 \pm 11", "0.333...", "0.\overline{3}" (a period before a closing delimiter,
+        # "= 5.\]", ends the sentence and cuts nothing)
+        return True
     # "= 6th", "= 5cm": a word glued to the last member is part of it
     return after.start == run[-1].end and after.value not in _CLEAN_BREAKS
 
@@ -625,9 +644,55 @@ def _segment_lead_in(text: str, seg: Segment) -> Token | None:
     return Token(BREAK, _LEAD_IN, seg.start, seg.start, True)
 
 
-def extract_formulas(text: str, imaginary: bool = False) -> list[Formula]:
+_PLUS_MINUS = re.compile(r"\\(?:pm|mp)(?![A-Za-z])|[±∓]")
+
+
+def _sign_reading(text: str, upper: bool) -> str:
+    """``text`` with every ``±`` read as its upper sign (``+``, and ``∓`` as ``-``) or its lower
+    one, padded with spaces so that every position is unchanged."""
+    def sign(m: re.Match[str]) -> str:
+        plus = (m.group() in ("\\pm", "±")) == upper
+        return ("+" if plus else "-").ljust(len(m.group()))
+    return _PLUS_MINUS.sub(sign, text)
+
+
+def _plus_minus_formulas(text: str, imaginary: bool) -> list[Formula]:
+    """``\\frac{1 \\pm \\sqrt{7753}}{6} = \\frac{1 \\pm 88}{6}``: a relation whose two sides both write
+    ``±`` claims it for the upper signs and for the lower signs alike (the convention of ``±`` and
+    ``∓``). Each closed link of that kind is read twice, once per sign; a side without ``±``
+    (``x = 3 ± 2``) names two values, and stays unread."""
+    marks = [m.start() for m in _PLUS_MINUS.finditer(text)]
+    out: list[Formula] = []
+    for upper in (True, False):
+        for f in extract_formulas(_sign_reading(text, upper), imaginary, signs=False):
+            spans = f.member_spans
+            # one sign per side: "\\frac{\\pm 1}{\\pm 2}" lists candidates whose signs vary apart
+            signed = [sum(a <= k < b for k in marks) == 1 for a, b in spans]
+            keep = [signed[i] and signed[i + 1] and not variables(f.chain.exprs[i])
+                    and not variables(f.chain.exprs[i + 1]) for i in range(len(f.chain.rels))]
+            i = 0
+            while i < len(keep):
+                if not keep[i]:
+                    i += 1
+                    continue
+                j = i
+                while j < len(keep) and keep[j]:
+                    j += 1
+                start, end = spans[i][0], spans[j][1]
+                out.append(replace(f, chain=Chain(f.chain.exprs[i : j + 1], f.chain.rels[i:j]), start=start,
+                                   end=end, text=text[start:end], member_spans=spans[i : j + 1]))
+                i = j
+    return out
+
+
+def extract_formulas(text: str, imaginary: bool = False, signs: bool = True) -> list[Formula]:
     """All parseable relation chains in ``text``, in order of appearance. With ``imaginary``,
-    ``i`` is the imaginary unit (the text works with complex numbers)."""
+    ``i`` is the imaginary unit (the text works with complex numbers); with ``signs``, the links
+    written with ``±`` on both sides are read once per sign (``_plus_minus_formulas``)."""
+    if signs and _PLUS_MINUS.search(text):
+        both = extract_formulas(text, imaginary, signs=False) + _plus_minus_formulas(text, imaginary)
+        both.sort(key=lambda f: f.start)
+        return both[:MAX_FORMULAS_PER_STEP]
     out: list[Formula] = []
     prev_end = 0
     segs = find_segments(text)

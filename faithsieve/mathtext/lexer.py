@@ -163,6 +163,17 @@ _LATEX_SKIP = {
     r"\$", r"\boxed", r"\fbox", r"\mathbf", r"\bf", r"\mathit", r"\textstyle", r"\limits",
     r"\hspace", r"\phantom", r"\nonumber", r"\notag",
 }
+_UNIT_SYMBOLS = (
+    "mm|cm|dm|km|m|s|ms|min|h|hr|g|mg|kg|N|J|kJ|W|kW|V|mV|kV|A|mA|Pa|kPa|Hz|kHz|MHz|K|mol|L|mL|ml|eV|"
+    "keV|MeV|C|F|T|lb|oz|ft|in|yd|mi"
+)
+_THIN_SPACE_UNIT = re.compile(
+    r"[ \t]{0,3}(" + _UNIT_SYMBOLS + r")(?![A-Za-z0-9{(^_'])(?=[ \t]{0,3}(?:$|[.,;]|\\[\])\\]|\$|"
+    r"\\(?:quad|qquad|text)(?![A-Za-z])))"
+)
+"""A unit symbol after ``\\,`` that ends the formula (punctuation, a closing delimiter, a line
+break or the end follows): ``2\\,V = 0.4`` stays a product, as a unit there would compare a
+quantity with a pure number."""
 _SIZING = {r"\left", r"\right", r"\big", r"\Big", r"\bigg", r"\Bigg", r"\bigl", r"\bigr", r"\Bigl", r"\Bigr"}
 _LATEX_DROP_ARG = {r"\text", r"\mathrm", r"\textbf", r"\textit", r"\mbox", r"\textrm", r"\operatorname", r"\emph"}
 _GREEK = {
@@ -672,6 +683,16 @@ class _LatexReader:
             i = end if end > 0 else n
         if v == r"\$" and i < n and (text[i].isdigit() or text[i] == "."):
             self.pending_currency = True
+        if v == r"\," and self.toks and self.toks[-1].kind == NUM:
+            m = _THIN_SPACE_UNIT.match(text, i)
+            if m is not None:
+                # "0.2 \, V", "5\,cm": a thin space between a number and a unit symbol that ends
+                # the member is how a quantity is typeset (the SI convention); the unit is kept
+                # aside, never a factor
+                u = m.group(1)
+                self.toks.append(Token(UNIT, u if len(u) == 1 else u.lower(), m.start(1) + self.offset,
+                                       m.end(1) + self.offset, True))
+                return m.end(1), True
         # sizing commands (\left, \big) keep "f\left(x\right)" a function call
         return i, space or v not in _SIZING
 

@@ -300,7 +300,9 @@ class _Parser:
         if k == NUM:
             return parse_number(tok.value, tok.start, tok.end)
         if k == VAR and tok.value == "i" and self.imaginary and ((s := self.peek()) is None or s.kind != SUB):
-            return Const("i")  # the imaginary unit, when the text works with complex numbers (also last: "= 5 + 5i")
+            # the imaginary unit, when the text works with complex numbers (at the end of the formula
+            # too: "= 534 + 240i"); ``i_1`` is a name
+            return Const("i")
         if k == VAR:
             return self._variable(tok.value)
         if k == CONST:
