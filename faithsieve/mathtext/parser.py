@@ -495,11 +495,14 @@ class _Parser:
 
     def _integral(self) -> Expr:
         """``\\int_a^b body\\,dx``: the definite integral; the body runs to the differential ``d x`` outside
-        brackets. An integral without both bounds, or without a differential, is a ``ParseError``."""
-        self.expect(SUB)
-        lo = self._bound()
-        self.expect(POW)
-        hi = self._bound()
+        brackets. Without scripts (``\\int 2x\\,dx``) it is the indefinite integral (``args == ()``); one
+        bound alone, or no differential, is a ``ParseError``."""
+        bounds: tuple[Expr, ...] = ()
+        if (s := self.peek()) is not None and s.kind in (SUB, POW):
+            self.expect(SUB)
+            lo = self._bound()
+            self.expect(POW)
+            bounds = (lo, self._bound())
         depth, j = 0, self.i
         t = self.t
         while j + 1 < len(t):
@@ -521,7 +524,7 @@ class _Parser:
         var = t[j + 1].value
         body = self._sub_expr(j)
         self.i = j + 2
-        return Calc("int", body, var, (lo, hi))
+        return Calc("int", body, var, bounds)
 
     def _bound(self) -> Expr:
         """A bound of an integral: a group, ``\\infty`` or ``-\\infty`` (as the call ``infty()``)."""
