@@ -169,6 +169,8 @@ class _Parser:
     def member(self) -> Expr:
         """A member of the chain: an expression, or the ratio ``a : b`` of two (``a / b``)."""
         e = self.expr()
+        if (tok := self.peek()) is not None and tok.kind == EVALBAR:
+            e = self._bar_scripts(e)  # F \Big|_{x=a}: the bar acts on the member before it
         if (tok := self.peek()) is not None and tok.kind == RATIO:
             self.take()
             e = BinOp("/", e, self.expr())
@@ -597,15 +599,24 @@ class _Parser:
     def _evaluation_bar(self) -> Expr:
         """``\\left. F \\right|_{x=a}``: F with ``x`` replaced by ``a`` (a derivative there is its value at ``a``)."""
         e = self.expr()
+        return self._bar_scripts(e)
+
+    def _bar_scripts(self, e: Expr) -> Expr:
+        """An evaluation bar and its scripts after ``e``: ``|_{x=a}`` is ``e`` with ``x`` replaced by ``a``;
+        ``|_a^b`` is ``e(b) - e(a)`` in ``e``'s one letter."""
         self.expect(EVALBAR)
         self.expect(SUB)
-        self.expect(LB)
-        var = self.expect(VAR).value
-        if self.expect(REL).value != "=":
-            raise ParseError("evaluation bar")
-        point = self.expr()
-        self.expect(RB)
-        return substitute(e, {var: point})
+        a, b = self.peek(1), self.peek(2)
+        if (t := self.peek()) is not None and t.kind == LB and a is not None and a.kind == VAR and (
+                b is not None and b.kind == REL):
+            self.expect(LB)
+            var = self.expect(VAR).value
+            if self.expect(REL).value != "=":
+                raise ParseError("evaluation bar")
+            point = self.expr()
+            self.expect(RB)
+            return substitute(e, {var: point})
+        return self._bracket_difference(e, after_sub=True)
 
     def _scripts_ahead(self) -> bool:
         """``_a^b`` follows: ``[F(x)]_a^b``, the difference of an antiderivative's values."""
@@ -616,10 +627,11 @@ class _Parser:
         c = self.t[j] if 0 <= j < len(self.t) else None
         return c is not None and c.kind == POW
 
-    def _bracket_difference(self, e: Expr) -> Expr:
+    def _bracket_difference(self, e: Expr, after_sub: bool = False) -> Expr:
         """``\\left[x^3\\right]_0^2``: ``F(2) - F(0)`` in the bracket's one letter."""
         var = _sole_variable(e)
-        self.expect(SUB)
+        if not after_sub:
+            self.expect(SUB)
         lo = self.group()
         self.expect(POW)
         hi = self.group()
