@@ -340,6 +340,8 @@ class CalculusCheck:
         mine = a if calc_side == 0 else b
         if not other.free_symbols and mine.free_symbols:
             return Unknown(METHOD, "a derivative set equal to a constant: an equation to solve")
+        if not mine.free_symbols:
+            return Unknown(METHOD, "a calculus value set equal to an expression in a letter: an equation to solve")
         self._tick()
         num, _den = sympy.fraction(sympy.together(a - b))
         if sympy.expand(num) == 0:
@@ -407,6 +409,15 @@ def definitions(facts: tuple[object, ...]) -> Definitions:
     for r in facts:
         if not isinstance(r, Rel) or r.op != "=":
             continue
+        if isinstance(r.lhs, Var) and len(r.lhs.name) == 1:
+            # y = <expression in one other letter x>: y as a function of x (stored as "=y"); any other
+            # statement of y = ... ends an earlier definition
+            out.pop("=" + r.lhs.name, None)
+            names = variables(r.rhs)
+            if len(names) == 1 and r.lhs.name not in names and not any(
+                    isinstance(n, (Call, Calc)) and (not isinstance(n, Call) or n.fn.startswith("fn:")) for n in walk(r.rhs)):
+                out["=" + r.lhs.name] = (next(iter(names)), r.rhs)
+            continue
         for call, body in ((r.lhs, r.rhs), (r.rhs, r.lhs)):
             if (isinstance(call, Call) and call.fn.startswith("fn:") and "'" not in call.fn and len(call.args) == 1
                     and isinstance(call.args[0], Var)):
@@ -430,6 +441,17 @@ def with_definitions(r: Rel, defs: Definitions) -> Rel | None:
 
 
 def _expand_defs(e: Expr, defs: Definitions, inside: bool) -> Expr:
+    if isinstance(e, Call) and e.fn.startswith("fn:") and len(e.args) == 1 and e.fn.endswith("'") and (
+            "=" + e.fn[3:].rstrip("'") in defs):
+        # dy/dx, y'(x) after y = <expression in x>: only in the variable y was defined in (a bare y' is
+        # left alone: proofs also name a new quantity y')
+        var, out = defs["=" + e.fn[3:].rstrip("'")]
+        order = len(e.fn) - len(e.fn.rstrip("'"))
+        if e.args[0] != Var(var) or order > 3:
+            return e
+        for _ in range(order):
+            out = Calc("diff", out, var)
+        return out
     if isinstance(e, Call) and e.fn.startswith("fn:") and len(e.args) == 1:
         name = e.fn[3:]
         base = name.rstrip("'")

@@ -464,25 +464,43 @@ class _Parser:
         if fn == "lim":
             return self._limit()
         order = self._leibniz() if self.latex else None
-        return None if order is None else self._derivative(*order)
+        if order is None:
+            return None
+        var, n, after, name = order
+        if name:
+            # dy/dx: the derivative of y as a function of x, the call y'(x); written out where the proof
+            # defined y in x (``obligations.calculus.with_definitions``), else undecided
+            self.i = after
+            return Call(f"fn:{name}'", (Var(var),))
+        return self._derivative(var, n, after)
 
-    def _leibniz(self) -> tuple[str, int, int] | None:
-        """``\\frac{d}{dx}`` or ``\\frac{d^2}{dx^2}`` at ``self.i`` (after ``\\frac``): the variable, the order and
-        the index after it; None when the fraction is not a derivative operator. ``\\frac{dy}{dx}`` (a
-        derivative of a name) is a ``ParseError``: never the quotient of two products."""
+    def _leibniz(self) -> tuple[str, int, int, str] | None:
+        """``\\frac{d}{dx}`` or ``\\frac{d^2}{dx^2}`` at ``self.i`` (after ``\\frac``): the variable, the order,
+        the index after it and ``""``; for ``\\frac{dy}{dx}`` (the derivative of a name) the variable, 0, the
+        index after it and the name. None when the fraction is not a derivative; never the quotient of two
+        products (another ``\\frac{d..}{d..}`` is a ``ParseError``)."""
         t, j = self.t, self.i
         if j + 1 >= len(t) or t[j + 1].value != "d" or t[j + 1].kind != VAR:
             return None  # the common case, a plain fraction, decided at once
         kinds = [(x.kind, x.value) for x in t[j : j + 12]]
         if (kinds[:3] == [(LB, "{"), (VAR, "d"), (RB, "}")] and kinds[3:5] == [(LB, "{"), (VAR, "d")] and len(kinds) > 6
                 and kinds[5][0] == VAR and kinds[6][0] == RB):
-            return kinds[5][1], 1, j + 7
+            return kinds[5][1], 1, j + 7, ""
         if (kinds[:6] == [(LB, "{"), (VAR, "d"), (POW, "^"), (NUM, "2"), (RB, "}"), (LB, "{")] and len(kinds) > 10
                 and kinds[6] == (VAR, "d") and kinds[7][0] == VAR and kinds[8:11] == [(POW, "^"), (NUM, "2"), (RB, "}")]):
-            return kinds[7][1], 2, j + 11
+            return kinds[7][1], 2, j + 11, ""
         if kinds[:2] == [(LB, "{"), (VAR, "d")] and len(kinds) > 3 and kinds[2][0] == VAR and kinds[3][0] == RB and (
                 kinds[4:6] == [(LB, "{"), (VAR, "d")]):
+            if len(kinds) > 7 and kinds[6][0] == VAR and kinds[7][0] == RB and len(kinds[2][1]) == 1 and len(
+                    kinds[6][1]) == 1 and kinds[2][1] != kinds[6][1]:
+                return kinds[6][1], 0, j + 8, kinds[2][1]
             raise ParseError("Leibniz derivative of a name")
+        if kinds[:4] == [(LB, "{"), (VAR, "d"), (POW, "^"), (NUM, "2")]:
+            if (len(kinds) == 12 and kinds[4][0] == VAR and len(kinds[4][1]) == 1 and kinds[5] == (RB, "}")
+                    and kinds[6:8] == [(LB, "{"), (VAR, "d")] and kinds[8][0] == VAR and len(kinds[8][1]) == 1
+                    and kinds[9:12] == [(POW, "^"), (NUM, "2"), (RB, "}")] and kinds[4][1] != kinds[8][1]):
+                return kinds[8][1], 0, j + 12, kinds[4][1] + "'"  # d^2y/dx^2: y''(x)
+            raise ParseError("Leibniz second derivative")
         return None
 
     def _derivative(self, var: str, order: int, after: int) -> Expr:
