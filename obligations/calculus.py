@@ -445,13 +445,13 @@ def _expand_defs(e: Expr, defs: Definitions, inside: bool) -> Expr:
             "=" + e.fn[3:].rstrip("'") in defs):
         # dy/dx, y'(x) after y = <expression in x>: only in the variable y was defined in (a bare y' is
         # left alone: proofs also name a new quantity y')
-        var, out = defs["=" + e.fn[3:].rstrip("'")]
+        var, written = defs["=" + e.fn[3:].rstrip("'")]
         order = len(e.fn) - len(e.fn.rstrip("'"))
         if e.args[0] != Var(var) or order > 3:
             return e
         for _ in range(order):
-            out = Calc("diff", out, var)
-        return out
+            written = Calc("diff", written, var)
+        return written
     if isinstance(e, Call) and e.fn.startswith("fn:") and len(e.args) == 1:
         name = e.fn[3:]
         base = name.rstrip("'")
