@@ -132,6 +132,9 @@ class CalculusCheck:
         if not nodes_within((claim.lhs, claim.rhs), CHECKERS.max_nodes) or not expansion_within(
                 (claim.lhs, claim.rhs), CHECKERS) or not (_powers_ok(claim.lhs) and _powers_ok(claim.rhs)):
             return Unknown(METHOD, "formula too large for symbolic calculus")
+        for mine, other in ((claim.lhs, claim.rhs), (claim.rhs, claim.lhs)):
+            if type(mine) is Calc and mine.op == "int" and not mine.args:
+                return self._antiderivative(mine, other, env)
         bound = _bound_names(claim)
         values: dict[str, Expr] = {k: Num(v, str(v), 0) for k, v in env.items()}
         sides = []
@@ -195,6 +198,8 @@ class CalculusCheck:
             if e.args:
                 out = out.subs(x, self._point(e.args[0]))
         elif e.op == "int":
+            if not e.args:
+                raise _Undecided("an indefinite integral inside a larger expression")
             lo, hi = (self._point(a) for a in e.args)
             self._tame(e, body, x)
             out = sympy.integrate(body, (x, lo, hi))
@@ -268,6 +273,44 @@ class CalculusCheck:
         if poly_degree > MAX_DEGREE or denominator_degree > MAX_DENOMINATOR_DEGREE:
             raise _Undecided("rational body of too high a degree")
 
+    # -- antiderivatives ----------------------------------------------
+    def _antiderivative(self, integral: Calc, claimed: Expr, env: dict[str, Fraction]) -> Outcome:
+        """``\\int f\\,dx = F + C``: ``F`` is differentiated and ``F'`` compared with ``f`` as functions of
+        ``x`` (the antiderivative itself is never computed). ``C`` is the constant of integration: one
+        added letter of ``_CONSTANTS`` that the integrand does not use, or none."""
+        x_name = integral.var
+        if x_name in env:
+            return Unknown(METHOD, "an antiderivative in a variable with a known value")
+        if any(type(n) is Calc for n in walk(integral.body)) or any(type(n) is Calc for n in walk(claimed)):
+            return Unknown(METHOD, "calculus inside an antiderivative claim")
+        f_expr = _euler(integral.body, frozenset({x_name}))
+        F_expr = _euler(_drop_constant(claimed, variables(integral.body)), frozenset({x_name}))
+        if variables(f_expr) - {x_name} or variables(F_expr) - {x_name}:
+            return Unknown(METHOD, "an antiderivative with letters besides its variable")
+        if x_name not in variables(F_expr):
+            return Unknown(METHOD, "the claimed antiderivative does not depend on the variable")
+        x = sympy.Symbol(x_name, real=True)  # an antiderivative on a real interval: |x|' is sign(x)
+        f, F = (to_sympy(v, self.lim, numeric=False).subs(sympy.Symbol(x_name), x) for v in (f_expr, F_expr))
+        self._tick()
+        dF = sympy.diff(F, x)
+        if dF.has(sympy.Derivative) or sympy.count_ops(dF) > MAX_RESULT_OPS:
+            return Unknown(METHOD, "the claimed antiderivative's derivative is not computed in closed form")
+        self._tick()
+        num, _den = sympy.fraction(sympy.together(dF - f))
+        if sympy.expand(num) == 0 or (num.has(sympy.sin, sympy.cos, sympy.tan) and sympy.expand(num, trig=True) == 0):
+            return Verified(METHOD, f"the derivative of the claimed antiderivative is {_show(dF)}, the integrand")
+        for p in _POINTS:
+            self._tick()
+            q = sympy.Rational(p.numerator, p.denominator)
+            fv, dv, Fv = (v.subs(x, q).evalf(50) for v in (f, dF, F))
+            if not all(v.is_real and v.is_finite for v in (fv, dv, Fv)):
+                continue  # a point outside the domain of a side says nothing
+            if abs(dv - fv) > sympy.Float(10) ** -30 * max(abs(fv), 1):
+                cx = {x_name: str(p), "integrand": str(fv.evalf(12)), "derivative of the claim": str(dv.evalf(12)),
+                      "derivative": _show(dF)}
+                return Refuted(METHOD, cx, "the derivative of the claimed antiderivative differs from the integrand")
+        return Unknown(METHOD, "the derivative equals the integrand at sample points, not shown identical")
+
     # -- comparisons --------------------------------------------------
     def _numbers(self, a: sympy.Expr, b: sympy.Expr, claim: Rel) -> Outcome:
         self._tick()
@@ -297,6 +340,8 @@ class CalculusCheck:
         mine = a if calc_side == 0 else b
         if not other.free_symbols and mine.free_symbols:
             return Unknown(METHOD, "a derivative set equal to a constant: an equation to solve")
+        if not mine.free_symbols:
+            return Unknown(METHOD, "a calculus value set equal to an expression in a letter: an equation to solve")
         self._tick()
         num, _den = sympy.fraction(sympy.together(a - b))
         if sympy.expand(num) == 0:
@@ -313,6 +358,22 @@ class CalculusCheck:
                       "rhs": str(b.subs(x, sympy.Rational(p.numerator, p.denominator)).evalf(12))}
                 return Refuted(METHOD, cx, "the derivative differs from the claimed function")
         return Unknown(METHOD, "equal at sample points, not shown identical")
+
+
+_CONSTANTS = frozenset({"C", "K", "c", "C_1", "C_0"})
+"""Letters read as a constant of integration when added to a claimed antiderivative."""
+
+
+def _drop_constant(e: Expr, used: frozenset[str]) -> Expr:
+    """``F + C`` (or ``C + F``, ``F - C``) less the constant of integration ``C``: a letter of ``_CONSTANTS``
+    the integrand does not use; ``e`` itself when there is none."""
+    if isinstance(e, BinOp) and e.op in "+-":
+        for keep, drop in ((e.left, e.right), (e.right, e.left)):
+            if isinstance(drop, Var) and drop.name in _CONSTANTS and drop.name not in used and (
+                    e.op == "+" or drop is e.right):
+                return keep
+        return BinOp(e.op, _drop_constant(e.left, used), e.right) if e.op in "+-" else e
+    return e
 
 
 def _decimals(c: Rel) -> bool:
@@ -348,6 +409,15 @@ def definitions(facts: tuple[object, ...]) -> Definitions:
     for r in facts:
         if not isinstance(r, Rel) or r.op != "=":
             continue
+        if isinstance(r.lhs, Var) and len(r.lhs.name) == 1:
+            # y = <expression in one other letter x>: y as a function of x (stored as "=y"); any other
+            # statement of y = ... ends an earlier definition
+            out.pop("=" + r.lhs.name, None)
+            names = variables(r.rhs)
+            if len(names) == 1 and r.lhs.name not in names and not any(
+                    isinstance(n, (Call, Calc)) and (not isinstance(n, Call) or n.fn.startswith("fn:")) for n in walk(r.rhs)):
+                out["=" + r.lhs.name] = (next(iter(names)), r.rhs)
+            continue
         for call, body in ((r.lhs, r.rhs), (r.rhs, r.lhs)):
             if (isinstance(call, Call) and call.fn.startswith("fn:") and "'" not in call.fn and len(call.args) == 1
                     and isinstance(call.args[0], Var)):
@@ -371,6 +441,17 @@ def with_definitions(r: Rel, defs: Definitions) -> Rel | None:
 
 
 def _expand_defs(e: Expr, defs: Definitions, inside: bool) -> Expr:
+    if isinstance(e, Call) and e.fn.startswith("fn:") and len(e.args) == 1 and e.fn.endswith("'") and (
+            "=" + e.fn[3:].rstrip("'") in defs):
+        # dy/dx, y'(x) after y = <expression in x>: only in the variable y was defined in (a bare y' is
+        # left alone: proofs also name a new quantity y')
+        var, written = defs["=" + e.fn[3:].rstrip("'")]
+        order = len(e.fn) - len(e.fn.rstrip("'"))
+        if e.args[0] != Var(var) or order > 3:
+            return e
+        for _ in range(order):
+            written = Calc("diff", written, var)
+        return written
     if isinstance(e, Call) and e.fn.startswith("fn:") and len(e.args) == 1:
         name = e.fn[3:]
         base = name.rstrip("'")

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from fractions import Fraction
 
-from faithsieve.obligations.calculus import definitions, with_definitions
+from faithsieve.obligations.calculus import definitions, has_calculus, with_definitions
 from faithsieve.obligations.models import (
     ArithmeticObligation,
     CoverageObligation,
@@ -82,10 +82,32 @@ def _defined_functions(tree: StateTree, edge: EdgeUnit, ctx: EdgeContext) -> Edg
     """``ctx`` with the relation's derivatives of functions defined before it written out
     (``calculus.with_definitions``), or ``ctx`` itself."""
     assert ctx.rel is not None
-    r = with_definitions(ctx.rel, definitions(tree.facts_at(edge.parent)))
+    r = with_definitions(ctx.rel, definitions(tree.facts_at(edge.parent) + _definitions_above(tree, edge)))
     if r is None:
         return ctx
     return replace(ctx, rel=r, rel_vars=variables(r.lhs) | variables(r.rhs))
+
+
+_DEFINITION_HOPS = 64
+"""How far up the path to the root a definition ``y = <expression in x>`` is looked for."""
+
+
+def _definitions_above(tree: StateTree, edge: EdgeUnit) -> tuple[Rel, ...]:
+    """The equations asserted by the edges on the path from the root to ``edge`` (``y = x^3 + 2x``,
+    earlier in the same step or in an earlier one), oldest first: the facts recorded at a state hold
+    only what was known when it was created (``definitions`` keeps those that define)."""
+    into = {e.child: e for e in tree.edges}
+    out: list[Rel] = []
+    node = edge.parent
+    for _ in range(_DEFINITION_HOPS):
+        above = into.get(node)
+        if above is None:
+            break
+        c = tree.contexts.get(above.id)
+        if c is not None and c.rel is not None and c.rel.op == "=" and not (c.negated or c.hypothetical or c.supposed):
+            out.append(c.rel)
+        node = above.parent
+    return tuple(reversed(out))
 
 
 class _FormulaNotes:
@@ -150,7 +172,8 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str, notes: _FormulaNotes 
         origins = {k: ctx.env_origin.get(k, "") for k in sorted(vs)}
         return SubstitutionObligation(**read(), claim=r, env=env, approx=approx, origins=origins,
                                       word_problem=ctx.word_problem)
-    if ctx.premises and edge.type == TransitionType.DERIVATION:
+    if ctx.premises and edge.type == TransitionType.DERIVATION and not has_calculus(r):
+        # (a calculus value is computed, not derived from the premise: it is checked as an identity)
         prem = ctx.premises
         if (vs == set().union(*(_rel_vars(p) for p in prem)) and all(p != r for p in prem)
                 and all(p.op != "!=" and not _defines_var(p) for p in prem)

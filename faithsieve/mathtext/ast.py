@@ -80,11 +80,12 @@ class Calc:
     - ``diff``: the derivative of ``body`` in ``var``; with ``args == ()`` a function of ``var`` (so
       ``var`` stays free: ``d/dx x^3`` is ``3x^2``), with ``args == (a,)`` its value at ``a`` (``f'(2)``:
       ``var`` is bound);
-    - ``int``: the definite integral of ``body`` over ``var`` from ``args[0]`` to ``args[1]``;
+    - ``int``: the definite integral of ``body`` over ``var`` from ``args[0]`` to ``args[1]``; with
+      ``args == ()`` an indefinite integral (an antiderivative: a function of ``var``, which stays free);
     - ``lim``: the limit of ``body`` as ``var`` tends to ``args[0]``, or, with ``args == ()``, to
       ``side`` infinity (``side`` is ``+`` or ``-``); a one-sided limit at a point has ``side`` ``+``/``-``.
 
-    In ``int``, ``lim`` and a derivative at a point the variable is bound: it is never free in the node
+    In a definite ``int``, ``lim`` and a derivative at a point the variable is bound: it is never free in the node
     (``variables``), never substituted (``substitute``) and never a fact."""
 
     op: str
@@ -154,6 +155,8 @@ def render_calc(e: Calc) -> str:
         at = f"|{e.var}={_render(e.args[0], 0)}" if e.args else ""
         return f"d/d{e.var}({body}){at}"
     if e.op == "int":
+        if not e.args:
+            return f"int({body}, {e.var})"
         return f"int({body}, {e.var}, {_render(e.args[0], 0)}, {_render(e.args[1], 0)})"
     point = _render(e.args[0], 0) + e.side if e.args else f"{e.side}oo"
     return f"lim({body}, {e.var} -> {point})"
@@ -273,9 +276,9 @@ def variables(e: Expr) -> frozenset[str]:  # noqa: C901 (one dispatch per node t
 
 def calc_variables(e: Calc) -> frozenset[str]:
     """The free variables of a calculus value: those of its body and bounds, less the bound variable
-    (a derivative as a function keeps its variable free)."""
+    (a derivative as a function and an indefinite integral keep their variable free)."""
     inner = variables(e.body)
-    if e.args or e.op != "diff":
+    if e.args or e.op == "lim":
         inner = inner - {e.var}
     for a in e.args:
         inner |= variables(a)
@@ -314,7 +317,7 @@ def substitute(e: Expr, values: dict[str, Expr]) -> Expr:
 
 def _substitute_calc(e: Calc, values: dict[str, Expr]) -> Expr:
     """The bound variable is never replaced inside the body; a derivative as a function of its variable,
-    given a value for it, becomes the derivative at that value."""
+    given a value for it, becomes the derivative at that value; an indefinite integral is left as it is."""
     inner = {k: v for k, v in values.items() if k != e.var}
     body = substitute(e.body, inner) if inner else e.body
     args = tuple(substitute(a, values) for a in e.args)

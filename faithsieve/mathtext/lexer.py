@@ -174,6 +174,8 @@ _THIN_SPACE_UNIT = re.compile(
 """A unit symbol after ``\\,`` that ends the formula (punctuation, a closing delimiter, a line
 break or the end follows): ``2\\,V = 0.4`` stays a product, as a unit there would compare a
 quantity with a pure number."""
+_BAR_SIZES = {r"\big", r"\Big", r"\bigg", r"\Bigg", r"\bigr", r"\Bigr"}
+"""Sizes of a bar that, followed by a subscript, is an evaluation bar (``F \\Big|_{x=a}``)."""
 _SIZING = {r"\left", r"\right", r"\big", r"\Big", r"\bigg", r"\Bigg", r"\bigl", r"\bigr", r"\Bigl", r"\Bigr"}
 _LATEX_DROP_ARG = {r"\text", r"\mathrm", r"\textbf", r"\textit", r"\mbox", r"\textrm", r"\operatorname", r"\emph"}
 _GREEK = {
@@ -677,6 +679,11 @@ class _LatexReader:
         if v == r"\right" and i < n and text[i] == "|" and text[i + 1 : i + 4].lstrip().startswith("_") and any(
                 t.kind == LEVAL for t in self.toks):
             self.toks.append(Token(EVALBAR, "|", i - 6 + self.offset, i + 1 + self.offset, space))
+            return i + 1, False
+        if v in _BAR_SIZES and i < n and text[i] == "|" and text[i + 1 : i + 4].lstrip().startswith("_") and sum(
+                t.kind == BAR for t in self.toks) % 2 == 0:
+            # F \Big|_{x=a}, F \bigg|_0^1: an evaluation bar (a sized bar that closes no |...| pair)
+            self.toks.append(Token(EVALBAR, "|", i - len(v) + self.offset, i + 1 + self.offset, space))
             return i + 1, False
         if v in (r"\hspace", r"\phantom") and i < n and text[i] == "{":
             end = brace_group_end(text, i)

@@ -169,6 +169,8 @@ class _Parser:
     def member(self) -> Expr:
         """A member of the chain: an expression, or the ratio ``a : b`` of two (``a / b``)."""
         e = self.expr()
+        if (tok := self.peek()) is not None and tok.kind == EVALBAR:
+            e = self._bar_scripts(e)  # F \Big|_{x=a}: the bar acts on the member before it
         if (tok := self.peek()) is not None and tok.kind == RATIO:
             self.take()
             e = BinOp("/", e, self.expr())
@@ -464,25 +466,43 @@ class _Parser:
         if fn == "lim":
             return self._limit()
         order = self._leibniz() if self.latex else None
-        return None if order is None else self._derivative(*order)
+        if order is None:
+            return None
+        var, n, after, name = order
+        if name:
+            # dy/dx: the derivative of y as a function of x, the call y'(x); written out where the proof
+            # defined y in x (``obligations.calculus.with_definitions``), else undecided
+            self.i = after
+            return Call(f"fn:{name}'", (Var(var),))
+        return self._derivative(var, n, after)
 
-    def _leibniz(self) -> tuple[str, int, int] | None:
-        """``\\frac{d}{dx}`` or ``\\frac{d^2}{dx^2}`` at ``self.i`` (after ``\\frac``): the variable, the order and
-        the index after it; None when the fraction is not a derivative operator. ``\\frac{dy}{dx}`` (a
-        derivative of a name) is a ``ParseError``: never the quotient of two products."""
+    def _leibniz(self) -> tuple[str, int, int, str] | None:
+        """``\\frac{d}{dx}`` or ``\\frac{d^2}{dx^2}`` at ``self.i`` (after ``\\frac``): the variable, the order,
+        the index after it and ``""``; for ``\\frac{dy}{dx}`` (the derivative of a name) the variable, 0, the
+        index after it and the name. None when the fraction is not a derivative; never the quotient of two
+        products (another ``\\frac{d..}{d..}`` is a ``ParseError``)."""
         t, j = self.t, self.i
         if j + 1 >= len(t) or t[j + 1].value != "d" or t[j + 1].kind != VAR:
             return None  # the common case, a plain fraction, decided at once
         kinds = [(x.kind, x.value) for x in t[j : j + 12]]
         if (kinds[:3] == [(LB, "{"), (VAR, "d"), (RB, "}")] and kinds[3:5] == [(LB, "{"), (VAR, "d")] and len(kinds) > 6
                 and kinds[5][0] == VAR and kinds[6][0] == RB):
-            return kinds[5][1], 1, j + 7
+            return kinds[5][1], 1, j + 7, ""
         if (kinds[:6] == [(LB, "{"), (VAR, "d"), (POW, "^"), (NUM, "2"), (RB, "}"), (LB, "{")] and len(kinds) > 10
                 and kinds[6] == (VAR, "d") and kinds[7][0] == VAR and kinds[8:11] == [(POW, "^"), (NUM, "2"), (RB, "}")]):
-            return kinds[7][1], 2, j + 11
+            return kinds[7][1], 2, j + 11, ""
         if kinds[:2] == [(LB, "{"), (VAR, "d")] and len(kinds) > 3 and kinds[2][0] == VAR and kinds[3][0] == RB and (
                 kinds[4:6] == [(LB, "{"), (VAR, "d")]):
+            if len(kinds) > 7 and kinds[6][0] == VAR and kinds[7][0] == RB and len(kinds[2][1]) == 1 and len(
+                    kinds[6][1]) == 1 and kinds[2][1] != kinds[6][1]:
+                return kinds[6][1], 0, j + 8, kinds[2][1]
             raise ParseError("Leibniz derivative of a name")
+        if kinds[:4] == [(LB, "{"), (VAR, "d"), (POW, "^"), (NUM, "2")]:
+            if (len(kinds) == 12 and kinds[4][0] == VAR and len(kinds[4][1]) == 1 and kinds[5] == (RB, "}")
+                    and kinds[6:8] == [(LB, "{"), (VAR, "d")] and kinds[8][0] == VAR and len(kinds[8][1]) == 1
+                    and kinds[9:12] == [(POW, "^"), (NUM, "2"), (RB, "}")] and kinds[4][1] != kinds[8][1]):
+                return kinds[8][1], 0, j + 12, kinds[4][1] + "'"  # d^2y/dx^2: y''(x)
+            raise ParseError("Leibniz second derivative")
         return None
 
     def _derivative(self, var: str, order: int, after: int) -> Expr:
@@ -497,11 +517,14 @@ class _Parser:
 
     def _integral(self) -> Expr:
         """``\\int_a^b body\\,dx``: the definite integral; the body runs to the differential ``d x`` outside
-        brackets. An integral without both bounds, or without a differential, is a ``ParseError``."""
-        self.expect(SUB)
-        lo = self._bound()
-        self.expect(POW)
-        hi = self._bound()
+        brackets. Without scripts (``\\int 2x\\,dx``) it is the indefinite integral (``args == ()``); one
+        bound alone, or no differential, is a ``ParseError``."""
+        bounds: tuple[Expr, ...] = ()
+        if (s := self.peek()) is not None and s.kind in (SUB, POW):
+            self.expect(SUB)
+            lo = self._bound()
+            self.expect(POW)
+            bounds = (lo, self._bound())
         depth, j = 0, self.i
         t = self.t
         while j + 1 < len(t):
@@ -523,7 +546,7 @@ class _Parser:
         var = t[j + 1].value
         body = self._sub_expr(j)
         self.i = j + 2
-        return Calc("int", body, var, (lo, hi))
+        return Calc("int", body, var, bounds)
 
     def _bound(self) -> Expr:
         """A bound of an integral: a group, ``\\infty`` or ``-\\infty`` (as the call ``infty()``)."""
@@ -596,15 +619,24 @@ class _Parser:
     def _evaluation_bar(self) -> Expr:
         """``\\left. F \\right|_{x=a}``: F with ``x`` replaced by ``a`` (a derivative there is its value at ``a``)."""
         e = self.expr()
+        return self._bar_scripts(e)
+
+    def _bar_scripts(self, e: Expr) -> Expr:
+        """An evaluation bar and its scripts after ``e``: ``|_{x=a}`` is ``e`` with ``x`` replaced by ``a``;
+        ``|_a^b`` is ``e(b) - e(a)`` in ``e``'s one letter."""
         self.expect(EVALBAR)
         self.expect(SUB)
-        self.expect(LB)
-        var = self.expect(VAR).value
-        if self.expect(REL).value != "=":
-            raise ParseError("evaluation bar")
-        point = self.expr()
-        self.expect(RB)
-        return substitute(e, {var: point})
+        a, b = self.peek(1), self.peek(2)
+        if (t := self.peek()) is not None and t.kind == LB and a is not None and a.kind == VAR and (
+                b is not None and b.kind == REL):
+            self.expect(LB)
+            var = self.expect(VAR).value
+            if self.expect(REL).value != "=":
+                raise ParseError("evaluation bar")
+            point = self.expr()
+            self.expect(RB)
+            return substitute(e, {var: point})
+        return self._bracket_difference(e, after_sub=True)
 
     def _scripts_ahead(self) -> bool:
         """``_a^b`` follows: ``[F(x)]_a^b``, the difference of an antiderivative's values."""
@@ -615,10 +647,11 @@ class _Parser:
         c = self.t[j] if 0 <= j < len(self.t) else None
         return c is not None and c.kind == POW
 
-    def _bracket_difference(self, e: Expr) -> Expr:
+    def _bracket_difference(self, e: Expr, after_sub: bool = False) -> Expr:
         """``\\left[x^3\\right]_0^2``: ``F(2) - F(0)`` in the bracket's one letter."""
         var = _sole_variable(e)
-        self.expect(SUB)
+        if not after_sub:
+            self.expect(SUB)
         lo = self.group()
         self.expect(POW)
         hi = self.group()
