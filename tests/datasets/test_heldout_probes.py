@@ -22,7 +22,7 @@ HERE = Path(__file__).resolve().parents[2] / "datasets" / "heldout-probes"
 KNOWN_FALSE_ALARMS: set[str] = set()
 # flawed probes caught exactly at their labelled step
 CAUGHT = {
-    "ho-abf-01", "ho-caf-01", "ho-caf-03", "ho-cbf-01", "ho-cbf-02", "ho-cbf-03", "ho-cxf-02", "ho-fef-01", "ho-fef-02",
+    "ho-abf-01", "ho-caf-01", "ho-caf-03", "ho-cbf-01", "ho-cbf-02", "ho-cbf-03", "ho-cxf-01", "ho-cxf-02", "ho-fef-01", "ho-fef-02",
     "ho-gef-01", "ho-gef-02", "ho-inf-01", "ho-inf-02", "ho-laf-01", "ho-laf-02", "ho-mxf-01", "ho-mxf-02",
     "ho-ntf-01", "ho-ntf-02", "ho-ntf-03", "ho-ntf-04", "ho-pof-01", "ho-pof-02", "ho-pof-03", "ho-sqf-01", "ho-sqf-02",
     "ho-trf-01", "ho-trf-02",
