@@ -14,7 +14,7 @@ import itertools
 import logging
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -183,27 +183,37 @@ def score_chunk(pool: KillablePool, items: list[LabelledItem], settings: Setting
 
 def iter_predictions(
     items: Sequence[LabelledItem], settings: Settings, workers: int = 1, chunk: int = 4,
-    limits: ItemLimits | None = None,
+    limits: ItemLimits | None = None, go_on: Callable[[], bool] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Predictions for ``items``, yielded in item order, each made in the shared killable pool
     (``faithsieve.runtime.workers``: per-item time limit, memory cap, orphan watch) — one worker process
     when ``workers`` is 1, never in this process, so a runaway item ends as a ``resource_limit`` record
-    however small the run. A bounded window of chunks is in flight."""
+    however small the run. A bounded window of chunks is in flight.
+
+    ``go_on`` (a run budget): asked after each yielded item, before the next item starts; then one item per
+    job and at most ``workers`` in flight, so a spent budget starts no new item (with one worker, none runs
+    past it)."""
     if not items:
         return
     lim = limits or ItemLimits.for_run(settings)
-    size = chunk if len(items) > chunk else 1  # a short run: one item per job, so a killed job costs one item
+    size = chunk if len(items) > chunk and go_on is None else 1  # a short run: one item per job, so a killed job costs one item
     chunks = [list(items[i:i + size]) for i in range(0, len(items), size)]
     workers = max(1, min(workers, len(chunks)))
     # the pool closes first on the way out (Ctrl-C, a failure): the threads then end at once
     with ThreadPoolExecutor(workers, thread_name_prefix="score") as threads, scoring_pool(settings, workers, lim) as pool:
         window: deque[Future[list[dict[str, Any]]]] = deque()
         pending = iter(chunks)
-        for c in itertools.islice(pending, workers * 4):
+        for c in itertools.islice(pending, workers * (4 if go_on is None else 1)):
             window.append(threads.submit(score_chunk, pool, c, settings, lim))
         while window:
             results = window.popleft().result()
-            nxt = next(pending, None)
+            if go_on is None:
+                nxt = next(pending, None)
+                if nxt is not None:
+                    window.append(threads.submit(score_chunk, pool, nxt, settings, lim))
+                yield from results
+                continue
+            yield from results  # the caller adds this item's spend before it is asked to go on
+            nxt = next(pending, None) if go_on() else None
             if nxt is not None:
                 window.append(threads.submit(score_chunk, pool, nxt, settings, lim))
-            yield from results

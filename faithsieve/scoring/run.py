@@ -197,7 +197,7 @@ def run_score(req: ScoreRequest) -> ScoreResult:
         try:
             with plog:
                 by_id = {it.id: it for it in pending}
-                for rec in _predictions(req, pending, settings, limits):
+                for rec in _predictions(req, pending, settings, limits, spend):
                     _record(out, by_id[rec["id"]], rec, plog, done)
                     processed += 1
                     bar.update(1)
@@ -265,10 +265,13 @@ def run_config(req: ScoreRequest, settings: Settings) -> dict[str, Any]:
 
 
 def _predictions(req: ScoreRequest, items: Sequence[LabelledItem], settings: Settings,
-                 limits: ItemLimits) -> Iterator[dict[str, Any]]:
-    """The records of ``items`` in item order: from local workers, or from a Ray cluster with ``req.ray``."""
+                 limits: ItemLimits, spend: Spend) -> Iterator[dict[str, Any]]:
+    """The records of ``items`` in item order: from local workers, or from a Ray cluster with ``req.ray``.
+    Under a run budget the local workers start no item once it is spent (Ray's chunks in flight finish)."""
     if req.ray is None:
-        return iter_predictions(items, settings, req.workers, limits=limits)
+        budget = settings.llm_max_calls is not None or settings.llm_max_cost is not None
+        return iter_predictions(items, settings, req.workers, limits=limits,
+                                go_on=(lambda: not spend.over(settings)) if budget else None)
     from faithsieve.scoring.onray import ray_predictions
 
     return ray_predictions(items, settings, req.ray, limits)
