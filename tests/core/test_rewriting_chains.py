@@ -1,0 +1,44 @@
+"""Chains of equalities after a rewriting word ("combining like terms", "we can rewrite"), inline or as
+the rows of an aligned environment, claim each member equal to the first for every value of the letters
+(``obligations.extract._rewriting_chain``, ``_aligned_rows``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from faithsieve.core.proof import Proof, Step
+from faithsieve.pipeline import localize
+
+
+def _flag(text: str, problem: str = "Simplify the expression.") -> int | None:
+    proof = Proof(problem=problem, steps=(Step(index=1, text="We compute."), Step(index=2, text=text)))
+    return localize(proof).first_error_step
+
+
+_ALIGNED = ("Combining like terms: \\begin{align*} x^2 + x^3 + 2x^2 - 3x^2 + 3x - 6 &= x^3 + (x^2 - 3x^2 + 2x^2) + 3x - 6 "
+            "\\\\ &= x^3 + ({mid}) + 3x - 6 \\\\ &= x^3 + 3x - 6 \\end{{align*}}")
+
+
+@pytest.mark.parametrize(("mid", "flag"), [("-3x^2 + 2x^2 + x^2", None), ("-3x^2 + 2x^2", 2)])
+def test_aligned_rows_after_a_rewriting_word(mid: str, flag: int | None) -> None:
+    assert _flag(_ALIGNED.replace("{mid}", mid).replace("{{", "{").replace("}}", "}")) == flag
+
+
+@pytest.mark.parametrize(("last", "flag"), [("2 \\cdot 3^n", None), ("2^{n+1}", 2)])
+def test_inline_chain_after_rewrite(last: str, flag: int | None) -> None:
+    text = (f"We can rewrite this as \\(\\left( \\left( \\frac{{1}}{{2}} \\right)^2 \\right)^{{3^n}} = "
+            f"\\left( \\frac{{1}}{{2}} \\right)^{{2 \\cdot 3^n}} = \\left( \\frac{{1}}{{2}} \\right)^{{{last}}}\\).")
+    assert _flag(text) == flag
+
+
+def test_aligned_equations_being_solved_are_not_rewritings() -> None:
+    # each row has its own left side: an equation solved row by row, not one chain
+    text = "Simplifying: \\begin{align*} 3x + 2 &= 11 \\\\ 3x &= 9 \\\\ x &= 3 \\end{align*}"
+    assert _flag(text, "Solve 3x + 2 = 11.") is None
+    text = "Simplifying: \\begin{align*} x^2 + 2x &= 3x \\\\ x^2 &= x \\end{align*}"
+    assert _flag(text, "Solve x^2 + 2x = 3x.") is None
+
+
+def test_a_two_member_chain_without_rows_stays_an_equation() -> None:
+    # "Simplifying, x^2 + 2 = x^2 + 4x + 4" simplified an equation; it is not read as an identity
+    assert _flag("Simplifying, we get \\(x^2 + 2 = x^2 + 4x + 4\\).", "Solve (x+2)^2 = x^2 + 2.") is None
