@@ -42,3 +42,16 @@ def test_aligned_equations_being_solved_are_not_rewritings() -> None:
 def test_a_two_member_chain_without_rows_stays_an_equation() -> None:
     # "Simplifying, x^2 + 2 = x^2 + 4x + 4" simplified an equation; it is not read as an identity
     assert _flag("Simplifying, we get \\(x^2 + 2 = x^2 + 4x + 4\\).", "Solve (x+2)^2 = x^2 + 2.") is None
+
+
+@pytest.mark.parametrize(("text", "flag"), [
+    ("The distance is \\( \\sqrt{b^2 + 37^2} = \\sqrt{b^2 + 1369} \\).", None),
+    ("The distance is \\( \\sqrt{b^2 + 37^2} = \\sqrt{b^2 + 1225} \\).", 2),  # 37^2 is 1369: never equal
+    ("So \\( \\sqrt[3]{x + 1} = \\sqrt[3]{x} \\).", 2),
+    ("So \\( 2^{x+1} = 2^{x} \\).", 2),
+    ("So \\( \\log_{10}(x+1) = \\log_{10}(x + 2) \\).", 2),
+    ("So \\( \\sqrt{x^2 + 1} = \\sqrt{x^2 + 2x} \\).", None),  # an equation in x with a solution (x = 1/2)
+    ("So \\( \\sin(x + 1) = \\sin(x) \\).", None),  # sin is not one-to-one
+])
+def test_one_to_one_functions_of_arguments_a_constant_apart(text: str, flag: int | None) -> None:
+    assert _flag(text, "Find b.") == flag
