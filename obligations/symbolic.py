@@ -44,6 +44,7 @@ from faithsieve.mathtext.ast import (
     Rel,
     Var,
     literals,
+    render,
     substitute,
     variables,
     walk,
@@ -257,7 +258,7 @@ class SympyChecker:
         difference = poly_difference(a, b, self.lim, False)
         if difference is None or not difference[0] or any(m for m in difference[0]):
             return None  # not polynomials, equal, or apart by a polynomial that has roots
-        return Refuted("sympy-poly", {"lhs": str(a), "rhs": str(b), "difference": "nonzero constant"},
+        return Refuted("sympy-poly", {"lhs": render(a), "rhs": render(b), "difference": "nonzero constant"},
                        "the same one-to-one function of arguments that differ by a nonzero constant: "
                        "no value of the variables satisfies it")
 

@@ -55,3 +55,12 @@ def test_a_two_member_chain_without_rows_stays_an_equation() -> None:
 ])
 def test_one_to_one_functions_of_arguments_a_constant_apart(text: str, flag: int | None) -> None:
     assert _flag(text, "Find b.") == flag
+
+
+@pytest.mark.parametrize(("text", "flag"), [
+    ("From \\(x > -\\sqrt{3}\\) we get \\(x^2 > -7\\), so \\(x > \\sqrt{-7}\\).", 2),
+    ("From \\(x^2 > -7\\) we get \\(x < -\\sqrt{-7}\\).", 2),
+    ("From \\(x^2 > 7\\) we get \\(x > \\sqrt{7}\\).", None),
+])
+def test_an_order_relation_with_a_non_real_side(text: str, flag: int | None) -> None:
+    assert _flag(text, "Solve the inequality.") == flag
