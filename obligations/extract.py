@@ -51,7 +51,7 @@ from faithsieve.mathtext.ast import (
     variables,
 )
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, evaluate
-from faithsieve.mathtext.extract import Formula, sentence_tail
+from faithsieve.mathtext.extract import Formula
 
 MAX_VARS = 4
 
@@ -199,9 +199,6 @@ def _identity_meant(ctx: EdgeContext, r: Rel, vs: frozenset[str]) -> str:
     f = ctx.formula
     assert f is not None
     sentence, after = f.lead_sentence, _sentence_after(ctx)
-    rows = _aligned_rows(ctx)
-    if rows:
-        sentence = rows
     if _quantified_over(sentence, vs) or _quantified_over(after, vs):
         return "stated"
     if ctx.rewrites:
@@ -211,8 +208,7 @@ def _identity_meant(ctx: EdgeContext, r: Rel, vs: frozenset[str]) -> str:
     same = bool(variables(r.lhs)) and variables(r.lhs) == variables(r.rhs)
     if not same or isinstance(r.lhs, Var) or isinstance(r.rhs, Var):
         return ""  # "simplifies to a = 1/(1 - 1/(1 - a))": a letter set equal to an expression in it is an equation
-    if _REWRITE_CUE.search(sentence) and (_rewrite_shape(r) or _expanding_chain(f, vs) or _rewriting_chain(f, vs)
-                                          or (rows and len(f.chain.exprs) == 2)):
+    if _REWRITE_CUE.search(sentence) and (_rewrite_shape(r) or _expanding_chain(f, vs) or _rewriting_chain(f, vs)):
         return "rewriting"
     if _FOR_ALL_NUMBERS.search(sentence[:400]) and (_rewrite_shape(r) or _expanding_chain(f, vs)):
         return "stated"  # "for all real numbers, (x - y)^2 = ...": every letter quantified, a rewriting shape
@@ -223,28 +219,6 @@ def _expanding_chain(f: Formula, vs: frozenset[str]) -> bool:
     """A chain in one set of letters that starts from a product or power of sums: each link expands it."""
     exprs = f.chain.exprs
     return len(exprs) >= 3 and _product_form(exprs[0]) and all(variables(e) == vs for e in exprs)
-
-
-_ROW_CONTINUES = re.compile(r"\s{0,3}(?:\\\\\s{0,3})?&\s{0,3}=\s{0,3}")
-"""An aligned row that continues the row above: ``\\ &= C`` after ``A &= B`` (so A = B = C)."""
-_ROW_CONTINUED = re.compile(r"\s{0,3}\\\\\s{0,3}&\s{0,3}=")
-_ENV_OPEN = "\\begin{"
-
-
-def _aligned_rows(ctx: EdgeContext) -> str:
-    """For a row of an aligned chain of equalities (``A &= B \\ &= C \\ &= D``: a row that continues the one
-    above, or a row the next one continues), the sentence that opens the environment; "" otherwise. The
-    rows together are one chain, each member a rewriting of ``A``, though each row is its own formula."""
-    f = ctx.formula
-    assert f is not None
-    before, after = ctx.around
-    if not (_ROW_CONTINUES.fullmatch(f.lead_sentence) or _ROW_CONTINUED.match(after)):
-        return ""
-    for text in (before, f.sentence_before):
-        i = text.rfind(_ENV_OPEN)
-        if i >= 0:
-            return sentence_tail(text[:i])
-    return ""  # the opening is too far back to read
 
 
 def _rewriting_chain(f: Formula, vs: frozenset[str]) -> bool:
