@@ -234,7 +234,7 @@ def _identity_meant(ctx: EdgeContext, r: Rel, vs: frozenset[str]) -> str:
     same = bool(variables(r.lhs)) and variables(r.lhs) == variables(r.rhs)
     if not same or isinstance(r.lhs, Var) or isinstance(r.rhs, Var):
         return ""  # "simplifies to a = 1/(1 - 1/(1 - a))": a letter set equal to an expression in it is an equation
-    if _REWRITE_CUE.search(sentence) and (_rewrite_shape(r) or _expanding_chain(f, vs)):
+    if _REWRITE_CUE.search(sentence) and (_rewrite_shape(r) or _expanding_chain(f, vs) or _rewriting_chain(f, vs)):
         return "rewriting"
     if _FOR_ALL_NUMBERS.search(sentence[:400]) and (_rewrite_shape(r) or _expanding_chain(f, vs)):
         return "stated"  # "for all real numbers, (x - y)^2 = ...": every letter quantified, a rewriting shape
@@ -245,6 +245,14 @@ def _expanding_chain(f: Formula, vs: frozenset[str]) -> bool:
     """A chain in one set of letters that starts from a product or power of sums: each link expands it."""
     exprs = f.chain.exprs
     return len(exprs) >= 3 and _product_form(exprs[0]) and all(variables(e) == vs for e in exprs)
+
+
+def _rewriting_chain(f: Formula, vs: frozenset[str]) -> bool:
+    """After a rewriting word ("combining like terms", "simplifying"), a chain of equalities with three
+    members or more, each in the same letters: each member rewrites the first expression. An equation the
+    step simplifies changes both of its sides, so it is written as two members per line, not as one chain."""
+    exprs = f.chain.exprs
+    return len(exprs) >= 3 and all(op == "=" for op in f.chain.rels) and all(variables(e) == vs for e in exprs)
 
 
 def _rewrite_shape(r: Rel) -> bool:

@@ -27,6 +27,7 @@ from faithsieve.obligations.models import (
     Unknown,
     Verified,
 )
+from faithsieve.obligations.ordering import nonreal_order
 from faithsieve.obligations.piecewise import contradicts as piecewise_contradicts
 from faithsieve.obligations.piecewise import follows as piecewise_follows
 from faithsieve.obligations.sections import univariate_decision
@@ -277,6 +278,9 @@ class Z3Checker:
         return None
 
     def _derivation(self, ob: DerivationObligation, deadline: float) -> Outcome:
+        nonreal = nonreal_order(ob.claim)  # "x > \\sqrt{-7}": false whatever the premises
+        if nonreal is not None:
+            return nonreal
         # decided before a context is made: translation would stop outside the fragment
         if outside_smt([*ob.premises, ob.claim]):
             raise _NoZ3

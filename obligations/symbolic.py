@@ -4,6 +4,7 @@ rational points, each bounded in size and degree before any symbolic work."""
 from __future__ import annotations
 
 import random
+import re
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -28,12 +29,14 @@ from faithsieve.obligations.models import (
     Unknown,
     Verified,
 )
+from faithsieve.obligations.polynomials import poly_difference
 from faithsieve.obligations.radicals import radical_equal
 from faithsieve.obligations.ratfunc import rational_identity
 from faithsieve.obligations.varying import varying_difference
 
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext.ast import (
+    Call,
     Const,
     Expr,
     Num,
@@ -41,6 +44,7 @@ from faithsieve.mathtext.ast import (
     Rel,
     Var,
     literals,
+    render,
     substitute,
     variables,
     walk,
@@ -209,6 +213,11 @@ class SympyChecker:
         return Refuted("sympy-numeric", cx, "complex sides differ (evaluated to 50 digits)")
 
     def _identity(self, ob: IdentityObligation) -> Outcome:
+        peeled = _same_injective(ob.claim.lhs, ob.claim.rhs)
+        if peeled is not None:
+            out = self._apart_by_constant(*peeled)
+            if out is not None:
+                return out
         if has_reducible(ob.claim):  # log_2 8, log_8(x), gcd(12, 18): their values, or ln quotients
             ob = ob.model_copy(update={"claim": reduce_rel(ob.claim, self.lim)})
         c = ob.claim
@@ -242,6 +251,16 @@ class SympyChecker:
                                "the sides differ by a nonzero constant: no value of the variables satisfies it")
             return Unknown(self.name, "constant difference of unknown sign")
         return self._not_identity(ob)
+
+    def _apart_by_constant(self, a: Expr, b: Expr) -> Outcome | None:
+        """``f(a) = f(b)`` for a one-to-one ``f`` (``_same_injective``) where ``a - b`` is a nonzero rational:
+        no value of the letters satisfies it (``\\sqrt{b^2 + 37^2} = \\sqrt{b^2 + 1225}``)."""
+        difference = poly_difference(a, b, self.lim, False)
+        if difference is None or not difference[0] or any(m for m in difference[0]):
+            return None  # not polynomials, equal, or apart by a polynomial that has roots
+        return Refuted("sympy-poly", {"lhs": render(a), "rhs": render(b), "difference": "nonzero constant"},
+                       "the same one-to-one function of arguments that differ by a nonzero constant: "
+                       "no value of the variables satisfies it")
 
     def _not_identity(self, ob: IdentityObligation, by: str = "sympy") -> Outcome:
         """Not an identity (shown by the procedure ``by``): a claimed identity goes to random points."""
@@ -283,3 +302,27 @@ class SympyChecker:
 # ---------------------------------------------------------------------------
 # z3: implications, inequalities, coverage
 # ---------------------------------------------------------------------------
+
+
+_INJECTIVE = frozenset(["sqrt", "root", "ln", "log", "exp"])
+"""Functions one-to-one on the reals where defined, and as principal branches on the complex numbers
+(square and n-th roots, logarithms; ``exp`` at arguments whose difference is real)."""
+
+
+def _same_injective(a: Expr, b: Expr) -> tuple[Expr, Expr] | None:
+    """The arguments under the same one-to-one function applied on both sides, peeled as far as it goes
+    (``sqrt(A) = sqrt(B)``, ``root(A, 3) = root(B, 3)``, ``log_10(A) = log_10(B)``, ``2^A = 2^B``); None when
+    the sides do not share one."""
+    peeled = False
+    for _ in range(8):
+        if (isinstance(a, Call) and isinstance(b, Call) and a.fn == b.fn and a.args and len(a.args) == len(b.args)
+                and (a.fn in _INJECTIVE or re.fullmatch(r"log_\d+", a.fn)) and a.args[1:] == b.args[1:]
+                and all(not variables(x) for x in a.args[1:])):
+            a, b = a.args[0], b.args[0]
+        elif (isinstance(a, Pow) and isinstance(b, Pow) and a.base == b.base and isinstance(a.base, Num)
+              and a.base.value > 0 and a.base.value != 1):
+            a, b = a.exponent, b.exponent
+        else:
+            break
+        peeled = True
+    return (a, b) if peeled else None

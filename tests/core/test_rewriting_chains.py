@@ -1,0 +1,58 @@
+"""Chains of equalities after a rewriting word ("combining like terms", "we can rewrite") claim each member
+equal to the first for every value of the letters (``obligations.extract._rewriting_chain``); one-to-one
+functions of arguments a nonzero constant apart (``obligations.symbolic``); order relations with a non-real
+side (``obligations.ordering``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from faithsieve.core.proof import Proof, Step
+from faithsieve.pipeline import localize
+
+
+def _flag(text: str, problem: str = "Simplify the expression.") -> int | None:
+    proof = Proof(problem=problem, steps=(Step(index=1, text="We compute."), Step(index=2, text=text)))
+    return localize(proof).first_error_step
+
+
+@pytest.mark.parametrize(("last", "flag"), [("2 \\cdot 3^n", None), ("2^{n+1}", 2)])
+def test_inline_chain_after_rewrite(last: str, flag: int | None) -> None:
+    text = (f"We can rewrite this as \\(\\left( \\left( \\frac{{1}}{{2}} \\right)^2 \\right)^{{3^n}} = "
+            f"\\left( \\frac{{1}}{{2}} \\right)^{{2 \\cdot 3^n}} = \\left( \\frac{{1}}{{2}} \\right)^{{{last}}}\\).")
+    assert _flag(text) == flag
+
+
+def test_aligned_equations_being_solved_are_not_rewritings() -> None:
+    # each row has its own left side: an equation solved row by row, not one chain
+    text = "Simplifying: \\begin{align*} 3x + 2 &= 11 \\\\ 3x &= 9 \\\\ x &= 3 \\end{align*}"
+    assert _flag(text, "Solve 3x + 2 = 11.") is None
+    text = "Simplifying: \\begin{align*} x^2 + 2x &= 3x \\\\ x^2 &= x \\end{align*}"
+    assert _flag(text, "Solve x^2 + 2x = 3x.") is None
+
+
+def test_a_two_member_chain_without_rows_stays_an_equation() -> None:
+    # "Simplifying, x^2 + 2 = x^2 + 4x + 4" simplified an equation; it is not read as an identity
+    assert _flag("Simplifying, we get \\(x^2 + 2 = x^2 + 4x + 4\\).", "Solve (x+2)^2 = x^2 + 2.") is None
+
+
+@pytest.mark.parametrize(("text", "flag"), [
+    ("The distance is \\( \\sqrt{b^2 + 37^2} = \\sqrt{b^2 + 1369} \\).", None),
+    ("The distance is \\( \\sqrt{b^2 + 37^2} = \\sqrt{b^2 + 1225} \\).", 2),  # 37^2 is 1369: never equal
+    ("So \\( \\sqrt[3]{x + 1} = \\sqrt[3]{x} \\).", 2),
+    ("So \\( 2^{x+1} = 2^{x} \\).", 2),
+    ("So \\( \\log_{10}(x+1) = \\log_{10}(x + 2) \\).", 2),
+    ("So \\( \\sqrt{x^2 + 1} = \\sqrt{x^2 + 2x} \\).", None),  # an equation in x with a solution (x = 1/2)
+    ("So \\( \\sin(x + 1) = \\sin(x) \\).", None),  # sin is not one-to-one
+])
+def test_one_to_one_functions_of_arguments_a_constant_apart(text: str, flag: int | None) -> None:
+    assert _flag(text, "Find b.") == flag
+
+
+@pytest.mark.parametrize(("text", "flag"), [
+    ("From \\(x > -\\sqrt{3}\\) we get \\(x^2 > -7\\), so \\(x > \\sqrt{-7}\\).", 2),
+    ("From \\(x^2 > -7\\) we get \\(x < -\\sqrt{-7}\\).", 2),
+    ("From \\(x^2 > 7\\) we get \\(x > \\sqrt{7}\\).", None),
+])
+def test_an_order_relation_with_a_non_real_side(text: str, flag: int | None) -> None:
+    assert _flag(text, "Solve the inequality.") == flag
