@@ -245,9 +245,13 @@ def last_clause(lead: str) -> str:
 SENTENCE_STOP = re.compile(r"(?i)(?<!\bi\.e)(?<!\be\.g)(?<!\bcf)(?<!\bresp)(?<!\bviz)\. ")
 
 
-DISPLAY_BREAK = re.compile(r"(?:\\\]|\$\$|\\end\{(?:align|equation|gather)\*?\})[ \t]{0,8}\n[ \t]{0,8}[A-Z]|\n[ \t]{0,8}\n")
+DISPLAY_BREAK = re.compile(r"(?:\\\]|\$\$|\\end\{(?:align|equation|gather)\*?\})[ \t]{0,8}\n[ \t]{0,8}"
+                           r"(?!(?:This|That|It|These|Those|Such|Which|But|However|No|Not|Impossible|Contradiction|"
+                           r"False|Wrong|Absurd|Clearly|Obviously|Wait|Oops|Hmm|Then|So|Thus|Hence|Therefore|Since|Because|If)\b)[A-Z]|\n[ \t]{0,8}\n")
 r"""A display that ends its line and a capitalised word on the next line (``\[ x = 5 \]`` then "In this
-case ..."), or a blank line: the sentence of the display ends there even without a period."""
+case ..."), or a blank line: the sentence of the display ends there even without a period. A next line
+that points back at the display ("This is impossible", "But that contradicts ...", "No, ...") or draws
+its consequence ("Then ...", "So ...", "Hence ...") still speaks of it."""
 
 
 def trailing_negation(text: str, end: int) -> bool:

@@ -77,11 +77,12 @@ def test_a_display_ending_its_line_ends_the_sentence() -> None:
     for text in ("we have:\n\\[ 990 - 720 = 90 \\]\nIn this remaining part, no further solutions exist.",
                  "we have $$ 990 - 720 = 90 $$\n In the rest there is no solution.",
                  "we have 990 - 720 = 90\n\nThere is no other solution.",
-                 "\\begin{align*} a &= 990 - 720 = 90 \\end{align*}\nNo other angle works."):
+                 "\\begin{align*} a &= 990 - 720 = 90 \\end{align*}\nOther angles give no solution."):
         end = text.index("90", text.index("720")) + 2
         assert not cues.trailing_negation(text, end), text
     for text in ("we have:\n\\[ 2 + 2 = 5 \\]\nwhich is not possible.", "we get \\[ 2 + 2 = 5 \\] No, that is wrong.",
-                 "we get \\[ 2 + 2 = 5 \\]\n, which is false."):
+                 "we get \\[ 2 + 2 = 5 \\]\n, which is false.", "we get \\[ 2 + 2 = 5 \\]\nThis is impossible.",
+                 "we get $$ 2 + 2 = 5 $$\nBut that is not possible.", "we get \\[ 2 + 2 = 5 \\]\nThen 4 = 5, impossible."):
         end = text.index("5") + 1
         assert cues.trailing_negation(text, end), text
 
