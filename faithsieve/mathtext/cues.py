@@ -245,13 +245,24 @@ def last_clause(lead: str) -> str:
 SENTENCE_STOP = re.compile(r"(?i)(?<!\bi\.e)(?<!\be\.g)(?<!\bcf)(?<!\bresp)(?<!\bviz)\. ")
 
 
+DISPLAY_BREAK = re.compile(r"(?:\\\]|\$\$|\\end\{(?:align|equation|gather)\*?\})[ \t]{0,8}\n[ \t]{0,8}"
+                           r"(?!(?:This|That|It|These|Those|Such|Which|But|However|No|Not|Impossible|Contradiction|"
+                           r"False|Wrong|Absurd|Clearly|Obviously|Wait|Oops|Hmm|Then|So|Thus|Hence|Therefore|Since|Because|If)\b)[A-Z]|\n[ \t]{0,8}\n")
+r"""A display that ends its line and a capitalised word on the next line (``\[ x = 5 \]`` then "In this
+case ..."), or a blank line: the sentence of the display ends there even without a period. A next line
+that points back at the display ("This is impossible", "But that contradicts ...", "No, ...") or draws
+its consequence ("Then ...", "So ...", "Hence ...") still speaks of it."""
+
+
 def trailing_negation(text: str, end: int) -> bool:
     """The words right after a relation, to the end of its sentence, deny it."""
     rest = text[end : end + 200]
     # the sentence after it, up to its period (a period closing math included; not the stop of an abbreviation
     # read mid-sentence), may deny it too
     m = SENTENCE_STOP.search(rest)
-    stop = min((k for k in (m.start() if m is not None else -1, *(rest.find(p) for p in CLOSED_PERIODS)) if k >= 0),
+    d = DISPLAY_BREAK.search(rest)
+    stop = min((k for k in (m.start() if m is not None else -1, d.start() if d is not None else -1,
+                            *(rest.find(p) for p in CLOSED_PERIODS)) if k >= 0),
                default=len(rest))
     if cue_search(TRAIL_STRONG, rest[:stop]):
         return True

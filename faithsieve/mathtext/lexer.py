@@ -162,6 +162,8 @@ _LATEX_SKIP = {
     r"\Bigr", r"\,", r"\;", r"\:", r"\!", r"\ ", r"\quad", r"\qquad", r"\displaystyle",
     r"\$", r"\boxed", r"\fbox", r"\mathbf", r"\bf", r"\mathit", r"\textstyle", r"\limits",
     r"\hspace", r"\phantom", r"\nonumber", r"\notag",
+    # the cancel package's strike-through marks a factor that cancels; the struck term keeps its value
+    r"\cancel", r"\bcancel", r"\xcancel",
 }
 _UNIT_SYMBOLS = (
     "mm|cm|dm|km|m|s|ms|min|h|hr|g|mg|kg|N|J|kJ|W|kW|V|mV|kV|A|mA|Pa|kPa|Hz|kHz|MHz|K|mol|L|mL|ml|eV|"

@@ -67,3 +67,34 @@ def test_an_abbreviation_does_not_end_the_sentence() -> None:
         assert cues.trailing_negation(text, end), text
     text = "so 3 + 4 = 8. Next, 2 + 2 = 5 is not what we want"
     assert not cues.trailing_negation(text, text.index("."))
+
+
+def test_a_display_ending_its_line_ends_the_sentence() -> None:
+    r"""A display closed at the end of its line and a capitalised word on the next line start a new
+    sentence, so a denial there is about something else ("\[ 990 - 720 = 90 \]" then "In this
+    remaining 90°, no further solutions exist"); a blank line ends the sentence too. A display whose
+    next line goes on in lower case ("which is not possible") is still denied."""
+    for text in ("we have:\n\\[ 990 - 720 = 90 \\]\nIn this remaining part, no further solutions exist.",
+                 "we have $$ 990 - 720 = 90 $$\n In the rest there is no solution.",
+                 "we have 990 - 720 = 90\n\nThere is no other solution.",
+                 "\\begin{align*} a &= 990 - 720 = 90 \\end{align*}\nOther angles give no solution."):
+        end = text.index("90", text.index("720")) + 2
+        assert not cues.trailing_negation(text, end), text
+    for text in ("we have:\n\\[ 2 + 2 = 5 \\]\nwhich is not possible.", "we get \\[ 2 + 2 = 5 \\] No, that is wrong.",
+                 "we get \\[ 2 + 2 = 5 \\]\n, which is false.", "we get \\[ 2 + 2 = 5 \\]\nThis is impossible.",
+                 "we get $$ 2 + 2 = 5 $$\nBut that is not possible.", "we get \\[ 2 + 2 = 5 \\]\nThen 4 = 5, impossible."):
+        end = text.index("5") + 1
+        assert cues.trailing_negation(text, end), text
+
+
+def test_a_computation_before_a_new_sentence_that_denies_is_checked() -> None:
+    """The whole reading: the arithmetic of a display is checked when the next line, a new sentence,
+    says that no more solutions exist."""
+    from faithsieve.core.proof import Proof, Step
+    from faithsieve.pipeline import localize
+
+    text = ("After 2 complete periods, we have:\n\\[ 990^\\circ - 2 \\times 360^\\circ = 90^\\circ \\]\n"
+            "In this remaining \\( 90^\\circ \\), no additional solutions exist.")
+    v = localize(Proof(problem="How many x in [0°, 990°) have sin x = -0.31?",
+                       steps=(Step(index=1, text="The period is 360°."), Step(index=2, text=text))))
+    assert v.first_error_step == 2
