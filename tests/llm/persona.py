@@ -342,6 +342,19 @@ class Persona:
                            "drift_categories": [] if faithful else ["wrong_objects"], "reason": "compared with the source",
                            "missing_or_changed_slots": [], "suggested_revision": ""})
 
+    def _materiality(self, item: Item, user: str, body: dict[str, Any]) -> str:
+        # the refutation is immaterial exactly when the labelled error is elsewhere; one claim judged (the step)
+        step_m = re.search(r"(?m)^Step (\d+) of the proof:$", user)
+        formula_m = re.search(r"(?m)^Formula in this step: (.*)$", user)
+        step, formula = (int(step_m.group(1)) if step_m else 0), (formula_m.group(1).strip() if formula_m else "")
+        immaterial = item.label != step
+        if self.kind == "saboteur" or 1 <= step <= len(item.steps) and not self._right(f"{item.problem}|{step}|{formula}", body,
+                                                               claims(item.steps[step - 1]), "materiality"):
+            immaterial = not immaterial
+        why = (f"the conclusion of step {step} does not rest on '{formula}'" if immaterial
+               else f"step {step} concludes from '{formula}'")
+        return json.dumps({"material": not immaterial, "reason": why})
+
     def _reexamine(self, item: Item, user: str, body: dict[str, Any]) -> str:
         listed = [int(k) for k in re.findall(r"(?m)^Step (\d+):$", user)]
         if self.kind == "saboteur":
@@ -398,6 +411,7 @@ _DISMISSIVE = {
     "judge": lambda item, user: json.dumps({"answer": "correct", "reason": "fine"}),
     "graph_judge": lambda item, user: json.dumps({"answer": "correct", "reason": "fine"}),
     "reexamine": lambda item, user: json.dumps({"earlier_step": None, "reason": "fine"}),
+    "materiality": lambda item, user: json.dumps({"reason": "fine"}),  # no "material" field: unreadable
 }
 """The dismissive persona's answer per prompt id (the others: as the perfect persona)."""
 
