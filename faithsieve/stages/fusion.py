@@ -33,7 +33,11 @@ The rules (the paper's Algorithm 1 and Appendix E, written as the pure ``signals
   ``checked``, the disagreeing judgments in its reason), after the re-examination of the steps before
   it that lean wrong. Model judgments can move the answer earlier (a step before it reaching the bar,
   or re-examined), never later nor to ``correct``; no synthesis is asked, and its step is not
-  re-sampled (nothing can move it).
+  re-sampled. Only one answer can move it: before it decides, one ``materiality`` call asks whether the
+  step's conclusion depends on the refuted formula (shown with the checker's counter-evidence); an
+  explicit ``material: false`` whose reason quotes the formula overrules it (``overrule``): the next
+  evidence or the synthesis answers, with basis ``judged`` and a ``materiality`` record kept beside the
+  refutation in the step's evidence. A generic "fine", no field, an unread answer: the floor stands.
 - No wrong step, and every step cleared: ``correct``, basis ``reviewed`` (no synthesis call). A step
   with a checked refutation is never cleared.
 - Otherwise one ``synthesis`` call over the reviews and the evidence answers: basis ``judged``.
