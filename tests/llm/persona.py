@@ -283,10 +283,9 @@ class Persona:
     def _judged_unit(self, item: Item, user: str) -> tuple[int, str]:
         """The step and text of the unit a review judges: its ``Text:`` line and the step it names; else the
         last of the item's steps whose text the prompt quotes (judged whole)."""
-        step_m = re.search(r"(?m)^Unit e\d+ \(step (\d+)", user)
-        text_m = re.search(r"(?m)^Text: (.*)$", user)
-        if step_m and text_m:
-            return int(step_m.group(1)), text_m.group(1)
+        m = _UNIT_BLOCK.search(user)
+        if m:
+            return int(m.group(2)), m.group(3)
         flat = _letters(user)
         quoted = [k for k, st in enumerate(item.steps, 1) if _letters(st) and _letters(st) in flat]
         return (quoted[-1], item.steps[quoted[-1] - 1]) if quoted else (0, "")
@@ -294,7 +293,7 @@ class Persona:
     def _review_units(self, item: Item, user: str, body: dict[str, Any]) -> str:
         # several units of one step in one call: each judged apart, with the accuracy of the text the call
         # judges (all of its units' claims together)
-        units = re.findall(r"(?ms)^Unit (e\d+) \(step (\d+)[^\n]*\nText: ([^\n]*)", user)
+        units = [(m.group(1), m.group(2), m.group(3)) for m in _UNIT_BLOCK.finditer(user)]
         n = sum(claims(text) for _, _, text in units) or _proof_claims(item)
         out = []
         for uid, step, text in units:
@@ -365,6 +364,13 @@ class Persona:
             truth = options[int(self._hash(item.problem, body, "rx") * len(options)) % len(options)] if options else truth
         return json.dumps({"earlier_step": truth, "reason": "looked again"})
 
+
+_UNIT_BLOCK = re.compile(
+    r"(?ms)^Unit (e\d+) \(step (\d+)[^\n]*\nText: (.*?)"
+    r"(?=\n(?:After it: |Scan hint: |New conditions: |Consumed conditions: |Transformed conditions: |Explanation given )"
+    r"|\n\n(?:Unit e\d+ \(step |Before the move:|After the move:|A quick first scan)|\Z)")
+"""One unit of a review prompt: its id, step and whole text (a unit's text may run over several lines, as a
+displayed formula does)."""
 
 _CLAUSE_WITH_RELATION = re.compile(r"[^.,;:!?]*[=<>≤≥][^.,;:!?]*")
 
