@@ -38,6 +38,7 @@ def _flat(text: str) -> str:
 
 
 EXTRA: dict[str, Any] = {}
+"""Extra ``Settings`` fields for every run (for a script that imports this module, e.g. ``max_audit_units``)."""
 
 
 def run(items: list[Item], persona: str, mode: str, ablations: tuple[str, ...] = (), seed: int = 0) -> dict[str, Any]:
