@@ -37,13 +37,17 @@ def _flat(text: str) -> str:
     return re.sub(r"\s+|\$", "", text.replace("\\times", "*").replace("\\cdot", "*"))
 
 
+EXTRA: dict[str, Any] = {}
+"""Extra ``Settings`` fields for every run (for a script that imports this module, e.g. ``max_audit_units``)."""
+
+
 def run(items: list[Item], persona: str, mode: str, ablations: tuple[str, ...] = (), seed: int = 0) -> dict[str, Any]:
     """Localize every item with the persona behind the test server; the figures of the run."""
     p = Persona(items, kind=persona, seed=seed)  # type: ignore[arg-type]
     with FakeOpenAI() as server:
         server.respond_with(p.reply)
         settings = Settings(mode=mode, llm_base_url=server.base_url, llm_model=server.model, llm_cache=False,
-                            llm_structured="json_schema", llm_timeout_s=30, llm_backoff_s=0.0, ablations=ablations)
+                            llm_structured="json_schema", llm_timeout_s=30, **EXTRA, llm_backoff_s=0.0, ablations=ablations)
         pipe = Pipeline.from_settings(settings)
         exact = binary = unknown = model_checked = 0
         basis: Counter[str] = Counter()

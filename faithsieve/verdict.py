@@ -148,8 +148,9 @@ class Verdict(BaseModel):
     written), ``formalized`` (our checkers refuted a statement the model wrote, admitted through the
     faithfulness gate), ``formal`` (a Lean statement that passed the gate was refuted), ``reviewed``
     (local model reviews of single units decided, by fusion of their evidence), ``judged`` (the final
-    whole-proof synthesis, a judgment, not a proof). ``None`` for an offline ``correct`` and for
-    ``unknown``."""
+    whole-proof synthesis, a judgment, not a proof; also any answer reached after a model judged a
+    ``checked`` refutation immaterial, whose step keeps the refutation and an ``overruled`` record of
+    method ``materiality``). ``None`` for an offline ``correct`` and for ``unknown``."""
     audit: Audit | None = None
     """Language-model stage record (``llm`` and ``judge`` modes)."""
     usage: UsageReport | None = None

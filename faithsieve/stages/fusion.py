@@ -33,7 +33,11 @@ The rules (the paper's Algorithm 1 and Appendix E, written as the pure ``signals
   ``checked``, the disagreeing judgments in its reason), after the re-examination of the steps before
   it that lean wrong. Model judgments can move the answer earlier (a step before it reaching the bar,
   or re-examined), never later nor to ``correct``; no synthesis is asked, and its step is not
-  re-sampled (nothing can move it).
+  re-sampled. Only one answer can move it: before it decides, one ``materiality`` call asks whether the
+  step's conclusion depends on the refuted formula (shown with the checker's counter-evidence); an
+  explicit ``material: false`` whose reason quotes the formula overrules it (``overrule``): the next
+  evidence or the synthesis answers, with basis ``judged`` and a ``materiality`` record kept beside the
+  refutation in the step's evidence. A generic "fine", no field, an unread answer: the floor stands.
 - No wrong step, and every step cleared: ``correct``, basis ``reviewed`` (no synthesis call). A step
   with a checked refutation is never cleared.
 - Otherwise one ``synthesis`` call over the reviews and the evidence answers: basis ``judged``.
@@ -373,6 +377,38 @@ class Reexamination(BaseModel):
         return v
 
 
+class Materiality(BaseModel):
+    """The ``materiality`` answer: does the step's conclusion depend on the refuted formula? ``material`` is
+    required: an answer without it (a bare "fine") cannot be read, and the refutation stands."""
+
+    material: bool
+    reason: str = Field(default="", max_length=4000)
+
+    @field_validator("material", mode="before")
+    @classmethod
+    def _flag(cls, v: object) -> object:
+        if isinstance(v, str) and v.strip().lower() in ("true", "false"):
+            return v.strip().lower() == "true"
+        if not isinstance(v, bool):
+            raise ValueError("material must be true or false")
+        return v
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"[\s$]+|\\[()\[\]]", "", text).replace("\\times", "*").replace("\\cdot", "*").replace("×", "*").replace("·", "*")
+
+
+def names_formula(reason: str, formula: str) -> bool:
+    """Whether ``reason`` quotes ``formula`` (pure; spaces, ``$`` and the usual product signs aside)."""
+    f = _squash(formula.rstrip(".,;"))
+    return bool(f) and f in _squash(reason)
+
+
+def overrule(signals: Sequence[Signal], floor: Signal) -> list[Signal]:
+    """``signals`` without ``floor``, the one refutation a materiality answer overruled (pure)."""
+    return [s for s in signals if s is not floor]
+
+
 class SynthesisAnswer(JudgeAnswer):
     """The ``synthesis`` answer: ``{"answer": "correct" | "step N", "reason": ...}``."""
 
@@ -400,13 +436,63 @@ class EvidenceFusion:
             if more:
                 signals = [*signals, *more]
                 decision = with_floor(decide(signals, n, units=units), signals)
-        if decision.step is not None:
+        floor = refutation_floor(signals)
+        overruled: Evidence | None = None
+        if decision.step is not None and decision.basis == "checked" and floor is not None and floor.step == decision.step:
+            overruled = self._materiality(ctx, floor, evidence)
+            if overruled is not None:  # an explicit "immaterial" about this formula: the next evidence decides
+                signals = overrule(signals, floor)
+                decision = with_floor(decide(signals, n, units=units), signals)
+                extra = (*extra, overruled)
+        if overruled is not None:
+            note = f"; the checked refutation at step {floor.step} was overruled as immaterial"  # type: ignore[union-attr]
+            if decision.step is not None:  # it rests on a model's judgment that the refutation does not matter
+                return FusionResult(first_error_step=decision.step, basis="judged", reason=(decision.reason + note)[:500],
+                                    evidence=extra)
+            if decision.all_cleared:
+                return FusionResult(first_error_step=None, basis="judged", reason=(decision.reason + note)[:500],
+                                    evidence=extra)
+        elif decision.step is not None:
             return FusionResult(first_error_step=decision.step, basis=decision.basis, reason=decision.reason,
                                 evidence=extra)
-        if decision.all_cleared:
+        elif decision.all_cleared:
             return FusionResult(first_error_step=None, basis="reviewed", reason=decision.reason, evidence=extra)
         usable = [e for e in evidence if not (ctx.ablated("nl_only") and e.basis in ("checked", "formalized", "formal"))]
-        return self._synthesis(ctx, scan, usable, steps_of, ctx.ablated("nl_only"))
+        result = self._synthesis(ctx, scan, usable, steps_of, ctx.ablated("nl_only"))
+        if overruled is None:
+            return result
+        return result.model_copy(update={"evidence": (*extra, *result.evidence),
+                                         "reason": ((result.reason or "") + "; the checked refutation at step "
+                                                    f"{overruled.step} was overruled as immaterial")[:500]})
+
+    def _materiality(self, ctx: RunContext, floor: Signal, evidence: Sequence[Evidence]) -> Evidence | None:
+        """One ``materiality`` call about the exact refutation that would decide: the record of its overruling
+        when the answer says explicitly ``material: false`` with a reason that quotes the formula; None (the
+        refutation stands) for anything else: material, no such field, an unreadable answer, no model."""
+        ev = next((e for e in evidence if e.basis == "checked" and e.step == floor.step
+                   and (sig := evidence_signal(e, ctx.settings)) is not None and sig.reason == floor.reason), None)
+        if ev is None or ctx.llm is None:
+            return None
+        formula = (ev.statement or ev.source).strip()
+        counter = ", ".join(f"{k} = {v}" for k, v in (ev.counterexample or {}).items())
+        text = next((s.text.strip() for s in ctx.proof.steps if s.index == ev.step), "")
+        values = {"problem": ctx.proof.problem.strip()[:8000], "step": str(ev.step), "text": text[:4000],
+                  "formula": formula[:400], "counter": counter[:400] or ev.method}
+        answer = ctx.ask("materiality", values, Materiality, max_tokens=256)
+        if isinstance(answer, Unparsed):
+            ctx.note(f"fusion: materiality of step {ev.step}'s refutation unreadable ({answer.reason}); the refutation stands")
+            return None
+        why = answer.value.reason.strip()
+        if answer.value.material:
+            return None
+        if not names_formula(why, formula):
+            ctx.note(f"fusion: materiality answer for step {ev.step} does not quote '{formula[:80]}'; the refutation stands")
+            return None
+        return Evidence(obligation=f"{ev.obligation}:materiality", kind=ev.kind, step=ev.step, span=ev.span,
+                        source=ev.source, claim=f"overruled: '{formula[:200]}' ({counter}) judged immaterial to the "
+                        f"step's conclusion", status="unknown", method="materiality",
+                        reason=f"the checked refutation of this formula was overruled by a model judgment: {why}"[:1000],
+                        basis="judged", statement=ev.statement)
 
     def _confirm(self, ctx: RunContext, tree: StateTree, scan: ScanResult, evidence: list[Evidence],
                  steps_of: Mapping[str, int]) -> ScanResult:
@@ -524,6 +610,6 @@ def _prefix_text(prefix: list[int], reviews: Iterable[Review], evidence: Iterabl
     return "\n\n".join(blocks)
 
 
-__all__ = ["CLEAR_AT", "MAX_CONFIRMATIONS", "contested_step", "DECIDE_AT", "RELIABILITY", "Decision", "EvidenceFusion", "Reexamination", "Signal", "STEP_SOURCES", "with_floor", "wrong_bar", "refutation_floor", "deciding_unit", "formula_unit",
+__all__ = ["Materiality", "names_formula", "overrule", "CLEAR_AT", "MAX_CONFIRMATIONS", "contested_step", "DECIDE_AT", "RELIABILITY", "Decision", "EvidenceFusion", "Reexamination", "Signal", "STEP_SOURCES", "with_floor", "wrong_bar", "refutation_floor", "deciding_unit", "formula_unit",
            "SynthesisAnswer", "decide", "evidence_signal", "logit", "review_signal", "scan_signal", "signals_from",
            "step_scores", "unit_steps"]

@@ -34,6 +34,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
+from faithsieve.core.proof import Step
 from faithsieve.llm.structured import Unparsed
 from faithsieve.stages.base import Review, RunContext, ScanResult
 from faithsieve.stages.llm_decompose import answer_tokens, verbatim_partition
@@ -50,6 +51,12 @@ SCAN_CONDITIONS = 6
 REVIEW_CONDITIONS = 30
 """Most recent conditions shown per state in a review."""
 MAX_UNITS_PER_REVIEW = 4
+PACK_STEPS = True
+"""Whole consecutive steps share a review call (``review_groups``)."""
+REVIEW_ALL_CALLS = 8
+"""Review calls up to which every unit is reviewed without a scan: one scan call reads the whole tree and
+costs about as much as four or five step reviews, and its window still takes three or four of them, so
+below about eight calls reviewing everything is the cheaper way to the same local evidence."""
 """Most units of one step reviewed in one call (more become further calls)."""
 
 # ---------------------------------------------------------------------------------------
@@ -179,15 +186,24 @@ def _kind(e: EdgeUnit) -> str:
     return f"pattern: {e.pattern}" if e.pattern else f"type: {e.type.value}"
 
 
-def render_unit(tree: StateTree, e: EdgeUnit) -> str:
-    """One EdgeUnit summary for the scan."""
+def _scan_before(tree: StateTree, e: EdgeUnit) -> str:
     before = _state(tree, e.parent)
-    sub = f", sub-step {e.substep}" if e.substep else ""
-    lines = [f"[{e.id}] step {e.step}{sub} | {_kind(e)} | goal relation: {e.goal_relation or 'n/a'}"]
-    if before.branch:
-        lines.append(f"  branch: {_clip(before.branch, 160)}")
     conds = "; ".join(_clip(h, 160) for h in before.hypotheses[-SCAN_CONDITIONS:]) or "(none listed)"
-    lines.append(f"  before: goal: {_clip(before.goal, 240) or '(none)'} | conditions: {conds}")
+    branch = f"  branch: {_clip(before.branch, 160)}\n" if before.branch else ""
+    return f"{branch}  before: goal: {_clip(before.goal, 240) or '(none)'} | conditions: {conds}"
+
+
+def render_unit(tree: StateTree, e: EdgeUnit, previous: EdgeUnit | None = None) -> str:
+    """One EdgeUnit summary for the scan. The plain pattern and default goal relation are not written, and
+    the state before is left out when it is the one shown for ``previous`` (the unit listed just before)."""
+    sub = f", sub-step {e.substep}" if e.substep else ""
+    kind = "" if e.pattern in ("", "simple_implication") else f" | {_kind(e)}"
+    if e.goal_relation and e.goal_relation not in ("same_goal", GOAL_RELATIONS.get(e.pattern, "")):
+        kind += f" | goal relation: {e.goal_relation}"
+    lines = [f"[{e.id}] step {e.step}{sub}{kind}"]
+    before = _scan_before(tree, e)
+    if previous is None or before != _scan_before(tree, previous):
+        lines.append(before)
     if e.new_conditions:
         lines.append(f"  adds: {'; '.join(_clip(c, 200) for c in e.new_conditions)}")
     if len(e.children) > 1:
@@ -195,6 +211,18 @@ def render_unit(tree: StateTree, e: EdgeUnit) -> str:
         lines.append(f"  opens {len(e.children)} branches: {' | '.join(_clip(b, 120) or '?' for b in branches)}")
     lines.append(f"  text: {_clip(e.text, UNIT_TEXT_CHARS)}")
     return "\n".join(lines)
+
+
+def units_are_the_proof(steps: Sequence[Step], edges: Sequence[EdgeUnit]) -> bool:
+    """Whether the units' texts, in order, are every step cut into consecutive pieces and none is clipped
+    for the scan (pure): the proof then need not be sent beside them."""
+    if any(len(" ".join(e.text.split())) > UNIT_TEXT_CHARS for e in edges):
+        return False
+    by_step: dict[int, list[str]] = {}
+    for e in edges:
+        by_step.setdefault(e.step, []).append(e.text)
+    return (list(by_step) == [s.index for s in steps]
+            and all(verbatim_partition(s.text.strip(), by_step[s.index]) for s in steps))
 
 
 def render_state(state: ProofState) -> str:
@@ -208,6 +236,16 @@ def render_state(state: ProofState) -> str:
         out[0] += " (no conditions listed)"
     out += [f"- {_clip(h, 400)}" for h in hyps]
     return "\n".join(out)
+
+
+def review_state(tree: StateTree, node: str) -> str:
+    """The state a review is shown, or "" when it says nothing the problem does not: no condition, no
+    branch, and the goal the tree starts from (the claim of the problem)."""
+    state = _state(tree, node)
+    root = _state(tree, tree.root)
+    if not state.hypotheses and not state.branch and state.goal.strip() == root.goal.strip():
+        return ""
+    return render_state(state)
 
 
 def render_review_unit(e: EdgeUnit) -> str:
@@ -229,7 +267,7 @@ def render_review(step: str, unit: str, before: str, after: str, prior: str) -> 
     """The variable part of a review prompt, after the problem: the move's step when the move is only part of
     it, the move, the state before, the states after when they differ, and the scan's hint when there is one."""
     parts = [f"The step it is part of: {step}"] if step else []
-    parts += [unit, f"Before the move:\n{before}"]
+    parts += [unit, f"Before the move:\n{before}"] if before else [unit]
     if after:
         parts.append(f"After the move:\n{after}")
     if prior:
@@ -247,6 +285,34 @@ def render_prior(c: ScanCandidate | None) -> str:
 
 # ---------------------------------------------------------------------------------------
 # Stages
+
+
+def review_groups(tree: StateTree, window: Sequence[str]) -> list[list[EdgeUnit]]:
+    """The window's units as review calls (pure): consecutive units of one original step, at most
+    ``MAX_UNITS_PER_REVIEW`` together, share one call; with ``PACK_STEPS``, consecutive steps whose units are
+    all in the window also share one, while the call stays within ``MAX_UNITS_PER_REVIEW`` units (a step is
+    never split to fill a call). A model judges each unit apart, so packing changes what one call reads,
+    never which unit an answer is about."""
+    by_id = {e.id: e for e in tree.edges}
+    chunks: list[list[EdgeUnit]] = []
+    for eid in window:
+        e = by_id[eid]
+        if chunks and chunks[-1][-1].step == e.step and len(chunks[-1]) < MAX_UNITS_PER_REVIEW:
+            chunks[-1].append(e)
+        else:
+            chunks.append([e])
+    if not PACK_STEPS:
+        return chunks
+    size = {k: sum(1 for e in tree.edges if e.step == k) for k in {e.step for e in tree.edges}}
+    groups: list[list[EdgeUnit]] = []
+    for c in chunks:
+        whole = len(c) == size[c[0].step]
+        if (groups and whole and len(groups[-1]) + len(c) <= MAX_UNITS_PER_REVIEW
+                and len(groups[-1]) == sum(size[k] for k in {e.step for e in groups[-1]})):
+            groups[-1].extend(c)
+        else:
+            groups.append(list(c))
+    return groups
 
 
 class AllEdgesScanner:
@@ -268,8 +334,11 @@ class LLMScanner:
             return ScanResult()
         s = ctx.settings
         order = [e.id for e in tree.edges]
-        if len(order) <= s.max_audit_units:  # the whole tree fits: every unit is reviewed, no scan call
-            ctx.note(f"scan: skipped; all {len(order)} units fit the review cap ({s.max_audit_units}) and are reviewed")
+        calls = len(review_groups(tree, order))
+        if len(order) <= s.max_audit_units or calls <= REVIEW_ALL_CALLS:
+            # the whole tree fits, in units or in review calls: every unit is reviewed, no scan call
+            ctx.note(f"scan: skipped; all {len(order)} units are reviewed in {calls} calls "
+                     f"(review cap {s.max_audit_units} units or {REVIEW_ALL_CALLS} calls)")
             return ScanResult(window=tuple(order), reviews=self.reviews(ctx, tree, order, {}))
         candidates, overall = self.suspicions(ctx, tree)
         suspicion = {c.edge: c.suspicion for c in candidates}
@@ -283,8 +352,10 @@ class LLMScanner:
 
     def suspicions(self, ctx: RunContext, tree: StateTree) -> tuple[list[ScanCandidate], str | None]:
         """Candidates in edge order and the overall verdict (``None``: the answer could not be used)."""
-        proof = "\n".join(f"Step {s.index}: {s.text.strip()}" for s in ctx.proof.steps)
-        units = "\n".join(render_unit(tree, e) for e in tree.edges)
+        units = "\n".join(render_unit(tree, e, tree.edges[i - 1] if i else None) for i, e in enumerate(tree.edges))
+        proof = ("(the units' texts below are the proof's steps, cut in order, word for word)"
+                 if units_are_the_proof(ctx.proof.steps, tree.edges)
+                 else "\n".join(f"Step {s.index}: {s.text.strip()}" for s in ctx.proof.steps))
         res = ctx.ask("scan", {"problem": ctx.proof.problem.strip(), "proof": proof, "units": units}, ScanAnswer,
                       max_tokens=answer_tokens(ctx, 90 * len(tree.edges) + 256))
         if isinstance(res, Unparsed):
@@ -319,19 +390,11 @@ class LLMScanner:
 
     def reviews(self, ctx: RunContext, tree: StateTree, window: Sequence[str],
                 prior: Mapping[str, ScanCandidate]) -> tuple[Review, ...]:
-        """The local reviews of the window's units, in window order: one ``review`` call per unit, except that
-        consecutive units of one original step are reviewed together in one ``review_units`` call (each with
-        its own answer), which reads the step once instead of once per unit."""
-        by_id = {e.id: e for e in tree.edges}
-        groups: list[list[EdgeUnit]] = []
-        for eid in window:
-            e = by_id[eid]
-            if groups and groups[-1][-1].step == e.step and len(groups[-1]) < MAX_UNITS_PER_REVIEW:
-                groups[-1].append(e)
-            else:
-                groups.append([e])
+        """The local reviews of the window's units, in window order, grouped by ``review_groups``: a group of
+        one unit is one ``review`` call, a larger group one ``review_units`` call (each unit with its own
+        answer), which reads the problem and the state once instead of once per unit."""
         out: list[Review] = []
-        for group in groups:
+        for group in review_groups(tree, window):
             if len(group) == 1:
                 out.append(self.review(ctx, tree, group[0], prior.get(group[0].id)))
             else:
@@ -340,9 +403,9 @@ class LLMScanner:
 
     def review_units(self, ctx: RunContext, tree: StateTree, units: Sequence[EdgeUnit],
                      prior: Mapping[str, ScanCandidate]) -> list[Review]:
-        """The reviews of several units of one step from one call; a unit the answer does not review (or an
-        answer that cannot be used) is ``uncertain`` with a note."""
-        before = render_state(_state(tree, units[0].parent))
+        """The reviews of several consecutive units (of one step, or of whole consecutive steps) from one call;
+        a unit the answer does not review (or an answer that cannot be used) is ``uncertain`` with a note."""
+        before = review_state(tree, units[0].parent)
         blocks = []
         for e in units:
             states = [render_state(_state(tree, c)) for c in (e.children or (e.child,))]
@@ -352,11 +415,13 @@ class LLMScanner:
             hint = prior.get(e.id)
             blocks.append("\n".join(x for x in (render_review_unit(e), f"After it: {after}" if after else "",
                                                   f"Scan hint: {render_prior(hint)}" if hint else "") if x))
-        step = next((s.text.strip() for s in ctx.proof.steps if s.index == units[0].step), "")
-        whole = verbatim_partition(step, [e.text for e in units])  # the moves are the step: it need not be repeated
+        # a step the moves cut whole need not be repeated; one they are only part of is shown
+        texts = {s.index: s.text.strip() for s in ctx.proof.steps}
+        partial = [k for k in dict.fromkeys(e.step for e in units)
+                   if not verbatim_partition(texts.get(k, ""), [e.text for e in units if e.step == k])]
         values = {"problem": ctx.proof.problem.strip(),
-                  "units": ("" if whole else f"The step they are part of: {step}\n\n")
-                  + f"State before the first move:\n{before}\n\n" + "\n\n".join(blocks)}
+                  "units": "".join(f"The step {k} they are part of: {texts.get(k, '')}\n\n" for k in partial)
+                  + (f"State before the first move:\n{before}\n\n" if before else "") + "\n\n".join(blocks)}
         res = ctx.ask("review_units", values, UnitReviewsAnswer,
                       max_tokens=answer_tokens(ctx, 120 * len(units) + 128))
         if isinstance(res, Unparsed):
@@ -379,9 +444,9 @@ class LLMScanner:
         """The local review of one unit (``uncertain`` with a note when the answer cannot be used);
         ``sample > 0``: an independent re-sample of it."""
         step = next((s.text.strip() for s in ctx.proof.steps if s.index == e.step), "")
-        before = render_state(_state(tree, e.parent))
+        before = review_state(tree, e.parent)
         states = [render_state(_state(tree, c)) for c in (e.children or (e.child,))]
-        after = ("" if len(states) == 1 and states[0] == before
+        after = ("" if len(states) == 1 and states[0] == render_state(_state(tree, e.parent))
                  else "\n\n".join(f"Child state {c}:\n{st}" for c, st in zip(e.children or (e.child,), states, strict=True)))
         same = " ".join(step.split()) == " ".join(e.text.split())
         values = {"problem": ctx.proof.problem.strip(),

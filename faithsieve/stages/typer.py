@@ -332,8 +332,9 @@ def _values(ctx: RunContext, edge: EdgeUnit, before: ProofState, after: ProofSta
             review: Review | None, skeletons: list[Skeleton]) -> dict[str, str]:
     unit = (f"id: {edge.id}\nsource step: {edge.step}\ntransition: {edge.type.value}"
             f"{' / ' + edge.pattern if edge.pattern else ''}\ngoal relation: {edge.goal_relation or 'unspecified'}\n"
-            f"text: {edge.text[:3000]}\nexplanation: {edge.explanation[:1000] or '(none)'}\n"
-            f"new conditions:\n{_bullets(edge.new_conditions)}")
+            f"text: {edge.text[:3000]}"
+            + (f"\nexplanation: {edge.explanation[:1000]}" if edge.explanation else "")
+            + (f"\nnew conditions:\n{_bullets(edge.new_conditions)}" if edge.new_conditions else ""))
     state = "hypotheses:\n{h}\ngoal: {g}{b}"
     rv = ("(no local review)" if review is None else
           f"verdict: {review.verdict}\nsuspicion: {review.suspicion:.2f}\nerror type: {review.error_type or '-'}\n"
@@ -341,15 +342,18 @@ def _values(ctx: RunContext, edge: EdgeUnit, before: ProofState, after: ProofSta
     slots = "\n".join(
         f"{i + 1}. kind: {s.kind.value}\n   checks: {s.role}\n   may assume:\n"
         + "\n".join(f"     - {p[:400]}" for p in s.premises[:30]) + ("\n" if s.premises else "     (nothing beyond the problem)\n")
-        + f"   default claim: {s.claim[:1500]}"
+        + (f"   default claim: as slot {i}" if i and s.claim == skeletons[i - 1].claim
+           else f"   default claim: {s.claim[:1500]}")
         for i, s in enumerate(skeletons))
     return {
         "problem": ctx.proof.problem[:6000],
         "unit": unit,
         "before": state.format(h=_bullets(before.hypotheses), g=before.goal or "(none)",
                                b=f"\nbranch: {before.branch}" if before.branch else ""),
-        "after": state.format(h=_bullets(after.hypotheses), g=after.goal or "(closed)",
-                              b=f"\nbranch: {after.branch}" if after.branch else ""),
+        "after": ("(unchanged)" if (after.hypotheses, after.goal, after.branch) == (before.hypotheses, before.goal,
+                                                                                    before.branch)
+                  else state.format(h=_bullets(after.hypotheses), g=after.goal or "(closed)",
+                                    b=f"\nbranch: {after.branch}" if after.branch else "")),
         "kind": kind.value,
         "review": rv,
         "slots": slots,

@@ -283,10 +283,9 @@ class Persona:
     def _judged_unit(self, item: Item, user: str) -> tuple[int, str]:
         """The step and text of the unit a review judges: its ``Text:`` line and the step it names; else the
         last of the item's steps whose text the prompt quotes (judged whole)."""
-        step_m = re.search(r"(?m)^Unit e\d+ \(step (\d+)", user)
-        text_m = re.search(r"(?m)^Text: (.*)$", user)
-        if step_m and text_m:
-            return int(step_m.group(1)), text_m.group(1)
+        m = _UNIT_BLOCK.search(user)
+        if m:
+            return int(m.group(2)), m.group(3)
         flat = _letters(user)
         quoted = [k for k, st in enumerate(item.steps, 1) if _letters(st) and _letters(st) in flat]
         return (quoted[-1], item.steps[quoted[-1] - 1]) if quoted else (0, "")
@@ -294,7 +293,7 @@ class Persona:
     def _review_units(self, item: Item, user: str, body: dict[str, Any]) -> str:
         # several units of one step in one call: each judged apart, with the accuracy of the text the call
         # judges (all of its units' claims together)
-        units = re.findall(r"(?ms)^Unit (e\d+) \(step (\d+)[^\n]*\nText: ([^\n]*)", user)
+        units = [(m.group(1), m.group(2), m.group(3)) for m in _UNIT_BLOCK.finditer(user)]
         n = sum(claims(text) for _, _, text in units) or _proof_claims(item)
         out = []
         for uid, step, text in units:
@@ -342,6 +341,19 @@ class Persona:
                            "drift_categories": [] if faithful else ["wrong_objects"], "reason": "compared with the source",
                            "missing_or_changed_slots": [], "suggested_revision": ""})
 
+    def _materiality(self, item: Item, user: str, body: dict[str, Any]) -> str:
+        # the refutation is immaterial exactly when the labelled error is elsewhere; one claim judged (the step)
+        step_m = re.search(r"(?m)^Step (\d+) of the proof:$", user)
+        formula_m = re.search(r"(?m)^Formula in this step: (.*)$", user)
+        step, formula = (int(step_m.group(1)) if step_m else 0), (formula_m.group(1).strip() if formula_m else "")
+        immaterial = item.label != step
+        if self.kind == "saboteur" or 1 <= step <= len(item.steps) and not self._right(f"{item.problem}|{step}|{formula}", body,
+                                                               claims(item.steps[step - 1]), "materiality"):
+            immaterial = not immaterial
+        why = (f"the conclusion of step {step} does not rest on '{formula}'" if immaterial
+               else f"step {step} concludes from '{formula}'")
+        return json.dumps({"material": not immaterial, "reason": why})
+
     def _reexamine(self, item: Item, user: str, body: dict[str, Any]) -> str:
         listed = [int(k) for k in re.findall(r"(?m)^Step (\d+):$", user)]
         if self.kind == "saboteur":
@@ -352,6 +364,13 @@ class Persona:
             truth = options[int(self._hash(item.problem, body, "rx") * len(options)) % len(options)] if options else truth
         return json.dumps({"earlier_step": truth, "reason": "looked again"})
 
+
+_UNIT_BLOCK = re.compile(
+    r"(?ms)^Unit (e\d+) \(step (\d+)[^\n]*\nText: (.*?)"
+    r"(?=\n(?:After it: |Scan hint: |New conditions: |Consumed conditions: |Transformed conditions: |Explanation given )"
+    r"|\n\n(?:Unit e\d+ \(step |Before the move:|After the move:|A quick first scan)|\Z)")
+"""One unit of a review prompt: its id, step and whole text (a unit's text may run over several lines, as a
+displayed formula does)."""
 
 _CLAUSE_WITH_RELATION = re.compile(r"[^.,;:!?]*[=<>≤≥][^.,;:!?]*")
 
@@ -398,6 +417,7 @@ _DISMISSIVE = {
     "judge": lambda item, user: json.dumps({"answer": "correct", "reason": "fine"}),
     "graph_judge": lambda item, user: json.dumps({"answer": "correct", "reason": "fine"}),
     "reexamine": lambda item, user: json.dumps({"earlier_step": None, "reason": "fine"}),
+    "materiality": lambda item, user: json.dumps({"reason": "fine"}),  # no "material" field: unreadable
 }
 """The dismissive persona's answer per prompt id (the others: as the perfect persona)."""
 

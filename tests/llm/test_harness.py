@@ -100,3 +100,14 @@ def test_items_that_share_a_problem_are_told_apart_by_their_steps() -> None:
     p = Persona([a, b], kind="perfect")
     assert p.find("Problem: Compute 2 + 2.\nStep 1: 2 + 2 = 5.\nStep 2: So the answer is 5.") is b
     assert p.find("Problem: Compute 2 + 2.\nStep 1: 2 + 2 = 4.\nStep 2: So the answer is 4.") is a
+
+
+def test_a_review_reads_a_unit_text_that_runs_over_several_lines() -> None:
+    # a displayed formula puts the step's last clause on its own line: the unit that writes it holds the error
+    item = Item("Solve 3 + x = 5.", ("We subtract 3:\n\\[ x = 5 - 3 = 3 \\]",), 1)
+    p = Persona([item], kind="perfect")
+    user = ("Problem:\nSolve 3 + x = 5.\n\nUnit e0 (step 1, sub-step 1.1)\nText: We subtract 3:\n\\[ x = 5 - 3 = 3 \\]"
+            "\n\nUnit e1 (step 1, sub-step 1.2)\nText: Done.")
+    assert p._judged_unit(item, user) == (1, "We subtract 3:\n\\[ x = 5 - 3 = 3 \\]")
+    reviews = __import__("json").loads(p._review_units(item, user, {}))["reviews"]
+    assert [r["verdict"] for r in reviews] == ["incorrect", "correct"]

@@ -19,7 +19,7 @@ from faithsieve.rewrite.llm_mode import (
     RewriteCandidate,
     ScreenVerdict,
 )
-from faithsieve.stages.fusion import Reexamination, SynthesisAnswer
+from faithsieve.stages.fusion import Materiality, Reexamination, SynthesisAnswer
 from faithsieve.stages.gate import SemanticCheck
 from faithsieve.stages.judge import answer_model
 from faithsieve.stages.llm_decompose import DecomposeTreeAnswer, RepairAnswer
@@ -28,7 +28,7 @@ from faithsieve.stages.tree_build import TreeAnswer
 from faithsieve.stages.typer import ObligationsAnswer
 
 SHIPPED: list[type[BaseModel]] = [DecomposeTreeAnswer, RepairAnswer, TreeAnswer, ScanAnswer, ReviewOut, UnitReviewsAnswer, ObligationsAnswer,
-                                  SemanticCheck, Reexamination, answer_model(7, SynthesisAnswer), answer_model(7),
+                                  SemanticCheck, Reexamination, Materiality, answer_model(7, SynthesisAnswer), answer_model(7),
                                   RewriteCandidate, ScreenVerdict, ExtractedSpan, AnswerClass]
 
 

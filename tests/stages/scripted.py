@@ -11,13 +11,17 @@ from collections.abc import Iterable
 
 from faithsieve.llm.types import ChatRequest, ChatResponse, LLMError, Usage
 
+MATERIAL = '{"material": true, "reason": "the step concludes from the refuted formula"}'
+
 
 class ScriptedLLM:
     """Answers each request with the next scripted text for its prompt id.
 
     ``script`` maps a prompt id to a list of answers; an answer of ``LLMError`` raises it.
     A prompt with no answers left raises ``AssertionError`` (the test under-scripted it), unless
-    ``default`` is given.
+    ``default`` is given; the ``materiality`` question (asked before an exact refutation decides) is
+    answered ``MATERIAL`` when a test does not script it, so the refutation stands as in the tests written
+    before that question (its own cases are scripted in ``tests/stages/test_fusion.py`` and ``tests/llm``).
     """
 
     model = "scripted"
@@ -45,6 +49,8 @@ class ScriptedLLM:
             answer = q.popleft()
         elif self.default is not None:
             answer = self.default
+        elif request.prompt_id == "materiality":
+            answer = MATERIAL
         else:
             raise AssertionError(f"no scripted answer left for prompt {request.prompt_id!r}")
         if isinstance(answer, LLMError):

@@ -21,6 +21,7 @@ from faithsieve.stages.fusion import (
     decide,
     evidence_signal,
     logit,
+    names_formula,
     wrong_bar,
 )
 
@@ -146,7 +147,9 @@ def test_reliable_refutation_without_prefix_needs_no_model(scripted: type) -> No
     result, _ = fuse(llm, ScanResult(), [ev(3, status="verified"), ev(3)])
     assert result.first_error_step == 3 and result.basis == "checked"
     assert "34" in (result.reason or "")
-    assert llm.requests == []
+    assert [r.prompt_id for r in llm.requests] == ["materiality"]  # the one question before it decides
+    sent = llm.requests[0].messages[1].content
+    assert "Formula in this step: step 3 text" in sent and "lhs = 34, rhs = 35" in sent
 
 
 def test_a_review_flag_is_confirmed_by_a_second_sample(scripted: type) -> None:
@@ -179,7 +182,39 @@ def test_a_checked_refutation_every_model_judgment_dismisses_still_stands(script
     # the refutation floor: a formula the proof writes is false as written; no model "fine" moves the answer
     # past it, and the step is neither re-sampled nor sent to the synthesis (nothing could move it later)
     assert (result.first_error_step, result.basis) == (2, "checked")
-    assert llm.requests == []
+    assert [r.prompt_id for r in llm.requests] == ["materiality"]  # answered material (the fixture's default)
+
+
+def test_an_explicit_immaterial_about_the_formula_overrules_it_and_says_so(scripted: type) -> None:
+    # step 4 has no review, so nothing clears the proof and the synthesis answers once the floor is overruled
+    scan = ScanResult(reviews=tuple(Review(edge=f"e{k}", verdict="correct") for k in (1, 2, 3, 5)))
+    llm = scripted({"materiality": ['{"material": false, "reason": "step 2 text is a trial value the step rejects"}'],
+                    "synthesis": ['{"answer": "step 4", "reason": "the bound is misapplied"}']})
+    result, _ = fuse(llm, scan, [ev(2)])
+    assert (result.first_error_step, result.basis) == (4, "judged")
+    assert "overruled" in (result.reason or "")
+    record = [e for e in result.evidence if e.method == "materiality"]
+    assert record and record[0].step == 2 and record[0].basis == "judged" and "overruled" in record[0].claim
+
+
+@pytest.mark.parametrize("answer", [
+    '{"material": false, "reason": "a harmless slip"}',   # does not quote the formula
+    '{"reason": "fine"}',                                 # no field
+    "fine",                                               # no JSON
+    '{"material": "maybe", "reason": "step 2 text"}',     # not a yes or no
+])
+def test_anything_but_an_explicit_immaterial_keeps_the_floor(scripted: type, answer: str) -> None:
+    scan = ScanResult(reviews=tuple(Review(edge=f"e{k}", verdict="correct") for k in range(1, 6)))
+    llm = scripted({"materiality": [answer] * 2})
+    result, _ = fuse(llm, scan, [ev(2)])
+    assert (result.first_error_step, result.basis) == (2, "checked")
+    assert not llm.calls("synthesis")
+
+
+def test_names_formula_ignores_spacing_and_product_signs() -> None:
+    assert names_formula("since '2 \\times 5 = 10' is only a check", "2 * 5 = 10")
+    assert not names_formula("the arithmetic is fine", "2 * 5 = 10")
+    assert not names_formula("anything", "")
 
 
 @pytest.mark.parametrize(("answer", "step", "basis"), [
