@@ -116,8 +116,11 @@ def root_obligations(tree: StateTree, proof: Proof) -> list[SolutionObligation |
             continue  # "the squared equation has the roots x = 2 and x = 9": the roots of an equation the proof wrote
         if ctx is None or ctx.formula is None or ctx.rel is None or ctx.definition_of not in eqs:
             continue
-        if any(not _identity(p) for p in ctx.premises) or ctx.system is not None or ctx.negated or ctx.supposed or ctx.hypothetical or ctx.reductio:
+        if ctx.system is not None or ctx.negated or ctx.supposed or ctx.hypothetical or ctx.reductio:
             continue
+        # a value the tree already checks against a premise (the problem's equation included) gets no second
+        # solution obligation here, but still belongs to the listed set: "x = 2 and x = 1/2" are both listed
+        checked_elsewhere = any(not _identity(p) for p in ctx.premises)
         f, r, var = ctx.formula, ctx.rel, ctx.definition_of
         text = steps.get(edge.step, "")
         start = max(0, text.rfind(". ", 0, f.start) + 1)
@@ -134,8 +137,9 @@ def root_obligations(tree: StateTree, proof: Proof) -> list[SolutionObligation |
         lit = value_expr.operand if isinstance(value_expr, Neg) else value_expr
         decimals = lit.decimals if isinstance(lit, Num) else 0
         approx = f.approx_context or r.op == "~" or decimals > 0
-        out.append(SolutionObligation(id=f"r{len(out)}", step=edge.step, span=edge.span, edge=edge.id, source=edge.text,
-                                      equations=(eqs[var],), values={var: value}, approx=approx, decimals=decimals))
+        if not checked_elsewhere:
+            out.append(SolutionObligation(id=f"r{len(out)}", step=edge.step, span=edge.span, edge=edge.id, source=edge.text,
+                                          equations=(eqs[var],), values={var: value}, approx=approx, decimals=decimals))
         if not approx and _FULL_SET.search(text[start : min(len(text), f.end + 200)]):
             groups.setdefault((edge.step, start, var), []).append((edge.id, edge.step, edge.span, value))
     for (_, _, var), group in groups.items():

@@ -76,3 +76,12 @@ def test_complex_unit_last_and_on_both_sides() -> None:
 def test_amsmath_bars() -> None:
     assert _flag("Evaluate.", "Thus $\\lvert 5 - 8 \\rvert = 13$.") == 2
     assert _flag("Evaluate.", "Thus $\\lvert 5 - 8 \\rvert = 3$.") is None
+
+
+def test_a_listed_value_checked_against_a_premise_still_belongs_to_the_set() -> None:
+    # the first value is checked against the problem's equation as its premise, the second by the root claims:
+    # the listed set is both values, so nothing is left out (before, the set was read as the second value alone)
+    problem = "Solve $3x^2 - 7x + 2 = 0$."
+    assert _flag(problem, "The solutions are $x = 2$ and $x = \\frac{1}{3}$.") is None
+    assert _flag(problem, "The solutions are $x = 2$ and $x = \\frac{1}{2}$.") == 2  # 1/2 is no root
+    assert _flag("Solve $x^3 - x = 0$.", "The solutions are $x = 0$ and $x = 1$.") == 2  # x = -1 left out
