@@ -23,7 +23,7 @@ from fractions import Fraction
 
 from faithsieve.obligations.models import CoverageObligation, SolutionObligation
 from faithsieve.obligations.polynomials import poly_difference
-from faithsieve.statetree.models import StateTree, TransitionType
+from faithsieve.statetree.models import EdgeContext, StateTree, TransitionType
 
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.core.proof import Proof
@@ -70,6 +70,9 @@ def problem_equations(problem: str) -> dict[str, Rel]:
 _FULL_SET = re.compile(r"(?i)\b(?:solutions?|roots?|zeros?|zeroes)\s{1,3}(?:are|is)\b|\bthe\s{1,3}only\s{1,3}(?:real\s{1,3})?"
                        r"(?:solutions?|roots?)\b|\bsolution\s{1,3}set\b|\ball\s{1,3}(?:the\s{1,3})?(?:real\s{1,3})?(?:solutions|roots)\b")
 """The step names the whole solution set ("the solutions are", "the only real root", "all solutions")."""
+_PARTIAL = re.compile(r"(?i)\b(?:one|two|three|some|each|either|another)\s{1,3}(?:of\s{1,3}(?:the|its)\s{1,3})?(?:real\s{1,3})?"
+                      r"(?:solutions?|roots?|zeros?|zeroes)\b|\b(?:a|another)\s{1,3}(?:real\s{1,3})?(?:solution|root|zero)\b")
+"""The step names some of the solutions ("one of the roots is", "a root is", "another solution"): no whole set."""
 _OTHER_DOMAIN = re.compile(r"(?i)\b(?:positive|negative|non-?negative|natural|primes?|complex|interval|digits?)\b|[<>≤≥]|\\[lg]eq?\b|\\in\b")
 _INTEGER_DOMAIN = re.compile(r"(?i)\bintegers?\b|\\mathbb\s{0,2}\{?Z")
 
@@ -93,6 +96,37 @@ def _completeness(var: str, eq: Rel, group: list[tuple[str, int, tuple[int, int]
                               domain_constraints=(eq,), domain_stated=True)
 
 
+def _claimed_value(ctx: EdgeContext, text: str) -> tuple[Fraction, bool, int, int] | None:
+    """The value a definition edge claims as a root, read from its sentence: (value, approx, decimals, the
+    sentence's start), or None where the edge claims no root (no root word and no parallel list, a value with
+    letters, an expression with no exact value)."""
+    f, r = ctx.formula, ctx.rel
+    assert f is not None and r is not None
+    start = max(0, text.rfind(". ", 0, f.start) + 1)
+    if not (ctx.parallel or _ROOT_WORDS.search(text[start : f.start])):
+        return None
+    value_expr = r.rhs if isinstance(r.lhs, Var) else r.lhs
+    if variables(value_expr):
+        return None
+    try:
+        value: Fraction = evaluate(value_expr)
+    except FaithSieveError:
+        return None
+    lit = value_expr.operand if isinstance(value_expr, Neg) else value_expr
+    decimals = lit.decimals if isinstance(lit, Num) else 0
+    return value, f.approx_context or r.op == "~" or decimals > 0, decimals, start
+
+
+def _root_edge(ctx: EdgeContext | None, eqs: dict[str, Rel], derived: set[str]) -> bool:
+    """A definition edge that may claim a root of the problem's equation: of one of its unknowns, one the proof
+    has written no equation in yet, asserted (not supposed, denied, hypothetical or part of a system)."""
+    if ctx is None or ctx.formula is None or ctx.rel is None or ctx.definition_of not in eqs:
+        return False
+    if ctx.definition_of in derived:
+        return False  # "the squared equation has the roots x = 2 and x = 9": the roots of an equation the proof wrote
+    return not (ctx.system is not None or ctx.negated or ctx.supposed or ctx.hypothetical or ctx.reductio)
+
+
 def root_obligations(tree: StateTree, proof: Proof) -> list[SolutionObligation | CoverageObligation]:
     """A solution obligation for each value a step claims as a root of the problem's equation in the
     same unknown, where the tree found no premise for the value; where the step names the whole
@@ -112,35 +146,22 @@ def root_obligations(tree: StateTree, proof: Proof) -> list[SolutionObligation |
                 if vs - derived and not _identity(ctx.rel):
                     derived |= vs  # a factoring (an identity) has no roots of its own: the problem's equation still stands
             continue
-        if ctx is not None and ctx.definition_of in derived:
-            continue  # "the squared equation has the roots x = 2 and x = 9": the roots of an equation the proof wrote
-        if ctx is None or ctx.formula is None or ctx.rel is None or ctx.definition_of not in eqs:
+        if not _root_edge(ctx, eqs, derived):
             continue
-        if ctx.system is not None or ctx.negated or ctx.supposed or ctx.hypothetical or ctx.reductio:
+        assert ctx is not None and ctx.formula is not None and ctx.definition_of is not None
+        text = steps.get(edge.step, "")
+        claimed = _claimed_value(ctx, text)
+        if claimed is None:
             continue
+        value, approx, decimals, start = claimed
+        var = ctx.definition_of
         # a value the tree already checks against a premise (the problem's equation included) gets no second
         # solution obligation here, but still belongs to the listed set: "x = 2 and x = 1/2" are both listed
-        checked_elsewhere = any(not _identity(p) for p in ctx.premises)
-        f, r, var = ctx.formula, ctx.rel, ctx.definition_of
-        text = steps.get(edge.step, "")
-        start = max(0, text.rfind(". ", 0, f.start) + 1)
-        sentence = text[start : f.start]
-        if not (ctx.parallel or _ROOT_WORDS.search(sentence)):
-            continue
-        value_expr = r.rhs if isinstance(r.lhs, Var) else r.lhs
-        if variables(value_expr):
-            continue
-        try:
-            value: Fraction = evaluate(value_expr)
-        except FaithSieveError:
-            continue
-        lit = value_expr.operand if isinstance(value_expr, Neg) else value_expr
-        decimals = lit.decimals if isinstance(lit, Num) else 0
-        approx = f.approx_context or r.op == "~" or decimals > 0
-        if not checked_elsewhere:
+        if not any(not _identity(p) for p in ctx.premises):
             out.append(SolutionObligation(id=f"r{len(out)}", step=edge.step, span=edge.span, edge=edge.id, source=edge.text,
                                           equations=(eqs[var],), values={var: value}, approx=approx, decimals=decimals))
-        if not approx and _FULL_SET.search(text[start : min(len(text), f.end + 200)]):
+        if not approx and _FULL_SET.search(text[start : min(len(text), ctx.formula.end + 200)]) \
+                and not _PARTIAL.search(text[start : ctx.formula.start]):
             groups.setdefault((edge.step, start, var), []).append((edge.id, edge.step, edge.span, value))
     for (_, _, var), group in groups.items():
         cov = _completeness(var, eqs[var], group, proof.problem)

@@ -85,3 +85,6 @@ def test_a_listed_value_checked_against_a_premise_still_belongs_to_the_set() -> 
     assert _flag(problem, "The solutions are $x = 2$ and $x = \\frac{1}{3}$.") is None
     assert _flag(problem, "The solutions are $x = 2$ and $x = \\frac{1}{2}$.") == 2  # 1/2 is no root
     assert _flag("Solve $x^3 - x = 0$.", "The solutions are $x = 0$ and $x = 1$.") == 2  # x = -1 left out
+    # a partial claim names no whole set: one value listed leaves nothing out
+    assert _flag("Solve $x^2 - 5x + 6 = 0$.", "One of the roots is $x = 2$.") is None
+    assert _flag("Solve $x^2 - 5x + 6 = 0$.", "The only root is $x = 2$.") == 2  # x = 3 left out
