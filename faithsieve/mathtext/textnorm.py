@@ -31,7 +31,7 @@ import unicodedata
 
 from faithsieve.core.proof import Proof
 
-__all__ = ["clean_proof", "clean_text"]
+__all__ = ["clean_proof", "clean_text", "squeeze_spaces"]
 
 # Every format character (Cf) of Unicode 15, as ranges (tests/grader/test_textnorm.py checks this list
 # against ``unicodedata`` over all code points), and the other invisible characters listed above.
@@ -105,3 +105,19 @@ def clean_proof(proof: Proof) -> Proof:
     if problem == proof.problem and all(a is b for a, b in zip(steps, proof.steps, strict=True)):
         return proof
     return proof.model_copy(update={"problem": problem, "steps": steps})
+
+
+def squeeze_spaces(text: str) -> tuple[str, list[int]]:
+    """``text`` with every run of white space one space (none leading), and for each of its characters the
+    position in ``text`` it came from: a quote matched in the squeezed text maps back to an exact span."""
+    chars: list[str] = []
+    index: list[int] = []
+    for i, ch in enumerate(text):
+        if ch.isspace():
+            if chars and chars[-1] != " ":
+                chars.append(" ")
+                index.append(i)
+        else:
+            chars.append(ch)
+            index.append(i)
+    return "".join(chars), index

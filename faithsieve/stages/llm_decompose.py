@@ -36,7 +36,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
 from faithsieve.llm.structured import Unparsed
 from faithsieve.mathtext.lexer import SUPERSCRIPTS
 from faithsieve.mathtext.literals import GROUPED_INTEGERS, scan_numbers
-from faithsieve.mathtext.textnorm import clean_text
+from faithsieve.mathtext.textnorm import clean_text, squeeze_spaces
 from faithsieve.stages.base import Decomposition, RunContext
 from faithsieve.stages.tree_build import (
     MoveOut,
@@ -181,17 +181,7 @@ def cut_step(text: str, starts: Sequence[str]) -> tuple[list[str], list[int]]:
     white space runs equal and a trailing ``...`` ignored; it is used only where a word begins (after white
     space), outside any delimited formula, and not next to an operator or relation sign, so a cut never
     splits a formula (``1024 + 100 | = 1124``). The pieces together are the text."""
-    chars: list[str] = []
-    index: list[int] = []
-    for i, ch in enumerate(text):
-        if ch.isspace():
-            if chars and chars[-1] != " ":
-                chars.append(" ")
-                index.append(i)
-        else:
-            chars.append(ch)
-            index.append(i)
-    norm = "".join(chars)
+    norm, index = squeeze_spaces(text)
     mask = _math_mask(text)
     cuts: list[int] = [0]
     lost: list[int] = []

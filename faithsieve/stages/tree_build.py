@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
+from faithsieve.mathtext.textnorm import squeeze_spaces
 from faithsieve.runtime.lazy import lazy_module
 from faithsieve.statetree.models import EdgeUnit, ProofState, StateTree, TransitionType
 
@@ -116,17 +117,7 @@ def find_span(original: str, fragment: str) -> tuple[int, int]:
     frag = " ".join(fragment.split())
     if not frag:
         return whole
-    chars: list[str] = []
-    index: list[int] = []
-    for i, ch in enumerate(original):
-        if ch.isspace():
-            if chars and chars[-1] != " ":
-                chars.append(" ")
-                index.append(i)
-        else:
-            chars.append(ch)
-            index.append(i)
-    norm = "".join(chars)
+    norm, index = squeeze_spaces(original)
     for candidate in (frag, frag.rstrip(".,;: ")):
         k = norm.find(candidate) if candidate else -1
         if k >= 0:
