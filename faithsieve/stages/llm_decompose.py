@@ -64,7 +64,22 @@ MAX_SCOPE_CHARS = 200
 # Answer models
 
 
-class SubStepOut(BaseModel):
+class _StepFromId(BaseModel):
+    """An answer row that names its step, or only an id ``"3.2"`` whose leading number is the step."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _step_from_id(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("step") is None:
+            m = re.match(r"\s*(\d+)\.", str(data.get("id", "")))
+            if m:
+                return {**data, "step": int(m.group(1))}
+        return data
+
+
+class SubStepOut(_StepFromId):
     """One sub-step with its text, before validation (made by ``cut_substeps`` from the model's cuts)."""
 
     model_config = ConfigDict(extra="ignore")
@@ -74,17 +89,8 @@ class SubStepOut(BaseModel):
     text: Text
     scope: Text = ""
 
-    @model_validator(mode="before")
-    @classmethod
-    def _step_from_id(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("step") is None:
-            m = re.match(r"\s*(\d+)\.", str(data.get("id", "")))
-            if m:
-                return {**data, "step": int(m.group(1))}
-        return data
 
-
-class CutOut(BaseModel):
+class CutOut(_StepFromId):
     """Where one sub-step begins, as the ``decompose_tree`` answer gives it: the first words of the piece,
     copied from its step (the first piece of a step begins at the step's start whatever it quotes)."""
 
@@ -94,15 +100,6 @@ class CutOut(BaseModel):
     step: int
     start: Text = ""
     scope: Text = ""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _step_from_id(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("step") is None:
-            m = re.match(r"\s*(\d+)\.", str(data.get("id", "")))
-            if m:
-                return {**data, "step": int(m.group(1))}
-        return data
 
 
 def _flatten_groups(data: Any) -> Any:
