@@ -50,6 +50,7 @@ from faithsieve.mathtext.ast import (
     literals,
     variables,
 )
+from faithsieve.mathtext.cues import compiled
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, evaluate
 from faithsieve.mathtext.extract import Formula
 
@@ -211,7 +212,8 @@ def _solved_next(after: str, vs: frozenset[str]) -> bool:
     """The text goes on to solve the equation: a solving word, or a value for one of its letters."""
     if _SOLVE_CUE.search(after):
         return True
-    return any(re.search(rf"(?<![A-Za-z\\]){re.escape(v)}\s{{0,2}}=\s{{0,2}}[-−]?\s{{0,2}}\d", after) for v in vs)
+    return any(v in after and compiled(rf"(?<![A-Za-z\\]){re.escape(v)}\s{{0,2}}=\s{{0,2}}[-−]?\s{{0,2}}\d").search(after)
+               for v in vs)
 
 
 def _identity_meant(ctx: EdgeContext, r: Rel, vs: frozenset[str]) -> str:
@@ -229,11 +231,11 @@ def _identity_meant(ctx: EdgeContext, r: Rel, vs: frozenset[str]) -> str:
         return "stated"
     if ctx.rewrites:
         return "display"
-    if r.op != "=" or _SOLVE_CUE.search(sentence) or _solved_next(after, vs):
-        return ""
     same = bool(variables(r.lhs)) and variables(r.lhs) == variables(r.rhs)
     if not same or isinstance(r.lhs, Var) or isinstance(r.rhs, Var):
         return ""  # "simplifies to a = 1/(1 - 1/(1 - a))": a letter set equal to an expression in it is an equation
+    if r.op != "=" or _SOLVE_CUE.search(sentence) or _solved_next(after, vs):
+        return ""  # (the cheap tests of shape first: most relations fail them)
     if _REWRITE_CUE.search(sentence) and (_rewrite_shape(r) or _expanding_chain(f, vs) or _rewriting_chain(f, vs)):
         return "rewriting"
     if _FOR_ALL_NUMBERS.search(sentence[:400]) and (_rewrite_shape(r) or _expanding_chain(f, vs)):

@@ -67,6 +67,7 @@ from faithsieve.mathtext.cues import (
     VERBAL_CONCLUSION,
     VERBAL_DEF,
     compared_with,
+    compiled,
     cue_absent,
     cue_finditer,
     cue_search,
@@ -235,7 +236,8 @@ def _tested_and_rejected(text: str, f: Formula, problem: str) -> bool:
         lhs, rhs = rhs, lhs
     if not isinstance(rhs, Num) or variables(lhs):
         return False
-    if re.search(r"(?<![\d.,])" + re.escape(rhs.text) + r"(?![\d]|[.,]\d)", problem[:4000]) is None:
+    if rhs.text not in problem[:4000] or compiled(
+            r"(?<![\d.,])" + re.escape(rhs.text) + r"(?![\d]|[.,]\d)").search(problem[:4000]) is None:
         return False
     others = compared_with(text, f.end, rhs.text)
     if not others:

@@ -9,10 +9,20 @@ module only reads the text.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from faithsieve.core.proof import Proof
 from faithsieve.mathtext.ast import Var
 from faithsieve.mathtext.extract import CLOSED_PERIODS, Formula, sentence_start
+
+
+@lru_cache(maxsize=4096)
+def compiled(source: str) -> re.Pattern[str]:
+    """``re.compile(source)``, kept: the patterns built from a formula's own text (a number, a letter)
+    recur from proof to proof, and so many of them would crowd the ``re`` module's own small cache,
+    recompiling every pattern of the reader in turn."""
+    return re.compile(source)
+
 
 # Quantifiers are bounded ({0,8}) so that long runs of spaces cannot make matching quadratic.
 CASE_HEAD = re.compile(r"(?im)(?:^|\.\s)[ \t*#_>-]{0,8}(?:sub)?case[ \t]{0,4}(\d{1,2}|[ivx]{1,4}|[a-d])\b[ \t*]{0,4}[:.)\-–]?")
@@ -224,8 +234,10 @@ def first_alternative(f: Formula, text: str) -> bool:
         return True
     first = f.chain.exprs[0]
     if isinstance(first, Var) and len(f.chain.rels) == 1:
+        if first.name not in after:
+            return False  # the letter's own name must follow
         name = re.escape(first.name)
-        return bool(re.match(r"(?:\s|\$|\\\)|\\\]|\\\[|\\\(|\\q?quad|\\,){0,12}(?:,|;|and\b)(?:\s|\$|\\\(|\\\[|and\b){0,12}" + name + r"\s*=",
+        return bool(compiled(r"(?:\s|\$|\\\)|\\\]|\\\[|\\\(|\\q?quad|\\,){0,12}(?:,|;|and\b)(?:\s|\$|\\\(|\\\[|and\b){0,12}" + name + r"\s*=").match(
                              after))
     return False
 
@@ -285,8 +297,8 @@ def compared_with(text: str, end: int, value_text: str) -> set[str]:
         return set()
     r = re.escape(value_text) + r"(?![\d.])"
     found: set[str] = set()
-    for pattern in (_NUMBER_AHEAD + _COMPARE + r"(?<![\d.])" + r, r"(?<![\d.,])" + r + _COMPARE + _NUMBER_AHEAD):
-        for m in re.finditer(pattern, rest):
+    for source in (_NUMBER_AHEAD + _COMPARE + r"(?<![\d.])" + r, r"(?<![\d.,])" + r + _COMPARE + _NUMBER_AHEAD):
+        for m in compiled(source).finditer(rest):
             found.add(m.group(1).replace(",", ""))
     found.discard(value_text.replace(",", ""))
     return found
