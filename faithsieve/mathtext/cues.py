@@ -29,8 +29,8 @@ CASE_HEAD = re.compile(r"(?im)(?:^|\.\s)[ \t*#_>-]{0,8}(?:sub)?case[ \t]{0,4}(\d
 IF_PARITY = re.compile(r"(?i)\bif[ \t]{1,4}(?:\$|\\\()?[ \t]{0,4}([a-z])[ \t]{0,4}(?:\$|\\\))?[ \t]{1,4}is[ \t]{1,4}(even|odd)\b")
 PARITY = re.compile(r"(?i)\b([a-z])[ \t]{0,4}(?:\$|\\\))?[ \t]{0,4}(?:is[ \t]{1,4})?(?:an?[ \t]{1,4})?(even|odd)\b")
 NEGATION = re.compile(
-    r"(?i)\b(not|isn't|aren't|doesn't|don't|cannot|can't|false|incorrect\w*|wrong|mistake\w*|contradict\w*|"
-    r"impossible|absurd|invalid|fails?|instead|would|should be|error|whether|no\s+solution)\b|\\neq|≠|\?"
+    r"(?i)\b(not|isn't|aren't|doesn't|don't|cannot|can't|false|incorrect\w*|wrong|mistake\w*|slips?|typos?|blunders?|pitfalls?|"
+    r"misprints?|contradict\w*|impossible|absurd|invalid|fails?|instead|would|should be|error|whether|no\s+solution)\b|\\neq|≠|\?"
 )
 HYPOTHETICAL = re.compile(r"(?i)\b(check(?:ing)?|verify\w*|verif\w+|suppose|assum\w+|test(?:ing)?|try|trying|plug\w*|if)\b")
 # the supposition verb governs the formula: nothing between them closes the clause (a comma, "then")
@@ -107,7 +107,8 @@ CUE_WORDS: dict[re.Pattern[str], tuple[str, ...]] = {
     REDUCTIO_CLOSE: ("contradict", "absurd", "impossible", "\\bot", "\\rightarrow\\!\\leftarrow"),
     VERBAL_DEF: ("let",),
     VERBAL_CONCLUSION: ("answer", "we conclude", "proves", "\\boxed{", "qed", "q.e", "qe.d"),
-    NEGATION: ("no", "n't", "false", "incorrect", "wrong", "mistake", "contradict", "impossible", "absurd",
+    NEGATION: ("no", "n't", "false", "incorrect", "wrong", "mistake", "slip", "typo", "blunder", "pitfall", "misprint",
+                "contradict", "impossible", "absurd",
                 "invalid", "fail", "instead", "would", "should be", "error", "whether", "\\neq", "?"),
     HYPOTHETICAL: ("check", "suppose", "assum", "test", "try", "plug", "if"),  # "verif..." holds "if"
     SUPPOSE: ("suppos", "assum", "try", "if", "presum", "say"),

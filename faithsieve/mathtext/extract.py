@@ -351,22 +351,44 @@ def _trim(run: list[Token]) -> tuple[list[Token], bool, bool]:
     return run, cut_left, cut_right
 
 
+def _signed_start(run: list[Token], i: int) -> bool:
+    """``run[i]`` is a minus sign written against the number after it, that number the left side of a
+    relation ("-16 =" in "x + 2 -16 = x")."""
+    t = run[i]
+    return (t.kind == OP and t.value == "-" and t.space_before and i + 2 < len(run) and run[i + 1].kind == NUM
+            and not run[i + 1].space_before and run[i + 2].kind == REL)
+
+
+def _spaced_operator(run: list[Token], i: int) -> bool:
+    """``run[i]`` is a binary operator written with a space on each side ("x + 2")."""
+    t = run[i]
+    return (t.kind == OP and t.space_before and i > 0 and run[i - 1].kind in (NUM, VAR, RP) and i + 1 < len(run)
+            and run[i + 1].space_before)
+
+
 def _split_on_rel_gaps(run: list[Token], latex: bool) -> list[list[Token]]:
     """In plain text, '5 + 3 = 8 10 + 2 = 12' is two formulas: split where two operands
-    meet across a space after the run already holds a relation."""
+    meet across a space after the run already holds a relation.
+
+    So is '-14 = x + 2 -16 = x' (two lines of a solution whose line break was lost): where a text writes
+    its binary operators with a space on each side, a minus written against its number after a space is
+    that number's sign, and a signed number followed by a relation opens the next equation."""
     if latex:
         return [run]
     out: list[list[Token]] = []
     cur: list[Token] = []
     seen_rel = False
     has_operand = False  # cur holds a token that is not a relation (kept, not recomputed: linear time)
+    spaced = False  # cur holds a binary operator spaced on both sides (kept likewise)
     for i, t in enumerate(run):
-        starts_equation = t.kind == NUM or (t.kind == VAR and i + 1 < len(run) and run[i + 1].kind == REL)
+        starts_equation = t.kind == NUM or (t.kind == VAR and i + 1 < len(run) and run[i + 1].kind == REL) or (
+            spaced and _signed_start(run, i))
         if cur and seen_rel and t.space_before and starts_equation and cur[-1].kind in (NUM, VAR, RP, "PCT", UNIT):
             out.append(cur)
-            cur, seen_rel, has_operand = [], False, False
+            cur, seen_rel, has_operand, spaced = [], False, False, False
         seen_rel = seen_rel or (t.kind == REL and has_operand)
         has_operand = has_operand or t.kind != REL
+        spaced = spaced or _spaced_operator(run, i)
         cur.append(t)
     if cur:
         out.append(cur)
