@@ -200,6 +200,13 @@ _REWRITE_CUE = re.compile(r"(?i)\b(expand\w*|multiply\w* out|foil\w*|distribut\w
                           r"simplif\w*|rewrit\w*|collect\w*|combin\w* like terms)\b")
 _SOLVE_CUE = re.compile(r"(?i)\b(solv\w*|find\w*|roots?|zeros?|unknowns?|equations?|holds? when|satisf\w*|both sides)\b")
 _CHECK_CUE = re.compile(r"(?i)\b(check\w*|verif\w*)\b")
+_RELATION_REWRITTEN = re.compile(
+    r"(?i)\b(?:this|it|which|that|equations?|conditions?|relations?|inequalit(?:y|ies)|system)\s{1,3}"
+    r"(?:(?:can|may|could|will)\s{1,3}(?:also\s{1,3})?be\s{1,3}|is\s{1,3}|we\s{1,3}(?:can\s{1,3})?)?rewrit\w*"
+    r"|\brewrit\w*\s{1,3}(?:this|it|that|the\s{1,3}(?:given\s{1,3})?(?:equations?|conditions?|relations?|inequalit(?:y|ies)|system))\b"
+    r"(?!\s{1,3}expression)")
+"""What the sentence rewrites is the relation before it ("This can be rewritten as", "rewrite the equation
+as"): an equation restated, both of its sides changed at will, not one expression rewritten."""
 
 
 def _sentence_after(ctx: EdgeContext) -> str:
@@ -224,7 +231,7 @@ def _identity_meant(ctx: EdgeContext, r: Rel, vs: frozenset[str]) -> str:
     The answer names the reason (``IdentityObligation.asserted_by``), "" when no identity is meant."""
     f = ctx.formula
     assert f is not None
-    sentence, after = f.lead_sentence, _sentence_after(ctx)
+    sentence, after = f.opening if f.aligned is not None else f.lead_sentence, _sentence_after(ctx)
     if _quantified_over(sentence, vs) or _quantified_over(after, vs):
         return "stated"
     if ctx.rewrites:
@@ -234,6 +241,8 @@ def _identity_meant(ctx: EdgeContext, r: Rel, vs: frozenset[str]) -> str:
     same = bool(variables(r.lhs)) and variables(r.lhs) == variables(r.rhs)
     if not same or isinstance(r.lhs, Var) or isinstance(r.rhs, Var):
         return ""  # "simplifies to a = 1/(1 - 1/(1 - a))": a letter set equal to an expression in it is an equation
+    if _RELATION_REWRITTEN.search(sentence):
+        return ""
     if _REWRITE_CUE.search(sentence) and (_rewrite_shape(r) or _expanding_chain(f, vs) or _rewriting_chain(f, vs)):
         return "rewriting"
     if _FOR_ALL_NUMBERS.search(sentence[:400]) and (_rewrite_shape(r) or _expanding_chain(f, vs)):
@@ -243,16 +252,17 @@ def _identity_meant(ctx: EdgeContext, r: Rel, vs: frozenset[str]) -> str:
 
 def _expanding_chain(f: Formula, vs: frozenset[str]) -> bool:
     """A chain in one set of letters that starts from a product or power of sums: each link expands it."""
-    exprs = f.chain.exprs
+    exprs = (f.aligned or f.chain).exprs
     return len(exprs) >= 3 and _product_form(exprs[0]) and all(variables(e) == vs for e in exprs)
 
 
 def _rewriting_chain(f: Formula, vs: frozenset[str]) -> bool:
     """After a rewriting word ("combining like terms", "simplifying"), a chain of equalities with three
     members or more, each in the same letters: each member rewrites the first expression. An equation the
-    step simplifies changes both of its sides, so it is written as two members per line, not as one chain."""
-    exprs = f.chain.exprs
-    return len(exprs) >= 3 and all(op == "=" for op in f.chain.rels) and all(variables(e) == vs for e in exprs)
+    step simplifies changes both of its sides, so it is written as two members per line, not as one chain.
+    The rows of an aligned chain (``a &= b \\\\ &= c``) are members of one chain."""
+    whole = f.aligned or f.chain
+    return len(whole.exprs) >= 3 and all(op == "=" for op in whole.rels) and all(variables(e) == vs for e in whole.exprs)
 
 
 def _rewrite_shape(r: Rel) -> bool:
