@@ -121,3 +121,49 @@ def test_what_is_no_numeral_in_a_base(text: str) -> None:
 def test_a_base_conversion_is_checked(rhs: str, flag: int | None) -> None:
     text = f"Reading the remainders in reverse order, we find that $442_{{10}} = {rhs}$."
     assert _flag(text, "Write 442 in base 7.") == flag
+
+
+# -- one side of the relation before rewritten ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "flag"), [
+    # m^2 - 32 is not (m - 4)(m + 8) = m^2 + 4m - 32
+    ("Thus \\(m^2 - 32 > 0\\), which implies \\((m - 4)(m + 8) > 0\\).", 2),
+    ("Thus \\(m^2 - 16 > 0\\), which implies \\((m - 4)(m + 4) > 0\\).", None),
+    # the common denominator of 1/(r-1) + 1/(r-4) has numerator (r - 4) + (r - 1)
+    ("So \\(\\frac{1}{r} > \\frac{1}{r-1} + \\frac{1}{r-4}\\), hence \\(\\frac{1}{r} > \\frac{(r-4) + r}{(r-1)(r-4)}\\).", 2),
+    ("So \\(\\frac{1}{r} > \\frac{1}{r-1} + \\frac{1}{r-4}\\), hence \\(\\frac{1}{r} > \\frac{(r-4) + (r-1)}{(r-1)(r-4)}\\).", None),
+])
+def test_one_side_rewritten_is_checked_as_an_identity(text: str, flag: int | None) -> None:
+    assert _flag(text, "Solve the inequality.") == flag
+
+
+@pytest.mark.parametrize("text", [
+    # a factor of a product that is 0, both sides divided by a number, both sides squared
+    "So \\(3n(n^2 - 4) = 0\\), and then \\(n^2 - 4 = 0\\).",
+    "So \\(2x^2 - 10x + 12 = 0\\), which gives \\((x - 2)(x - 3) = 0\\).",
+    "Since \\(w + \\frac{1}{w} = 1\\), we have \\((w + \\frac{1}{w})^2 = 1\\).",
+    # an identity before it implies nothing; a fact of the problem used (xy = 19)
+    "We have \\(2(p^2 + 2) = 2p^2 + 4\\). Equating the two expressions, \\(4p^2 + 2 = 2p^2 + 4\\).",
+    "So \\(x^2 + y^2 + 2xy = 196\\), and with \\(xy = 19\\), \\(x^2 + y^2 + 38 = 196\\).",
+])
+def test_what_is_no_rewriting_of_one_side(text: str) -> None:
+    assert _flag(text, "Solve the equations.") is None
+
+
+# -- powers of 0 and 1 with an exponent too large to compute ----------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "flag"), [
+    ("Raising 0 to this power, \\(0^{(5^{6431564})} = 0\\).", None),
+    ("Raising 0 to this power, \\(0^{(5^{6431564})} = 1\\).", 2),
+    ("Raising 1 to this power, \\(1^{(5^{6431564})} = 1\\).", None),
+    ("Raising 1 to this power, \\(1^{(5^{6431564})} = 0\\).", 2),
+])
+def test_a_power_of_zero_or_one_with_a_huge_exponent(text: str, flag: int | None) -> None:
+    assert _flag(text, "Compute the power.") == flag
+
+
+def test_zero_to_an_exponent_of_unknown_sign_is_not_evaluated() -> None:
+    # 5^6431564 - 3 is positive, but not by its form alone: no value is claimed for it
+    assert _flag("So \\(0^{(5^{6431564} - 3)} = 1\\).", "Compute the power.") is None
