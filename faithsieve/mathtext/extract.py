@@ -96,12 +96,11 @@ class Formula:
         set on its own line ("we factor the numerator:\n\\[ ... \\]") belongs to the sentence that
         introduces it: a line break followed by nothing but a display's opening is no sentence break
         when the line before it ends without a sentence's full stop."""
-        layout = _DISPLAY_OPENING.search(self.lead)
-        assert layout is not None  # the pattern matches the empty end of any text
-        head = self.lead[: layout.start()]
-        if "\n" not in layout.group() or not head.strip() or head.rstrip()[-1] in ".!?" or head.endswith(CLOSED_PERIODS):
+        cut = _display_layout_start(self.lead)
+        head, layout = self.lead[:cut], self.lead[cut:]
+        if "\n" not in layout or not head.strip() or head.rstrip()[-1] in ".!?" or head.endswith(CLOSED_PERIODS):
             return sentence_tail(self.lead)
-        return sentence_tail(head) + layout.group()
+        return sentence_tail(head) + layout
 
 
 CLOSED_PERIODS = (".\\]", ".\\)", ".$$")
@@ -109,8 +108,23 @@ CLOSED_PERIODS = (".\\]", ".\\)", ".$$")
 after the closing delimiter."""
 
 
-_DISPLAY_OPENING = re.compile(r"(?:\s|\\\[|\$\$|\\begin\{[a-z]+\*?\}(?:\{[^{}]*\})?)*\Z")
-"""The white space and display openings (``\\[``, ``$$``, ``\\begin{align*}``) that end a text."""
+_BEGIN_TAIL = re.compile(r"\\begin\{[a-z]{1,20}\*?\}(?:\{[^{}]{0,20}\})?\Z")
+
+
+def _display_layout_start(text: str) -> int:
+    """Where the white space and display openings (``\\[``, ``$$``, ``\\begin{align*}``) that end ``text``
+    begin (``len(text)`` when none do), read backwards one piece at a time."""
+    end = len(text)
+    while end > 0:
+        if text[end - 1].isspace():
+            end -= 1
+        elif text.endswith(("\\[", "$$"), 0, end):
+            end -= 2
+        elif (m := _BEGIN_TAIL.search(text, max(0, end - 50), end)) is not None:
+            end = m.start()
+        else:
+            break
+    return end
 
 
 def sentence_start(text: str, lo: int = 0, hi: int | None = None) -> int:
