@@ -175,19 +175,78 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str, notes: _FormulaNotes 
                                       word_problem=ctx.word_problem)
     if ctx.premises and edge.type == TransitionType.DERIVATION and not has_calculus(r):
         # (a calculus value is computed, not derived from the premise: it is checked as an identity)
-        prem = ctx.premises
-        if (vs == set().union(*(_rel_vars(p) for p in prem)) and all(p != r for p in prem)
-                and all(p.op != "!=" and not _defines_var(p) for p in prem)
-                # an identity holds for every value, so nothing follows from it: a claim after a rewriting
-                # link ("0 = w^3 - 1 = (w - 1)(w^2 + w + 1), hence w^2 + w + 1 = 0") rests on other facts
-                and not all(_identity_premise(p) for p in prem)):
-            return DerivationObligation(**read(), premises=prem, claim=r, integer_vars=tuple(sorted(ctx.integer_vars & vs)),
-                                        # a candidate over other unknowns is not what this claim rewrites
-                                        other_premises=tuple(p for p in ctx.other_premises if _rel_vars(p) == vs))
+        derived = _derivation(ctx, r, vs, read)
+        if derived is not None:
+            return derived
     if r.op == "=" and not ctx.parallel and not ctx.reductio:
         # (inside a supposition being refuted, an equation no value satisfies is the contradiction sought)
         return _identity(ctx, r, vs, read)
     return None
+
+
+def _derivation(ctx: EdgeContext, r: Rel, vs: frozenset[str], read: Callable[[], dict[str, object]]) -> Obligation | None:
+    """The obligation of a relation derived from the premises before it: the identity of the two forms
+    of a side it rewrote (``_one_side_rewritten``), else that it follows from them, or None."""
+    prem = ctx.premises
+    rewritten = _one_side_rewritten(prem, r)
+    if rewritten is not None:
+        return IdentityObligation(**read(), claim=rewritten, asserted_identity=True, asserted_by="rewriting")
+    if (vs == set().union(*(_rel_vars(p) for p in prem)) and all(p != r for p in prem)
+            and all(p.op != "!=" and not _defines_var(p) for p in prem)
+            # an identity holds for every value, so nothing follows from it: a claim after a rewriting
+            # link ("0 = w^3 - 1 = (w - 1)(w^2 + w + 1), hence w^2 + w + 1 = 0") rests on other facts
+            and not all(_identity_premise(p) for p in prem)):
+        return DerivationObligation(**read(), premises=prem, claim=r, integer_vars=tuple(sorted(ctx.integer_vars & vs)),
+                                    # a candidate over other unknowns is not what this claim rewrites
+                                    other_premises=tuple(p for p in ctx.other_premises if _rel_vars(p) == vs))
+    return None
+
+
+def _one_side_rewritten(prem: tuple[Rel, ...], r: Rel) -> Rel | None:
+    """``m^2 - 32 > 0``, hence ``(m - 4)(m + 8) > 0``: a relation that keeps one side of the relation before
+    it and the relation sign, and writes the other side in another form (factored, expanded, over a
+    common denominator: ``rewrite_shape``) in the same letters, claims the two forms equal: the
+    equality of the two forms, or None. Where the kept side is 0, the new side may be the old one
+    times a number (both sides divided by it) or a factor of it (a product is 0 when a factor is); a
+    kept 1 or -1 is left by squaring both sides: those are left to the derivation checks. A form in
+    other letters, or one that is no rewriting shape, may use the problem's facts
+    (``x^2 + y^2 + 2xy = 196``, then ``x^2 + y^2 + 38 = 196``)."""
+    if len(prem) != 1 or prem[0].op != r.op or r.op not in ("=", "<", ">", "<=", ">="):
+        return None
+    p = prem[0]
+    if p.rhs == r.rhs and p.lhs != r.lhs:
+        old, new, kept = p.lhs, r.lhs, r.rhs
+    elif p.lhs == r.lhs and p.rhs != r.rhs:
+        old, new, kept = p.rhs, r.rhs, r.lhs
+    else:
+        return None
+    claim = Rel(old, "=", new)
+    vs = variables(old)
+    if not vs or variables(new) != vs or len(vs) > MAX_VARS or not _rewrite_shape(claim) or _identity_premise(p):
+        return None  # (an identity before it says nothing: "2(p^2 + 2) = 2p^2 + 4", then "4p^2 + 2 = 2p^2 + 4")
+    # a kept 0 or 1 is what both sides squared or multiplied leave: "w + 1/w = 1", so "(w + 1/w)^2 = 1"
+    if _bare(kept) and (evaluate(kept) in (-1, 1) or evaluate(kept) == 0 and not _same_degree_not_proportional(old, new)):
+        return None
+    return claim
+
+
+def _same_degree_not_proportional(old: Expr, new: Expr) -> bool:
+    """Both sides expand to polynomials of the same degree and ``new`` is no number times ``old``
+    (so it is neither ``old`` divided by a number nor a factor of it)."""
+    a = poly_difference(old, Num(Fraction(0), "0", 0), DEFAULT_LIMITS, quotients=False)
+    b = poly_difference(new, Num(Fraction(0), "0", 0), DEFAULT_LIMITS, quotients=False)
+    if a is None or b is None:
+        return False
+    pa = {m: c for m, c in a[0].items() if c}
+    pb = {m: c for m, c in b[0].items() if c}
+    if not pa or not pb:
+        return False
+    if max(sum(k for _, k in m) for m in pa) != max(sum(k for _, k in m) for m in pb):
+        return False
+    if pa.keys() != pb.keys():
+        return True
+    ratios = {Fraction(pa[m]) / Fraction(pb[m]) for m in pa}
+    return len(ratios) > 1
 
 
 def _identity(ctx: EdgeContext, r: Rel, vs: frozenset[str], read: Callable[[], dict[str, object]]) -> Obligation | None:
@@ -201,6 +260,14 @@ _REWRITE_CUE = re.compile(r"(?i)\b(expand\w*|multiply\w* out|foil\w*|distribut\w
                           r"simplif\w*|rewrit\w*|collect\w*|combin\w* like terms)\b")
 _SOLVE_CUE = re.compile(r"(?i)\b(solv\w*|find\w*|roots?|zeros?|unknowns?|equations?|holds? when|satisf\w*|both sides)\b")
 _CHECK_CUE = re.compile(r"(?i)\b(check\w*|verif\w*)\b")
+_RELATION_REWRITTEN = re.compile(
+    r"(?i)\b(?:this|it|which|that|equations?|conditions?|relations?|inequalit(?:y|ies)|system)\s{1,3}"
+    r"(?:(?:can|may|could|will)\s{1,3}(?:also\s{1,3})?be\s{1,3}|is\s{1,3}|we\s{1,3}(?:can\s{1,3})?)?rewrit\w*"
+    r"|\brewrit\w*\s{1,3}(?:this|it|that|the\s{1,3}(?:given\s{1,3})?(?:equations?|conditions?|relations?|inequalit(?:y|ies)|system))\b"
+    r"(?!\s{1,3}expression)")
+"""What the sentence rewrites is the relation before it ("This can be rewritten as", "rewrite the equation
+as"): when it writes a single relation, an equation restated, both of its sides changed at will, not one
+expression rewritten."""
 
 
 def _sentence_after(ctx: EdgeContext) -> str:
@@ -226,7 +293,7 @@ def _identity_meant(ctx: EdgeContext, r: Rel, vs: frozenset[str]) -> str:
     The answer names the reason (``IdentityObligation.asserted_by``), "" when no identity is meant."""
     f = ctx.formula
     assert f is not None
-    sentence, after = f.lead_sentence, _sentence_after(ctx)
+    sentence, after = f.opening if f.aligned is not None else f.lead_sentence, _sentence_after(ctx)
     if _quantified_over(sentence, vs) or _quantified_over(after, vs):
         return "stated"
     if ctx.rewrites:
@@ -236,6 +303,8 @@ def _identity_meant(ctx: EdgeContext, r: Rel, vs: frozenset[str]) -> str:
         return ""  # "simplifies to a = 1/(1 - 1/(1 - a))": a letter set equal to an expression in it is an equation
     if r.op != "=" or _SOLVE_CUE.search(sentence) or _solved_next(after, vs):
         return ""  # (the cheap tests of shape first: most relations fail them)
+    if _RELATION_REWRITTEN.search(sentence) and len((f.aligned or f.chain).exprs) < 3:
+        return ""  # (a chain of three members or more rewrites one expression: "rewrite this as a = b = c")
     if _REWRITE_CUE.search(sentence) and (_rewrite_shape(r) or _expanding_chain(f, vs) or _rewriting_chain(f, vs)):
         return "rewriting"
     if _FOR_ALL_NUMBERS.search(sentence[:400]) and (_rewrite_shape(r) or _expanding_chain(f, vs)):
@@ -245,16 +314,17 @@ def _identity_meant(ctx: EdgeContext, r: Rel, vs: frozenset[str]) -> str:
 
 def _expanding_chain(f: Formula, vs: frozenset[str]) -> bool:
     """A chain in one set of letters that starts from a product or power of sums: each link expands it."""
-    exprs = f.chain.exprs
+    exprs = (f.aligned or f.chain).exprs
     return len(exprs) >= 3 and _product_form(exprs[0]) and all(variables(e) == vs for e in exprs)
 
 
 def _rewriting_chain(f: Formula, vs: frozenset[str]) -> bool:
     """After a rewriting word ("combining like terms", "simplifying"), a chain of equalities with three
     members or more, each in the same letters: each member rewrites the first expression. An equation the
-    step simplifies changes both of its sides, so it is written as two members per line, not as one chain."""
-    exprs = f.chain.exprs
-    return len(exprs) >= 3 and all(op == "=" for op in f.chain.rels) and all(variables(e) == vs for e in exprs)
+    step simplifies changes both of its sides, so it is written as two members per line, not as one chain.
+    The rows of an aligned chain (``a &= b \\\\ &= c``) are members of one chain."""
+    whole = f.aligned or f.chain
+    return len(whole.exprs) >= 3 and all(op == "=" for op in whole.rels) and all(variables(e) == vs for e in whole.exprs)
 
 
 def _rewrite_shape(r: Rel) -> bool:

@@ -118,12 +118,34 @@ def evaluate(e: Expr, env: dict[str, Fraction] | None = None, lim: Limits = DEFA
             return _mod(a, b)
         return _guard(a / b, lim, meter)
     if isinstance(e, Pow):
-        base = evaluate(e.base, env, lim, meter)
-        exp = evaluate(e.exponent, env, lim, meter)
-        return _pow(base, exp, lim, meter)
+        return _power(e, env, lim, meter)
     if isinstance(e, Call):
         return _call(e, env, lim, meter)
     raise NotRational("unsupported node")
+
+
+def _power(e: Pow, env: dict[str, Fraction] | None, lim: Limits, meter: Meter) -> Fraction:
+    base = evaluate(e.base, env, lim, meter)
+    try:
+        exp = evaluate(e.exponent, env, lim, meter)
+    except EvaluationLimit:
+        if base == 1 or base == 0 and _surely_positive(e.exponent, meter):
+            return base  # 1^e = 1, and 0^e = 0 for e > 0, however large e is (0^(5^6431564))
+        raise
+    return _pow(base, exp, lim, meter)
+
+
+def _surely_positive(e: Expr, meter: Meter) -> bool:
+    """``e`` is positive by its form alone, without computing it: a positive literal, a power of a
+    positive base, or a sum, product or quotient of positive parts (``5^{6431564}``, ``2^{100} + 1``)."""
+    meter.charge()
+    if isinstance(e, Num):
+        return e.value > 0
+    if isinstance(e, Pow):
+        return _surely_positive(e.base, meter)
+    if isinstance(e, BinOp) and e.op in ("+", "*", "/"):
+        return _surely_positive(e.left, meter) and _surely_positive(e.right, meter)
+    return False
 
 
 def _mod(a: Fraction, b: Fraction) -> Fraction:

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from faithsieve.core.errors import ParseError
-from faithsieve.mathtext.ast import Chain, Expr, Num, variables
+from faithsieve.mathtext.ast import Chain, Expr, Neg, Num, Var, variables
 from faithsieve.mathtext.barelatex import bare_latex_spans
 from faithsieve.mathtext.lexer import (
     BAR,
@@ -83,16 +83,48 @@ class Formula:
     what a phrase such as "In Z_5," at the start of the sentence scopes over."""
     name: str | None = None
     """For ``Total cost = 3 × 4``: the quantity named in words before the '=' (normalised)."""
+    aligned: Chain | None = field(default=None, compare=False)
+    """For a row of an aligned chain (``a &= b \\\\ &= c``) that continues the row before it: the whole
+    chain from the first row to this one (``chain`` holds this row's links alone)."""
+    opening: str = field(default="", compare=False)
+    """For such a row: the sentence that introduces the first row (``lead_sentence`` of that row; the
+    row's own lead is the layout between the rows)."""
 
     @property
     def lead_sentence(self) -> str:
-        """The part of ``lead`` (text since the previous formula) in the formula's own sentence."""
-        return sentence_tail(self.lead)
+        """The part of ``lead`` (text since the previous formula) in the formula's own sentence. A display
+        set on its own line ("we factor the numerator:\n\\[ ... \\]") belongs to the sentence that
+        introduces it: a line break followed by nothing but a display's opening is no sentence break
+        when the line before it ends without a sentence's full stop."""
+        cut = _display_layout_start(self.lead)
+        head, layout = self.lead[:cut], self.lead[cut:]
+        if "\n" not in layout or not head.strip() or head.rstrip()[-1] in ".!?" or head.endswith(CLOSED_PERIODS):
+            return sentence_tail(self.lead)
+        return sentence_tail(head) + layout
 
 
 CLOSED_PERIODS = (".\\]", ".\\)", ".$$")
 """A sentence's period written inside the math that ends it (``\\[ x = 5.\\]``): a sentence break
 after the closing delimiter."""
+
+
+_BEGIN_TAIL = re.compile(r"\\begin\{[a-z]{1,20}\*?\}(?:\{[^{}]{0,20}\})?\Z")
+
+
+def _display_layout_start(text: str) -> int:
+    """Where the white space and display openings (``\\[``, ``$$``, ``\\begin{align*}``) that end ``text``
+    begin (``len(text)`` when none do), read backwards one piece at a time."""
+    end = len(text)
+    while end > 0:
+        if text[end - 1].isspace():
+            end -= 1
+        elif text.endswith(("\\[", "$$"), 0, end):
+            end -= 2
+        elif (m := _BEGIN_TAIL.search(text, max(0, end - 50), end)) is not None:
+            end = m.start()
+        else:
+            break
+    return end
 
 
 def sentence_start(text: str, lo: int = 0, hi: int | None = None) -> int:
@@ -632,6 +664,28 @@ def _continues(text: str, prev: Formula, eq: Token) -> bool:
     return bool(prev.chain.rels) and len(gap) <= 40 and _CONTINUATION_GAP.fullmatch(gap) is not None
 
 
+def _restated_value(text: str, prev: Formula, chain: Chain, start: int) -> bool:
+    """``\\[ R = 2310 \\bmod 42 \\] \\[ R = 18 \\]``: a formula ``v = N`` (a letter, a number as written)
+    right after a chain of equalities ``v = ... = e`` (``e`` computed from numbers, not a number as
+    written), with only layout between them, names the value of ``e``: the rows are one chain
+    ``v = ... = e = N``. After a number (``x = 3 \\] \\[ x = -2``) the rows list values; words between
+    the rows ("or", "and") may list cases; a value worked out from an expression (``x = \\frac{5+1}{2}``,
+    then ``x = \\frac{5-1}{2}``) may be another root; none of these is read so."""
+    if len(chain.exprs) != 2 or chain.rels != ("=",) or not isinstance(chain.exprs[0], Var):
+        return False
+    value = chain.exprs[1]
+    if not (isinstance(value, Num) or isinstance(value, Neg) and isinstance(value.operand, Num)):
+        return False
+    whole = prev.aligned or prev.chain
+    first, last = whole.exprs[0], whole.exprs[-1]
+    if first != chain.exprs[0] or any(op != "=" for op in whole.rels) or variables(last):
+        return False
+    if isinstance(last, Num) or isinstance(last, Neg) and isinstance(last.operand, Num):
+        return False
+    gap = text[prev.end : start]
+    return len(gap) <= 40 and _CONTINUATION_GAP.fullmatch(gap) is not None
+
+
 _DELIMS = ("\\(", "\\[", "$$", "$")
 _GLUED = "<glued>"
 _MATH_OPENING = re.compile(r"\s{0,3}(?:[A-Za-z0-9(]|\\(?:[dt]?frac|sqrt|pi|cdot|times|left|alpha|beta|"
@@ -746,15 +800,31 @@ def extract_formulas(text: str, imaginary: bool = False, signs: bool = True) -> 
                 lead = text[max(prev_end, start - 240) : start]
                 opens_with_rel = (eq is not None and eq.kind == REL and len(run) > 1
                                   and [t for t in run if t.kind != UNIT][1] is used[0])
-                if opens_with_rel and eq is not None and out and _continues(text, out[-1], eq):
+                restated = out and _restated_value(text, out[-1], chain, start)
+                if restated:
+                    # "\\[ R = 2310 \\bmod 42 \\] \\[ R = 18 \\]": the row names the same letter's value
+                    prev = out.pop()
+                    chain = Chain((prev.chain.exprs[-1], chain.exprs[1]), ("=",))
+                    whole = prev.aligned or prev.chain
+                    aligned = Chain((*whole.exprs, chain.exprs[1]), (*whole.rels, "="))
+                    spans = [prev.member_spans[-1], spans[1]]
+                    start = prev.member_spans[-1][0]
+                    opening = prev.opening if prev.aligned is not None else prev.lead_sentence
+                    out.append(prev)
+                elif opens_with_rel and eq is not None and out and _continues(text, out[-1], eq):
                     # "a &= b \\ &= c": the next line of an aligned chain continues the previous one
                     prev = out.pop()
                     chain = Chain((prev.chain.exprs[-1], *chain.exprs), (eq.value, *chain.rels))
+                    whole = prev.aligned or prev.chain
+                    aligned = Chain((*whole.exprs, *chain.exprs[1:]), (*whole.rels, *chain.rels))
                     spans = [prev.member_spans[-1], *spans]
                     start = prev.member_spans[-1][0]
+                    opening = prev.opening if prev.aligned is not None else prev.lead_sentence
                     out.append(prev)
-                elif opens_with_rel and eq is not None and eq.value == "=":
-                    name = quantity_name(text, eq.start)
+                else:
+                    aligned, opening = None, ""
+                    if opens_with_rel and eq is not None and eq.value == "=":
+                        name = quantity_name(text, eq.start)
                 sentence = sentence_tail(lead)
                 low = sentence.lower()
                 sentence_before = sentence_tail(text[max(0, start - 240) : start])
@@ -773,6 +843,8 @@ def extract_formulas(text: str, imaginary: bool = False, signs: bool = True) -> 
                         lead=lead,
                         sentence_before=sentence_before,
                         name=name,
+                        aligned=aligned,
+                        opening=opening,
                     )
                 )
                 prev_end = end

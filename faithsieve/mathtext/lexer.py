@@ -564,6 +564,16 @@ _LATEX_SYMBOLS: dict[str, tuple[str, str]] = {
 :meth:`_LatexReader._group_or_gap`); anything else is a break."""
 
 
+_BASE_SUBSCRIPT = re.compile(r"_(?:\{\s{0,2}(\d{1,2})\s{0,2}\}|(\d)(?!\d))")
+"""A base written as a subscript right after a numeral (``_7``, ``_{10}``)."""
+
+
+def based_numeral(digits: str, base: int) -> bool:
+    """``digits`` (plain digits, at most one point) is a numeral in ``base`` (2 to 10): each digit below the base."""
+    body = digits.replace(".", "", 1)
+    return 2 <= base <= 10 and body.isdigit() and all(int(c) < base for c in body)
+
+
 class _LatexReader:
     """One walk over the LaTeX raw pass. The loop reads the common tokens (letters, numbers,
     operator commands, symbols); each command family and the brace/alignment symbols have a
@@ -609,6 +619,10 @@ class _LatexReader:
                 space = True
                 continue
             if kind == NUMBER:
+                based = _BASE_SUBSCRIPT.match(text, i)
+                if based is not None and based_numeral(v, int(based.group(1) or based.group(2))):
+                    v, i = f"{v}_{int(based.group(1) or based.group(2))}", based.end()
+                    e = i + offset  # "1202_7", "441_{10}": a numeral with its base written under it
                 toks.append(Token(NUM, v.replace("{,}", ","), s, e, space))
                 if self.pending_currency:
                     toks.append(Token(UNIT, "$", e, e, False))

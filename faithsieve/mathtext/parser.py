@@ -83,11 +83,24 @@ def parse_number(text: str, start: int = -1, end: int = -1) -> Num:
     raw = text.replace(",", "")
     if len(raw) > MAX_NUMBER_CHARS:
         raise ParseError("numeric literal too long")
+    if "_" in raw:  # "1202_7": a numeral in the base written under it (the lexer checked its digits)
+        return _in_base(raw, start, end)
     if "." in raw:
         whole, frac = raw.split(".", 1)
         value = Fraction(int(whole or "0") * 10 ** len(frac) + int(frac), 10 ** len(frac))
         return Num(value, text.replace(",", ""), len(frac), start, end)
     return Num(Fraction(int(raw)), raw, 0, start, end)
+
+
+def _in_base(raw: str, start: int, end: int) -> Num:
+    """``d..d.d..d_b``: the value of the digits in base ``b`` (``1202_7`` is 443, ``0.1_2`` is 1/2)."""
+    digits, base_text = raw.split("_", 1)
+    base = int(base_text)
+    whole, _, frac = digits.partition(".")
+    value = Fraction(int(whole or "0", base))
+    if frac:
+        value += Fraction(int(frac, base), base ** len(frac))
+    return Num(value, raw, len(frac) if base == 10 else 0, start, end)
 
 
 def _repeating(text: str, start: int, end: int) -> Num:
