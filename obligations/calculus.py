@@ -44,6 +44,7 @@ from faithsieve.mathtext.ast import (
     Var,
     literals,
     nodes_within,
+    of_type,
     substitute,
     variables,
     walk,
@@ -77,7 +78,7 @@ _POINTS = (Fraction(1, 3), Fraction(7, 5), Fraction(2), Fraction(5, 2), Fraction
 
 def has_calculus(c: Rel) -> bool:
     """A side of ``c`` holds a calculus value (a ``Calc`` node)."""
-    return any(type(n) is Calc for side in (c.lhs, c.rhs) for n in walk(side))
+    return bool(of_type(c.lhs, Calc) or of_type(c.rhs, Calc))
 
 
 class _Undecided(Exception):

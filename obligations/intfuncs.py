@@ -23,7 +23,7 @@ from faithsieve.obligations.readings import map_nodes
 
 from faithsieve.core.errors import EvaluationLimit, FaithSieveError, NotRational
 from faithsieve.mathtext import numtheory
-from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Rel, walk
+from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Rel, of_type
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 from faithsieve.runtime.lazy import lazy_module
 
@@ -40,8 +40,8 @@ INTEGER_FUNCTIONS = numtheory.FUNCTIONS
 
 def has_reducible(r: Rel) -> bool:
     """``r`` holds a call this module may reduce (cheap: a walk over the nodes)."""
-    return any(isinstance(n, Call) and (n.fn in INTEGER_FUNCTIONS or _log_base_of(n.fn) is not None)
-               for side in (r.lhs, r.rhs) for n in walk(side))
+    return any(n.fn in INTEGER_FUNCTIONS or _log_base_of(n.fn) is not None
+               for side in (r.lhs, r.rhs) for n in of_type(side, Call))
 
 
 def reduce_rel(r: Rel, lim: Limits = DEFAULT_LIMITS) -> Rel:

@@ -44,6 +44,7 @@ from faithsieve.mathtext.ast import (
     Rel,
     Var,
     literals,
+    of_type,
     render,
     substitute,
     variables,
@@ -92,8 +93,8 @@ def degree_ok(e: Expr) -> bool:
 
 def _powers_ok(e: Expr) -> bool:
     """Every power of a variable expression in ``e`` has a readable exponent of at most ``MAX_DEGREE``."""
-    for x in walk(e):
-        if isinstance(x, Pow) and variables(x.base):
+    for x in of_type(e, Pow):
+        if variables(x.base):
             try:
                 k = _exponent(x.exponent)
             except FaithSieveError:

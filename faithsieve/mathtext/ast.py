@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Union
+from typing import TypeVar, Union
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +96,8 @@ class Calc:
 
 
 Expr = Union[Num, Var, Const, BinOp, Neg, Pow, Call, Calc]
+_N = TypeVar("_N", Num, Var, Const, BinOp, Neg, Pow, Call, Calc)
+"""One node type (``of_type``)."""
 
 RELATIONS = ("=", "!=", "<", ">", "<=", ">=", "~")
 """Relation symbols after normalisation; ``~`` is "approximately equal"."""
@@ -201,6 +203,19 @@ def nodes(e: Expr) -> list[Expr]:
     while stack:
         n = stack.pop()
         out.append(n)
+        _push_children(n, stack)
+    return out
+
+
+def of_type(e: Expr, cls: type[_N]) -> list[_N]:
+    """The nodes of ``e`` whose type is exactly ``cls``, in ``nodes`` order (one stack, no generator: the
+    checkers ask it of every relation, for the few node kinds they handle apart)."""
+    out: list[_N] = []
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        if type(n) is cls:
+            out.append(n)
         _push_children(n, stack)
     return out
 
