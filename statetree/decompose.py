@@ -223,6 +223,11 @@ def _opens_reductio(text: str) -> bool:
         REDUCTIO_OPEN.search(sn) and cue_search(REDUCTIO_CUE, sn) for sn in step_sentences(text))
 
 
+_NEW_ITEM = re.compile(r"\n[ \t]{0,8}(?:[-*•]|\d{1,2}[.)]|\([a-z0-9]{1,3}\))[ \t]")
+"""A line break and a list marker ("- ", "* ", "2. ", "(b) "): the formula after it opens an item of its own
+(a list of cases "- k = 0 ⇒ a = 8 / - k = 1 ⇒ a = 28"), not a fact parallel to the one before it."""
+
+
 def _tested_and_rejected(text: str, f: Formula, problem: str) -> bool:
     """An equation ``A = R`` with ``R`` a number the problem gives (a target), whose text goes on to
     compare the value of ``A`` with ``R``, strictly (a trial: "we get 0 + (15 − 1)·71 = 999, ... Since
@@ -274,7 +279,8 @@ def read_formula(step: StepReading, fi: int, f: Formula, supposed_prev: bool, cu
     # "x = 2, y = 3" lists alternatives or parallel facts; ", so" / ", then" derives
     stacked = fi > 0 and STACKED.fullmatch(f.lead) is not None
     derived = f.derived or stacked
-    parallel = fi > 0 and len(f.lead.strip()) < 40 and bool(PARALLEL.search(f.lead)) and not derived
+    parallel = (fi > 0 and len(f.lead.strip()) < 40 and bool(PARALLEL.search(f.lead)) and not derived
+                and _NEW_ITEM.search(f.lead) is None)
     # "for \(b - a = 3\) and \(b + a = 33\): ...": the relations a case is taken for are supposed
     supposed = bool(rels) and any(evars) and bool(FOR_CONDITION.search(f.lead)) or bool(cue_search(SUPPOSE, sentence)) or (
         parallel and fi > 0 and supposed_prev and not re.search(r"(?i)\bthen\b|[,;:]", f.lead))

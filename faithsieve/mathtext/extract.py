@@ -46,8 +46,9 @@ MAX_FORMULAS_PER_STEP = 200
 _DERIVE_WORDS = re.compile(
     r"\b(so|thus|therefore|hence|then|gives?|giving|get|yields?|implies|means|solving|"
     r"simplif\w*|subtract\w*|divid\w*|multipl\w*|add\w*|rearrang\w*|combin\w*|collect\w*|leads? to|we have)\b|"
-    r"\\implies|\\Rightarrow|\\Longrightarrow|=>|⇒|→|\\therefore|∴"
+    r"\\implies|\\rightarrow|\\longrightarrow|=>|⇒|→|\\therefore|∴"
 )
+"""Derivation words and arrows, searched in the lowercased lead (so ``\\Rightarrow`` is found as ``\\rightarrow``)."""
 _COND_WORDS = re.compile(r"\b(if|suppose|assume|assuming|when|whenever|let's say|case|try|test|check|whether|unless)\b")
 _APPROX_CONTEXT = re.compile(r"\b(approximately|about|roughly|around|nearly|approx|estimate\w*|round\w*)\b|≈|\\approx")
 
