@@ -225,7 +225,7 @@ def _one_side_rewritten(prem: tuple[Rel, ...], r: Rel) -> Rel | None:
     if not vs or variables(new) != vs or len(vs) > MAX_VARS or not _rewrite_shape(claim) or _identity_premise(p):
         return None  # (an identity before it says nothing: "2(p^2 + 2) = 2p^2 + 4", then "4p^2 + 2 = 2p^2 + 4")
     # a kept 0 or 1 is what both sides squared or multiplied leave: "w + 1/w = 1", so "(w + 1/w)^2 = 1"
-    if _bare(kept) and (evaluate(kept) in (-1, 1) or evaluate(kept) == 0 and not _same_degree_not_proportional(old, new)):
+    if _bare(kept) and ((k := evaluate(kept)) in (-1, 1) or k == 0 and not _same_degree_not_proportional(old, new)):
         return None
     return claim
 
@@ -233,8 +233,9 @@ def _one_side_rewritten(prem: tuple[Rel, ...], r: Rel) -> Rel | None:
 def _same_degree_not_proportional(old: Expr, new: Expr) -> bool:
     """Both sides expand to polynomials of the same degree and ``new`` is no number times ``old``
     (so it is neither ``old`` divided by a number nor a factor of it)."""
-    a = poly_difference(old, Num(Fraction(0), "0", 0), DEFAULT_LIMITS, quotients=False)
-    b = poly_difference(new, Num(Fraction(0), "0", 0), DEFAULT_LIMITS, quotients=False)
+    zero = Num(Fraction(0), "0", 0)
+    a = poly_difference(old, zero, DEFAULT_LIMITS, quotients=False)
+    b = poly_difference(new, zero, DEFAULT_LIMITS, quotients=False)
     if a is None or b is None:
         return False
     pa = {m: c for m, c in a[0].items() if c}

@@ -241,8 +241,8 @@ def _tested_and_rejected(text: str, f: Formula, problem: str) -> bool:
         lhs, rhs = rhs, lhs
     if not isinstance(rhs, Num) or variables(lhs):
         return False
-    if rhs.text not in problem[:4000] or compiled(
-            r"(?<![\d.,])" + re.escape(rhs.text) + r"(?![\d]|[.,]\d)").search(problem[:4000]) is None:
+    head = problem[:4000]
+    if rhs.text not in head or compiled(r"(?<![\d.,])" + re.escape(rhs.text) + r"(?![\d]|[.,]\d)").search(head) is None:
         return False
     others = compared_with(text, f.end, rhs.text)
     if not others:

@@ -665,6 +665,17 @@ def _continues(text: str, prev: Formula, eq: Token) -> bool:
     return bool(prev.chain.rels) and len(gap) <= 40 and _CONTINUATION_GAP.fullmatch(gap) is not None
 
 
+def _joined(prev: Formula, exprs: tuple[Expr, ...], rels: tuple[str, ...],
+            spans: list[tuple[int, int]]) -> tuple[Chain, Chain, list[tuple[int, int]], int, str]:
+    """A row that continues ``prev`` with the members ``exprs`` (linked by ``rels``, the first link from
+    ``prev``'s last member): its own chain, the whole aligned chain, its member spans, its start, and the
+    sentence that opened the first row."""
+    whole = prev.aligned or prev.chain
+    return (Chain((prev.chain.exprs[-1], *exprs), rels), Chain((*whole.exprs, *exprs), (*whole.rels, *rels)),
+            [prev.member_spans[-1], *spans], prev.member_spans[-1][0],
+            prev.opening if prev.aligned is not None else prev.lead_sentence)
+
+
 def _restated_value(text: str, prev: Formula, chain: Chain, start: int) -> bool:
     """``\\[ R = 2310 \\bmod 42 \\] \\[ R = 18 \\]``: a formula ``v = N`` (a letter, a number as written)
     right after a chain of equalities ``v = ... = e`` (``e`` computed from numbers, not a number as
@@ -801,27 +812,12 @@ def extract_formulas(text: str, imaginary: bool = False, signs: bool = True) -> 
                 lead = text[max(prev_end, start - 240) : start]
                 opens_with_rel = (eq is not None and eq.kind == REL and len(run) > 1
                                   and [t for t in run if t.kind != UNIT][1] is used[0])
-                restated = out and _restated_value(text, out[-1], chain, start)
-                if restated:
+                if out and _restated_value(text, out[-1], chain, start):
                     # "\\[ R = 2310 \\bmod 42 \\] \\[ R = 18 \\]": the row names the same letter's value
-                    prev = out.pop()
-                    chain = Chain((prev.chain.exprs[-1], chain.exprs[1]), ("=",))
-                    whole = prev.aligned or prev.chain
-                    aligned = Chain((*whole.exprs, chain.exprs[1]), (*whole.rels, "="))
-                    spans = [prev.member_spans[-1], spans[1]]
-                    start = prev.member_spans[-1][0]
-                    opening = prev.opening if prev.aligned is not None else prev.lead_sentence
-                    out.append(prev)
+                    chain, aligned, spans, start, opening = _joined(out[-1], chain.exprs[1:2], ("=",), spans[1:2])
                 elif opens_with_rel and eq is not None and out and _continues(text, out[-1], eq):
                     # "a &= b \\ &= c": the next line of an aligned chain continues the previous one
-                    prev = out.pop()
-                    chain = Chain((prev.chain.exprs[-1], *chain.exprs), (eq.value, *chain.rels))
-                    whole = prev.aligned or prev.chain
-                    aligned = Chain((*whole.exprs, *chain.exprs[1:]), (*whole.rels, *chain.rels))
-                    spans = [prev.member_spans[-1], *spans]
-                    start = prev.member_spans[-1][0]
-                    opening = prev.opening if prev.aligned is not None else prev.lead_sentence
-                    out.append(prev)
+                    chain, aligned, spans, start, opening = _joined(out[-1], chain.exprs, (eq.value, *chain.rels), spans)
                 else:
                     aligned, opening = None, ""
                     if opens_with_rel and eq is not None and eq.value == "=":

@@ -620,8 +620,9 @@ class _LatexReader:
                 continue
             if kind == NUMBER:
                 based = _BASE_SUBSCRIPT.match(text, i)
-                if based is not None and based_numeral(v, int(based.group(1) or based.group(2))):
-                    v, i = f"{v}_{int(based.group(1) or based.group(2))}", based.end()
+                base = int(based.group(1) or based.group(2)) if based is not None else 0
+                if based is not None and based_numeral(v, base):
+                    v, i = f"{v}_{base}", based.end()
                     e = i + offset  # "1202_7", "441_{10}": a numeral with its base written under it
                 toks.append(Token(NUM, v.replace("{,}", ","), s, e, space))
                 if self.pending_currency:
