@@ -24,7 +24,9 @@ def preamble(mathlib: bool) -> str:
 _UNSAFE = re.compile(r"#eval\b|#exit\b|\brun_(?:cmd|elab|meta|tac)\b|\b(?:builtin_)?initialize\b|\bunsafe\b"
                      r"|@\[\s*(?:extern|implemented_by|\w*_elab|tactic|command_elab)|\belab(?:_rules)?\b"
                      r"|\b(?:E|Base)?IO\b|\bSystem\b|\bset_option\s+(?:maxHeartbeats|maxRecDepth)\s+0\b")
-_IMPORT = re.compile(r"(?m)^\s*import\s+[^\n]*\n?")
+# an import line: blanks within the line, never across lines, before the keyword (``^\s*`` crossed every blank line
+# after each line start, n²/2 steps on a run of n blank lines)
+_IMPORT = re.compile(r"(?m)^[^\S\n]*import\s+[^\n]*\n?")
 _OPEN_BR, _CLOSE_BR = "([{⦃⟨", ")]}⦄⟩"
 
 
@@ -83,7 +85,9 @@ DECL = re.compile(r"(?m)^[ \t]*(?:@\[[^\]\n]*\][ \t]*)?(?:(?:private|protected|n
                   r"(theorem|lemma|example)(?=\s)")
 """A declaration keyword a statement may use, at the start of a line."""
 _NAME = re.compile(r"[^\s(\[{⦃:]+")
-_COMMENT = re.compile(r"\s*(?:--[^\n]*(?:\n|$)|/-.*?-/)", re.DOTALL)
+# a comment; an unclosed block comment runs to the end of the text (so no start rescans the rest: linear)
+_COMMENT = re.compile(r"--[^\n]*|/-.*?(?:-/|\Z)", re.DOTALL)
+_BLANK = re.compile(r"\s*")
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?(?:/\d+)?$")
 
 
@@ -118,6 +122,17 @@ def _closing(text: str, i: int) -> int:
     raise ValueError("unbalanced brackets in the binders")
 
 
+def _past_blanks_and_comments(text: str, i: int) -> int:
+    """The first index at or after ``i`` that is neither blank nor inside a comment."""
+    while True:
+        b = _BLANK.match(text, i)
+        i = b.end() if b else i  # ``\s*`` always matches
+        c = _COMMENT.match(text, i)
+        if c is None:
+            return i
+        i = c.end()
+
+
 def parse_header(text: str) -> Header:
     """Read ``[open lines] theorem|lemma|example [name] binders : P [:= ...]`` (raises ``ValueError``).
     ``example`` gets the name ``obligation``."""
@@ -134,11 +149,7 @@ def parse_header(text: str) -> Header:
         name, i = nm.group(0), nm.end()
     binders: list[str] = []
     while True:
-        c = _COMMENT.match(rest, i)
-        while c is not None and c.end() > i:
-            i = c.end()
-            c = _COMMENT.match(rest, i)
-        i += len(rest[i:]) - len(rest[i:].lstrip())
+        i = _past_blanks_and_comments(rest, i)
         if i >= len(rest):
             raise ValueError("no ':' before the statement's type")
         if rest[i] in "([{⦃":

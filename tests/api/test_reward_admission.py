@@ -35,32 +35,66 @@ def _body(tag: str, n: int) -> dict[str, Any]:
     return {"query": [f"{tag}{i}" for i in range(n)], "labels": ["1"] * n}
 
 
-def test_samples_past_capacity_get_429(graded: list[str]) -> None:
+@pytest.fixture
+def held(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], threading.Event]:
+    """Every sample graded, in the order grading started; each waits until the test sets the event (30 s at
+    most), so a request is known to hold its samples while the test sends the next one, however slow the
+    machine (a fixed sleep raced the first request's admission on a loaded CI runner)."""
+    seen: list[str] = []
+    release = threading.Event()
+
+    def fake(sample: Any) -> dict[str, Any]:
+        seen.append(str(sample[0]))
+        release.wait(30)
+        return {"rewards": [1.0], "scores": [1.0], "extra_logs": {"time_ms": [1.0]}}
+
+    monkeypatch.setattr(reward_queue, "_grade_one", fake)
+    return seen, release
+
+
+def _until(cond: Any, limit_s: float = 30.0) -> None:
+    deadline = time.monotonic() + limit_s
+    while not cond():
+        assert time.monotonic() < deadline, "the condition never held"
+        time.sleep(0.01)
+
+
+def test_samples_past_capacity_get_429(held: tuple[list[str], threading.Event]) -> None:
+    seen, release = held
     with client_for(reward_max_pending=3, batch_max_items=8, reward_warmup=False) as c:
         first: dict[str, Any] = {}
         t = threading.Thread(target=lambda: first.setdefault("r", c.post("/get_reward", json=_body("a", 2))))
         t.start()
-        time.sleep(0.2)
+        _until(lambda: seen)  # admitted: its two samples are pending until released
         r = c.post("/get_reward", json=_body("b", 2))
+        release.set()
         assert r.status_code == 429 and r.json()["error"]["code"] == "saturated", r.text
         assert int(r.headers["Retry-After"]) >= 1
         t.join(30)
         assert first["r"].status_code == 200 and first["r"].json()["rewards"] == [1.0] * 2
+        assert sorted(seen) == ["a0", "a1"]  # the refused request graded nothing
         assert c.post("/get_reward", json=_body("c", 1)).status_code == 200  # capacity back once answered
 
 
-def test_large_batches_leave_room_for_a_one_sample_call(graded: list[str]) -> None:
+def test_large_batches_leave_room_for_a_one_sample_call(held: tuple[list[str], threading.Event]) -> None:
+    seen, release = held
     with client_for(reward_max_pending=16, max_pending=64, batch_max_items=16, reward_warmup=False) as c:
         queue = c.app.state.service.rewards  # type: ignore[attr-defined]
         assert queue.reserve == queue.slots
         big = threading.Thread(target=c.post, args=("/get_reward",), kwargs={"json": _body("a", 16 - queue.reserve)})
         big.start()
-        time.sleep(0.2)
+        _until(lambda: queue.pending == 16 - queue.reserve)
         r = c.post("/get_reward", json=_body("b", queue.slots + 1))  # large: the reserve is not for it
         assert r.status_code == 429, r.text
-        r = c.post("/get_reward", json=_body("one", 1))  # small: the reserve is
-        assert r.status_code == 200, r.text
+        small: dict[str, Any] = {}
+        one = threading.Thread(target=lambda: small.setdefault("r", c.post("/get_reward", json=_body("one", 1))))
+        one.start()
+        # small: the reserve is (admitted while the big one holds the rest; a refusal answers at once)
+        _until(lambda: "r" in small or queue.pending == 16 - queue.reserve + 1)
+        release.set()
+        one.join(30)
         big.join(60)
+        assert small["r"].status_code == 200, small["r"].text
 
 
 def test_a_one_sample_call_waits_one_turn_not_whole_batches(graded: list[str]) -> None:

@@ -35,10 +35,6 @@ EXCLUDED: dict[str, str] = {
 # Patterns known not to be linear on these inputs, each with the reason it is harmless where it is
 # used. They run as strict expected failures: once one is made linear, its entry must go.
 KNOWN_SUPERLINEAR: dict[str, str] = {
-    "faithsieve.lean.snippets._COMMENT": "used only as .match at a position that moves past each comment "
-                                         "(lean/snippets.py binder loop): every call scans forward once",
-    "faithsieve.lean.snippets._IMPORT": "strip_imports runs it (re.sub) over model-written Lean snippets: a run of "
-                                        "n blank lines costs n^2/2 steps; no Lean backend here to test a fix against",
 }
 
 

@@ -184,12 +184,15 @@ NAME = "fs_u1_o1"
     ("theorem t (f : ℕ → ℕ) (h : ∀ n, f n = n + 1) : f 1 = 2",
      "theorem t_neg : ¬ (∀ (f : ℕ → ℕ) (h : ∀ n, f n = n + 1), f 1 = 2)"),
     ("theorem t  -- the claim\n  (x : ℤ) : x ≤ x ^ 2", "theorem t_neg : ¬ (∀ (x : ℤ), x ≤ x ^ 2)"),
+    ("theorem t /- one -/ (x : ℤ)\n  /- two\n lines -/ -- and a line\n  -- another\n  (h : 0 ≤ x) : x ≤ x ^ 2",
+     "theorem t_neg : ¬ (∀ (x : ℤ) (h : 0 ≤ x), x ≤ x ^ 2)"),
 ])
 def test_negate_header_table(header: str, expected: str) -> None:
     assert negate_header(header) == expected
 
 
-@pytest.mark.parametrize("bad", ["def f : ℕ := 3", "theorem t (x : ℝ", "theorem t x : x = x", "theorem t (x : ℕ)"])
+@pytest.mark.parametrize("bad", ["def f : ℕ := 3", "theorem t (x : ℝ", "theorem t x : x = x", "theorem t (x : ℕ)",
+                                 "theorem t (x : ℕ) /- never closed : x = x", "theorem t -- : x = x"])
 def test_negate_header_refuses_what_is_not_a_theorem_header(bad: str) -> None:
     with pytest.raises(ValueError):
         negate_header(bad)

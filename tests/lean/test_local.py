@@ -309,7 +309,9 @@ def test_hang_times_out_within_the_limit_and_recovers(fake: dict[str, Path]) -> 
         res = b.check("theorem t : True := by HANG", timeout_s=1.0)
         elapsed = time.monotonic() - started
         assert res.status == "timeout" and "1 s" in res.detail
-        assert 0.9 <= elapsed < 4.0
+        # the call's 1 s limit, not the 30 s setting: the kill and the fresh REPL's start come on top, which a
+        # loaded runner has stretched past 4 s
+        assert 0.9 <= elapsed < 10.0
         assert pid_of(b) != before
         assert b.counters["timeouts"] == 1
 

@@ -172,6 +172,10 @@ def test_split_proof(text: str, header: str, proof: str | None) -> None:
 
 def test_strip_imports_and_unsafe_commands() -> None:
     assert strip_imports("import Mathlib\nimport Foo.Bar\n\ntheorem t : True := trivial") == "theorem t : True := trivial"
+    # indented, after blank lines, the module on the next line; a name that starts with ``import`` is kept
+    assert strip_imports("\n\n  import Mathlib\n\timport\n  Foo\ntheorem t : True := trivial") == "theorem t : True := trivial"
+    assert strip_imports("theorem importance : True := trivial\n\n\nimport X") == "theorem importance : True := trivial"
+    assert strip_imports("\n" * 20_000 + "import X\ntheorem t : True := trivial") == "theorem t : True := trivial"
     assert unsafe_commands("theorem t : True := by trivial") == []
     assert unsafe_commands("#eval IO.println 1\n@[implemented_by f] def g := 1") == ["#eval", "@[implemented_by", "IO"]
     assert unsafe_commands("open IO in\nelab \"x\" : term => do Process.run {cmd := \"ls\"}") == ["IO", "elab"]
