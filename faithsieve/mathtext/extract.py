@@ -606,8 +606,34 @@ def _right_edge(run: list[Token], toks: list[Token], after: Token | None, text: 
         # "x = -3 \pm 11", "0.333...", "0.\overline{3}" (a period before a closing delimiter,
         # "= 5.\]", ends the sentence and cuts nothing)
         return True
+    if after.value == "\\\\" and _row_continues(text, after.end):
+        return True  # "= 1 + 2 \\ + 3 + 4": a long expression broken over display lines
     # "= 6th", "= 5cm": a word glued to the last member is part of it
     return after.start == run[-1].end and after.value not in _CLEAN_BREAKS
+
+
+_ROW_END = re.compile(r"\\\\|\\end\b|\\\]|\\\)|\$")
+_ROW_LAYOUT = re.compile(r"(?:\s|&|\\q?quad\b|\\[,;:! ])*")
+_ROW_OPERATOR = re.compile(r"[+*×·/]|\\(?:cdot|times|div|pm|mp)\b")
+_ROW_RELATION = re.compile(r"[=<>≤≥≠≈≡∼]|\\(?:le|ge|leq|geq|ne|neq|approx|equiv|lt|gt|sim|cong|simeq)\b")
+
+
+def _row_continues(text: str, i: int) -> bool:
+    r"""Whether the display row that starts at ``i`` (after a ``\\`` line break) continues the last
+    member of the row before it: it opens with a binary operator other than minus (``\\ + 3 + 4``), or
+    it opens with a number or a minus and has no relation of its own (``= 010\\ 101\\ 001``: digits
+    grouped over lines; ``\\ - 3x``). A row with a relation (``\\ &= 7``, ``\\ -3x + 1 = 0``) is a row of
+    its own."""
+    row = text[i : i + 200]
+    end = _ROW_END.search(row)
+    row = row[: end.start()] if end else row
+    layout = _ROW_LAYOUT.match(row)
+    row = row[layout.end() :] if layout else row
+    if not row:
+        return False
+    if _ROW_OPERATOR.match(row):
+        return True
+    return (row[0].isdigit() or row[0] in "-−") and not _ROW_RELATION.search(row)
 
 
 def _trailing_unit(run: list[Token], toks: list[Token], after: Token | None) -> str | None:

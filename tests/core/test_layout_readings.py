@@ -167,3 +167,31 @@ def test_a_power_of_zero_or_one_with_a_huge_exponent(text: str, flag: int | None
 def test_zero_to_an_exponent_of_unknown_sign_is_not_evaluated() -> None:
     # 5^6431564 - 3 is positive, but not by its form alone: no value is claimed for it
     assert _flag("So \\(0^{(5^{6431564} - 3)} = 1\\).", "Compute the power.") is None
+
+
+# -- an expression broken over display lines -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", [
+    "\\[ s = 1 + 2 \\\\ + 3 + 4 \\]",  # the next row opens with an operator
+    "\\[ s = 1 + 2 \\\\ \\quad + 3 + 4 = 10 \\]",
+    "\\[ s = 1 + 2 \\\\ - 3x \\]",  # a minus, and no relation in the row
+    "$10101001110_{2} = 010\\\\ 101\\\\ 001\\\\ 110_{2}$",  # digits grouped over lines
+])
+def test_a_row_cut_by_a_line_break_that_continues_is_not_a_claim(text: str) -> None:
+    assert not any(f.text.endswith(("1 + 2", "010")) for f in extract_formulas(text))  # the cut first row
+    assert _flag(text, "Compute.") is None
+
+
+@pytest.mark.parametrize(("text", "rows"), [
+    ("\\[ 2x = 4 \\\\ -3x + 1 = 0 \\]", ["2x = 4", "-3x + 1 = 0"]),  # a row with its own relation
+    ("$x = 5 \\\\ y = 7$", ["x = 5", "y = 7"]),
+])
+def test_a_row_with_its_own_relation_is_its_own_formula(text: str, rows: list[str]) -> None:
+    assert [f.text for f in extract_formulas(text)] == rows
+
+
+def test_an_aligned_row_after_a_line_break_still_continues_the_chain() -> None:
+    fs = extract_formulas("\\begin{align*} a &= 2 + 3 \\\\ &= 6 \\end{align*}")
+    assert len(fs) == 2 and fs[1].aligned is not None
+    assert _flag("\\begin{align*} a &= 2 + 3 \\\\ &= 6 \\end{align*}", "Compute $a = 2 + 3$.") == 2
