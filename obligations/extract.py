@@ -23,7 +23,7 @@ from faithsieve.obligations.models import (
     SolutionObligation,
     SubstitutionObligation,
 )
-from faithsieve.obligations.polynomials import poly_difference
+from faithsieve.obligations.polynomials import expand, poly_difference
 from faithsieve.obligations.readings import (
     guessed_reading,
     notation_written,
@@ -308,6 +308,8 @@ def _identity_meant(ctx: EdgeContext, r: Rel, vs: frozenset[str]) -> str:
         return ""  # (a chain of three members or more rewrites one expression: "rewrite this as a = b = c")
     if _REWRITE_CUE.search(sentence) and (_rewrite_shape(r) or _expanding_chain(f, vs) or _rewriting_chain(f, vs)):
         return "rewriting"
+    if _rewriting_chain(f, vs) and _collects_like_terms(r):
+        return "rewriting"  # "-(6 + 2r + 3r + 6r) = -(15r + 6)" in a chain that rewrites one expression
     if _FOR_ALL_NUMBERS.search(sentence[:400]) and (_rewrite_shape(r) or _expanding_chain(f, vs)):
         return "stated"  # "for all real numbers, (x - y)^2 = ...": every letter quantified, a rewriting shape
     return ""  # a chain alone is not enough: "(I − P)^2 = I − 2P + P^2 = I − P" uses P^2 = P, told in the problem
@@ -326,6 +328,50 @@ def _rewriting_chain(f: Formula, vs: frozenset[str]) -> bool:
     The rows of an aligned chain (``a &= b \\\\ &= c``) are members of one chain."""
     whole = f.aligned or f.chain
     return len(whole.exprs) >= 3 and all(op == "=" for op in whole.rels) and all(variables(e) == vs for e in whole.exprs)
+
+
+_MAX_TERMS = 24
+
+
+def _terms(e: Expr, out: list[Expr]) -> bool:
+    """The additive terms of ``e`` as written, signs dropped, into ``out`` (False past ``_MAX_TERMS``)."""
+    if isinstance(e, BinOp) and e.op in "+-":
+        return _terms(e.left, out) and _terms(e.right, out)
+    if isinstance(e, Neg):
+        return _terms(e.operand, out)
+    out.append(e)
+    return len(out) <= _MAX_TERMS
+
+
+def _monomials(terms: list[Expr]) -> list[tuple[object, ...]] | None:
+    """The one monomial each term is (None when a term expands to no single monomial: a sum, a product of
+    sums, a quotient by a letter)."""
+    out: list[tuple[object, ...]] = []
+    for t in terms:
+        p = expand(t)
+        mons = [m for m, c in p.items() if c] if p is not None else []
+        if len(mons) != 1:
+            return None
+        out.append(tuple(mons[0]))
+    return out
+
+
+def _collects_like_terms(r: Rel) -> bool:
+    """The link combines like terms (``6 + 2r + 3r + 6r = 15r + 6``): its left side, as written, has two
+    terms or more in one monomial with a letter, and its right side writes each monomial of the collected
+    left side once, and no other. An equation put together from a word problem
+    (``3x + 2x + 1 = 4x + 7``) has the shape too; only a chain that rewrites one expression says so."""
+    left: list[Expr] = []
+    right: list[Expr] = []
+    if not (_terms(r.lhs, left) and _terms(r.rhs, right)) or len(left) <= len(right):
+        return False
+    lm, rm = _monomials(left), _monomials(right)
+    if lm is None or rm is None or len(set(rm)) != len(rm):
+        return False
+    if not any(m and lm.count(m) > 1 for m in lm):
+        return False
+    collected = expand(r.lhs)
+    return collected is not None and {tuple(m) for m, c in collected.items() if c} == set(rm)
 
 
 def _rewrite_shape(r: Rel) -> bool:

@@ -56,3 +56,41 @@ def test_one_to_one_functions_of_arguments_a_constant_apart(text: str, flag: int
 ])
 def test_an_order_relation_with_a_non_real_side(text: str, flag: int | None) -> None:
     assert _flag(text, "Solve the inequality.") == flag
+
+
+# -- combining like terms inside a chain that rewrites one expression (``_collects_like_terms``) ----------
+
+
+@pytest.mark.parametrize(("last", "flag"), [("9x", None), ("8x", 2)])
+def test_a_chain_link_that_combines_like_terms_claims_an_identity(last: str, flag: int | None) -> None:
+    assert _flag(f"Then \\( x(2 + 3) + 4x = 2x + 3x + 4x = {last} \\).") == flag
+
+
+@pytest.mark.parametrize(("last", "flag"), [("-(15r + 6)", 2), ("-(11r + 6)", None)])
+def test_like_terms_under_a_sign(last: str, flag: int | None) -> None:
+    text = f"The coefficient of x: \\( -(1 \\cdot 6 + 2 \\cdot r + 3 \\cdot r + 6 \\cdot r) = -(6 + 2r + 3r + 6r) = {last} \\)."
+    assert _flag(text, "A monic polynomial has roots 1, 2, 3 and r.") == flag
+
+
+def test_an_equation_with_like_terms_is_solved_not_claimed_for_all_values() -> None:
+    # two members: an equation put together from a word problem, which the text solves
+    assert _flag("\\( x + 2x + x + 1 = 3x + 21 \\), so \\( x = 20 \\).", "Find x.") is None
+    # a chain that ends in a number: the expression's value in a word problem, not an identity
+    assert _flag("So \\( x + 2x + x + 3 = 4x + 3 = 27 \\), and \\( x = 6 \\).", "The perimeter is 27.") is None
+
+
+def test_the_collecting_shape() -> None:
+    from faithsieve.obligations.extract import _collects_like_terms
+
+    from faithsieve.mathtext import extract_formulas
+    from faithsieve.mathtext.ast import Rel
+
+    def link(t: str) -> Rel:
+        c = extract_formulas(f"\\( {t} \\)")[0].chain
+        return Rel(c.exprs[0], c.rels[0], c.exprs[1])
+
+    assert _collects_like_terms(link("6 + 2r + 3r + 6r = 15r + 6"))
+    assert not _collects_like_terms(link("I - 2P + P^2 = I - P"))  # no like terms: may use P^2 = P
+    assert not _collects_like_terms(link("2 + 3 + x = 5 + x"))  # only numbers repeat
+    assert not _collects_like_terms(link("x + 2x + 1 = 3x + 1 + y"))  # another monomial on the right
+    assert not _collects_like_terms(link("x + x^2 + 2x = (x + 1)^2"))  # the right side is no collected sum
