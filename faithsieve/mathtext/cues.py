@@ -271,14 +271,14 @@ def trailing_negation(text: str, end: int) -> bool:
     """The words right after a relation, to the end of its sentence, deny it."""
     rest = text[end : end + 200]
     # the sentence after it, up to its period (a period closing math included; not the stop of an abbreviation
-    # read mid-sentence), may deny it too
-    m = SENTENCE_STOP.search(rest)
-    d = DISPLAY_BREAK.search(rest)
-    stop = min((k for k in (m.start() if m is not None else -1, d.start() if d is not None else -1,
-                            *(rest.find(p) for p in CLOSED_PERIODS)) if k >= 0),
-               default=len(rest))
-    if cue_search(TRAIL_STRONG, rest[:stop]):
-        return True
+    # read mid-sentence), may deny it too. The first denying word is found first and the sentence's end only
+    # then (no word of TRAIL_STRONG holds a sentence break, so it is in the sentence when it ends before it)
+    strong = cue_search(TRAIL_STRONG, rest)
+    if strong is not None:
+        m = SENTENCE_STOP.search(rest, 0, strong.end())
+        d = DISPLAY_BREAK.search(rest, 0, strong.end())
+        if m is None and d is None and all(rest.find(p, 0, strong.end()) < 0 for p in CLOSED_PERIODS):
+            return True
     tail = text[end : end + 60].lower()
     return bool(TRAIL_WEAK.match(tail.lstrip())) or "contradiction" in tail
 
