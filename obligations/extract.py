@@ -261,6 +261,11 @@ _REWRITE_CUE = re.compile(r"(?i)\b(expand\w*|multiply\w* out|foil\w*|distribut\w
                           r"simplif\w*|rewrit\w*|collect\w*|combin\w* like terms)\b")
 _SOLVE_CUE = re.compile(r"(?i)\b(solv\w*|find\w*|roots?|zeros?|unknowns?|equations?|holds? when|satisf\w*|both sides)\b")
 _CHECK_CUE = re.compile(r"(?i)\b(check\w*|verif\w*)\b")
+_VERIFIES = re.compile(r"(?i)\b(?:verif(?:y|ies|ying)|check(?:s|ing)?|confirm(?:s|ing)?)\s{1,3}that\b[^.;]{0,120}?\bsatisf(?:y|ies)\b")
+"""The sentence verifies that a function or expression satisfies an equation ("we verify that P(x) = ... satisfies
+the original equation:"): what it then writes computes each side, rewriting one expression in its letters, so
+a product set equal to its expansion, or a chain of rewritings, claims an identity. "Check which x satisfy"
+asks for values: it solves."""
 _RELATION_REWRITTEN = re.compile(
     r"(?i)\b(?:this|it|which|that|equations?|conditions?|relations?|inequalit(?:y|ies)|system)\s{1,3}"
     r"(?:(?:can|may|could|will)\s{1,3}(?:also\s{1,3})?be\s{1,3}|is\s{1,3}|we\s{1,3}(?:can\s{1,3})?)?rewrit\w*"
@@ -302,7 +307,12 @@ def _identity_meant(ctx: EdgeContext, r: Rel, vs: frozenset[str]) -> str:
     same = bool(variables(r.lhs)) and variables(r.lhs) == variables(r.rhs)
     if not same or isinstance(r.lhs, Var) or isinstance(r.rhs, Var):
         return ""  # "simplifies to a = 1/(1 - 1/(1 - a))": a letter set equal to an expression in it is an equation
-    if r.op != "=" or _SOLVE_CUE.search(sentence) or _solved_next(after, vs):
+    if r.op != "=":
+        return ""
+    if _VERIFIES.search((f.opening if f.aligned is not None else f.sentence_before)[-300:]) and (
+            _rewrite_shape(r) or _rewriting_chain(f, vs)):
+        return "rewriting"  # "we verify that P(x) = 8/9 (x^2 - 1) satisfies the equation: (x - 1)P(x + 1) = ... = ..."
+    if _SOLVE_CUE.search(sentence) or _solved_next(after, vs):
         return ""  # (the cheap tests of shape first: most relations fail them)
     if _RELATION_REWRITTEN.search(sentence) and len((f.aligned or f.chain).exprs) < 3:
         return ""  # (a chain of three members or more rewrites one expression: "rewrite this as a = b = c")

@@ -97,11 +97,7 @@ class Formula:
         set on its own line ("we factor the numerator:\n\\[ ... \\]") belongs to the sentence that
         introduces it: a line break followed by nothing but a display's opening is no sentence break
         when the line before it ends without a sentence's full stop."""
-        cut = _display_layout_start(self.lead)
-        head, layout = self.lead[:cut], self.lead[cut:]
-        if "\n" not in layout or not head.strip() or head.rstrip()[-1] in ".!?" or head.endswith(CLOSED_PERIODS):
-            return sentence_tail(self.lead)
-        return sentence_tail(head) + layout
+        return own_sentence(self.lead)
 
 
 CLOSED_PERIODS = (".\\]", ".\\)", ".$$")
@@ -126,6 +122,16 @@ def _display_layout_start(text: str) -> int:
         else:
             break
     return end
+
+
+def own_sentence(text: str) -> str:
+    """The sentence ``text`` ends in (``sentence_tail``), where a display set on its own line after a line
+    that ends without a full stop belongs to the sentence of that line (``Formula.lead_sentence``)."""
+    cut = _display_layout_start(text)
+    head, layout = text[:cut], text[cut:]
+    if "\n" not in layout or not head.strip() or head.rstrip()[-1] in ".!?" or head.endswith(CLOSED_PERIODS):
+        return sentence_tail(text)
+    return sentence_tail(head) + layout
 
 
 def sentence_start(text: str, lo: int = 0, hi: int | None = None) -> int:
@@ -850,7 +856,7 @@ def extract_formulas(text: str, imaginary: bool = False, signs: bool = True) -> 
                         name = quantity_name(text, eq.start)
                 sentence = sentence_tail(lead)
                 low = sentence.lower()
-                sentence_before = sentence_tail(text[max(0, start - 240) : start])
+                sentence_before = own_sentence(text[max(0, start - 240) : start])
                 out.append(
                     Formula(
                         chain=chain,

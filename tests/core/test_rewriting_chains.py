@@ -94,3 +94,27 @@ def test_the_collecting_shape() -> None:
     assert not _collects_like_terms(link("2 + 3 + x = 5 + x"))  # only numbers repeat
     assert not _collects_like_terms(link("x + 2x + 1 = 3x + 1 + y"))  # another monomial on the right
     assert not _collects_like_terms(link("x + x^2 + 2x = (x + 1)^2"))  # the right side is no collected sum
+
+
+# -- a verification that something satisfies an equation computes each side (``_VERIFIES``) -------------
+
+
+@pytest.mark.parametrize(("last", "flag"), [("2x + 1", None), ("2x", 2)])
+def test_a_verification_rewrites_each_side(last: str, flag: int | None) -> None:
+    text = ("Finally, we verify that \\( P(x) = x^2 \\) satisfies the equation:\n"
+            f"\\[ P(x+1) - P(x) = (x+1)^2 - x^2 = x^2 + 2x + 1 - x^2 = {last} \\]")
+    assert _flag(text, "Find P with P(x+1) - P(x) = 2x + 1.") == flag
+
+
+def test_asking_which_values_satisfy_an_equation_is_solving() -> None:
+    text = "Let us check which x satisfy \\( (x+1)(x-2) = x^2 + 3 \\): so \\( x = -5 \\)."
+    assert _flag(text, "Find all x with (x + 1)(x - 2) = x^2 + 3.") is None
+
+
+def test_the_sentence_before_a_display_on_its_own_line_reaches_back_across_the_line_break() -> None:
+    from faithsieve.mathtext import extract_formulas
+
+    fs = extract_formulas("We verify that \\( P(x) = x^2 \\) satisfies it:\n\\[ (x+1)^2 = x^2 + 2x + 1 \\]")
+    assert "verify" in fs[-1].sentence_before
+    fs = extract_formulas("We verify that \\( P(x) = x^2 \\) works.\n\\[ (x+1)^2 = x^2 + 2x + 1 \\]")
+    assert "verify" not in fs[-1].sentence_before  # a full stop ends the sentence before the display
