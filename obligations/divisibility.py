@@ -19,6 +19,7 @@ supposes or tests, so only the symbol ``\\nmid`` states a non-divisibility here.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from faithsieve.obligations.models import ArithmeticObligation
 from faithsieve.obligations.wordclaims import INT as _INT
@@ -76,26 +77,33 @@ def _order_claims(span: tuple[int, int], a: int, n: int, k: int) -> list[Found]:
     return out
 
 
+def _finds(pattern: re.Pattern[str], text: str, marks: tuple[str, ...], seen: str | None = None) -> Iterator[re.Match[str]]:
+    """``pattern.finditer(text)``, skipped when ``seen`` (``text`` itself unless given) holds none of the
+    ``marks`` every match contains."""
+    within = text if seen is None else seen
+    return pattern.finditer(text) if any(k in within for k in marks) else iter(())
+
+
 def _claims(text: str) -> list[Found]:
     out: list[Found] = []
-    for m in _MID.finditer(text):
+    for m in _finds(_MID, text, ("mid", "∣", "∤", "divides")):
         a, sym, b = int(m.group(1)), m.group(2), int(m.group(3))
         if a != 0 and not _glued(text, m.start()):
             op = "!=" if sym in ("\\nmid", "∤") else "="
             out.append((m.span(), _residue_zero(_num(b), a, op)))
-    for m in _DIVISIBLE.finditer(text):
+    for m in _finds(_DIVISIBLE, text, ("divisible",)):
         b, a = int(m.group(1)), int(m.group(2))
         if a != 0 and not _glued(text, m.start()):
             out.append((m.span(), _residue_zero(_num(b), a)))
-    for m in _POWER_CONGRUENT.finditer(text):
+    for m in _finds(_POWER_CONGRUENT, text, ("≡", "\\equiv")):
         base, exp = int(m.group(1)), int(m.group(2) or m.group(3))
         sign, residue, n = m.group(4), int(m.group(5)), int(m.group(6))
         if n > 0 and not _glued(text, m.start()):
             diff = BinOp("+" if sign else "-", Pow(_num(base), _num(exp)), _num(residue))
             out.append((m.span(), _residue_zero(diff, n)))
-    for m in _ORDER_WORDS.finditer(text):
+    for m in _finds(_ORDER_WORDS, text, ("order",), text.lower()):  # (?i): "Order of" too
         out += _order_claims(m.span(), int(m.group(1)), int(m.group(2)), int(m.group(3)))
-    for m in _ORDER_SYMBOL.finditer(text):
+    for m in _finds(_ORDER_SYMBOL, text, ("ord",)):
         n = int(m.group(1) or m.group(2))
         out += _order_claims(m.span(), int(m.group(3)), n, int(m.group(4)))
     return out

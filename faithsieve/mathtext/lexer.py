@@ -338,7 +338,7 @@ def _shared_passes(toks: list[Token], text: str, offset: int) -> list[Token]:
     only where the text may hold it."""
     if has("groups", text):
         toks = digit_groups(toks, text, offset)
-    if has("repeating", text):
+    if "." in text and has("repeating", text):  # (every repeating decimal has its point)
         toks = repeating_decimals(toks)
     if has("commas", text):
         toks = arg_commas(toks)

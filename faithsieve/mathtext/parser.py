@@ -363,7 +363,7 @@ class _Parser:
         if (s := self.peek()) is not None and s.kind == SUB:
             self.take()
             name += "_" + self._subscript_text()
-        if (name in NUMBER_THEORY or _padic(name)) and self._glued_paren():
+        if (name in NUMBER_THEORY or name[:2] == "v_" and _padic(name)) and self._glued_paren():
             self.take()
             arg = self.expr()
             self.expect(RP)
