@@ -17,7 +17,7 @@ from faithsieve.obligations.fastpaths import (
     polynomial_class,
 )
 from faithsieve.obligations.freevar import polynomial_variable
-from faithsieve.obligations.intfuncs import has_reducible, reduce_rel
+from faithsieve.obligations.intfuncs import reduce_rel
 from faithsieve.obligations.memo import OutcomeMemo
 from faithsieve.obligations.models import (
     ArithmeticObligation,
@@ -219,8 +219,9 @@ class SympyChecker:
             out = self._apart_by_constant(*peeled)
             if out is not None:
                 return out
-        if has_reducible(ob.claim):  # log_2 8, log_8(x), gcd(12, 18): their values, or ln quotients
-            ob = ob.model_copy(update={"claim": reduce_rel(ob.claim, self.lim)})
+        reduced = reduce_rel(ob.claim, self.lim)  # log_2 8, log_8(x), gcd(12, 18): their values, or ln quotients
+        if reduced is not ob.claim:  # (the same object when nothing is reducible)
+            ob = ob.model_copy(update={"claim": reduced})
         c = ob.claim
         if _too_large(c):
             return Unknown(self.name, "expression too large for symbolic checking")

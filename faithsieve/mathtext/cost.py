@@ -154,6 +154,12 @@ def _exponent_size(e: Expr) -> float | None:
     or None when it has variables or no real value."""
     if type(e) is Num:
         return abs(float(e.value)) if abs(e.value) < _NO_BOUND else float(_NO_BOUND)
+    if type(e) is Neg:
+        return _exponent_size(e.operand)  # x^{-1}: the same magnitude
+    if type(e) is BinOp and e.op == "/" and type(e.left) is Num and type(e.right) is Num and e.right.value:
+        # x^{1/2}: the quotient of two written numbers, exactly (what the probe computes, without its setup)
+        q = abs(e.left.value / e.right.value)
+        return float(q) if q < _NO_BOUND else float(_NO_BOUND)
     try:
         _CTX.prec = DEFAULT_LIMITS.probe_precision
         v = _value(e, DEFAULT_LIMITS, Meter(DEFAULT_LIMITS.max_steps, deadline=None))
@@ -186,6 +192,9 @@ def _split_cost(terms: int) -> int:
 def _terms_and_work(e: Expr) -> tuple[int, int]:
     """``(terms of e expanded, the largest expansion anywhere inside e)``; recursion as deep as the
     tree (callers bound its size first)."""
+    t = type(e)
+    if t is Num or t is Var or t is Const:
+        return _LEAF  # (the common case first)
     if isinstance(e, BinOp):
         (a, wa), (b, wb) = _terms_and_work(e.left), _terms_and_work(e.right)
         terms = min(a + b if e.op in "+-" else a * b, _NO_BOUND)
@@ -201,11 +210,15 @@ def _terms_and_work(e: Expr) -> tuple[int, int]:
         return terms, max(terms, wb, we)
     if isinstance(e, Call):
         work = 1
+        exp = e.fn == "exp"
         for arg in e.args:
             terms, inner = _terms_and_work(arg)
-            work = max(work, terms, inner, _split_cost(terms) if e.fn == "exp" else 1)
+            work = max(work, terms, inner, _split_cost(terms) if exp else 1)
         return 1, work  # one term outside; expand works inside the arguments
-    return 1, 1
+    return _LEAF
+
+
+_LEAF = (1, 1)
 
 
 def expansion_terms(e: Expr) -> int:

@@ -127,6 +127,9 @@ def _display_layout_start(text: str) -> int:
 def own_sentence(text: str) -> str:
     """The sentence ``text`` ends in (``sentence_tail``), where a display set on its own line after a line
     that ends without a full stop belongs to the sentence of that line (``Formula.lead_sentence``)."""
+    last_line = text[text.rfind("\n") + 1 :].strip()
+    if last_line and not last_line.startswith(("\\[", "$$", "\\begin")):
+        return sentence_tail(text)  # the last line holds more than layout: no line break lies in the layout
     cut = _display_layout_start(text)
     head, layout = text[:cut], text[cut:]
     if "\n" not in layout or not head.strip() or head.rstrip()[-1] in ".!?" or head.endswith(CLOSED_PERIODS):
@@ -783,6 +786,8 @@ def _plus_minus_formulas(text: str, imaginary: bool) -> list[Formula]:
     (``x = 3 ± 2``) names two values, and stays unread."""
     marks = [m.start() for m in _PLUS_MINUS.finditer(text)]
     out: list[Formula] = []
+    if len(marks) < 2:
+        return out  # a link read twice has a sign on each of its two sides
     for upper in (True, False):
         for f in extract_formulas(_sign_reading(text, upper), imaginary, signs=False):
             spans = f.member_spans
