@@ -240,6 +240,13 @@ def _push_children(n: Expr, stack: list[Expr]) -> None:
     if t is BinOp:
         stack.append(n.left)  # type: ignore[union-attr]
         stack.append(n.right)  # type: ignore[union-attr]
+    elif t is Pow:
+        stack.append(n.base)  # type: ignore[union-attr]
+        stack.append(n.exponent)  # type: ignore[union-attr]
+    elif t is Neg:
+        stack.append(n.operand)  # type: ignore[union-attr]
+    elif t is Call:
+        stack.extend(n.args)  # type: ignore[union-attr]
     else:
         stack.extend(children(n))
 

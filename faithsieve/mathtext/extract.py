@@ -12,6 +12,7 @@ Pipeline (all linear in the input size):
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass, field, replace
 
 from faithsieve.core.errors import ParseError
@@ -174,6 +175,9 @@ def _looks_like_math(content: str) -> bool:
     return _PROSE_WORD.search(stripped) is None
 
 
+_SEGMENT_MARK = re.compile(r"[\\$]")
+
+
 def find_segments(text: str) -> list[Segment]:
     """Split text into plain and LaTeX segments, covering it in order."""
     segs: list[Segment] = []
@@ -190,7 +194,12 @@ def find_segments(text: str) -> list[Segment]:
         plain_start = resume
         return resume
 
+    mark = _SEGMENT_MARK.search
     while i < n:
+        m = mark(text, i)  # only a backslash or a dollar opens math: the text between is plain
+        if m is None:
+            break
+        i = m.start()
         c = text[i]
         if c == "\\" and i + 1 < n and text[i + 1] in "([":
             close = "\\)" if text[i + 1] == "(" else "\\]"
@@ -218,7 +227,6 @@ def find_segments(text: str) -> list[Segment]:
             # otherwise a currency sign: it stays in plain text, where it is transparent
             i = take(i, i + 1, j, j + 1) if j >= 0 else i + 1
             continue
-        i += 1
     if n > plain_start:
         segs.append(Segment(plain_start, n, False))
     return _split_bare_latex(text, segs)
@@ -810,10 +818,32 @@ def _plus_minus_formulas(text: str, imaginary: bool) -> list[Formula]:
     return out
 
 
+_RECENT: dict[tuple[str, bool, bool], tuple[Formula, ...]] = {}
+_RECENT_SIZE = 4
+_RECENT_LOCK = threading.Lock()
+"""The readings of the last few texts read: a proof's problem is read by the tree builder and again by the
+obligations that look at it (``rootclaims.problem_equations``); a reading depends on its arguments alone,
+and a handful of entries never carries one proof's texts into another pass over a dataset."""
+
+
 def extract_formulas(text: str, imaginary: bool = False, signs: bool = True) -> list[Formula]:
     """All parseable relation chains in ``text``, in order of appearance. With ``imaginary``,
     ``i`` is the imaginary unit (the text works with complex numbers); with ``signs``, the links
-    written with ``±`` on both sides are read once per sign (``_plus_minus_formulas``)."""
+    written with ``±`` on both sides are read once per sign (``_plus_minus_formulas``). A text read
+    among the last few is not read again (``_RECENT``)."""
+    key = (text, imaginary, signs)
+    hit = _RECENT.get(key)
+    if hit is None:
+        hit = tuple(_extract_formulas(text, imaginary, signs))
+        with _RECENT_LOCK:  # (the service reads on several threads: the oldest entry leaves under the lock)
+            while len(_RECENT) >= _RECENT_SIZE:
+                del _RECENT[next(iter(_RECENT))]
+            _RECENT[key] = hit
+    return list(hit)
+
+
+def _extract_formulas(text: str, imaginary: bool, signs: bool) -> list[Formula]:
+    """What ``extract_formulas`` answers, read now."""
     if signs and _PLUS_MINUS.search(text):
         both = extract_formulas(text, imaginary, signs=False) + _plus_minus_formulas(text, imaginary)
         both.sort(key=lambda f: f.start)

@@ -195,3 +195,12 @@ def test_an_aligned_row_after_a_line_break_still_continues_the_chain() -> None:
     fs = extract_formulas("\\begin{align*} a &= 2 + 3 \\\\ &= 6 \\end{align*}")
     assert len(fs) == 2 and fs[1].aligned is not None
     assert _flag("\\begin{align*} a &= 2 + 3 \\\\ &= 6 \\end{align*}", "Compute $a = 2 + 3$.") == 2
+
+
+def test_a_text_read_again_gives_the_same_reading_in_a_list_of_its_own() -> None:
+    text = "So \\( x^2 - 1 = (x - 1)(x + 1) \\) and \\( 2 + 3 = 5 \\)."
+    first = extract_formulas(text)
+    first.clear()  # the caller's list is its own: the next read is whole
+    again, other = extract_formulas(text), extract_formulas(text, imaginary=True)
+    assert [f.text for f in again] == ["x^2 - 1 = (x - 1)(x + 1)", "2 + 3 = 5"] == [f.text for f in other]
+    assert extract_formulas(text) == again and extract_formulas(text) is not again
