@@ -254,11 +254,19 @@ class Slot:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGKILL)
 
-    def kill(self) -> None:
-        """Stop the process now (whatever it is doing) and drop the executor."""
+    def kill(self, settle_s: float = 0.0) -> None:
+        """Stop the process now (whatever it is doing) and drop the executor. With ``settle_s``, wait that long
+        at most for the executor's manager thread to finish its cleanup: at interpreter exit,
+        ``concurrent.futures`` wakes every manager thread through a pipe that thread closes as it ends,
+        and a thread still ending then makes the wake-up write to a closed pipe ("Exception ignored ...
+        Bad file descriptor" on stderr). A killed process's manager thread ends within milliseconds."""
         self.signal_kill()
-        if self.executor is not None:
-            self.executor.shutdown(wait=False, cancel_futures=True)
+        executor = self.executor
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
+            manager = getattr(executor, "_executor_manager_thread", None)
+            if settle_s > 0 and isinstance(manager, threading.Thread) and manager is not threading.current_thread():
+                manager.join(settle_s)
         self.executor, self.pid = None, None
 
 
@@ -289,6 +297,10 @@ class _Idle:
 
     def qsize(self) -> int:
         return len(self._slots)
+
+
+_SETTLE_S = 2.0
+"""How long ``close`` waits at most for each killed worker's executor to finish its cleanup (``Slot.kill``)."""
 
 
 class KillablePool:
@@ -512,6 +524,6 @@ class KillablePool:
             return
         self._closed = True
         for slot in self._slots:
-            slot.kill()
+            slot.kill(settle_s=_SETTLE_S)
         if self._threads is not None:
             self._threads.shutdown(wait=False, cancel_futures=True)
