@@ -819,11 +819,11 @@ def _plus_minus_formulas(text: str, imaginary: bool) -> list[Formula]:
 
 
 _RECENT: dict[tuple[str, bool, bool], tuple[Formula, ...]] = {}
-_RECENT_SIZE = 4
-_RECENT_LOCK = threading.Lock()
 """The readings of the last few texts read: a proof's problem is read by the tree builder and again by the
 obligations that look at it (``rootclaims.problem_equations``); a reading depends on its arguments alone,
 and a handful of entries never carries one proof's texts into another pass over a dataset."""
+_RECENT_SIZE = 4
+_RECENT_LOCK = threading.Lock()
 
 
 def extract_formulas(text: str, imaginary: bool = False, signs: bool = True) -> list[Formula]:
