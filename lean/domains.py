@@ -7,13 +7,19 @@ value would be *verified*. So the renderer (``faithsieve.lean.terms``) asks two 
 
 - ``closed_sign(e, env)``: the sign of a closed argument (a denominator, a radicand, a logarithm's
   argument, the cosine under a tangent), decided by exact rational evaluation
-  (``faithsieve.mathtext.evaluate``) and otherwise by the cost model's bounded double evaluation
-  (``faithsieve.mathtext.cost.approx``) only where the value is more than ``MARGIN`` away from zero.
-  A value it cannot place (non-real, too close to zero, too large) raises ``Undecided``: the
-  renderer refuses rather than guesses.
+  (``faithsieve.mathtext.evaluate``) and otherwise by interval arithmetic
+  (``faithsieve.lean.intervals``: an enclosure that excludes zero proves the sign), once the cost
+  model's bounded double evaluation (``faithsieve.mathtext.cost.approx``) has shown the value small
+  enough to compute. Doubles alone are not trusted with a sign: ``√2·10¹⁷ − 141421356237309505`` is
+  ``−0.1198…`` and doubles say ``+16``. A value it cannot place (non-real, zero or not separated from
+  zero, too large, a function the enclosure does not cover) raises ``Undecided``: the renderer
+  refuses rather than guesses.
 - ``satisfiable(premises, guards, integers)``: a point where every premise holds exactly and every
-  domain guard holds (with ``MARGIN``), so that adding the guards as hypotheses can never make a
-  statement vacuously true (``1 / (x - x)`` adds ``x - x ≠ 0``, which no ``x`` satisfies). The
+  domain guard holds (with ``MARGIN``), so that neither the premises nor the guards added as
+  hypotheses can make a statement vacuously true (``1 / (x - x)`` adds ``x - x ≠ 0``, which no ``x``
+  satisfies; ``(n : ℤ) (h1 : 2 * n = 7) : n = 5`` has premises no integer satisfies). Polynomial
+  conditions in one real letter are decided exactly by Sturm sign tables (``x ^ 2 = 2`` has only
+  irrational points). The
   points tried: a fixed grid (``MAX_GRID`` points) and, with premises, the exact witness search of
   ``faithsieve.obligations.witness`` (its own evaluation budget). No point found: ``False``, and the
   renderer refuses.
@@ -23,7 +29,11 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from faithsieve.lean.intervals import NoSign, interval_sign
+from faithsieve.obligations.exact import univariate
 from faithsieve.obligations.fastpaths import translates
+from faithsieve.obligations.realroots import OPS
+from faithsieve.obligations.realroots import satisfiable as real_satisfiable
 from faithsieve.obligations.witness import witness_points
 
 from faithsieve.core.errors import FaithSieveError
@@ -34,7 +44,8 @@ from faithsieve.mathtext.evaluate import evaluate
 __all__ = ["MARGIN", "MAX_GRID", "ZERO", "Undecided", "closed_sign", "guard", "satisfiable"]
 
 MARGIN = 1e-9
-"""A double value closer to zero than this (relative to its size, absolute below 1) is not given a sign."""
+"""A guard holds at a grid point only with this margin; a double value whose imaginary part is larger than
+this (relative to its size) has no real value."""
 MAX_GRID = 12
 """Grid points tried for a set of guards (each variable takes a value from ``_VALUES``)."""
 
@@ -63,15 +74,15 @@ def closed_sign(e: Expr, env: dict[str, Fraction] | None = None) -> int:
         pass
     if variables(e) - set(env):
         raise Undecided("it has free variables")
-    z = approx(substitute(e, {k: _num(x) for k, x in env.items()}))
+    z = approx(substitute(e, {k: _num(x) for k, x in env.items()}))  # the cost bound, not the sign
     if z is None:
         raise Undecided("it cannot be evaluated within the cost limits")
-    scale = max(1.0, abs(z))
-    if abs(z.imag) > MARGIN * scale:
+    if abs(z.imag) > MARGIN * max(1.0, abs(z)):
         raise Undecided("it has no real value")
-    if abs(z.real) <= MARGIN * scale:
-        raise Undecided("it is zero or too close to zero to decide without exact arithmetic")
-    return 1 if z.real > 0 else -1
+    try:
+        return interval_sign(e, env)
+    except NoSign as exc:
+        raise Undecided(str(exc)) from None
 
 
 def _holds(r: Rel, env: dict[str, Fraction], exact: bool) -> bool:
@@ -103,8 +114,12 @@ def _grid(names: list[str], integers: frozenset[str]) -> list[dict[str, Fraction
 
 
 def satisfiable(premises: list[Rel], guards: list[Rel], integers: frozenset[str] = frozenset()) -> bool:
-    """True when a point is found where every premise holds (exactly) and every guard holds."""
-    if not guards:
+    """True when a point is found where every premise holds (exactly) and every guard holds, or, for
+    polynomial conditions in one real letter, when Sturm sign tables show that one exists. Premises
+    alone are checked too: ``(n : ℤ) (h1 : 2 * n = 7) : n = 5`` is proved vacuously by ``omega``."""
+    if not guards and not premises:
+        return True
+    if _one_real_letter(premises, guards, integers):
         return True
     names = sorted(set().union(*(variables(r.lhs) | variables(r.rhs) for r in [*premises, *guards])))
     candidates: list[dict[str, Fraction]] = [] if premises else _grid(names, integers)
@@ -120,3 +135,20 @@ def satisfiable(premises: list[Rel], guards: list[Rel], integers: frozenset[str]
         if all(_holds(p, env, True) for p in premises) and all(_holds(g, env, False) for g in guards):
             return True
     return False
+
+
+def _one_real_letter(premises: list[Rel], guards: list[Rel], integers: frozenset[str]) -> bool:
+    """Premises and guards are polynomial conditions in one real letter that some real value meets
+    (exactly: ``faithsieve.obligations.realroots``); False when they are not, or past a bound."""
+    rels = [*premises, *guards]
+    names = set().union(*(variables(r.lhs) | variables(r.rhs) for r in rels))
+    if len(names) != 1 or names & integers or any(r.op not in OPS for r in rels):
+        return False
+    (var,) = names
+    conditions = []
+    for r in rels:
+        poly = univariate(r, var)
+        if poly is None:
+            return False
+        conditions.append((poly, r.op))
+    return real_satisfiable(conditions) is True

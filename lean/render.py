@@ -19,7 +19,8 @@ integer literals, ``+ - * ^n mod``, n!     ``ℤ`` (never ``ℕ``: ``2 - 5`` wou
 ========================================  =====================================================
 
 Variables: identities range over ``ℚ`` (equivalent to ``ℝ`` for rational expressions with
-``|.|``; floor/ceil or radicals with variables need ``ℝ``); derivations and real coverage over
+``|.|`` and ``=``, ``≤``, ``≥``; floor/ceil, radicals with variables, and nonlinear ``<``, ``>``, ``≠``
+need ``ℝ``: ``x ^ 2 ≠ 2`` holds on ``ℚ``; core refuses those); derivations and real coverage over
 ``ℝ`` in mathlib and over ``Rat`` in core only when every relation is linear (where ``ℚ`` and
 ``ℝ`` agree); ``integer_vars`` and integer coverage over ``ℤ``, cast as ``(n : T)`` where the
 arithmetic is in a larger ``T``. ``ℕ`` appears only as the literal arguments of
@@ -76,6 +77,8 @@ from faithsieve.mathtext.ast import Call, Expr, Rel, variables, walk
 
 MAX_CHARS = 6000
 """Longest theorem statement produced."""
+_STRICT = ("<", ">", "!=")
+"""Relations whose truth for every rational value does not give their truth for every real one."""
 _KIND_PREFIX = {"arithmetic": "arith", "identity": "ident", "substitution": "subst", "derivation": "deriv",
                 "solution": "sol", "coverage": "cover"}
 
@@ -97,7 +100,10 @@ def _gate(ctx: _Ctx, premises: list[Rel], integers: frozenset[str], lean_version
         have = f"this toolchain is {lean_version}" if lean_version else "the Lean version is not known"
         raise _Refuse(f"needs core Lean's Rat, in the prelude only from Lean {shown(CORE_RAT)} ({have}; "
                       "use the Mathlib flavour or a newer toolchain)")
-    if ctx.guards and not satisfiable(premises, ctx.guards, integers):
+    if (ctx.guards or premises) and not satisfiable(premises, ctx.guards, integers):
+        if not ctx.guards:
+            raise _Refuse("no point found where the premises hold: the statement could be vacuously true "
+                          "(a proof of it would verify nothing)")
         raise _Refuse("no point found where the domain conditions (" + ", ".join(dict.fromkeys(ctx.domain))
                       + ") hold together with the premises: the statement could be vacuously true")
 
@@ -146,7 +152,13 @@ def _context(ob: Obligation, flavour: Flavour, exprs: list[Expr], vs: list[str],
         ctx = _Ctx(flavour, t, {v: t for v in vs})
     elif isinstance(ob, IdentityObligation):
         steps = any(isinstance(n, Call) and n.fn in ("floor", "ceil") for x in exprs for n in walk(x))
-        t = max(_Q, need, _R if steps else _Q)  # a floor identity can hold on ℚ and fail on ℝ
+        # ∀ x ∈ ℚ and ∀ x ∈ ℝ agree for continuous sides and =, ≤, ≥ (ℚ is dense); a strict relation or ≠
+        # can fail at irrational points only: (x : ℚ) : x ^ 2 ≠ 2 is true, over ℝ it is false
+        strict = ob.claim.op in _STRICT and bool(vs) and not all(_linear(x) for x in exprs)
+        if strict and flavour == "core":
+            raise _Refuse("a strict inequality or ≠ in variables can hold over ℚ and fail over ℝ (x ^ 2 ≠ 2); "
+                          "it needs Mathlib's ℝ")
+        t = max(_Q, need, _R if steps or strict else _Q)  # a floor identity can hold on ℚ and fail on ℝ
         ctx = _Ctx(flavour, t, {v: t for v in vs})
         if not ob.asserted_identity:
             refute = "none"

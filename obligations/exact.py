@@ -440,10 +440,9 @@ class ExactChecker:
 # ---------------------------------------------------------------------------
 
 
-def real_root_count(eq: Rel, var: str, lim: Limits) -> int | None:
-    """How many distinct real roots the polynomial equation ``eq`` in the one letter ``var`` has,
-    exactly (Sturm counts, ``obligations.realroots``); None when it is no such polynomial or past a
-    bound."""
+def univariate(eq: Rel, var: str, lim: Limits = DEFAULT_LIMITS) -> Poly1 | None:
+    """``lhs - rhs`` of ``eq`` as a polynomial in the one letter ``var`` (coefficients from the constant term
+    up), or None when it is no such polynomial, is constant, or is past a bound."""
     diff = poly_difference(eq.lhs, eq.rhs, lim, quotients=False)
     if diff is None:
         return None
@@ -458,6 +457,15 @@ def real_root_count(eq: Rel, var: str, lim: Limits) -> int | None:
         p[k] = p.get(k, Fraction(0)) + Fraction(c) / den
     if not p or max(p) < 1 or max(p) > MAX_DEGREE:
         return None
-    poly: Poly1 = trim([p.get(k, Fraction(0)) for k in range(max(p) + 1)])
+    return trim([p.get(k, Fraction(0)) for k in range(max(p) + 1)])
+
+
+def real_root_count(eq: Rel, var: str, lim: Limits) -> int | None:
+    """How many distinct real roots the polynomial equation ``eq`` in the one letter ``var`` has,
+    exactly (Sturm counts, ``obligations.realroots``); None when it is no such polynomial or past a
+    bound."""
+    poly = univariate(eq, var, lim)
+    if poly is None:
+        return None
     found = cells([poly])
     return None if found is None else sum(1 for c in found if c.root is not None)
