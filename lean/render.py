@@ -63,6 +63,7 @@ from faithsieve.lean.terms import (
     sanitize,
 )
 from faithsieve.lean.versions import CORE_RAT, at_least, shown
+from faithsieve.obligations.exact import dropped_roots
 from faithsieve.obligations.models import (
     ArithmeticObligation,
     CoverageObligation,
@@ -74,6 +75,7 @@ from faithsieve.obligations.models import (
 )
 
 from faithsieve.mathtext.ast import Call, Expr, Rel, variables, walk
+from faithsieve.mathtext.evaluate import DEFAULT_LIMITS
 
 MAX_CHARS = 6000
 """Longest theorem statement produced."""
@@ -146,6 +148,12 @@ def _context(ob: Obligation, flavour: Flavour, exprs: list[Expr], vs: list[str],
     elif isinstance(ob, SolutionObligation):
         if set(vs) - set(ob.values):
             raise _Refuse("equation has variables with no claimed value")
+        if ob.sole and len(ob.values) == 1 and len(ob.equations) == 1:
+            (var, v), = ob.values.items()
+            dropped = dropped_roots(ob.equations[0], var, v, ob.constraints, DEFAULT_LIMITS)
+            if dropped:  # "3 ^ 2 = 9" would prove that 3 is a root, not that x = 3 follows
+                raise _Refuse(f"the step gives {var} = {v} as the value of {var} and drops the real root(s) "
+                              f"{', '.join(dropped)}")
         ctx = _Ctx(flavour, max(need, _value_need(ob.values)), {}, dict(ob.values))
     elif isinstance(ob, SubstitutionObligation):
         t = max(need, _value_need(ob.env))

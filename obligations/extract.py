@@ -526,8 +526,10 @@ def _solution(ctx: EdgeContext, read: Callable[[], dict[str, object]], approx: b
     lit = value_expr.operand if isinstance(value_expr, Neg) else value_expr
     decimals = lit.decimals if isinstance(lit, Num) else 0
     listed = ctx.roots_listed if not approx and r.op == "=" and decimals == 0 else 0
+    constraints = tuple(p for p in ctx.premises[1:] if p.op in ("<", ">", "<=", ">=", "!=") and _rel_vars(p) == {var})
     return SolutionObligation(**read(), equations=(prem,), values=values, approx=approx or r.op == "~" or decimals > 0,
-                              decimals=decimals, listed=listed)
+                              decimals=decimals, listed=listed, sole=not ctx.parallel and r.op == "=" and not listed,
+                              constraints=constraints)
 
 
 def _linear_equation(r: Rel) -> bool:

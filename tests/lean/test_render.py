@@ -388,3 +388,10 @@ def test_unsatisfiable_premises_are_refused() -> None:
     assert header(irrational) == "theorem fs_deriv_o0 (x : ℝ) (h1 : x ^ 2 = 2) : x ^ 4 = 4"
     real_none = DerivationObligation(**BASE, premises=(rel("x^2 = -1"),), claim=rel("x = 5"))
     assert "premises hold" in _refused(real_none)
+
+
+def test_a_sole_value_that_drops_a_root_is_not_rendered_as_a_root_check() -> None:
+    sole = SolutionObligation(**BASE, equations=(rel("x^2 = 9"),), values={"x": Fraction(3)}, sole=True)
+    assert "drops the real root(s) x = -3" in _refused(sole)
+    one_of = SolutionObligation(**BASE, equations=(rel("x^2 = 9"),), values={"x": Fraction(3)})
+    assert header(one_of) == "theorem fs_sol_o0 : (3 ^ 2 : ℤ) = 9"
