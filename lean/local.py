@@ -10,7 +10,9 @@ The backend keeps ``lean_workers`` REPL slots, each started on first use (``Lean
 ``lake env repl`` process). Every command gets a time limit (lean-interact has none by default).
 A REPL is retired after ``lean_recycle_after`` commands or when its resident memory (process tree)
 exceeds ``lean_memory_mb``; an address-space ceiling of ``max(2 * lean_memory_mb, 16 GiB)`` stops a
-single runaway command. A REPL that dies or stops answering yields ``repl_error`` / ``timeout``
+single runaway command. That ceiling is clipped to the hard limit of the process that starts the REPL
+(``repl_memory_mb``): a worker's own cap (4 GiB, a soft limit) never passes to the REPL, and a hard limit
+below the ceiling is said (a warning here, a line in ``faithsieve doctor``). A REPL that dies or stops answering yields ``repl_error`` / ``timeout``
 for that command, and the next command starts a fresh one.
 
 Leading ``import`` lines are elaborated once per REPL, as a command of their own under their own
@@ -136,6 +138,32 @@ def lean_interact_problem() -> str | None:
     return None
 
 
+_MIB = 1024 * 1024
+
+
+def repl_memory_mb(want_mb: int, limits: tuple[int, int] | None = None) -> tuple[int, str]:
+    """The address-space limit (MiB) a REPL started from this process gets, and one line saying so.
+
+    lean-interact sets ``RLIMIT_AS`` to ``(limit, limit)`` in the REPL's child before it runs Lean, and says
+    nothing when that fails (it does without privileges when ``limit`` is above the hard limit, and the REPL
+    then keeps the caller's soft limit, a worker's 4 GiB cap). So the limit asked for is ``want_mb`` clipped to
+    the hard limit: raising a soft limit up to the hard one needs no privileges, so the REPL gets exactly
+    that, never the worker's cap. ``limits``: ``(soft, hard)`` in bytes (default: this process's)."""
+    import resource
+
+    soft, hard = limits if limits is not None else resource.getrlimit(resource.RLIMIT_AS)
+    own = "unlimited" if soft == resource.RLIM_INFINITY else f"{soft // _MIB} MiB"
+    if hard == resource.RLIM_INFINITY or hard >= want_mb * _MIB:
+        ceiling = "unlimited" if hard == resource.RLIM_INFINITY else f"{hard // _MIB} MiB"
+        return want_mb, (f"the Lean REPL gets {want_mb} MiB of address space (hard limit {ceiling}; the soft limit "
+                         f"of the process that starts it, {own} here, a worker's cap in a worker, does not pass to it)")
+    got = hard // _MIB
+    return got, (f"the Lean REPL gets only {got} MiB of address space, the hard limit here (it is given {want_mb} MiB "
+                 "where the hard limit allows; import Mathlib maps several GiB and may fail): raise the hard limit "
+                 "before starting faithsieve (it takes privileges: `ulimit -Hv unlimited` in a root shell, "
+                 "`prlimit --as=unlimited --pid PID` as root, or an `as` line in /etc/security/limits.conf)")
+
+
 def _rss_mb(server: Any) -> float:
     return float(server.get_memory_usage())
 
@@ -173,6 +201,8 @@ class LocalLeanBackend:
         for w in reversed(self._workers):
             self._idle.put(w)
         self._closed = False
+        self.memory_note = ""
+        """What address space the REPLs get (``repl_memory_mb``), once the configuration is built."""
         self.counters = {"started": 0, "recycled_count": 0, "recycled_memory": 0, "crashed": 0, "timeouts": 0,
                          "commands": 0}
 
@@ -233,9 +263,12 @@ class LocalLeanBackend:
 
                 project = (LocalProject(directory=env.project.path, lake_path=env.lake.path, auto_build=False)
                            if env.project is not None else None)
+                limit_mb, self.memory_note = repl_memory_mb(max(2 * self.settings.lean_memory_mb, HARD_LIMIT_FLOOR_MB))
+                if limit_mb < HARD_LIMIT_FLOOR_MB:
+                    log.warning("%s", self.memory_note)
                 self._config = LeanREPLConfig(
                     project=project, local_repl_path=env.repl.directory, build_repl=False, lake_path=env.lake.path,
-                    memory_hard_limit_mb=max(2 * self.settings.lean_memory_mb, HARD_LIMIT_FLOOR_MB),
+                    memory_hard_limit_mb=limit_mb,
                     enable_incremental_optimization=version is not None and version >= (4, 8, 0),
                     enable_parallel_elaboration=version is not None and version >= (4, 19, 0), verbose=False)
             except ImportError as exc:
