@@ -620,3 +620,16 @@ def test_localize_imports_once_in_the_worker_start_up_outside_the_item_limit(fak
     checks = sent[1:]
     assert checks and all(r["req"].get("env") == 0 and "import" not in r["req"]["cmd"] for r in checks)
     assert any(r["req"]["cmd"].rstrip().endswith(":= by sorry") for r in checks)  # the pre-check, in that env
+
+
+def test_scoring_workers_import_the_header_at_start_up(fake: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """``faithsieve score`` with a Lean backend: each worker imports the header while it starts, before any item."""
+    from faithsieve.runtime.limits import ItemLimits
+    from faithsieve.scoring.chunks import scoring_pool
+
+    monkeypatch.setenv("FAITHSIEVE_LEAN_REPL_PATH", str(fake["repl"]))
+    settings = settings_for(fake)
+    with scoring_pool(settings, 1, ItemLimits(10.0, 0)) as pool:
+        before_any_item = requests(fake)
+        pool.run(os.getpid, time_limit=10)
+    assert [r["req"]["cmd"] for r in before_any_item] == ["import Mathlib"]
