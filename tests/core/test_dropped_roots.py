@@ -61,3 +61,14 @@ def test_the_extracted_obligation_carries_the_stated_constraints() -> None:
     proof = proof_from_input({"problem": "Find x.", "steps": ["We have $x^2 = 9$.", "So $x = 3$."]}, Settings())
     (ob,) = [o for o in extract_obligations(decompose(proof)) if o.kind.value == "solution"]
     assert ob.sole and ob.constraints == ()
+
+
+@pytest.mark.parametrize(("premise", "step", "value"), [
+    (r"We have $x^3 - 16x = 0$.", r"So $x = 0, \pm 4$.", "x = 0"),
+    (r"We have $r(5r - 44) = 0$.", r"This gives \[ r = 0 \] \[ 5r - 44 = 0 \implies r = 44/5 \]", "r = 0"),
+])
+def test_a_value_listed_with_others_is_not_the_sole_value(premise: str, step: str, value: str) -> None:
+    proof = proof_from_input({"problem": "Find x.", "steps": [premise, step]}, Settings())
+    solutions = [o for o in extract_obligations(decompose(proof)) if o.kind.value == "solution"]
+    first = next(o for o in solutions if o.claim_text().startswith(value + " solves"))
+    assert not first.sole  # another value of the letter follows in the clause: a list
