@@ -19,7 +19,9 @@ value would be *verified*. So the renderer (``faithsieve.lean.terms``) asks two 
   hypotheses can make a statement vacuously true (``1 / (x - x)`` adds ``x - x ≠ 0``, which no ``x``
   satisfies; ``(n : ℤ) (h1 : 2 * n = 7) : n = 5`` has premises no integer satisfies). Polynomial
   conditions in one real letter are decided exactly by Sturm sign tables (``x ^ 2 = 2`` has only
-  irrational points). The
+  irrational points); an inequality with irrational constants holds at a point when interval arithmetic
+  proves its sign there; one polynomial equation over real constants (``x + x + 50° = 180°``) is met
+  where its difference is proved to change sign along a line (intermediate value theorem). The
   points tried: a fixed grid (``MAX_GRID`` points) and, with premises, the exact witness search of
   ``faithsieve.obligations.witness`` (its own evaluation budget). No point found: ``False``, and the
   renderer refuses.
@@ -37,7 +39,18 @@ from faithsieve.obligations.realroots import satisfiable as real_satisfiable
 from faithsieve.obligations.witness import witness_points
 
 from faithsieve.core.errors import FaithSieveError
-from faithsieve.mathtext.ast import BinOp, Expr, Num, Rel, substitute, variables
+from faithsieve.mathtext.ast import (
+    BinOp,
+    Call,
+    Expr,
+    Neg,
+    Num,
+    Pow,
+    Rel,
+    Var,
+    substitute,
+    variables,
+)
 from faithsieve.mathtext.cost import approx
 from faithsieve.mathtext.evaluate import evaluate
 
@@ -91,7 +104,9 @@ def _holds(r: Rel, env: dict[str, Fraction], exact: bool) -> bool:
         try:
             d = evaluate(r.lhs, env) - evaluate(r.rhs, env)
         except FaithSieveError:
-            return False
+            if r.op == "=":  # an irrational value: only exact arithmetic could show it is 0
+                return False
+            return _holds(r, env, False)  # an inequality: a sign proved by interval arithmetic is as good
         return {"=": d == 0, "!=": d != 0, "<": d < 0, ">": d > 0, "<=": d <= 0, ">=": d >= 0}.get(r.op, False)
     try:
         s = closed_sign(r.lhs if r.rhs == ZERO else BinOp("-", r.lhs, r.rhs), env)
@@ -134,6 +149,59 @@ def satisfiable(premises: list[Rel], guards: list[Rel], integers: frozenset[str]
             continue
         if all(_holds(p, env, True) for p in premises) and all(_holds(g, env, False) for g in guards):
             return True
+    return not guards and len(premises) == 1 and _sign_change(premises[0], integers)
+
+
+_LINE = tuple(Fraction(v) for v in (-10**6, -1000, -100, -10, -5, -3, -2, -1, 0, 1, 2, 3, 5, 6, 7, 10, 100, 1000,
+                                     10**6))
+"""Values one letter takes, in order, while the others stay put (``_sign_change``)."""
+
+
+_EVERYWHERE = ("sin", "cos", "exp", "abs", "deg", "percent")
+"""Functions defined and continuous on the whole real line."""
+
+
+def _continuous(e: Expr) -> bool:
+    """Every letter of ``e`` sits under ``+ - *``, division by a closed expression, negation, natural powers
+    and functions continuous everywhere (``_EVERYWHERE``) only: ``e`` is continuous in its letters wherever
+    its closed parts have values (a point where one has none gets no sign, so it proves nothing)."""
+    if not variables(e):
+        return True
+    if isinstance(e, Var):
+        return True
+    if isinstance(e, Neg):
+        return _continuous(e.operand)
+    if isinstance(e, BinOp) and e.op in "+-*":
+        return _continuous(e.left) and _continuous(e.right)
+    if isinstance(e, BinOp) and e.op == "/":
+        return not variables(e.right) and _continuous(e.left)
+    if isinstance(e, Call) and e.fn in _EVERYWHERE and len(e.args) == 1:
+        return _continuous(e.args[0])
+    if isinstance(e, Pow) and isinstance(e.exponent, Num):
+        v = e.exponent.value
+        return v.denominator == 1 and v >= 0 and _continuous(e.base)
+    return False
+
+
+def _sign_change(eq: Rel, integers: frozenset[str]) -> bool:
+    """One equation in real letters whose sides are polynomials over real constants (``x + x + 50° = 180°``):
+    ``lhs - rhs`` takes both signs (each proved by interval arithmetic) at two points of a line along one
+    letter, so it vanishes between them (intermediate value theorem): a point exists, though not a rational
+    one the search could name."""
+    names = sorted(variables(eq.lhs) | variables(eq.rhs))
+    diff = BinOp("-", eq.lhs, eq.rhs)
+    if eq.op != "=" or not names or set(names) & integers or not _continuous(diff):
+        return False
+    for base in _grid(names, frozenset())[:3]:
+        for name in names:
+            signs = set()
+            for t in _LINE:
+                try:
+                    signs.add(closed_sign(diff, {**base, name: t}))
+                except Undecided:
+                    continue
+                if 0 in signs or {-1, 1} <= signs:
+                    return True
     return False
 
 

@@ -28,8 +28,8 @@ __all__ = ["PRECISIONS", "NoSign", "interval_sign"]
 PRECISIONS = (113, 400, 1600)
 """Bits of working precision tried in turn (quadruple, then about 120 and 480 decimal digits)."""
 
-_FUNCS = ("sqrt", "exp", "ln", "sin", "cos", "tan", "abs")
-"""One-argument functions enclosed, besides ``log_b`` with a whole base ``b >= 2`` (``ln x / ln b``); ``log``
+_FUNCS = ("sqrt", "exp", "ln", "sin", "cos", "tan", "abs", "deg", "percent")
+"""One-argument functions enclosed (``deg``: degrees, ``x·π/180``; ``percent``: ``x/100``), besides ``log_b`` with a whole base ``b >= 2`` (``ln x / ln b``); ``log``
 without a base is ambiguous and has no sign here."""
 
 
@@ -124,6 +124,10 @@ class _Enclose:
             if cos.a <= 0 <= cos.b:
                 raise NoSign("the cosine under a tangent is not separated from zero")
             return c.sin(x) / cos
+        if fn == "deg":
+            return x * c.pi / 180
+        if fn == "percent":
+            return x / 100
         if fn.startswith("log_"):
             return c.log(x) / c.log(c.mpf(int(fn[4:])))
         return {"sqrt": c.sqrt, "exp": c.exp, "ln": c.log, "sin": c.sin, "cos": c.cos}[fn](x)

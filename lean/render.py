@@ -42,6 +42,8 @@ premises (``faithsieve.lean.domains.satisfiable``): a set that no point is found
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from fractions import Fraction
 from typing import Literal
 
 from faithsieve.lean.domains import satisfiable
@@ -74,8 +76,9 @@ from faithsieve.obligations.models import (
     SubstitutionObligation,
 )
 
+from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext.ast import Call, Expr, Rel, variables, walk
-from faithsieve.mathtext.evaluate import DEFAULT_LIMITS
+from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, evaluate
 
 MAX_CHARS = 6000
 """Longest theorem statement produced."""
@@ -148,10 +151,10 @@ def _context(ob: Obligation, flavour: Flavour, exprs: list[Expr], vs: list[str],
     elif isinstance(ob, SolutionObligation):
         if set(vs) - set(ob.values):
             raise _Refuse("equation has variables with no claimed value")
-        if ob.sole and len(ob.values) == 1 and len(ob.equations) == 1:
+        if ob.sole and len(ob.values) == 1 and len(ob.equations) == 1 and _may_solve(ob.equations[0], ob.values):
             (var, v), = ob.values.items()
             dropped = dropped_roots(ob.equations[0], var, v, ob.constraints, DEFAULT_LIMITS)
-            if dropped:  # "3 ^ 2 = 9" would prove that 3 is a root, not that x = 3 follows
+            if dropped:  # "3 ^ 2 = 9" would prove that 3 is a root, not that x = 3 follows (a non-root is refutable)
                 raise _Refuse(f"the step gives {var} = {v} as the value of {var} and drops the real root(s) "
                               f"{', '.join(dropped)}")
         ctx = _Ctx(flavour, max(need, _value_need(ob.values)), {}, dict(ob.values))
@@ -182,6 +185,14 @@ def _context(ob: Obligation, flavour: Flavour, exprs: list[Expr], vs: list[str],
         ctx = _Ctx(flavour, t, {v: (_Z if v in ints else t) for v in vs})
         refute = "contradiction"
     return ctx, refute, notes
+
+
+def _may_solve(eq: Rel, values: Mapping[str, Fraction]) -> bool:
+    """The value may satisfy the equation: it does exactly, or exact arithmetic cannot tell."""
+    try:
+        return evaluate(eq.lhs, dict(values)) == evaluate(eq.rhs, dict(values))
+    except FaithSieveError:
+        return True
 
 
 def _claim(ob: Obligation, ctx: _Ctx, vs: list[str]) -> tuple[list[tuple[str, str]], str]:

@@ -395,3 +395,18 @@ def test_a_sole_value_that_drops_a_root_is_not_rendered_as_a_root_check() -> Non
     assert "drops the real root(s) x = -3" in _refused(sole)
     one_of = SolutionObligation(**BASE, equations=(rel("x^2 = 9"),), values={"x": Fraction(3)})
     assert header(one_of) == "theorem fs_sol_o0 : (3 ^ 2 : ℤ) = 9"
+
+
+def test_a_sole_value_that_is_no_root_stays_refutable() -> None:
+    wrong = SolutionObligation(**BASE, equations=(rel("16 + x = 27"),), values={"x": Fraction(8)}, sole=True)
+    assert header(wrong) == "theorem fs_sol_o0 : (16 + 8 : ℤ) = 27"
+
+
+def test_premises_met_only_at_irrational_or_unnamed_points_are_satisfiable() -> None:
+    degrees = DerivationObligation(**BASE, premises=(rel(r"x + x + 50^\circ = 180^\circ"),), claim=rel("2x = 130"))
+    assert isinstance(render(degrees), LeanStatement)  # x = 65 (degrees): a sign change along x shows a root
+    irrational = DerivationObligation(**BASE, premises=(rel(r"b - a + \frac{1}{2} < \sqrt{\frac{1}{2}}"),),
+                                      claim=rel(r"b - a < 1"))
+    assert isinstance(render(irrational), LeanStatement)  # the inequality's sign proved by intervals at a point
+    complex_only = DerivationObligation(**BASE, premises=(rel("b^2 + 2b + 2 = 0"),), claim=rel("(b + 1)^2 = -1"))
+    assert "premises hold" in _refused(complex_only)
