@@ -149,8 +149,10 @@ def repl_memory_mb(want_mb: int, limits: tuple[int, int] | None = None) -> tuple
     then keeps the caller's soft limit, a worker's 4 GiB cap). So the limit asked for is ``want_mb`` clipped to
     the hard limit: raising a soft limit up to the hard one needs no privileges, so the REPL gets exactly
     that, never the worker's cap. ``limits``: ``(soft, hard)`` in bytes (default: this process's)."""
-    import resource
-
+    try:
+        import resource
+    except ImportError:  # not a POSIX system: lean-interact sets no limit there either
+        return want_mb, "no address-space limits on this platform (the Lean REPL is not capped)"
     soft, hard = limits if limits is not None else resource.getrlimit(resource.RLIMIT_AS)
     own = "unlimited" if soft == resource.RLIM_INFINITY else f"{soft // _MIB} MiB"
     if hard == resource.RLIM_INFINITY or hard >= want_mb * _MIB:
