@@ -195,6 +195,18 @@ def check_lean_interact(settings: Settings) -> DoctorCheck:
                        details={"version": version})
 
 
+def check_lean_memory(settings: Settings) -> DoctorCheck:
+    """What address space a Lean REPL started by ``faithsieve`` gets (``lean.local.repl_memory_mb``): the worker's
+    own cap is a soft limit and does not pass to it; a hard limit below what it is given is a warning line."""
+    from faithsieve.lean import local
+
+    want = max(2 * settings.lean_memory_mb, local.HARD_LIMIT_FLOOR_MB)
+    got, note = local.repl_memory_mb(want)
+    short = got < local.HARD_LIMIT_FLOOR_MB
+    status: Status = ("fail" if settings.lean_backend == "local" else "missing") if short else "ok"
+    return DoctorCheck(name="lean-memory", status=status, summary=note, details={"repl_mb": got, "wanted_mb": want})
+
+
 def check_lean_server(settings: Settings, *, transport: httpx.BaseTransport | None = None) -> DoctorCheck:
     if not settings.lean_server_url:
         return DoctorCheck(name="lean-server", status="off",
@@ -246,6 +258,7 @@ def run_doctor(settings: Settings, *, transport: httpx.BaseTransport | None = No
     checks.extend(_lean_checks(settings, env))
     interact = check_lean_interact(settings)
     checks.append(interact)
+    checks.append(check_lean_memory(settings))
     server = check_lean_server(settings, transport=transport)
     checks.append(server)
     checks.append(check_backend(settings, env, server, interact))

@@ -83,6 +83,30 @@ def lean_backend(settings: Settings) -> tuple[LeanBackend | None, str]:
         return None, exc.message
 
 
+def warm_lean(settings: Settings) -> str:
+    """A worker's start-up, before any item: build this process's Lean backend (``lean_backend``, shared by the
+    ``lean`` checker and the kernel) and import the header every check begins with (``import Mathlib`` in the
+    Mathlib flavour), under the backend's import limit and outside every item's limits. One line saying
+    what happened and what it cost."""
+    backend, why = lean_backend(settings)
+    if backend is None:
+        return f"no Lean backend: {why}"
+    from faithsieve.lean.backend import warm_backend
+    from faithsieve.lean.local import split_header
+    from faithsieve.lean.snippets import preamble
+
+    header = split_header(preamble(settings.lean_mathlib) + "#check Nat")[0]
+    t0 = time.perf_counter()
+    result = warm_backend(backend, header)
+    took = time.perf_counter() - t0
+    what = f"`{header}`" if header else "no header (core Lean)"
+    if result is None:
+        return f"{backend.name}: no start-up step; {what} is imported by the first check"
+    if result.status != "valid":
+        return f"{backend.name}: importing {what} failed in {took:.1f} s ({result.status}: {result.detail or 'see the checks'})"
+    return f"{backend.name}: REPL(s) started, {what} imported in {took:.1f} s, outside the proof's limits"
+
+
 def lean_status(settings: Settings) -> tuple[bool, str]:
     """Whether the configured Lean backend can run here, and why not."""
     backend, why = lean_backend(settings)

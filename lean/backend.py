@@ -92,3 +92,14 @@ class LeanBackend(Protocol):
     def close(self) -> None:
         """Stop processes / connections held by the backend."""
         ...
+
+
+def warm_backend(backend: LeanBackend, header: str) -> CheckResult | None:
+    """Start ``backend``'s REPLs and import ``header`` now (a worker's start-up, outside every check's limit),
+    where the backend has such a step (``warm``: the local REPLs, a Kimina server, the cache over either);
+    None where it has none."""
+    warm = getattr(backend, "warm", None)
+    if not callable(warm):
+        return None
+    result = warm(header)
+    return result if isinstance(result, CheckResult) else None

@@ -16,7 +16,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from faithsieve.lean.backend import CheckResult, LeanBackend
+from faithsieve.lean.backend import CheckResult, LeanBackend, warm_backend
 from pydantic import ValidationError
 
 from faithsieve.runtime.kvstore import SqliteStore
@@ -102,6 +102,10 @@ class CachedBackend:
         if key is not None and result.status in CACHEABLE:
             self.cache.put(key, result)
         return result
+
+    def warm(self, header: str) -> CheckResult | None:
+        """The inner backend's start-up import (``faithsieve.lean.backend.warm_backend``); never cached."""
+        return warm_backend(self.inner, header)
 
     def close(self) -> None:
         self.cache.close()

@@ -3,9 +3,10 @@
 ``formalize_proof(proof, flavour, lean_version)`` decomposes the proof with the rule-based
 decomposer, extracts its obligations (the literal-formula ones and the remainder claims, as the
 offline pipeline does) and renders each with ``faithsieve.lean.render``. ``lean_file`` writes the
-result as one Lean file a user can paste into a project: the imports once, then for each obligation
-a comment naming its step and claim, the statement ``:= by sorry`` and what refutes it, or the
-reason it is not rendered. ``faithsieve formalize`` prints it.
+result as one Lean file a user can paste into a project: the header it assumes (``import Mathlib``, a
+comment where no Mathlib was found), then for each obligation a comment naming its step and claim, the
+statement ``:= by sorry`` as the kernel checks it (``set_option autoImplicit false in``) and what refutes
+it, or the reason it is not rendered. ``faithsieve formalize`` prints it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from faithsieve.lean.intform import integer_form
 from faithsieve.lean.render import LeanStatement, Unrenderable, render
+from faithsieve.lean.snippets import with_options
 from faithsieve.lean.statement import Flavour
 from faithsieve.obligations.extract import extract_obligations
 from faithsieve.obligations.models import Obligation
@@ -46,7 +48,7 @@ class Formalized:
         if isinstance(st, Unrenderable):
             return {**out, "rendered": False, "reason": st.reason}
         ref = st.refutation()
-        return {**out, "rendered": True, "statement": st.text(), "refute": st.refute,
+        return {**out, "rendered": True, "statement": st.text(), "checked": _checked(st), "refute": st.refute,
                 "refutation": ref.text() if ref is not None else None, "imports": list(st.imports),
                 "notes": list(st.notes)}
 
@@ -62,25 +64,43 @@ def _comment(text: str) -> str:
     return " ".join(text.split()).replace("-/", "- /")
 
 
-def lean_file(items: list[Formalized], flavour: Flavour, lean_version: str | None) -> str:
-    """The obligations as one Lean file: imports, then each statement and its refutation ``:= by sorry``."""
+def _checked(st: LeanStatement) -> str:
+    """The declaration as the kernel checks it: ``set_option autoImplicit false in`` before its keyword."""
+    return f"{with_options(st.text())} := by sorry"
+
+
+def _header(flavour: Flavour, mathlib_here: bool | None) -> list[str]:
+    """The header line(s): the import every check begins with, or a comment where it is known to be missing."""
+    if flavour == "core":
+        return ["-- header assumed: none (core Lean; the kernel's checks have no imports)"]
+    if mathlib_here is False:
+        return ["-- header assumed: import Mathlib (the kernel's checks begin with it), but `faithsieve doctor` finds",
+                "-- no built Mathlib project here (FAITHSIEVE_LEAN_PROJECT): uncomment it in a project that has one",
+                "-- import Mathlib"]
+    return ["-- header assumed: import Mathlib (the kernel's checks begin with it)", "import Mathlib"]
+
+
+def lean_file(items: list[Formalized], flavour: Flavour, lean_version: str | None,
+              mathlib_here: bool | None = None) -> str:
+    """The obligations as one Lean file: the header, then each statement and its refutation ``:= by sorry``,
+    each as the kernel checks it (``set_option autoImplicit false in``). ``mathlib_here``: whether a built
+    Mathlib project was found (False: ``import Mathlib`` is written as a comment; None: not known)."""
     rendered = sum(isinstance(f.statement, LeanStatement) for f in items)
-    lines = ["import Mathlib" if flavour == "mathlib" else "-- core Lean: no imports", "",
+    lines = [*_header(flavour, mathlib_here), "",
              f"/-! {len(items)} obligation(s), {rendered} rendered; flavour {flavour}"
              f"{f', Lean {lean_version}' if lean_version else ''}. Each statement is followed by what refutes it. -/"]
     for f in items:
         ob, st = f.obligation, f.statement
         lines += ["", f"-- step {ob.step}, {ob.id} ({ob.kind.value}): {_comment(ob.claim_text())}"]
         if f.integer is not None:
-            lines += ["-- integer form (denominators cleared exactly; core tactics decide it):",
-                      f"{f.integer.text()} := by sorry"]
+            lines += ["-- integer form (denominators cleared exactly; core tactics decide it):", _checked(f.integer)]
         if isinstance(st, Unrenderable):
             lines.append(f"-- not rendered: {_comment(st.reason)}")
             continue
-        lines.append(f"{st.text()} := by sorry")
+        lines.append(_checked(st))
         ref = st.refutation()
         if ref is None:
             lines.append(f"-- no refutation: {_comment('; '.join(st.notes) or 'nothing Lean proves refutes it')}")
         else:
-            lines += [f"-- refuted by {_REFUTES[st.refute]}:", f"{ref.text()} := by sorry"]
+            lines += [f"-- refuted by {_REFUTES[st.refute]}:", _checked(ref)]
     return "\n".join(lines) + "\n"

@@ -222,9 +222,16 @@ class LeanKernel:
         """``target := proof`` as checked: ``open`` lines, the options (``with_options``), the declaration."""
         return f"{with_options(target.text(with_prelude=True), MAX_HEARTBEATS if heartbeats else None)} := {proof}"
 
-    def elaborates(self, target: Header) -> str | None:
-        """Check ``target := by sorry`` once: None when it elaborates (one ``sorry``, no error), else why not."""
-        result = self._check(f"{self.preamble}{self.declaration(target, 'by sorry', heartbeats=False)}")
+    def elaborates(self, target: Header, deadline: float | None = None) -> str | None:
+        """Check ``target := by sorry`` once: None when it elaborates (one ``sorry``, no error), else why not.
+        ``deadline`` (the search's) caps the check's limit; one already past is not sent (``BUDGET_SPENT``)."""
+        timeout: float | None = None
+        if deadline is not None:
+            left = deadline - self.clock()
+            if left <= 0:
+                return f"{BUDGET_SPENT} before the statement's elaboration check"
+            timeout = min(self.timeout_s, left)
+        result = self._check(f"{self.preamble}{self.declaration(target, 'by sorry', heartbeats=False)}", timeout)
         if result.status == "sorry" and not result.errors:
             return None
         return f"the statement does not elaborate ({result.status}: {_error_text(result) or result.detail})"
@@ -422,7 +429,7 @@ class LeanKernel:
         except ValueError as exc:
             return self._inconclusive(f"statement not readable as a theorem header: {exc}")
         done = "refuted" if branch == "negation" else "passed"
-        why = self.elaborates(target)
+        why = self.elaborates(target, search.deadline)
         if why is not None:
             search.log.add(f"stop: {why}")
             return self._inconclusive(why if branch == "original" else why.replace("the statement", "the negated statement"))
@@ -446,7 +453,7 @@ class LeanKernel:
         search = _Search(deadline if deadline is not None else self.clock() + self.search_time_s, self.clock)
         try:
             target = parse_header(split_proof(strip_imports(header))[0])
-            why = None if elaborated else self.elaborates(target)
+            why = None if elaborated else self.elaborates(target, search.deadline)
             if why is not None:
                 search.log.add(f"stop: {why}")
                 return None, why
@@ -546,7 +553,9 @@ class LeanKernel:
 
 
 NOT_ELABORATED = "the statement does not elaborate"
+BUDGET_SPENT = "the proof-search time budget was spent"
+"""How the reason of a search stopped by its deadline before a check begins."""
 """How ``prove_by_tactics``'s reason starts when the statement itself is broken (no tactic was tried)."""
 
-__all__ = ["BOUND_TACTICS", "CORE_TACTICS", "MATHLIB_TACTICS", "MAX_HEARTBEATS", "NOT_ELABORATED", "WITNESSES",
+__all__ = ["BOUND_TACTICS", "BUDGET_SPENT", "CORE_TACTICS", "MATHLIB_TACTICS", "MAX_HEARTBEATS", "NOT_ELABORATED", "WITNESSES",
            "LeanKernel", "core_tactics", "witness_tactics"]

@@ -10,7 +10,9 @@ The backend keeps ``lean_workers`` REPL slots, each started on first use (``Lean
 ``lake env repl`` process). Every command gets a time limit (lean-interact has none by default).
 A REPL is retired after ``lean_recycle_after`` commands or when its resident memory (process tree)
 exceeds ``lean_memory_mb``; an address-space ceiling of ``max(2 * lean_memory_mb, 16 GiB)`` stops a
-single runaway command. A REPL that dies or stops answering yields ``repl_error`` / ``timeout``
+single runaway command. That ceiling is clipped to the hard limit of the process that starts the REPL
+(``repl_memory_mb``): a worker's own cap (4 GiB, a soft limit) never passes to the REPL, and a hard limit
+below the ceiling is said (a warning here, a line in ``faithsieve doctor``). A REPL that dies or stops answering yields ``repl_error`` / ``timeout``
 for that command, and the next command starts a fresh one.
 
 Leading ``import`` lines are elaborated once per REPL, as a command of their own under their own
@@ -136,6 +138,34 @@ def lean_interact_problem() -> str | None:
     return None
 
 
+_MIB = 1024 * 1024
+
+
+def repl_memory_mb(want_mb: int, limits: tuple[int, int] | None = None) -> tuple[int, str]:
+    """The address-space limit (MiB) a REPL started from this process gets, and one line saying so.
+
+    lean-interact sets ``RLIMIT_AS`` to ``(limit, limit)`` in the REPL's child before it runs Lean, and says
+    nothing when that fails (it does without privileges when ``limit`` is above the hard limit, and the REPL
+    then keeps the caller's soft limit, a worker's 4 GiB cap). So the limit asked for is ``want_mb`` clipped to
+    the hard limit: raising a soft limit up to the hard one needs no privileges, so the REPL gets exactly
+    that, never the worker's cap. ``limits``: ``(soft, hard)`` in bytes (default: this process's)."""
+    try:
+        import resource
+    except ImportError:  # not a POSIX system: lean-interact sets no limit there either
+        return want_mb, "no address-space limits on this platform (the Lean REPL is not capped)"
+    soft, hard = limits if limits is not None else resource.getrlimit(resource.RLIMIT_AS)
+    own = "unlimited" if soft == resource.RLIM_INFINITY else f"{soft // _MIB} MiB"
+    if hard == resource.RLIM_INFINITY or hard >= want_mb * _MIB:
+        ceiling = "unlimited" if hard == resource.RLIM_INFINITY else f"{hard // _MIB} MiB"
+        return want_mb, (f"the Lean REPL gets {want_mb} MiB of address space (hard limit {ceiling}; the soft limit "
+                         f"of the process that starts it, {own} here, a worker's cap in a worker, does not pass to it)")
+    got = hard // _MIB
+    return got, (f"the Lean REPL gets only {got} MiB of address space, the hard limit here (it is given {want_mb} MiB "
+                 "where the hard limit allows; import Mathlib maps several GiB and may fail): raise the hard limit "
+                 "before starting faithsieve (it takes privileges: `ulimit -Hv unlimited` in a root shell, "
+                 "`prlimit --as=unlimited --pid PID` as root, or an `as` line in /etc/security/limits.conf)")
+
+
 def _rss_mb(server: Any) -> float:
     return float(server.get_memory_usage())
 
@@ -163,6 +193,7 @@ class LocalLeanBackend:
         self.settings = settings
         self.import_timeout_s = import_timeout_s
         self._import_failures: dict[str, str] = {}
+        self._startup_headers: set[str] = set()
         self.environment = environment if environment is not None else detect(settings)
         self._memory_probe = memory_probe or _rss_mb
         self._config: Any = None
@@ -173,8 +204,10 @@ class LocalLeanBackend:
         for w in reversed(self._workers):
             self._idle.put(w)
         self._closed = False
+        self.memory_note = ""
+        """What address space the REPLs get (``repl_memory_mb``), once the configuration is built."""
         self.counters = {"started": 0, "recycled_count": 0, "recycled_memory": 0, "crashed": 0, "timeouts": 0,
-                         "commands": 0}
+                         "commands": 0, "imports": 0}
 
     # ---- the protocol ----
     def available(self) -> tuple[bool, str]:
@@ -195,15 +228,84 @@ class LocalLeanBackend:
         timeout = float(timeout_s) if timeout_s and timeout_s > 0 else self.settings.lean_timeout_s
         if not code.strip():
             return CheckResult(status="valid", backend=self.name, detail="empty snippet")
-        worker = self._idle.get()
+        try:
+            worker = self._idle.get(timeout=timeout)
+        except queue.Empty:
+            return CheckResult(status="timeout", backend=self.name,
+                               detail=f"no Lean REPL free within {timeout:g} s (busy, or importing its header again "
+                                      "after a restart)")
+        handed_off = False
         try:
             if self._closed:
                 raise LeanUnavailable("the local Lean backend is closed")
-            return self._check_on(worker, code, timeout)
+            result = self._check_on(worker, code, timeout)
+            handed_off = self._rewarm_in_background(worker)
+            return result
         finally:
             if self._closed:
                 self._retire(worker, None)
-            self._idle.put(worker)
+            if not handed_off:
+                self._idle.put(worker)
+
+    def warm(self, header: str) -> CheckResult:
+        """Start every REPL and import ``header`` in each, under the import limit: the worker's start-up,
+        outside any check's limit. From then on ``header`` is a start-up header: a check never imports it (a
+        REPL restarted after a kill answers ``repl_error`` at once and imports it again in the background,
+        before it takes another check). ``valid`` with the time taken, or the first failure."""
+        ok, why = self.available()
+        if not ok:
+            raise LeanUnavailable(why)
+        started = time.perf_counter()
+        self._startup_headers.add(header)
+        failure: CheckResult | None = None
+        held = [self._idle.get() for _ in self._workers]  # every slot, each once
+        try:
+            for worker in held:
+                answer = self._warm_slot(worker, started)
+                failure = failure or (answer if answer.status != "valid" else None)
+        finally:
+            for worker in held:
+                self._idle.put(worker)
+        return failure or self._fail("valid", f"{len(held)} REPL(s) started, header imported", started)
+
+    def _warm_slot(self, worker: _Worker, started: float) -> CheckResult:
+        """Start ``worker``'s REPL if needed and import every start-up header it lacks."""
+        if worker.server is not None and not worker.server.is_alive():
+            self._retire(worker, "crashed")
+        if worker.server is None:
+            try:
+                self._start(worker)
+            except LeanUnavailable as exc:
+                return self._fail("repl_error", exc.message, started)
+            except Exception as exc:  # noqa: BLE001 (any start failure is a reason)
+                return self._fail("repl_error", f"the Lean REPL could not start: {_one_line(str(exc), 240)}", started)
+        for header in sorted(self._startup_headers):
+            if header and header not in worker.headers and header not in self._import_failures:
+                got = self._import(worker, header, started)
+                if isinstance(got, CheckResult):  # recorded: later checks with the header say so at once
+                    why = got.detail or "; ".join(m.text for m in got.errors) or got.status
+                    self._import_failures.setdefault(header, f"the imports ({_one_line(header, 80)}) failed at "
+                                                             f"start-up: {_one_line(why, 200)}")
+                    return got
+        return self._fail("valid", "", started)
+
+    def _rewarm_in_background(self, worker: _Worker) -> bool:
+        """A slot whose REPL lost a start-up header (killed, recycled) imports it again in a thread, holding
+        the slot until done; True when the slot was handed to that thread."""
+        if self._closed or not any(h and h not in worker.headers and h not in self._import_failures
+                                   for h in self._startup_headers):
+            return False
+
+        def rewarm() -> None:
+            try:
+                self._warm_slot(worker, time.perf_counter())
+            finally:
+                if self._closed:
+                    self._retire(worker, None)
+                self._idle.put(worker)
+
+        threading.Thread(target=rewarm, daemon=True, name=f"lean-rewarm-{worker.index}").start()
+        return True
 
     def close(self) -> None:
         self._closed = True
@@ -233,9 +335,12 @@ class LocalLeanBackend:
 
                 project = (LocalProject(directory=env.project.path, lake_path=env.lake.path, auto_build=False)
                            if env.project is not None else None)
+                limit_mb, self.memory_note = repl_memory_mb(max(2 * self.settings.lean_memory_mb, HARD_LIMIT_FLOOR_MB))
+                if limit_mb < HARD_LIMIT_FLOOR_MB:
+                    log.warning("%s", self.memory_note)
                 self._config = LeanREPLConfig(
                     project=project, local_repl_path=env.repl.directory, build_repl=False, lake_path=env.lake.path,
-                    memory_hard_limit_mb=max(2 * self.settings.lean_memory_mb, HARD_LIMIT_FLOOR_MB),
+                    memory_hard_limit_mb=limit_mb,
                     enable_incremental_optimization=version is not None and version >= (4, 8, 0),
                     enable_parallel_elaboration=version is not None and version >= (4, 19, 0), verbose=False)
             except ImportError as exc:
@@ -294,20 +399,15 @@ class LocalLeanBackend:
             env = worker.headers.get(header)
             if env is None and header in self._import_failures:
                 return self._fail("repl_error", self._import_failures[header], started)
+            if env is None and header in self._startup_headers:
+                return self._fail("repl_error", f"this Lean REPL restarted and has not imported {_one_line(header, 80)} "
+                                  "again; imports run at start-up, outside a check's limit (it is being imported again "
+                                  "before the REPL takes another check)", started)
             if env is None:
-                answer = self._run(worker, header, None, self.import_timeout_s, started)
-                if isinstance(answer, CheckResult):
-                    if answer.status == "timeout":
-                        why = (f"the imports ({_one_line(header, 80)}) did not finish within {self.import_timeout_s:g} s; "
-                               "not retried (raise the import limit, or warm the .olean files)")
-                        self._import_failures[header] = why
-                        return answer.model_copy(update={"detail": why})
-                    return answer
-                head = result_from_repl(answer, backend=self.name)
-                if head.status in ("lean_error", "repl_error"):
-                    return head.model_copy(update={"time_ms": (time.perf_counter() - started) * 1000.0})
-                if isinstance(answer.get("env"), int):
-                    env = worker.headers[header] = answer["env"]
+                got = self._import(worker, header, started)
+                if isinstance(got, CheckResult):
+                    return got
+                env = got
         text, shift = (body, offset) if env is not None else (code, 0)
         answer = self._run(worker, text, env, timeout, started)
         if isinstance(answer, CheckResult):
@@ -318,6 +418,26 @@ class LocalLeanBackend:
             worker.headers.pop(header, None)  # e.g. "unknown environment": do not trust that env again
         self._after(worker)
         return result
+
+    def _import(self, worker: _Worker, header: str, started: float) -> int | None | CheckResult:
+        """Elaborate ``header`` alone in ``worker``'s REPL under the import limit: the environment it gives
+        (None when the answer names none), or the failure. An import past its limit is not retried."""
+        answer = self._run(worker, header, None, self.import_timeout_s, started)
+        if isinstance(answer, CheckResult):
+            if answer.status == "timeout":
+                why = (f"the imports ({_one_line(header, 80)}) did not finish within {self.import_timeout_s:g} s; "
+                       "not retried (raise the import limit, or warm the .olean files)")
+                self._import_failures[header] = why
+                return answer.model_copy(update={"detail": why})
+            return answer
+        head = result_from_repl(answer, backend=self.name)
+        if head.status in ("lean_error", "repl_error"):
+            return head.model_copy(update={"time_ms": (time.perf_counter() - started) * 1000.0})
+        if isinstance(answer.get("env"), int):
+            worker.headers[header] = answer["env"]
+            self._count("imports")
+            return int(answer["env"])
+        return None
 
     def _run(self, worker: _Worker, cmd: str, env: int | None, timeout: float,
              started: float) -> dict[str, Any] | CheckResult:

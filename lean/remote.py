@@ -203,6 +203,14 @@ class KiminaBackend:
             self._warm.add(header)
         return result.model_copy(update={"detail": self._scrub(result.detail)}) if result.detail else result
 
+    def warm(self, header: str) -> CheckResult:
+        """Have the server elaborate ``header`` now, under the import limit (the server keeps a REPL per
+        header), so that later checks with it get their own limits only."""
+        if not header.strip() or header in self._warm:
+            return CheckResult(status="valid", backend=self.name, detail="nothing to import" if not header.strip()
+                               else "header already imported on the server")
+        return self.check(f"{header}\n\n#check Nat", IMPORT_TIMEOUT_S)
+
     def _request(self, variant: str, sid: str, code: str, timeout: float) -> tuple[str, dict[str, Any]]:
         t = max(1, math.ceil(timeout))
         if variant == "verify":

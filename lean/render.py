@@ -19,7 +19,8 @@ integer literals, ``+ - * ^n mod``, n!     ``ℤ`` (never ``ℕ``: ``2 - 5`` wou
 ========================================  =====================================================
 
 Variables: identities range over ``ℚ`` (equivalent to ``ℝ`` for rational expressions with
-``|.|``; floor/ceil or radicals with variables need ``ℝ``); derivations and real coverage over
+``|.|`` and ``=``, ``≤``, ``≥``; floor/ceil, radicals with variables, and nonlinear ``<``, ``>``, ``≠``
+need ``ℝ``: ``x ^ 2 ≠ 2`` holds on ``ℚ``; core refuses those); derivations and real coverage over
 ``ℝ`` in mathlib and over ``Rat`` in core only when every relation is linear (where ``ℚ`` and
 ``ℝ`` agree); ``integer_vars`` and integer coverage over ``ℤ``, cast as ``(n : T)`` where the
 arithmetic is in a larger ``T``. ``ℕ`` appears only as the literal arguments of
@@ -41,6 +42,8 @@ premises (``faithsieve.lean.domains.satisfiable``): a set that no point is found
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from fractions import Fraction
 from typing import Literal
 
 from faithsieve.lean.domains import satisfiable
@@ -62,6 +65,7 @@ from faithsieve.lean.terms import (
     sanitize,
 )
 from faithsieve.lean.versions import CORE_RAT, at_least, shown
+from faithsieve.obligations.exact import dropped_roots
 from faithsieve.obligations.models import (
     ArithmeticObligation,
     CoverageObligation,
@@ -72,10 +76,14 @@ from faithsieve.obligations.models import (
     SubstitutionObligation,
 )
 
+from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext.ast import Call, Expr, Rel, variables, walk
+from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, evaluate
 
 MAX_CHARS = 6000
 """Longest theorem statement produced."""
+_STRICT = ("<", ">", "!=")
+"""Relations whose truth for every rational value does not give their truth for every real one."""
 _KIND_PREFIX = {"arithmetic": "arith", "identity": "ident", "substitution": "subst", "derivation": "deriv",
                 "solution": "sol", "coverage": "cover"}
 
@@ -97,7 +105,10 @@ def _gate(ctx: _Ctx, premises: list[Rel], integers: frozenset[str], lean_version
         have = f"this toolchain is {lean_version}" if lean_version else "the Lean version is not known"
         raise _Refuse(f"needs core Lean's Rat, in the prelude only from Lean {shown(CORE_RAT)} ({have}; "
                       "use the Mathlib flavour or a newer toolchain)")
-    if ctx.guards and not satisfiable(premises, ctx.guards, integers):
+    if (ctx.guards or premises) and not satisfiable(premises, ctx.guards, integers):
+        if not ctx.guards:
+            raise _Refuse("no point found where the premises hold: the statement could be vacuously true "
+                          "(a proof of it would verify nothing)")
         raise _Refuse("no point found where the domain conditions (" + ", ".join(dict.fromkeys(ctx.domain))
                       + ") hold together with the premises: the statement could be vacuously true")
 
@@ -140,13 +151,25 @@ def _context(ob: Obligation, flavour: Flavour, exprs: list[Expr], vs: list[str],
     elif isinstance(ob, SolutionObligation):
         if set(vs) - set(ob.values):
             raise _Refuse("equation has variables with no claimed value")
+        if ob.sole and len(ob.values) == 1 and len(ob.equations) == 1 and _may_solve(ob.equations[0], ob.values):
+            (var, v), = ob.values.items()
+            dropped = dropped_roots(ob.equations[0], var, v, ob.constraints, DEFAULT_LIMITS)
+            if dropped:  # "3 ^ 2 = 9" would prove that 3 is a root, not that x = 3 follows (a non-root is refutable)
+                raise _Refuse(f"the step gives {var} = {v} as the value of {var} and drops the real root(s) "
+                              f"{', '.join(dropped)}")
         ctx = _Ctx(flavour, max(need, _value_need(ob.values)), {}, dict(ob.values))
     elif isinstance(ob, SubstitutionObligation):
         t = max(need, _value_need(ob.env))
         ctx = _Ctx(flavour, t, {v: t for v in vs})
     elif isinstance(ob, IdentityObligation):
         steps = any(isinstance(n, Call) and n.fn in ("floor", "ceil") for x in exprs for n in walk(x))
-        t = max(_Q, need, _R if steps else _Q)  # a floor identity can hold on ℚ and fail on ℝ
+        # ∀ x ∈ ℚ and ∀ x ∈ ℝ agree for continuous sides and =, ≤, ≥ (ℚ is dense); a strict relation or ≠
+        # can fail at irrational points only: (x : ℚ) : x ^ 2 ≠ 2 is true, over ℝ it is false
+        strict = ob.claim.op in _STRICT and bool(vs) and not all(_linear(x) for x in exprs)
+        if strict and flavour == "core":
+            raise _Refuse("a strict inequality or ≠ in variables can hold over ℚ and fail over ℝ (x ^ 2 ≠ 2); "
+                          "it needs Mathlib's ℝ")
+        t = max(_Q, need, _R if steps or strict else _Q)  # a floor identity can hold on ℚ and fail on ℝ
         ctx = _Ctx(flavour, t, {v: t for v in vs})
         if not ob.asserted_identity:
             refute = "none"
@@ -162,6 +185,14 @@ def _context(ob: Obligation, flavour: Flavour, exprs: list[Expr], vs: list[str],
         ctx = _Ctx(flavour, t, {v: (_Z if v in ints else t) for v in vs})
         refute = "contradiction"
     return ctx, refute, notes
+
+
+def _may_solve(eq: Rel, values: Mapping[str, Fraction]) -> bool:
+    """The value may satisfy the equation: it does exactly, or exact arithmetic cannot tell."""
+    try:
+        return evaluate(eq.lhs, dict(values)) == evaluate(eq.rhs, dict(values))
+    except FaithSieveError:
+        return True
 
 
 def _claim(ob: Obligation, ctx: _Ctx, vs: list[str]) -> tuple[list[tuple[str, str]], str]:

@@ -21,7 +21,14 @@ from faithsieve.obligations.models import (
     Verified,
 )
 from faithsieve.obligations.polynomials import poly_difference
-from faithsieve.obligations.realroots import MAX_DEGREE, Poly1, cells, trim
+from faithsieve.obligations.realroots import (
+    MAX_DEGREE,
+    OPS,
+    Poly1,
+    cells,
+    rational_value,
+    trim,
+)
 
 from faithsieve.core.errors import EvaluationLimit, FaithSieveError, NotRational
 from faithsieve.mathtext.ast import (
@@ -419,6 +426,13 @@ class ExactChecker:
             if n is not None and n > ob.listed:
                 cx = {"equation": str(eq), "real roots": str(n), "values listed": str(ob.listed)}
                 return Refuted("exact", cx, f"the equation has {n} distinct real roots; the text lists {ob.listed} as all of them")
+        if ob.sole and not ob.approx and len(ob.equations) == 1 and len(ob.values) == 1:
+            dropped = dropped_roots(ob.equations[0], *next(iter(ob.values.items())), ob.constraints, self.lim)
+            if dropped:
+                (var, v), = ob.values.items()
+                return Unknown("exact", f"{var} = {fmt(v)} solves {ob.equations[0]}, but the step gives it as the value "
+                               f"of {var} and drops the real root(s) {', '.join(dropped)}; not verified (a condition the "
+                               "proof does not state may exclude them)", {"dropped roots": "; ".join(dropped)})
         return Verified("exact")
 
     def _root_nearby(self, eq: Rel, env: dict[str, Fraction], ob: SolutionObligation) -> bool:
@@ -440,10 +454,9 @@ class ExactChecker:
 # ---------------------------------------------------------------------------
 
 
-def real_root_count(eq: Rel, var: str, lim: Limits) -> int | None:
-    """How many distinct real roots the polynomial equation ``eq`` in the one letter ``var`` has,
-    exactly (Sturm counts, ``obligations.realroots``); None when it is no such polynomial or past a
-    bound."""
+def univariate(eq: Rel, var: str, lim: Limits = DEFAULT_LIMITS) -> Poly1 | None:
+    """``lhs - rhs`` of ``eq`` as a polynomial in the one letter ``var`` (coefficients from the constant term
+    up), or None when it is no such polynomial, is constant, or is past a bound."""
     diff = poly_difference(eq.lhs, eq.rhs, lim, quotients=False)
     if diff is None:
         return None
@@ -458,6 +471,41 @@ def real_root_count(eq: Rel, var: str, lim: Limits) -> int | None:
         p[k] = p.get(k, Fraction(0)) + Fraction(c) / den
     if not p or max(p) < 1 or max(p) > MAX_DEGREE:
         return None
-    poly: Poly1 = trim([p.get(k, Fraction(0)) for k in range(max(p) + 1)])
+    return trim([p.get(k, Fraction(0)) for k in range(max(p) + 1)])
+
+
+def dropped_roots(eq: Rel, var: str, value: Fraction, constraints: Iterable[Rel], lim: Limits) -> list[str]:
+    """The real roots of the polynomial equation ``eq`` in ``var`` other than ``value`` that meet every
+    one of ``constraints`` (inequalities in ``var``), each named (``x = -3``, or an interval holding an
+    irrational root); empty when there are none, or when ``eq`` or a constraint is no such polynomial or
+    past a bound (nothing is named that was not proved)."""
+    poly = univariate(eq, var, lim)
+    polys = [univariate(c, var, lim) for c in constraints]
+    if poly is None or any(p is None for p in polys):
+        return []
+    found = cells([poly, *[p for p in polys if p is not None]])
+    if found is None:
+        return []
+    ops = [c.op for c in constraints]
+    out = []
+    for cell in found:
+        if cell.root is None or cell.signs[0] != 0 or not all(OPS[op](s) for op, s in zip(ops, cell.signs[1:], strict=True)):
+            continue
+        a, b = cell.root
+        exact = rational_value(cell)
+        if exact == value or exact is None and a < value < b:
+            continue
+        out.append(f"{var} = {fmt(exact)}" if exact is not None else
+                   f"an irrational {var} between {float(a):.6g} and {float(b):.6g}")
+    return out
+
+
+def real_root_count(eq: Rel, var: str, lim: Limits) -> int | None:
+    """How many distinct real roots the polynomial equation ``eq`` in the one letter ``var`` has,
+    exactly (Sturm counts, ``obligations.realroots``); None when it is no such polynomial or past a
+    bound."""
+    poly = univariate(eq, var, lim)
+    if poly is None:
+        return None
     found = cells([poly])
     return None if found is None else sum(1 for c in found if c.root is not None)

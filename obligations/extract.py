@@ -526,8 +526,17 @@ def _solution(ctx: EdgeContext, read: Callable[[], dict[str, object]], approx: b
     lit = value_expr.operand if isinstance(value_expr, Neg) else value_expr
     decimals = lit.decimals if isinstance(lit, Num) else 0
     listed = ctx.roots_listed if not approx and r.op == "=" and decimals == 0 else 0
+    constraints = tuple(p for p in ctx.premises[1:] if p.op in ("<", ">", "<=", ">=", "!=") and _rel_vars(p) == {var})
     return SolutionObligation(**read(), equations=(prem,), values=values, approx=approx or r.op == "~" or decimals > 0,
-                              decimals=decimals, listed=listed)
+                              decimals=decimals, listed=listed, constraints=constraints,
+                              sole=not ctx.parallel and r.op == "=" and not listed and not _more_values(ctx.around[1], var))
+
+
+def _more_values(after: str, var: str) -> bool:
+    """Another value of ``var`` follows in the same clause ("x = 10 and x = -3", "x = 0, \\pm 4"): the value
+    is one of a list, not the letter's sole value."""
+    clause = re.split(r"(?<!\d)\.(?!\d)|;", after, maxsplit=1)[0]
+    return re.search(rf"(?<![A-Za-z\\]){re.escape(var)}\s*=|\\pm|±|\\mp|∓", clause) is not None
 
 
 def _linear_equation(r: Rel) -> bool:

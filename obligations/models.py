@@ -205,6 +205,11 @@ class SolutionObligation(_ObligationBase):
     listed: int = 0
     """The text lists this many distinct values as ALL the real roots of the equation (0: it claims
     only that this value is one)."""
+    sole: bool = False
+    """The step gives this one value as the letter's value ("so x = 3", no alternative beside it): a
+    root of the equation it drops is named, and the claim is not verified while one may be dropped."""
+    constraints: RelsField = ()
+    """Inequalities on the letter read with the equation ("x > 0"): a root that violates one is not dropped."""
 
     def claim_text(self) -> str:
         vals = ", ".join(f"{k} = {v}" for k, v in self.values.items())

@@ -48,16 +48,19 @@ def cmd_formalize(args: argparse.Namespace) -> int:
     except FaithSieveError as exc:
         return fail(exc.message)
     flavour: Flavour = "core" if (args.flavour or ("mathlib" if settings.lean_mathlib else "core")) == "core" else "mathlib"
+    from faithsieve.lean.detect import detect
+
+    env = detect(settings)  # file-system probes only, as in `faithsieve doctor`
     version = args.lean_version
     if version is None and flavour == "core":
-        from faithsieve.lean.detect import detect
-
-        version = detect(settings).lean_version
+        version = env.lean_version
+    project = env.project
+    mathlib_here = project is not None and project.exists and project.mathlib and project.mathlib_built
     items = formalize_proof(proof, flavour, version)
     if args.json:
         print(json.dumps([f.to_json() for f in items], indent=2, ensure_ascii=False))
     else:
-        print(lean_file(items, flavour, version), end="")
+        print(lean_file(items, flavour, version, mathlib_here), end="")
     return 0
 
 

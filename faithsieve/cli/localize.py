@@ -165,6 +165,8 @@ def _localize(args: argparse.Namespace, pool: KillablePool, starting: Future[Kil
             probe_settings(settings)
         limits = ItemLimits.for_run(settings, args.item_time_limit, memory_mb)
         starting.result()  # a worker that could not start: WorkerUnavailable, one line
+        if settings.lean_backend != "none" and not warning:
+            settings = _warm_lean(pool, settings)
         # a configuration error (no endpoint, no model) comes back from the worker as one line
         v = limits.run(pool, check_in_worker, proof, settings)
     except (OSError, FaithSieveError, ValueError) as exc:
@@ -184,6 +186,32 @@ def _localize(args: argparse.Namespace, pool: KillablePool, starting: Future[Kil
         print(f"error: {args.file}: verdict unknown: {v.reason}", file=sys.stderr)
         return 1
     return 0
+
+
+WARM_MARGIN_S = 60.0
+"""Seconds the start-up import job gets beyond the backend's import limit (``IMPORT_TIMEOUT_S``)."""
+
+
+def _warm_lean(pool: KillablePool, settings: Settings) -> Settings:
+    """Import the Lean header in the worker before the proof is checked, outside its limits (this process's REPL
+    is new: the cost is said before it is paid). A start-up that does not finish leaves Lean out of this run."""
+    from faithsieve.lean.local import IMPORT_TIMEOUT_S
+    from faithsieve.pipeline import warm_lean
+    from faithsieve.runtime.workers import JobTimeout, WorkerCrashed
+
+    header = "`import Mathlib`" if settings.lean_mathlib else "no header (core Lean)"
+    print(f"lean: this `faithsieve localize` starts its own Lean REPL(s) and imports {header} before the proof is "
+          "checked, outside the proof's limits: from seconds (warm disk cache) to minutes (cold). `faithsieve serve`, "
+          "`faithsieve score` or a Kimina server (--backend kimina) pays it once for many proofs.", file=sys.stderr)
+    limit = IMPORT_TIMEOUT_S + WARM_MARGIN_S
+    try:
+        line = pool.run(warm_lean, settings, time_limit=limit)
+    except (JobTimeout, WorkerCrashed) as exc:
+        print(f"lean: the start-up import did not finish ({type(exc).__name__}, limit {limit:g} s); the proof is "
+              "checked without Lean", file=sys.stderr)
+        return settings.model_copy(update={"lean_backend": "none"})
+    print(f"lean: {line}", file=sys.stderr)
+    return settings
 
 
 def register(sub: Any) -> None:

@@ -72,14 +72,15 @@ class ItemLimits:
         return None if self.time_s is None else self.time_s * n
 
     def pool(self, workers: int, *, preload: Sequence[str] = (), initializer: Callable[..., None] | None = None,
-             initargs: tuple[Any, ...] = (), retire: Callable[[Any], bool] | None = None) -> KillablePool:
+             initargs: tuple[Any, ...] = (), retire: Callable[[Any], bool] | None = None,
+             startup_timeout_s: float = 120.0) -> KillablePool:
         """A killable pool (not started) of ``workers`` processes under ``memory_mb``. The workers do not import
         the caller's ``__main__`` (a script need not guard it, Ray's worker script is not run again): jobs must
         be functions of importable modules."""
         from faithsieve.runtime.workers import KillablePool
 
         return KillablePool(workers, self.memory_mb, initializer=initializer, initargs=initargs, preload=preload,
-                            retire=retire, clean_main=True)
+                            retire=retire, clean_main=True, startup_timeout_s=startup_timeout_s)
 
     def out_of_memory(self) -> Stopped:
         """A check that ran out of memory under these limits (raised out of the job, or caught inside the worker

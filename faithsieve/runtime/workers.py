@@ -4,9 +4,10 @@ A *slot* is one worker process in its own single-process executor, so a job past
 limit (or whose caller went away) can be stopped by killing that one process without
 breaking the others; the slot is then started again. Every worker process
 
-* has its address space capped (``memory_mb``, ``RLIMIT_AS``, or the lower cap it inherited; 0 leaves
-  it as inherited), so a runaway allocation ends as ``MemoryError`` inside the job, not as the
-  machine swapping;
+* has its address space capped (``memory_mb``, the soft ``RLIMIT_AS``, or the lower cap it inherited; 0
+  leaves it as inherited), so a runaway allocation ends as ``MemoryError`` inside the job, not as the
+  machine swapping; the hard limit is left as inherited, so a process the worker starts (the Lean REPL)
+  can be given more, up to it;
 * ignores Ctrl-C (the parent decides when to stop) and
 * watches its parent: if the parent dies (killed, crashed), the worker exits within a second
   instead of lingering as an orphan;
@@ -147,7 +148,9 @@ def init_worker(memory_mb: int, parent: int, initializer: Callable[..., None] | 
             _, hard = resource.getrlimit(resource.RLIMIT_AS)
             if hard != resource.RLIM_INFINITY:
                 limit = min(limit, hard)  # already capped lower from outside (prlimit, ulimit -v): keep that cap
-            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            # the soft limit only: the hard one stays as inherited, so a child this worker starts (the Lean REPL,
+            # which maps GiBs of Mathlib .olean files) can raise its own soft limit up to it without privileges
+            resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
         except (ImportError, ValueError, OSError) as exc:  # not on this platform, or above the hard limit
             log.warning("could not set the worker memory limit: %s", exc)
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="orphan-watch").start()

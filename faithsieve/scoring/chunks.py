@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -117,6 +118,10 @@ _WORKER: tuple[Settings, ItemLimits] | None = None
 def _init_worker(settings: Settings, limits: ItemLimits) -> None:
     global _WORKER
     _WORKER = (settings, limits)
+    if settings.lean_backend != "none":  # the Lean header is imported here, at start-up, outside every item's limit
+        from faithsieve.pipeline import warm_lean
+
+        log.info("scoring worker %d: %s", os.getpid(), warm_lean(settings))
     freeze_after_import()  # a long-lived worker: no full collection rescans the imported modules
 
 
@@ -126,6 +131,8 @@ def _predict_chunk(items: list[LabelledItem]) -> list[dict[str, Any]]:
     return [predict(it, settings, limits) for it in items]
 
 
+STARTUP_S = 120.0
+"""How long a scoring worker may take to start, besides the Lean import limit when a Lean backend is configured."""
 _PRELOAD = OFFLINE_MODULES  # the solvers load lazily: the fork server imports them once for every worker
 
 
@@ -141,8 +148,11 @@ def _failed(item: LabelledItem, settings: Settings, stopped: Stopped) -> dict[st
 def scoring_pool(settings: Settings, workers: int, limits: ItemLimits) -> KillablePool:
     """The killable pool that scores items (not started): ``workers`` processes under ``limits.memory_mb``, each
     holding ``settings``; the jobs are functions of this module (``ItemLimits.pool``)."""
+    from faithsieve.lean.local import IMPORT_TIMEOUT_S
+
+    start_s = STARTUP_S + (IMPORT_TIMEOUT_S if settings.lean_backend != "none" else 0.0)  # a cold import of Mathlib
     return limits.pool(workers, initializer=_init_worker, initargs=(settings, limits), preload=_PRELOAD,
-                       retire=_out_of_memory)
+                       retire=_out_of_memory, startup_timeout_s=start_s)
 
 
 def _out_of_memory(records: Any) -> bool:

@@ -92,7 +92,8 @@ def test_the_pool_has_the_memory_cap() -> None:
 
     with ItemLimits(10.0, 700).pool(1) as p:
         soft, hard = p.run(resource.getrlimit, resource.RLIMIT_AS, time_limit=10)
-    assert soft == hard == 700 * 1024 * 1024
+    assert soft == 700 * 1024 * 1024
+    assert hard == resource.getrlimit(resource.RLIMIT_AS)[1]  # left as inherited: the Lean REPL may get more
 
 
 def test_start_soon_hands_a_failed_start_to_its_waiter(monkeypatch: pytest.MonkeyPatch) -> None:

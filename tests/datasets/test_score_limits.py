@@ -54,7 +54,8 @@ def test_scoring_workers_have_their_address_space_capped() -> None:
     limits = ItemLimits(time_s=10.0, memory_mb=1536)
     with scoring_pool(Settings(), 1, limits) as pool:
         soft, hard = pool.run(resource.getrlimit, resource.RLIMIT_AS, time_limit=10)
-    assert soft == hard == 1536 * 1024 * 1024
+    assert soft == 1536 * 1024 * 1024
+    assert hard == resource.getrlimit(resource.RLIMIT_AS)[1]  # left as inherited: the Lean REPL may get more
     assert ItemLimits.for_run(Settings()).memory_mb == 4096  # the default cap is on
     assert ItemLimits.for_run(Settings()).time_s == item_time_limit(Settings()) == 60.0
 

@@ -121,8 +121,12 @@ def test_json_report(bare: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
     interact = "ok" if lean_interact_problem() is None else "missing"  # installed with the lean extra, or not
     assert status == {"z3": "ok", "sympy": "ok", "llm": "off", "lean": "missing", "mathlib": "missing",
-                      "lean-repl": "missing", "lean-interact": interact, "lean-server": "off", "backend": "off"}
+                      "lean-repl": "missing", "lean-interact": interact, "lean-memory": "ok", "lean-server": "off",
+                      "backend": "off"}
     assert data["checks"][0]["details"]["version"]
+    memory = next(c for c in data["checks"] if c["name"] == "lean-memory")
+    assert memory["details"] == {"repl_mb": 16384, "wanted_mb": 16384}  # this machine: no hard address-space limit
+    assert "the Lean REPL gets 16384 MiB" in memory["summary"]
 
 
 def test_strict_fails_only_when_something_configured_is_broken(bare: Path, monkeypatch: pytest.MonkeyPatch,

@@ -128,8 +128,11 @@ def test_closed_sign_is_exact_where_it_can_be_and_refuses_near_zero() -> None:
     assert closed_sign(tiny) == 1  # exact: 10^-12 is rational, no double is consulted
     near = BinOp("-", Call("sqrt", (num(2),)), Num(Fraction(14142135623731, 10**13), "1.4142135623731", 13))
     assert abs(2 ** 0.5 - 1.4142135623731) < MARGIN
-    with pytest.raises(Undecided):
-        closed_sign(near)
+    # closer to zero than doubles can tell, but an interval enclosure proves it (√2 = 1.41421356237309504…)
+    assert closed_sign(near) == -1
+    # a double evaluation gives +16 for this one; the enclosure gives its true sign (the value is −0.1198…)
+    big = BinOp("-", BinOp("*", Call("sqrt", (num(2),)), num(10**17)), num(141421356237309505))
+    assert closed_sign(big) == -1
 
 
 def test_satisfiable_finds_points_and_says_no_where_there_are_none() -> None:

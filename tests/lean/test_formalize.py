@@ -32,9 +32,12 @@ def test_prints_a_lean_file_with_statements_refutations_and_refusals(proof_file:
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["formalize", str(proof_file)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("import Mathlib\n")
-    assert "theorem fs_arith_o0 : (12 * 15 : ℤ) = 180 := by sorry" in out
-    assert "theorem fs_arith_o0_neg : ¬ ((12 * 15 : ℤ) = 180) := by sorry" in out
+    # no Mathlib project here: the header it assumes is said, and `import Mathlib` is only a comment
+    assert out.startswith("-- header assumed: import Mathlib")
+    assert "\n-- import Mathlib\n" in out and not any(line.startswith("import") for line in out.splitlines())
+    # each declaration as the kernel checks it
+    assert "set_option autoImplicit false in\ntheorem fs_arith_o0 : (12 * 15 : ℤ) = 180 := by sorry" in out
+    assert "set_option autoImplicit false in\ntheorem fs_arith_o0_neg : ¬ ((12 * 15 : ℤ) = 180) := by sorry" in out
     assert "theorem fs_arith_o1 : (180 / 4 : ℚ) = 45 := by sorry" in out
     assert "-- not rendered: √(-4) has no real value" in out
     assert "-- not rendered: tan(pi / 2) has no value" in out and "-- not rendered: log(0) has no real value" in out
@@ -87,3 +90,15 @@ def test_every_shipped_example_formalizes_without_error(flavour: str) -> None:
             else:
                 assert f.statement.reason
     assert total > 100 and rendered > total * 0.8
+
+
+def test_the_header_is_written_where_mathlib_is_found_and_said_for_core() -> None:
+    from faithsieve.lean.formalize import lean_file
+
+    from faithsieve.core.settings import Settings
+
+    items = formalize_proof(proof_from_input(PROOF, Settings()), "mathlib")
+    found = lean_file(items, "mathlib", None, mathlib_here=True).splitlines()
+    assert found[:2] == ["-- header assumed: import Mathlib (the kernel's checks begin with it)", "import Mathlib"]
+    core = lean_file(formalize_proof(proof_from_input(PROOF, Settings()), "core", "v4.24.0"), "core", "v4.24.0")
+    assert core.startswith("-- header assumed: none (core Lean") and "import" not in core.split("\n", 1)[1]

@@ -588,3 +588,18 @@ def test_small_witnesses_are_tried_for_an_existential_goal() -> None:
     backend = Transcript(elaborates=True, rules=[when("exact ⟨(2), by norm_num⟩", valid("t"))], default=error("failed"))
     tactic, _ = LeanKernel(backend, None, settings()).prove_by_tactics("theorem t : ∃ (x : ℚ), x ^ 2 = 4 ∧ ¬ (x = -2)")
     assert tactic == "exact ⟨(2), by norm_num⟩"  # the evidence names the witness that closed the goal
+
+
+def test_the_elaboration_pre_check_is_capped_by_the_deadline() -> None:
+    """Issue 39: ``:= by sorry`` went out under the full 60 s check limit whatever the search's deadline."""
+    now = [100.0]
+    backend = Transcript(elaborates=True, default=error("failed"))
+    k = LeanKernel(backend, None, settings(), clock=lambda: now[0])
+    header = "theorem t (x : ℚ) : x ^ 2 ≥ 0"
+    tactic, why = k.prove_by_tactics(header, deadline=102.5)
+    assert tactic is None
+    assert backend.snippets[0].rstrip().endswith(":= by sorry") and backend.timeouts[0] == 2.5
+    assert all(t is not None and t <= 2.5 for t in backend.timeouts)
+    sent = len(backend.snippets)
+    tactic, why = k.prove_by_tactics(header, deadline=99.0)  # already past: nothing is sent
+    assert tactic is None and why.startswith("the proof-search time budget was spent") and len(backend.snippets) == sent

@@ -535,3 +535,101 @@ def test_an_unusable_lean_interact_is_reported_not_raised(fake: dict[str, Path],
     monkeypatch.setitem(sys.modules, "lean_interact", None)  # present in the metadata, but the import fails
     with LocalLeanBackend(settings_for(fake)) as b, pytest.raises(LeanUnavailable, match="cannot be imported"):
         b.check("theorem t : True := trivial")
+
+
+# ---- issue 39 (D2): the header is imported at start-up, never inside a check -------------------------------
+
+
+def test_warm_imports_the_header_once_per_repl_before_any_check(fake: dict[str, Path],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_IMPORT_S", "1.5")  # longer than every check's limit below
+    with LocalLeanBackend(settings_for(fake, lean_workers=2, lean_timeout_s=1.0), import_timeout_s=30.0) as b:
+        warm = b.warm("import Mathlib")
+        assert warm.status == "valid" and warm.time_ms >= 1500
+        assert b.counters["started"] == 2 and b.counters["imports"] == 2
+        for i in range(4):
+            assert b.check(MATHLIB_SNIPPET + f"theorem t{i} : 2 + 2 = 4 := by sorry", 1.0).status == "sorry"
+        assert b.counters["imports"] == 2
+    sent = requests(fake)
+    by_pid: dict[int, list[dict[str, Any]]] = {}
+    for r in sent:
+        by_pid.setdefault(r["pid"], []).append(r["req"])
+    assert len(by_pid) == 2
+    for reqs in by_pid.values():  # per REPL: the import first, alone, then only bodies in its environment
+        assert reqs[0]["cmd"] == "import Mathlib" and "env" not in reqs[0]
+        assert all(r.get("env") == 0 and "import" not in r["cmd"] for r in reqs[1:])
+
+
+def test_a_restarted_repl_never_imports_inside_a_check(fake: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_IMPORT_S", "1.0")
+    with LocalLeanBackend(settings_for(fake, lean_timeout_s=5.0), import_timeout_s=30.0) as b:
+        assert b.warm("import Mathlib").status == "valid"
+        assert b.check(MATHLIB_SNIPPET + "theorem a : True := HANG", 0.5).status == "timeout"  # killed
+        # the kill leaves the slot importing again in the background: this check waits for it (it is free
+        # again within its limit), and is not charged for the import itself
+        t0 = time.perf_counter()
+        after = b.check(MATHLIB_SNIPPET + "theorem c : 2 + 2 = 4 := by sorry", 5.0)
+        assert after.status == "sorry", after
+        assert after.time_ms < 900 and time.perf_counter() - t0 < 5.0
+        assert b.counters["imports"] == 2 and b.counters["started"] == 2
+    sent = requests(fake)
+    imports = [r for r in sent if r["req"]["cmd"].startswith("import")]
+    assert len(imports) == 2 and all("env" not in r["req"] for r in imports)
+    assert all("import" not in r["req"]["cmd"] for r in sent if r["req"].get("env") is not None)
+
+
+def test_a_check_that_finds_no_free_repl_in_its_limit_times_out(fake: dict[str, Path],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_IMPORT_S", "3.0")
+    with LocalLeanBackend(settings_for(fake), import_timeout_s=30.0) as b:
+        b._startup_headers.add("import Mathlib")  # as after warm(): the header is imported at start-up only
+        first = b.check(MATHLIB_SNIPPET + "theorem a : True := trivial", 1.0)
+        assert first.status == "repl_error" and "imports run at start-up" in first.detail  # not imported here
+        t0 = time.perf_counter()
+        busy = b.check(MATHLIB_SNIPPET + "theorem b : True := trivial", 0.5)  # the slot is importing
+        assert busy.status == "timeout" and "no Lean REPL free" in busy.detail
+        assert time.perf_counter() - t0 < 2.0
+
+
+def test_a_failed_start_up_import_is_said_at_once_by_later_checks(fake: dict[str, Path]) -> None:
+    with LocalLeanBackend(settings_for(fake)) as b:
+        failed = b.warm("import Nope")
+        assert failed.status == "repl_error"
+        later = b.check("import Nope\ntheorem b : True := trivial")
+        assert later.status == "repl_error" and "failed at start-up" in later.detail and later.time_ms < 1000
+    assert sum(r["req"]["cmd"].startswith("import Nope") for r in requests(fake)) == 1
+
+
+def test_localize_imports_once_in_the_worker_start_up_outside_the_item_limit(fake: dict[str, Path],
+                                                                              tmp_path: Path) -> None:
+    """``faithsieve localize --backend lean``: the import (3 s here) runs before the proof, whose limit is 2 s;
+    the proof's Lean checks all run in the imported environment, none sends an import."""
+    proof = tmp_path / "proof.json"
+    proof.write_text(json.dumps({"problem": "Let x be real with x^3 + x = 10.", "steps": [
+        "We have $x^3 + x = 10$.", "Then $x^3 + x + \\sin(x)^2 + \\cos(x)^2 = 11$."]}))
+    env = {**os.environ, "FAKE_IMPORT_S": "3", "FAITHSIEVE_LEAN_REPL_PATH": str(fake["repl"]),
+           "FAITHSIEVE_LEAN_CACHE_PATH": ""}
+    done = subprocess.run([sys.executable, "-m", "faithsieve", "localize", str(proof), "--backend", "lean",
+                           "--item-time-limit", "2"], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "imports `import Mathlib` before the proof is checked" in done.stderr
+    assert "`import Mathlib` imported in" in done.stderr and "outside the proof's limits" in done.stderr
+    sent = requests(fake)
+    assert len({r["pid"] for r in sent}) == 1
+    assert sent[0]["req"]["cmd"] == "import Mathlib" and "env" not in sent[0]["req"]
+    checks = sent[1:]
+    assert checks and all(r["req"].get("env") == 0 and "import" not in r["req"]["cmd"] for r in checks)
+    assert any(r["req"]["cmd"].rstrip().endswith(":= by sorry") for r in checks)  # the pre-check, in that env
+
+
+def test_scoring_workers_import_the_header_at_start_up(fake: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """``faithsieve score`` with a Lean backend: each worker imports the header while it starts, before any item."""
+    from faithsieve.runtime.limits import ItemLimits
+    from faithsieve.scoring.chunks import scoring_pool
+
+    monkeypatch.setenv("FAITHSIEVE_LEAN_REPL_PATH", str(fake["repl"]))
+    settings = settings_for(fake)
+    with scoring_pool(settings, 1, ItemLimits(10.0, 0)) as pool:
+        before_any_item = requests(fake)
+        pool.run(os.getpid, time_limit=10)
+    assert [r["req"]["cmd"] for r in before_any_item] == ["import Mathlib"]

@@ -171,9 +171,10 @@ def test_never_natural_subtraction(ob, flavour: str) -> None:
 
 
 def test_integer_variables_meet_division_in_q() -> None:
-    ob = DerivationObligation(**BASE, premises=(rel("2n = 7"),), claim=rel("n = 3.5"), integer_vars=("n",))
-    assert header(ob) == "theorem fs_deriv_o0 (n : ℤ) (h1 : 2 * (n : ℚ) = 7) : (n : ℚ) = 35 / 10"
-    assert header(ob, "core") == "theorem fs_deriv_o0 (n : Int) (h1 : 2 * (n : Rat) = 7) : (n : Rat) = 35 / 10"
+    # (2 n = 7 over an integer n has no point: refused as vacuous, test_unsatisfiable_premises_are_refused)
+    ob = DerivationObligation(**BASE, premises=(rel("2n = 6"),), claim=rel("n = 3.5"), integer_vars=("n",))
+    assert header(ob) == "theorem fs_deriv_o0 (n : ℤ) (h1 : 2 * (n : ℚ) = 6) : (n : ℚ) = 35 / 10"
+    assert header(ob, "core") == "theorem fs_deriv_o0 (n : Int) (h1 : 2 * (n : Rat) = 6) : (n : Rat) = 35 / 10"
     ints = DerivationObligation(**BASE, premises=(rel("n + 1 = 4"),), claim=rel("n = 3"), integer_vars=("n",))
     assert header(ints) == "theorem fs_deriv_o0 (n : ℤ) (h1 : n + 1 = 4) : n = 3"
 
@@ -346,3 +347,66 @@ def test_core_rat_is_gated_on_the_lean_version(version: str | None, ok: bool) ->
         assert ("not known" in st.reason) if version is None else (version in st.reason)
     ints = render(arith("2 - 5 = -3"), "core", version)  # Int needs no gate
     assert isinstance(ints, LeanStatement)
+
+
+# --- issue 39: signs by interval arithmetic, ℝ for strict relations and ≠, premises satisfiable ---
+
+def _refused(ob, flavour: str = "mathlib") -> str:
+    st = render(ob, flavour, CORE_RAT_LEAN)
+    assert isinstance(st, Unrenderable), st.text()
+    return st.reason
+
+
+def test_signs_near_zero_are_decided_by_intervals_not_doubles() -> None:
+    # √2·10^17 − 141421356237309505 = −0.1198…; double evaluation says +16, which rendered a theorem
+    # that Real.sqrt's junk value (0) makes true
+    why = _refused(arith(r"\sqrt{\sqrt{2} \cdot 100000000000000000 - 141421356237309505} = 0"))
+    assert "radicand is negative" in why
+    # 10^16 π + π/2 is a zero of the cosine: no enclosure excludes 0, so no sign, so no statement
+    why = _refused(arith(r"\tan(10000000000000000 \pi + \pi/2) = 0"))
+    assert "tan(" in why and "contains 0" in why
+    # a positive radicand just as close to the boundary is still rendered: the enclosure proves its sign
+    assert header(arith(r"\sqrt{\sqrt{2} \cdot 100000000000000000 - 141421356237309504} = 0")).startswith(
+        "theorem fs_arith_o0 : Real.sqrt (Real.sqrt 2 * 100000000000000000 - 141421356237309504) = 0")
+
+
+def test_strict_relations_and_not_equal_range_over_the_reals() -> None:
+    # true over ℚ (no rational square root of 2), false over ℝ: the refutation must be provable
+    assert header(ident("x^2 \\neq 2")) == "theorem fs_ident_o0 (x : ℝ) : x ^ 2 ≠ 2"
+    assert header(ident("(x^2 - 2)^2 > 0")) == "theorem fs_ident_o0 (x : ℝ) : (x ^ 2 - 2) ^ 2 > 0"
+    assert "over ℝ" in _refused(ident("x^2 \\neq 2"), "core")
+    # =, ≤, ≥ and linear relations agree on ℚ and ℝ: they stay over ℚ
+    assert header(ident("x^2 + 1 \\geq 2x")) == "theorem fs_ident_o0 (x : ℚ) : x ^ 2 + 1 ≥ 2 * x"
+    assert header(ident("x + 1 > x")) == "theorem fs_ident_o0 (x : ℚ) : x + 1 > x"
+
+
+def test_unsatisfiable_premises_are_refused() -> None:
+    vacuous = DerivationObligation(**BASE, premises=(rel("2n = 7"),), claim=rel("n = 5"), integer_vars=("n",))
+    assert "premises hold" in _refused(vacuous)
+    # premises met only at irrational points are satisfiable (decided by Sturm sign tables, not a grid)
+    irrational = DerivationObligation(**BASE, premises=(rel("x^2 = 2"),), claim=rel("x^4 = 4"))
+    assert header(irrational) == "theorem fs_deriv_o0 (x : ℝ) (h1 : x ^ 2 = 2) : x ^ 4 = 4"
+    real_none = DerivationObligation(**BASE, premises=(rel("x^2 = -1"),), claim=rel("x = 5"))
+    assert "premises hold" in _refused(real_none)
+
+
+def test_a_sole_value_that_drops_a_root_is_not_rendered_as_a_root_check() -> None:
+    sole = SolutionObligation(**BASE, equations=(rel("x^2 = 9"),), values={"x": Fraction(3)}, sole=True)
+    assert "drops the real root(s) x = -3" in _refused(sole)
+    one_of = SolutionObligation(**BASE, equations=(rel("x^2 = 9"),), values={"x": Fraction(3)})
+    assert header(one_of) == "theorem fs_sol_o0 : (3 ^ 2 : ℤ) = 9"
+
+
+def test_a_sole_value_that_is_no_root_stays_refutable() -> None:
+    wrong = SolutionObligation(**BASE, equations=(rel("16 + x = 27"),), values={"x": Fraction(8)}, sole=True)
+    assert header(wrong) == "theorem fs_sol_o0 : (16 + 8 : ℤ) = 27"
+
+
+def test_premises_met_only_at_irrational_or_unnamed_points_are_satisfiable() -> None:
+    degrees = DerivationObligation(**BASE, premises=(rel(r"x + x + 50^\circ = 180^\circ"),), claim=rel("2x = 130"))
+    assert isinstance(render(degrees), LeanStatement)  # x = 65 (degrees): a sign change along x shows a root
+    irrational = DerivationObligation(**BASE, premises=(rel(r"b - a + \frac{1}{2} < \sqrt{\frac{1}{2}}"),),
+                                      claim=rel(r"b - a < 1"))
+    assert isinstance(render(irrational), LeanStatement)  # the inequality's sign proved by intervals at a point
+    complex_only = DerivationObligation(**BASE, premises=(rel("b^2 + 2b + 2 = 0"),), claim=rel("(b + 1)^2 = -1"))
+    assert "premises hold" in _refused(complex_only)
