@@ -258,6 +258,10 @@ def _decimal(text: str) -> Fraction | None:
         return None
 
 
+_OPTIMIZING = re.compile(r"(?i)\b(?:minimi[sz]\w*|maximi[sz]\w*|optimi[sz]\w*)\b")
+""""To minimize this expression, choose x = -3/8": a value chosen to make an expression least or greatest
+(its vertex, where its derivative vanishes) does not solve the equation that defines the expression."""
+
 _MAX_PROBLEM_EQUATIONS = 16
 """How many of the problem's equations ``TreeBuilder.restated`` compares each relation with."""
 
@@ -566,8 +570,9 @@ class TreeBuilder:
         premises: tuple[Rel, ...] = ()
         # alternatives "x = 2 or x = 4" share the premise of the first one
         source_rel = state.group_premise if fr.parallel else walk.premise
-        if cue_search(NAMING, last_clause(step.text[max(0, f.start - 400) : f.start])):
-            source_rel = None  # "where a = 1, b = -1, c = -2": naming, not solving
+        clause = last_clause(step.text[max(0, f.start - 400) : f.start])
+        if cue_search(NAMING, clause) or _OPTIMIZING.search(clause):
+            source_rel = None  # "where a = 1, b = -1, c = -2": naming, not solving; "to minimize this, x = -3/8"
         if (source_rel is not None and not fr.hypothetical and not fr.negated
                 and var.name in variables(source_rel.lhs) | variables(source_rel.rhs)):
             premises = (source_rel,)
