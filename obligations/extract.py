@@ -14,6 +14,7 @@ from dataclasses import replace
 from fractions import Fraction
 
 from faithsieve.obligations.calculus import definitions, has_calculus, with_definitions
+from faithsieve.obligations.conventions import unit_restatement
 from faithsieve.obligations.models import (
     ArithmeticObligation,
     CoverageObligation,
@@ -143,7 +144,7 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str, notes: _FormulaNotes 
         return None
     f = ctx.formula
     vs = ctx.rel_vars if ctx.rel_vars is not None else _rel_vars(r)
-    approx = f.approx_context or r.op == "~"
+    approx = f.approx_context or r.op == "~" or bool(_ROUNDING_AFTER.match(ctx.around[1]))
     if ctx.reductio and not vs and _bare(r.lhs) and _bare(r.rhs):
         return None  # inside a supposition being refuted, "4 = 5" is the contradiction sought
     # the readings are asked only for an edge that gets an obligation (an edge that gets none
@@ -184,6 +185,11 @@ def _from_edge(edge: EdgeUnit, ctx: EdgeContext, oid: str, notes: _FormulaNotes 
     return None
 
 
+_ROUNDING_AFTER = re.compile(r"(?i)[^.;\n]{0,24}?\b(?:to\s{1,3}the\s{1,3}nearest|rounded|rounding|rounds)\b")
+"""``500 \\cdot 1.03^4 = 563, to the nearest dollar``: a rounding instruction written after the formula, in its
+clause, applies to the value it ends with, as one written before it does (``Formula.approx_context``)."""
+
+
 def _derivation(ctx: EdgeContext, r: Rel, vs: frozenset[str], read: Callable[[], dict[str, object]]) -> Obligation | None:
     """The obligation of a relation derived from the premises before it: the identity of the two forms
     of a side it rewrote (``_one_side_rewritten``), else that it follows from them, or None."""
@@ -191,6 +197,8 @@ def _derivation(ctx: EdgeContext, r: Rel, vs: frozenset[str], read: Callable[[],
     rewritten = _one_side_rewritten(prem, r)
     if rewritten is not None:
         return IdentityObligation(**read(), claim=rewritten, asserted_identity=True, asserted_by="rewriting")
+    if len(prem) == 1 and unit_restatement(prem[0], r, ctx.around[1]):
+        return None  # "3x = 1 hour", "thus 3x = 60 minutes": the same quantity in another unit
     if (vs == set().union(*(_rel_vars(p) for p in prem)) and all(p != r for p in prem)
             and all(p.op != "!=" and not _defines_var(p) for p in prem)
             # an identity holds for every value, so nothing follows from it: a claim after a rewriting
@@ -252,6 +260,13 @@ def _same_degree_not_proportional(old: Expr, new: Expr) -> bool:
 
 def _identity(ctx: EdgeContext, r: Rel, vs: frozenset[str], read: Callable[[], dict[str, object]]) -> Obligation | None:
     asserted_by = _identity_meant(ctx, r, vs)
+    if ctx.restates is not None and asserted_by != "stated" and not has_calculus(r):
+        # the problem's equation with one side rewritten is that equation, to solve: what holds for all
+        # values is only the equality of the side's two forms (none, when the rewriting is no such shape)
+        rewritten = _one_side_rewritten((ctx.restates,), r)
+        if rewritten is None:
+            return None
+        return IdentityObligation(**read(), claim=rewritten, asserted_identity=True, asserted_by="rewriting")
     if not asserted_by and (not variables(r.lhs) or not variables(r.rhs)) and _linear_equation(r):
         return None  # "2x + 3 = 11" restated: an equation with a solution, never an identity to check
     return IdentityObligation(**read(), claim=r, asserted_identity=bool(asserted_by), asserted_by=asserted_by)
@@ -309,6 +324,8 @@ def _identity_meant(ctx: EdgeContext, r: Rel, vs: frozenset[str]) -> str:
         return ""  # "simplifies to a = 1/(1 - 1/(1 - a))": a letter set equal to an expression in it is an equation
     if r.op != "=":
         return ""
+    if ctx.asked_rewrite and not _SOLVE_CUE.search(sentence):
+        return "rewriting"  # "Expand (x - y)^2.": a side is the expression asked for, the other its new form
     if _VERIFIES.search((f.opening if f.aligned is not None else f.sentence_before)[-300:]) and (
             _rewrite_shape(r) or _rewriting_chain(f, vs)):
         return "rewriting"  # "we verify that P(x) = 8/9 (x^2 - 1) satisfies the equation: (x - 1)P(x + 1) = ... = ..."

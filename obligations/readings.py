@@ -16,6 +16,11 @@ import re
 from collections.abc import Callable
 from fractions import Fraction
 
+from faithsieve.obligations.conventions import (
+    CONVENTION_TRIGGER,
+    convention_guess,
+    convention_texts,
+)
 from faithsieve.obligations.models import (
     Obligation,
     Outcome,
@@ -262,7 +267,8 @@ def _bracket_link(f: Formula, link: int, fn: str) -> Rel | None:
 def notation_written(f: Formula) -> bool:
     """Some notation ``notation_readings`` re-reads may be written in or before ``f``: when not, it finds
     no reading for any relation of ``f`` (a property of the formula alone, so callers may ask once per formula)."""
-    return bool(_TRIGGER.search(f.text) or _search(_BASE_BEFORE, f.lead) or _MODULUS_HINT.search(f.sentence_before))
+    return bool(_TRIGGER.search(f.text) or _search(_BASE_BEFORE, f.lead) or _MODULUS_HINT.search(f.sentence_before)
+                or CONVENTION_TRIGGER.search(f.text))
 
 
 def notation_readings(r: Rel, f: Formula, link: int) -> tuple[tuple[Rel, ...], str]:
@@ -341,6 +347,18 @@ def _context_readings(r: Rel, f: Formula, link: int, calls: list[Call],
         if alt is not None:
             readings.append(alt)
             why.append("'!=' after a number (a factorial followed by '=', or 'not equal')")
+    if CONVENTION_TRIGGER.search(f.text):
+        _convention_readings(r, f, link, readings, why)
+
+
+def _convention_readings(r: Rel, f: Formula, link: int, readings: list[Rel], why: list[str]) -> None:
+    """The readings of a way of writing (``obligations.conventions``: ``6!/3!3!``, ``0.5(20)``, a word
+    operator after the last value), each the formula written out that way and parsed again."""
+    for text, what in convention_texts(f.text, f.latex):
+        alt = _reparsed_link(text, f.latex, len(f.chain.rels), link)
+        if alt is not None and alt != r:
+            readings.append(alt)
+            why.append(what)
 
 def _reparsed_link(text: str, latex: bool, n_rels: int, link: int) -> Rel | None:
     fs = extract_formulas(f"${text}$" if latex else text)
@@ -392,7 +410,7 @@ def guessed_reading(f: Formula, text_before: str, text_after: str) -> str:
             or unbalanced > 0 and _OPEN_BEFORE.search(text_before) or unbalanced < 0 and _CLOSE_AFTER.match(text_after)):
         # "f^{-1}(0) = 3" read as "0 = 3", "\frac{1}{2}(4)(4) = 8" as "4 * 4 = 8", "7 = 2 \times 7 \times \sin\theta"
         return "a formula cut out of a longer expression (a function applied to it, or a factor or term not read)"
-    return ""
+    return convention_guess(f.text, text_before, text_after)
 
 
 def reread(ob: Obligation, out: Outcome, check: Callable[[Obligation], Outcome]) -> Outcome:

@@ -258,6 +258,41 @@ def _decimal(text: str) -> Fraction | None:
         return None
 
 
+_OPTIMIZING = re.compile(r"(?i)\b(?:minimi[sz]\w*|maximi[sz]\w*|optimi[sz]\w*)\b")
+""""To minimize this expression, choose x = -3/8": a value chosen to make an expression least or greatest
+(its vertex, where its derivative vanishes) does not solve the equation that defines the expression."""
+
+_MAX_PROBLEM_EQUATIONS = 16
+"""How many of the problem's equations ``TreeBuilder.restated`` compares each relation with."""
+
+_ASKS_REWRITE = re.compile(r"(?i)\b(?:expand|simplify|factor|multiply\s{1,3}out)\w{0,6}\b[^.$?]{0,40}?"
+                           r"(?:\$\$?|\\\()([^$=<>]{1,300}?)(?:\$|\\\))")
+"""The problem asks to expand, simplify or factor an expression: "Expand $(x - y)^2$.", "Simplify the
+expression $\\frac{x^2 - 1}{x - 1}$"."""
+
+
+def asked_rewrites(problem: str) -> tuple[Expr, ...]:
+    """The expressions the problem asks to expand, simplify or factor (at most four), parsed."""
+    out: list[Expr] = []
+    for m in _ASKS_REWRITE.finditer(problem[:4000]):
+        fs = extract_formulas(f"${m.group(1)} = 0$")
+        if len(fs) == 1 and len(fs[0].chain.exprs) == 2:
+            out.append(fs[0].chain.exprs[0])
+        if len(out) == 4:
+            break
+    return tuple(out)
+
+
+_NAMED_RELATION = re.compile(
+    r"(?i)(?:\b(?:roots?|solutions?|zeros|zeroes|zero)\s{1,3}(?:of|to)\s{1,3}"
+    r"(?:the\s{1,3}(?:given\s{1,3})?(?:equation|polynomial|inequality)\s{0,3})?"
+    r"|\b(?:multiply\w*|divid\w*|squar\w*|solv\w*|rewrit\w*|factor\w*)\s{1,3}(?:both\s{1,3}sides\s{1,3}of\s{1,3})?"
+    r"the\s{1,3}(?:given\s{1,3})?(?:equation|polynomial|inequality)\s{0,3})(?:\$\$?|\\\(|\\\[)?\s{0,3}\Z")
+""""every root of $z^4 + z^2 + 1 = 0$", "multiplying the equation $A = 0$ by ...": the relation is named as
+the object of the sentence, not asserted as a consequence of the one before it: a "therefore" earlier in
+the sentence derives what the sentence says about it ("is a sixth root of unity"), not the relation."""
+
+
 def read_step(index: int, text: str, imaginary: bool) -> StepReading:
     """The step's formulas and the headers that open cases in it."""
     return StepReading(index=index, text=text, formulas=extract_formulas(text, imaginary),
@@ -278,7 +313,7 @@ def read_formula(step: StepReading, fi: int, f: Formula, supposed_prev: bool, cu
         bool(rels) and _assigns(rels[0], evars[0], evars[1]) and bool(FOR_VALUE.search(f.lead)))
     # "x = 2, y = 3" lists alternatives or parallel facts; ", so" / ", then" derives
     stacked = fi > 0 and STACKED.fullmatch(f.lead) is not None
-    derived = f.derived or stacked
+    derived = (f.derived or stacked) and not _NAMED_RELATION.search(f.lead[-80:])
     parallel = (fi > 0 and len(f.lead.strip()) < 40 and bool(PARALLEL.search(f.lead)) and not derived
                 and _NEW_ITEM.search(f.lead) is None)
     # "for \(b - a = 3\) and \(b + a = 33\): ...": the relations a case is taken for are supposed
@@ -313,6 +348,8 @@ class TreeBuilder:
         self.problem_eqs: dict[str, list[Rel]] = {}  # the problem's equations in one unknown, by unknown
         self.step_unknowns: set[str] = set()  # the letters of the relations in unknowns the steps wrote so far
         self.stated_eqs: list[Rel] = []  # relations in unknowns stated so far (problem and steps)
+        self.problem_equations: list[Rel] = []  # the problem's equations in unknowns (not conditional)
+        self.asked_rewrites: tuple[Expr, ...] = asked_rewrites(proof.problem)
         self.case_records: list[tuple[int, tuple[int, int], str, str]] = []  # step, span, header text, edge id
         self.split_scope: Scope | None = None
         self.splits_mixed = False
@@ -363,6 +400,9 @@ class TreeBuilder:
                     unknowns = variables(lhs) | variables(rhs)
                     if op == "=" and len(unknowns) == 1 and not f.conditional:
                         self.problem_eqs.setdefault(next(iter(unknowns)), []).append(r)
+                    if (op == "=" and not f.conditional and len(self.problem_equations) < _MAX_PROBLEM_EQUATIONS
+                            and not isinstance(lhs, Var) and not isinstance(rhs, Var)):  # (not a definition: y = sin x)
+                        self.problem_equations.append(r)
                     if op in ("<", ">", "<=", ">=") and len(variables(lhs) | variables(rhs)) == 1:
                         self.problem_constraints.append(r)
         if cue_search(INTEGER_WORDS, text):
@@ -500,7 +540,13 @@ class TreeBuilder:
             env_steps=origins[1], negated=fr.negated, hypothetical=fr.hypothetical, parallel=fr.parallel,
             supposed=fr.supposed, reductio=state.reductio, around=fr.around, word_problem=self.word_problem,
             rounded=self.rounded_frozen, integer_vars=self.integer_frozen, premises=premises,
-            other_premises=other_premises, definition_of=definition_of)
+            other_premises=other_premises, definition_of=definition_of,
+            asked_rewrite=bool(self.asked_rewrites) and (r.lhs in self.asked_rewrites or r.rhs in self.asked_rewrites),
+            restates=self.restated(r) if self.problem_equations and r.op == "=" else None)
+
+    def restated(self, r: Rel) -> Rel | None:
+        """The problem's equation that ``r`` keeps exactly one side of (``EdgeContext.restates``), or None."""
+        return next((p for p in self.problem_equations if (p.lhs == r.lhs) != (p.rhs == r.rhs)), None)
 
     def closed_link(self, state: BuilderState, walk: LinkWalk, li: int, r: Rel, vars_: frozenset[str],
                     span: tuple[int, int], src: str) -> None:
@@ -524,8 +570,9 @@ class TreeBuilder:
         premises: tuple[Rel, ...] = ()
         # alternatives "x = 2 or x = 4" share the premise of the first one
         source_rel = state.group_premise if fr.parallel else walk.premise
-        if cue_search(NAMING, last_clause(step.text[max(0, f.start - 400) : f.start])):
-            source_rel = None  # "where a = 1, b = -1, c = -2": naming, not solving
+        clause = last_clause(step.text[max(0, f.start - 400) : f.start])
+        if cue_search(NAMING, clause) or _OPTIMIZING.search(clause):
+            source_rel = None  # "where a = 1, b = -1, c = -2": naming, not solving; "to minimize this, x = -3/8"
         if (source_rel is not None and not fr.hypothetical and not fr.negated
                 and var.name in variables(source_rel.lhs) | variables(source_rel.rhs)):
             premises = (source_rel,)

@@ -179,6 +179,13 @@ class EdgeContext:
     solutions of its premise ("the roots are x = 2 and x = 3"): how many distinct values it lists."""
     rel_vars: frozenset[str] | None = None
     """The variables of ``rel`` (both sides), when the decomposer read them already (else None)."""
+    asked_rewrite: bool = False
+    """One side of ``rel`` is an expression the problem asks to expand, simplify or factor ("Expand
+    $(x - y)^2$."): the relation writes that expression in another form, so it claims an identity."""
+    restates: Rel | None = None
+    """An equation the problem states that ``rel`` keeps one side of, rewriting the other
+    (``(6r^2 - 19r - 7)/(2r - 7) = 4r - 3``, then ``(2r - 7)(3r + 1)/(2r - 7) = 4r - 3``): ``rel`` is
+    that equation to solve, and what it claims for all values is only the equality of the two forms."""
 
 
 NodeRecord = tuple[str, tuple[object, ...], tuple[tuple[str, Fraction], ...], str, str]
