@@ -15,6 +15,7 @@ from faithsieve.cli import doctor as cli_doctor
 from faithsieve.cli import formalize as cli_formalize
 from faithsieve.cli import inject as cli_inject
 from faithsieve.cli import localize as cli_localize
+from faithsieve.cli import predict as cli_predict
 from faithsieve.cli import rewrite as cli_rewrite
 from faithsieve.cli import score as cli_score
 from faithsieve.cli import serve as cli_serve
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_localize.register(sub)
     cli_score.register(sub)
+    cli_predict.register(sub)
     cli_convert.register(sub)
     cli_compare.register(sub)
     cli_inject.register(sub)
