@@ -391,6 +391,9 @@ def compare_runs(a: dict[str, Any], b: dict[str, Any], preds_a: dict[str, dict[s
     """Metric deltas (B − A) and the items whose predicted step changed (pure)."""
     def numbers(doc: dict[str, Any]) -> dict[str, Any]:
         flat = {k: v for k, v in doc.items() if v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))}
+        if (doc.get("run") or {}).get("predictions_file"):  # another system's file: nothing checked, nothing timed
+            return {k: v for k, v in flat.items() if k not in ("pipeline_errors", "proofs_per_second",
+                                                              "pipeline_proofs_per_second")}
         flat.update({f"coverage.{k}": v for k, v in (doc.get("coverage") or {}).items()})
         return flat
 
