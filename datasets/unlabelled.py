@@ -2,8 +2,8 @@
 
 A record is read as
 
-- ``problem`` (or ``question``) with ``steps`` (a list of strings) or ``proof`` (one text, split into steps
-  as ``faithsieve localize`` splits it): what ``localize`` reads, one object a line or a JSON array;
+- ``problem`` (or ``question``) with ``steps`` (a list of strings) or ``proof`` / ``solution`` (one text, split
+  into steps as ``faithsieve localize`` splits it): what ``localize`` reads, and MATH's records;
 - ``question`` with a GSM8K ``answer`` (calculator annotations removed, ``#### N`` read as the last step,
   as ``faithsieve inject`` reads it);
 - otherwise a record of any labelled format ``faithsieve score`` reads (``--format`` forces one): its
@@ -42,13 +42,14 @@ def _steps_of(r: Mapping[str, Any]) -> list[str] | None:
         if not isinstance(steps, list) or not steps or not all(isinstance(s, str) for s in steps):
             raise ValueError("field 'steps' must be a non-empty list of strings")
         return list(steps)
-    if isinstance(r.get("proof"), str):
-        from faithsieve.split import split_proof_text
+    for key in ("proof", "solution"):  # MATH and its kin write the worked solution under 'solution'
+        if isinstance(r.get(key), str):
+            from faithsieve.split import split_proof_text
 
-        steps = [t for _, t in split_proof_text(r["proof"])]
-        if not steps:
-            raise ValueError("field 'proof' has no step text")
-        return steps
+            steps = [t for _, t in split_proof_text(r[key])]
+            if not steps:
+                raise ValueError(f"field {key!r} has no step text")
+            return steps
     if isinstance(r.get("answer"), str) and "####" in r["answer"]:
         from faithsieve.datasets.inject import gsm8k_steps
 
@@ -83,15 +84,16 @@ def _read_plain(file: Path, out: LoadedDataset) -> bool:
             continue
         location, index, record = rec
         if not isinstance(record, Mapping) or _problem_of(record) is None or not (
-                {"steps", "proof"} & record.keys() or "answer" in record):
+                {"steps", "proof", "solution"} & record.keys() or "answer" in record):
             if first:
                 return False
             out.bad.append(BadRecord(path=str(file), location=location,
-                                     reason="no proof: a record needs 'problem' (or 'question') and 'steps', 'proof' "
-                                            "or a GSM8K 'answer'"))
+                                     reason="no proof: a record needs 'problem' (or 'question') and 'steps', 'proof', "
+                                            "'solution' or a GSM8K 'answer'"))
             continue
         if first:
-            out.formats[str(file)] = "proof"
+            gsm8k = "answer" in record and not {"steps", "proof", "solution"} & record.keys()
+            out.formats[str(file)] = "gsm8k" if gsm8k else "proof"
             first = False
         try:
             steps = _steps_of(record)

@@ -13,6 +13,7 @@ from faithsieve.cli import compare as cli_compare
 from faithsieve.cli import convert as cli_convert
 from faithsieve.cli import doctor as cli_doctor
 from faithsieve.cli import formalize as cli_formalize
+from faithsieve.cli import formats as cli_formats
 from faithsieve.cli import inject as cli_inject
 from faithsieve.cli import localize as cli_localize
 from faithsieve.cli import predict as cli_predict
@@ -43,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_predict.register(sub)
     cli_convert.register(sub)
     cli_compare.register(sub)
+    cli_formats.register(sub)
     cli_inject.register(sub)
     cli_rewrite.register(sub)
     cli_serve.register(sub)
