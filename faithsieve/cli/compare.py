@@ -41,14 +41,12 @@ def _load_side(path: Path, args: argparse.Namespace) -> tuple[dict[str, Any], di
     from faithsieve.core.errors import FaithSieveError
     from faithsieve.scoring.run import METRICS, load_predictions
 
-    if path.is_dir():
+    if path.is_dir() or not path.exists():
         try:
             return json.loads((path / METRICS).read_text(encoding="utf-8")), load_predictions(path)
         except (OSError, ValueError) as exc:
             reason = os_error_line(exc) if isinstance(exc, OSError) else f"{path / METRICS}: not valid JSON ({exc})"
             return f"cannot read a run: {reason}"
-    if not path.exists():
-        return f"{path}: no such run directory or prediction file"
     if not args.dataset:
         return f"{path}: a prediction file is scored on a labelled dataset; give it with --dataset PATH"
     from faithsieve.scoring.external import ExternalRequest, score_external
