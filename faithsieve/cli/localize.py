@@ -32,8 +32,19 @@ if TYPE_CHECKING:
     from faithsieve.verdict import Verdict
 
 
+def shown_name(path: str) -> str:
+    """How messages name the input: the file, or ``<stdin>`` for ``-``."""
+    return "<stdin>" if path == "-" else path
+
+
+EXIT_ERROR = 1
+"""``--exit-code``: the verdict is ``error`` (a step refuted)."""
+EXIT_UNKNOWN = 3
+"""``--exit-code``: the verdict is ``unknown`` (no answer; without ``--exit-code`` it exits 1)."""
+
+
 def _read_input(path: str) -> Any:
-    name = "<stdin>" if path == "-" else path
+    name = shown_name(path)
     if path == "-":
         raw = decode_utf8(sys.stdin.buffer.read(), name) if hasattr(sys.stdin, "buffer") else sys.stdin.read()
     else:
@@ -155,7 +166,7 @@ def _localize(args: argparse.Namespace, pool: KillablePool, starting: Future[Kil
         try:
             proof = proof_from_input(_read_input(args.file), settings)
         except FaithSieveError as exc:
-            raise InputError(content_error(args.file, exc)) from None
+            raise InputError(content_error(shown_name(args.file), exc)) from None
         warning = warn_if_lean_missing(settings)
         if warning:
             print(warning, file=sys.stderr)
@@ -181,9 +192,9 @@ def _localize(args: argparse.Namespace, pool: KillablePool, starting: Future[Kil
     else:
         print(json.dumps(verdict_json(v), indent=2, ensure_ascii=False))
     if v.verdict == "unknown":
-        print(f"error: {args.file}: verdict unknown: {v.reason}", file=sys.stderr)
-        return 1
-    return 0
+        print(f"error: {shown_name(args.file)}: verdict unknown: {v.reason}", file=sys.stderr)
+        return EXIT_UNKNOWN if args.exit_code else 1
+    return EXIT_ERROR if args.exit_code and v.verdict == "error" else 0
 
 
 def register(sub: Any) -> None:
@@ -192,6 +203,9 @@ def register(sub: Any) -> None:
     loc.add_argument("--format", choices=("json", "text"), default="json",
                      help="json (default): the verdict with every step's checks, machine-readable; "
                           "text: a readable report, one block per step")
+    loc.add_argument("--exit-code", action="store_true",
+                     help="exit like a linter: 0 correct, 1 error (a step refuted), 3 unknown; 2 stays a usage or "
+                          "input error (without it: 0 for correct and error, 1 for unknown)")
     add_limit_options(loc, "the proof")
     add_method_options(loc)
     loc.set_defaults(func=cmd_localize)
