@@ -164,7 +164,8 @@ def render_report(metrics: Mapping[str, Any], rows: Sequence[Row], *, plots: boo
             f"cache hits, {tot.get('prompt_tokens', 0)} prompt + {tot.get('completion_tokens', 0)} completion tokens, "
             f"${_num(tot.get('cost_usd'), 4)}; per item {_num(per.get('calls'), 1)} calls, "
             f"{_num(per.get('prompt_tokens'), 0)} + {_num(per.get('completion_tokens'), 0)} tokens, "
-            f"{_num(llm.get('time_ms_per_item'), 0)} ms. Unreadable answers: {tot.get('unparsed', 0)}; failed calls: "
+            f"{_num(llm.get('time_ms_per_item'), 0)} ms. Unreadable answers: {tot.get('unparsed', 0)}; answers read but "
+            f"unusable: {tot.get('unusable', 0)}; failed calls: "
             f"{tot.get('failures', 0)}. What backs each answer: "
             f"{', '.join(f'{k}: {v}' for k, v in llm.get('basis', {}).items())}.")
     if metrics.get("pipeline_errors"):

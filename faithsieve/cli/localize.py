@@ -87,6 +87,20 @@ def check_in_worker(proof: Proof, settings: Settings) -> Verdict:
     return Pipeline.from_settings(settings).localize(proof)
 
 
+_PLACEHOLDERS = frozenset({"", "n/a", "na", "none", "null", "-", "tbd", "todo"})
+"""What a small model writes where it has nothing to say (after dots and ellipses are stripped)."""
+
+
+def thin(text: str | None) -> bool:
+    """Whether a model-written claim or reason says nothing: empty, ``...``, ``…`` or a placeholder."""
+    return " ".join((text or "").split()).strip(" .…").lower() in _PLACEHOLDERS
+
+
+def said(text: str | None, what: str) -> str:
+    """A model-written text as printed: ``(model gave no claim)`` where it said nothing, else the text."""
+    return f"(model gave no {what})" if thin(text) else str(text)
+
+
 def render_text(proof_steps: list[str], v: Verdict) -> str:
     """A readable report: each step, its EdgeUnits, obligations and outcomes."""
     out = []
@@ -95,7 +109,7 @@ def render_text(proof_steps: list[str], v: Verdict) -> str:
              "reviewed": "reviewed: local reviews of single units decided", "judged": "judged by the model, not proved"}
     if v.verdict == "error":
         out.append(f"VERDICT: error at step {v.first_error_step} [{basis.get(v.basis or '', v.mode)}]")
-        out.append(f"  {v.reason}")
+        out.append(f"  {said(v.reason, 'reason')}")
         if v.flag_kind:
             out.append(f"  flag kind: {v.flag_kind}")
     elif v.verdict == "unknown":
@@ -112,9 +126,13 @@ def render_text(proof_steps: list[str], v: Verdict) -> str:
         f"{c.obligations_decided}/{c.obligations} obligations; {v.timings.total_ms:.1f} ms"
     )
     if v.usage is not None:
+        from faithsieve.scoring.run import unusable_notes
+
         u = v.usage
+        unusable = unusable_notes(v.audit.notes if v.audit else ()) + sum(
+            1 for rep in v.steps for e in rep.evidence if e.basis != "checked" and thin(e.claim))
         out.append(f"llm: {u.calls} calls, {u.cache_hits} cached, {u.prompt_tokens}+{u.completion_tokens} tokens, "
-                   f"${u.cost_usd:.4f}; {u.unparsed} unparsed, {u.failures} failed")
+                   f"${u.cost_usd:.4f}; {u.unparsed} unparsed, {unusable} read but unusable, {u.failures} failed")
     if v.audit is not None:
         a = v.audit
         out.append(f"audit: {a.decomposition} decomposition, {a.substeps} sub-steps; scan overall {a.overall}; "
@@ -130,23 +148,23 @@ def render_text(proof_steps: list[str], v: Verdict) -> str:
         for e in rep.edges:
             out.append(f"    edge {e.id} [{e.type.value}] {' '.join(e.text.split())[:90]}")
         for ev in rep.evidence:
-            line = f"      {marks[ev.status]} {ev.kind.value}: {ev.claim} — {ev.status} ({ev.method})"
+            line = f"      {marks[ev.status]} {ev.kind.value}: {said(ev.claim, 'claim')} — {ev.status} ({ev.method})"
             if ev.counterexample:
                 line += " counterexample: " + ", ".join(f"{k}={v}" for k, v in ev.counterexample.items())
-            if ev.reason and ev.status != "refuted":
-                line += f"; {ev.reason}"
+            if ev.status != "refuted" and (ev.reason or ev.basis != "checked"):
+                line += f"; {said(ev.reason, 'reason') if ev.basis != 'checked' else ev.reason}"
             out.append(line)
     return "\n".join(out)
 
 
 def cmd_localize(args: argparse.Namespace) -> int:
     # the pipeline (pydantic models, solvers) is imported in the worker, not here: `--help` stays cheap
-    from faithsieve.runtime.lazy import OFFLINE_MODULES
+    from faithsieve.runtime.lazy import ONE_PROOF_MODULES
     from faithsieve.runtime.limits import WORKER_MEMORY_MB, ItemLimits
 
     memory_mb = WORKER_MEMORY_MB if args.worker_memory_mb is None else args.worker_memory_mb
-    # one worker, started at once: its fork server imports the checkers while this process reads the proof
-    pool = ItemLimits(None, memory_mb).pool(1, preload=OFFLINE_MODULES)
+    # one worker, started at once: its fork server imports the pipeline while this process reads the proof
+    pool = ItemLimits(None, memory_mb).pool(1, preload=ONE_PROOF_MODULES)
     starting = pool.start_soon()
     try:
         return _localize(args, pool, starting, memory_mb)

@@ -365,10 +365,21 @@ def llm_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
             b = str(r.get("basis"))
             bases[b] = bases.get(b, 0) + 1
     unknown = sum(1 for r in records if isinstance(r.get("usage"), dict) and r.get("verdict") == "unknown")
+    totals["unusable"] = sum(unusable_notes(r.get("notes") or ()) for r in records if isinstance(r.get("usage"), dict))
     failed = sum(1 for r in records if _endpoint_failed(r))
     return {"items": n, "totals": totals, "per_item": per_item,
             "time_ms_per_item": round(sum(times) / n, 1), "basis": bases,
             "unknown_items": unknown, "failed_items": failed}
+
+
+UNUSABLE_MARKS = ("unusable", "unreadable", "no usable")
+"""How a stage's note says that a model answer parsed but could not be used (an empty or placeholder claim)."""
+
+
+def unusable_notes(notes: Sequence[str]) -> int:
+    """How many of a verdict's audit notes report a model answer that parsed but was unusable (``unparsed``
+    counts only answers that did not parse)."""
+    return sum(1 for n in notes if any(m in str(n) for m in UNUSABLE_MARKS))
 
 
 def load_predictions(run_dir: Path) -> dict[str, dict[str, Any]]:
