@@ -193,6 +193,7 @@ def _localize(args: argparse.Namespace, pool: KillablePool, starting: Future[Kil
 
             probe_settings(settings)
         limits = ItemLimits.for_run(settings, args.item_time_limit, memory_mb)
+        import faithsieve.verdict  # noqa: F401 - what the answer unpickles into, imported while the worker starts
         starting.result()  # a worker that could not start: WorkerUnavailable, one line
         # a configuration error (no endpoint, no model) comes back from the worker as one line
         v = limits.run(pool, check_in_worker, proof, settings)
