@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from faithsieve.datasets import sources  # noqa: F401 - importing it registers every adapter
+from faithsieve.datasets import sources
 from faithsieve.datasets.formats import BadRecord, Excluded, LabelledItem
 from faithsieve.datasets.reading import dataset_files, read_records
 from faithsieve.datasets.registry import (
@@ -100,7 +100,8 @@ def load_dataset(path: str | Path, format: str | None = None) -> LoadedDataset:
                 if adapter is None:
                     keys = sorted(record)[:12] if isinstance(record, Mapping) else type(record).__name__
                     out.bad.append(BadRecord(path=str(file), location=location,
-                                             reason=f"cannot detect the format from fields {keys}; use --format"))
+                                             reason=f"cannot detect the format from fields {keys}; "
+                                                    f"{sources.undetected_hint(record)}"))
                     break
                 out.formats[str(file)] = adapter.name
             elif str(file) not in out.formats:

@@ -96,13 +96,19 @@ def _sampled(run: Mapping[str, Any]) -> str:
             f"correct items in proportion, drawn with seed {seed}.")
 
 
+def _title(run: Mapping[str, Any]) -> str:
+    if run.get("predictions_file"):
+        return f"# Predictions `{run['predictions_file']}` scored on `{run.get('dataset', '?')}`\n"
+    return f"# FaithSieve score: `{run.get('dataset', '?')}`\n"
+
+
 def render_report(metrics: Mapping[str, Any], rows: Sequence[Row], *, plots: bool = True) -> str:
     """The Markdown report for a run (pure)."""
     run = metrics.get("run", {})
     ci = metrics.get("ci95", {})
     out: list[str] = []
     add = out.append
-    add(f"# FaithSieve score: `{run.get('dataset', '?')}`\n")
+    add(_title(run))
     intro = (f"{metrics['n']} items ({metrics['n_error']} with an error, {metrics['n_correct']} correct); "
              f"formats: {', '.join(run.get('formats', [])) or '?'}.")
     if run.get("subsets_selected"):
@@ -126,14 +132,21 @@ def render_report(metrics: Mapping[str, Any], rows: Sequence[Row], *, plots: boo
         f"({_pct(metrics.get('early_flag_rate'))} of flags) |")
     add(f"| flag soundness | {_pct(metrics.get('flag_soundness'))} | flags on a proof labelled wrong, at or after its first error |")
     add(f"| correct proofs flagged | {_pct(metrics.get('correct_flagged'))} | of the proofs labelled correct |")
-    for scope, note in (("first", "every earlier obligation decided: the first error as far as formulas go"),
-                        ("at_or_before", "some earlier obligation unknown: the first error is at or before the flag")):
+    scopes = () if run.get("predictions_file") else (  # FaithSieve's own flags carry a scope
+        ("first", "every earlier obligation decided: the first error as far as formulas go"),
+        ("at_or_before", "some earlier obligation unknown: the first error is at or before the flag"))
+    for scope, note in scopes:
         fs = (metrics.get("flag_scope") or {}).get(scope) or {}
         add(f"| flags marked `{scope}` | {fs.get('flags', 0)} | {note}; exact precision {_pct(fs.get('flag_precision'))} |")
     add(f"| late flags | {metrics['late_flags']} | after the labelled step: maybe a real later error, not the first |")
     add(f"| missed errors | {metrics['missed_errors']} | flawed proofs predicted correct |")
     add(f"| mean signed offset of wrong flags | {_num(metrics.get('mean_signed_offset'))} | predicted − labelled step (< 0: early) |")
     add("")
+    if run.get("predictions_file"):  # another system's predictions: nothing was checked or timed here
+        add(f"Predictions read from `{run['predictions_file']}` ({run.get('convention')} convention); "
+            f"{run.get('missing_predictions', 0)} items had none and count as wrong.\n")
+        out.extend(_tail(metrics, rows, plots))
+        return "\n".join(out) + "\n"
     cov = metrics.get("coverage", {})
     t = metrics.get("time_ms", {})
     add("## Coverage and speed\n")
@@ -151,7 +164,8 @@ def render_report(metrics: Mapping[str, Any], rows: Sequence[Row], *, plots: boo
             f"cache hits, {tot.get('prompt_tokens', 0)} prompt + {tot.get('completion_tokens', 0)} completion tokens, "
             f"${_num(tot.get('cost_usd'), 4)}; per item {_num(per.get('calls'), 1)} calls, "
             f"{_num(per.get('prompt_tokens'), 0)} + {_num(per.get('completion_tokens'), 0)} tokens, "
-            f"{_num(llm.get('time_ms_per_item'), 0)} ms. Unreadable answers: {tot.get('unparsed', 0)}; failed calls: "
+            f"{_num(llm.get('time_ms_per_item'), 0)} ms. Unreadable answers: {tot.get('unparsed', 0)}; answers read but "
+            f"unusable: {tot.get('unusable', 0)}; failed calls: "
             f"{tot.get('failures', 0)}. What backs each answer: "
             f"{', '.join(f'{k}: {v}' for k, v in llm.get('basis', {}).items())}.")
     if metrics.get("pipeline_errors"):
@@ -162,6 +176,14 @@ def render_report(metrics: Mapping[str, Any], rows: Sequence[Row], *, plots: boo
     if run.get("bad_records"):
         add(f"- **{run['bad_records']} malformed records were skipped** (listed on stderr when the run started).")
     add("")
+    out.extend(_tail(metrics, rows, plots))
+    return "\n".join(out) + "\n"
+
+
+def _tail(metrics: Mapping[str, Any], rows: Sequence[Row], plots: bool) -> list[str]:
+    """The report's plots, breakdowns, confusion table and worst misses."""
+    out: list[str] = []
+    add = out.append
     if plots:
         add(f"![Predicted minus labelled step]({OFFSETS_PNG})\n")
     _breakdown_table(out, "Per subset", metrics.get("per_subset", {}))
@@ -184,7 +206,7 @@ def render_report(metrics: Mapping[str, Any], rows: Sequence[Row], *, plots: boo
             add(f"| {i} | `{_cell(item.id, 60)}` | {_cell(item.subset, 30)} | {_label(item.label)} | "
                 f"{_label(rec.get('predicted'))} | {kind} | {_cell(reason)} | {link} |")
         add("")
-    return "\n".join(out) + "\n"
+    return out
 
 
 def _breakdown_table(out: list[str], title: str, table: Mapping[str, Mapping[str, Any]]) -> None:

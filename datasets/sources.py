@@ -365,10 +365,11 @@ def _localize_input(r: Mapping[str, Any], ctx: RecordContext) -> LabelledItem:
                          "'expected': {'first_error_step': k or null}")
     item_id = r.get("id") if isinstance(r.get("id"), str) and r.get("id") else (
         ctx.stem if ctx.location == "object" else f"{ctx.stem}-{ctx.index}")
-    meta = {k: r[k] for k in ("category", "note") if k in r}
-    return _item(id=item_id, problem=_text(r, "problem"), steps=steps, label=label,
-                 domain=r.get("category") if isinstance(r.get("category"), str) else None,
-                 source=ctx.path.parent.name or None, meta=meta)
+    meta = {**(r["meta"] if isinstance(r.get("meta"), dict) else {}), **{k: r[k] for k in ("category", "note") if k in r}}
+    domain = next((r[k] for k in ("domain", "category") if isinstance(r.get(k), str)), None)
+    source = r["source"] if isinstance(r.get("source"), str) else ctx.path.parent.name or None
+    return _item(id=item_id, problem=_text(r, "problem"), steps=steps, label=label, domain=domain, source=source,
+                 meta=meta)
 
 
 register(Adapter(
@@ -377,7 +378,26 @@ register(Adapter(
                 "or 'expected.first_error_step' (1-based, null = correct); a pretty-printed object per file",
     required=frozenset({"problem"}),
     convert=_localize_input,
-    detect_extra=lambda r: ("steps" in r or "proof" in r) and set(r) <= _LOCALIZE_KEYS
-    and not {"id", "steps", "label"} <= r.keys(),  # that is ProofLoc
+    detect_extra=lambda r: _is_localize_input(r),
 ))
+
+
+_PROOFLOC_OPTIONAL = frozenset({"domain", "source", "meta"})
+
+
+def _is_localize_input(r: Mapping[str, Any]) -> bool:
+    """A ``localize`` input: ``steps`` with its fields only (plus ProofLoc's optional ones), or a labelled
+    ``proof`` text whatever else the record holds (no other format writes one ``proof`` string)."""
+    if "proof" in r and "steps" not in r and ("label" in r or "expected" in r):
+        return True
+    return ("steps" in r or "proof" in r) and set(r) <= _LOCALIZE_KEYS | _PROOFLOC_OPTIONAL \
+        and not {"id", "steps", "label"} <= r.keys()  # that is ProofLoc
+
+
+def undetected_hint(record: object) -> str:
+    """What to do with a record no adapter detects: GSM8K solutions go to ``inject`` or ``predict``."""
+    if isinstance(record, Mapping) and {"question", "answer"} <= record.keys() and "####" in str(record["answer"]):
+        return ("GSM8K solutions carry no step labels: `faithsieve inject FILE --out items.jsonl` makes labelled "
+                "items from them, `faithsieve predict FILE` gives verdicts without labels")
+    return "use --format (`faithsieve formats` lists the formats)"
 

@@ -107,9 +107,16 @@ def check_llm(settings: Settings, *, transport: httpx.BaseTransport | None = Non
     try:
         with httpx.Client(transport=transport, timeout=HTTP_TIMEOUT_S) as client:
             r = client.get(f"{url}/models", headers=headers)
+    except (httpx.ReadTimeout, httpx.WriteTimeout, httpx.PoolTimeout) as exc:  # connected, no answer: busy
+        return DoctorCheck(name="llm", status=bad, details=details,
+                           summary=scrub(f"{endpoint} busy or slow: no answer within {HTTP_TIMEOUT_S} s "
+                                         f"({type(exc).__name__})")[:300])
     except httpx.HTTPError as exc:
         return DoctorCheck(name="llm", status=bad, details=details,
                            summary=scrub(f"{endpoint} unreachable: {type(exc).__name__}: {exc}")[:300])
+    if r.status_code in (429, 503):
+        return DoctorCheck(name="llm", status=bad, details=details,
+                           summary=f"{endpoint} busy (HTTP {r.status_code} to GET /models); try again when it is idle")
     if r.status_code in (401, 403):
         return DoctorCheck(name="llm", status=bad, details=details,
                            summary=f"{endpoint} refused the key (HTTP {r.status_code}; key from ${settings.llm_api_key_env})")

@@ -117,7 +117,8 @@ def verdict_from(proof: Proof, tree: StateTree, evidence: list[Evidence], first:
         first, basis, reason, verdict = None, None, f"answer pointed outside 1..{len(proof.steps)}: unknown", "unknown"
     if usage is not None and usage.failures:
         first, basis, verdict = None, None, "unknown"
-        reason = f"{usage.failures} model call(s) failed (endpoint unavailable): verdict unknown"
+        busy = any("busy (" in n for n in audit.notes)  # the client's words for 429/503 or no answer in time
+        reason = f"{usage.failures} model call(s) failed (endpoint {'busy' if busy else 'unavailable'}): verdict unknown"
     elif undecided:
         first, basis, verdict = None, None, "unknown"
     kind = (reports[first - 1].flag_kind or basis) if first is not None else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -15,8 +15,10 @@ from faithsieve.runtime.lazy import lazy_module
 
 if TYPE_CHECKING:
     import networkx as nx
+    from networkx import DiGraph
 else:
     nx = lazy_module("networkx", globals(), "nx")  # imported when the first tree is built
+    DiGraph = Any  # what pydantic reads for a model holding a tree: reading it must not import networkx
 
 
 class TransitionType(str, Enum):
@@ -233,7 +235,7 @@ class StateTree:
     extractor needs); the language-model one leaves it empty and records states on the nodes.
     """
 
-    graph: nx.DiGraph = _Graph()  # a descriptor: see ``_Graph``
+    graph: DiGraph = _Graph()  # a descriptor: see ``_Graph``
     edges: list[EdgeUnit]  # type: ignore[misc]  # required: ``_Graph`` gives ``graph`` no class-level default
     contexts: dict[str, EdgeContext] = field(default_factory=dict)
     root: str = "s0"

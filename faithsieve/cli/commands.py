@@ -3,22 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import signal
 import sys
 import threading
 from typing import Any
 
-from faithsieve.cli import compare as cli_compare
-from faithsieve.cli import convert as cli_convert
-from faithsieve.cli import doctor as cli_doctor
-from faithsieve.cli import formalize as cli_formalize
-from faithsieve.cli import inject as cli_inject
-from faithsieve.cli import localize as cli_localize
-from faithsieve.cli import rewrite as cli_rewrite
-from faithsieve.cli import score as cli_score
-from faithsieve.cli import serve as cli_serve
-from faithsieve.cli import view as cli_view
 from faithsieve.cli.common import (
     OneLineParser,
     VersionAction,
@@ -29,24 +20,31 @@ from faithsieve.cli.common import (
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.runtime.textfile import os_error_line
 
+COMMANDS = ("localize", "score", "predict", "convert", "compare", "formats", "inject", "rewrite", "serve", "view",
+            "doctor", "formalize")
+"""The subcommands, in ``--help`` order; each is the module ``faithsieve.cli.<name>`` with a ``register``."""
 
-def build_parser() -> argparse.ArgumentParser:
+
+def _named_command(argv: list[str]) -> str | None:
+    """The subcommand ``argv`` names (its first word that is not an option), when it is one of ``COMMANDS``."""
+    for word in argv:
+        if word == "--":
+            return None
+        if not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; ``only``: register that subcommand alone (importing its module only), which is all a
+    command line that names it needs, so ``faithsieve localize`` does not import the dataset adapters."""
     p = OneLineParser(prog="faithsieve", description="First-error localization for math proofs.")
     p.add_argument("--version", action=VersionAction,
                    help="print the version (and the checkers' versions) and exit")
     add_verbosity(p, top=True)
     sub = p.add_subparsers(dest="command", required=True)
-
-    cli_localize.register(sub)
-    cli_score.register(sub)
-    cli_convert.register(sub)
-    cli_compare.register(sub)
-    cli_inject.register(sub)
-    cli_rewrite.register(sub)
-    cli_serve.register(sub)
-    cli_view.register(sub)
-    cli_doctor.register(sub)
-    cli_formalize.register(sub)
+    for name in (only,) if only else COMMANDS:
+        importlib.import_module(f"faithsieve.cli.{name}").register(sub)
     add_verbosity_everywhere(sub)
     return p
 
@@ -66,7 +64,8 @@ def _stop_on_sigterm() -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    parser = build_parser(None if "--version" in words else _named_command(words))
     args = parser.parse_args(argv)
     if args.verbose and args.quiet:
         return fail("-v/--verbose and -q/--quiet exclude each other")

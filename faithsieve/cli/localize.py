@@ -32,8 +32,19 @@ if TYPE_CHECKING:
     from faithsieve.verdict import Verdict
 
 
+def shown_name(path: str) -> str:
+    """How messages name the input: the file, or ``<stdin>`` for ``-``."""
+    return "<stdin>" if path == "-" else path
+
+
+EXIT_ERROR = 1
+"""``--exit-code``: the verdict is ``error`` (a step refuted)."""
+EXIT_UNKNOWN = 3
+"""``--exit-code``: the verdict is ``unknown`` (no answer; without ``--exit-code`` it exits 1)."""
+
+
 def _read_input(path: str) -> Any:
-    name = "<stdin>" if path == "-" else path
+    name = shown_name(path)
     if path == "-":
         raw = decode_utf8(sys.stdin.buffer.read(), name) if hasattr(sys.stdin, "buffer") else sys.stdin.read()
     else:
@@ -76,6 +87,20 @@ def check_in_worker(proof: Proof, settings: Settings) -> Verdict:
     return Pipeline.from_settings(settings).localize(proof)
 
 
+_PLACEHOLDERS = frozenset({"", "n/a", "na", "none", "null", "-", "tbd", "todo"})
+"""What a small model writes where it has nothing to say (after dots and ellipses are stripped)."""
+
+
+def thin(text: str | None) -> bool:
+    """Whether a model-written claim or reason says nothing: empty, ``...``, ``…`` or a placeholder."""
+    return " ".join((text or "").split()).strip(" .…").lower() in _PLACEHOLDERS
+
+
+def said(text: str | None, what: str) -> str:
+    """A model-written text as printed: ``(model gave no claim)`` where it said nothing, else the text."""
+    return f"(model gave no {what})" if thin(text) else str(text)
+
+
 def render_text(proof_steps: list[str], v: Verdict) -> str:
     """A readable report: each step, its EdgeUnits, obligations and outcomes."""
     out = []
@@ -84,7 +109,7 @@ def render_text(proof_steps: list[str], v: Verdict) -> str:
              "reviewed": "reviewed: local reviews of single units decided", "judged": "judged by the model, not proved"}
     if v.verdict == "error":
         out.append(f"VERDICT: error at step {v.first_error_step} [{basis.get(v.basis or '', v.mode)}]")
-        out.append(f"  {v.reason}")
+        out.append(f"  {said(v.reason, 'reason')}")
         if v.flag_kind:
             out.append(f"  flag kind: {v.flag_kind}")
     elif v.verdict == "unknown":
@@ -101,9 +126,13 @@ def render_text(proof_steps: list[str], v: Verdict) -> str:
         f"{c.obligations_decided}/{c.obligations} obligations; {v.timings.total_ms:.1f} ms"
     )
     if v.usage is not None:
+        from faithsieve.scoring.run import unusable_notes
+
         u = v.usage
+        unusable = unusable_notes(v.audit.notes if v.audit else ()) + sum(
+            1 for rep in v.steps for e in rep.evidence if e.basis != "checked" and thin(e.claim))
         out.append(f"llm: {u.calls} calls, {u.cache_hits} cached, {u.prompt_tokens}+{u.completion_tokens} tokens, "
-                   f"${u.cost_usd:.4f}; {u.unparsed} unparsed, {u.failures} failed")
+                   f"${u.cost_usd:.4f}; {u.unparsed} unparsed, {unusable} read but unusable, {u.failures} failed")
     if v.audit is not None:
         a = v.audit
         out.append(f"audit: {a.decomposition} decomposition, {a.substeps} sub-steps; scan overall {a.overall}; "
@@ -119,23 +148,23 @@ def render_text(proof_steps: list[str], v: Verdict) -> str:
         for e in rep.edges:
             out.append(f"    edge {e.id} [{e.type.value}] {' '.join(e.text.split())[:90]}")
         for ev in rep.evidence:
-            line = f"      {marks[ev.status]} {ev.kind.value}: {ev.claim} — {ev.status} ({ev.method})"
+            line = f"      {marks[ev.status]} {ev.kind.value}: {said(ev.claim, 'claim')} — {ev.status} ({ev.method})"
             if ev.counterexample:
                 line += " counterexample: " + ", ".join(f"{k}={v}" for k, v in ev.counterexample.items())
-            if ev.reason and ev.status != "refuted":
-                line += f"; {ev.reason}"
+            if ev.status != "refuted" and (ev.reason or ev.basis != "checked"):
+                line += f"; {said(ev.reason, 'reason') if ev.basis != 'checked' else ev.reason}"
             out.append(line)
     return "\n".join(out)
 
 
 def cmd_localize(args: argparse.Namespace) -> int:
     # the pipeline (pydantic models, solvers) is imported in the worker, not here: `--help` stays cheap
-    from faithsieve.runtime.lazy import OFFLINE_MODULES
+    from faithsieve.runtime.lazy import ONE_PROOF_MODULES
     from faithsieve.runtime.limits import WORKER_MEMORY_MB, ItemLimits
 
     memory_mb = WORKER_MEMORY_MB if args.worker_memory_mb is None else args.worker_memory_mb
-    # one worker, started at once: its fork server imports the checkers while this process reads the proof
-    pool = ItemLimits(None, memory_mb).pool(1, preload=OFFLINE_MODULES)
+    # one worker, started at once: its fork server imports the pipeline while this process reads the proof
+    pool = ItemLimits(None, memory_mb).pool(1, preload=ONE_PROOF_MODULES)
     starting = pool.start_soon()
     try:
         return _localize(args, pool, starting, memory_mb)
@@ -155,7 +184,7 @@ def _localize(args: argparse.Namespace, pool: KillablePool, starting: Future[Kil
         try:
             proof = proof_from_input(_read_input(args.file), settings)
         except FaithSieveError as exc:
-            raise InputError(content_error(args.file, exc)) from None
+            raise InputError(content_error(shown_name(args.file), exc)) from None
         warning = warn_if_lean_missing(settings)
         if warning:
             print(warning, file=sys.stderr)
@@ -164,6 +193,7 @@ def _localize(args: argparse.Namespace, pool: KillablePool, starting: Future[Kil
 
             probe_settings(settings)
         limits = ItemLimits.for_run(settings, args.item_time_limit, memory_mb)
+        import faithsieve.verdict  # noqa: F401 - what the answer unpickles into, imported while the worker starts
         starting.result()  # a worker that could not start: WorkerUnavailable, one line
         if settings.lean_backend != "none" and not warning:
             settings = _warm_lean(pool, settings)
@@ -183,9 +213,9 @@ def _localize(args: argparse.Namespace, pool: KillablePool, starting: Future[Kil
     else:
         print(json.dumps(verdict_json(v), indent=2, ensure_ascii=False))
     if v.verdict == "unknown":
-        print(f"error: {args.file}: verdict unknown: {v.reason}", file=sys.stderr)
-        return 1
-    return 0
+        print(f"error: {shown_name(args.file)}: verdict unknown: {v.reason}", file=sys.stderr)
+        return EXIT_UNKNOWN if args.exit_code else 1
+    return EXIT_ERROR if args.exit_code and v.verdict == "error" else 0
 
 
 WARM_MARGIN_S = 60.0
@@ -220,6 +250,9 @@ def register(sub: Any) -> None:
     loc.add_argument("--format", choices=("json", "text"), default="json",
                      help="json (default): the verdict with every step's checks, machine-readable; "
                           "text: a readable report, one block per step")
+    loc.add_argument("--exit-code", action="store_true",
+                     help="exit like a linter: 0 correct, 1 error (a step refuted), 3 unknown; 2 stays a usage or "
+                          "input error (without it: 0 for correct and error, 1 for unknown)")
     add_limit_options(loc, "the proof")
     add_method_options(loc)
     loc.set_defaults(func=cmd_localize)

@@ -65,6 +65,10 @@ def cmd_score(args: argparse.Namespace) -> int:
 
     path = Path(args.path)
     subsets = _subsets(args.subset)
+    if args.predictions:
+        return score_prediction_file(args, path, subsets)
+    if args.convention:
+        return fail("--convention reads a --predictions file; give one")
     out = Path(args.out) if args.out else default_out(path, subsets)
     quiet = getattr(args, "quiet", False)
     try:
@@ -111,6 +115,38 @@ def cmd_score(args: argparse.Namespace) -> int:
         err(f"scored {m['n']} items ({result.processed} new, {result.reused} reused) -> {result.out}")
     print(json.dumps(summary, indent=1))
     return _failed_items(m.get("llm") or {}, m["n"])
+
+
+def score_prediction_file(args: argparse.Namespace, path: Path, subsets: tuple[str, ...]) -> int:
+    """``score DATASET --predictions FILE``: another system's predictions, scored and reported like a run."""
+    from faithsieve.scoring.external import ExternalRequest, score_external
+
+    preds = Path(args.predictions)
+    out = Path(args.out) if args.out else Path("runs") / f"{preds.stem}-scored"
+    req = ExternalRequest(dataset=path, predictions=preds, out=out, convention=args.convention, format=args.format,
+                          subsets=subsets, skip_invalid=args.skip_invalid, resamples=args.bootstrap, seed=args.seed,
+                          report=not args.no_report)
+    try:
+        result = score_external(req)
+    except FaithSieveError as exc:
+        for line in list(exc.detail if isinstance(exc.detail, list) else [])[:20]:
+            err(f"  {line}")
+        return fail(f"{exc.message}; fix them, or pass --skip-invalid" if exc.detail else exc.message)
+    except (OSError, ValueError) as exc:
+        return fail(error_line(exc))
+    report_dropped(result.dataset)
+    for w in result.warnings:
+        err(f"warning: {w}")
+    m = result.metrics
+    if not m["n"]:
+        err("error: no items to score")
+        return 1
+    if not getattr(args, "quiet", False):
+        err(f"scored {m['n']} predictions of {preds} ({m['run']['convention']} convention) -> {out}")
+    print(json.dumps({k: m.get(k) for k in ("n", "binary_accuracy", "exact_accuracy", "error_accuracy",
+                                             "correct_accuracy", "f1", "flags", "flag_precision", "early_flags",
+                                             "late_flags")}, indent=1))
+    return 0
 
 
 MAX_FAILED_SHARE = 0.05
@@ -166,5 +202,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the --limit sample and the bootstrap (default 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--no-report", action="store_true", help="write metrics.json only (no report.md, plots)")
+    p.add_argument("--predictions", metavar="FILE",
+                   help="score another system's predicted first-error steps (JSONL or JSON array of {id, prediction}) "
+                        "on this dataset instead of running FaithSieve")
+    p.add_argument("--convention", choices=("processbench", "proofloc"),
+                   help="how --predictions writes a step: processbench (-1 = no error, 0-based) or proofloc "
+                        "(\"correct\", 1-based); default: detected from a -1 or a \"correct\"")
     add_method_options(p)
     p.set_defaults(func=cmd_score)

@@ -20,6 +20,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, get_args
 
+import httpx
 import openai
 from typing_extensions import Self
 
@@ -144,6 +145,18 @@ def _retryable(exc: openai.APIError) -> bool:
     return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500
 
 
+BUSY_STATUS = (429, 503)
+"""HTTP statuses of a server that is up but cannot take the request now (too many requests, overloaded)."""
+
+
+def _busy(exc: openai.APIError) -> bool:
+    """The server is up but did not answer now: 429/503, or connected and no answer in time (a timeout while
+    connecting is an unreachable host)."""
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in BUSY_STATUS
+    return isinstance(exc, openai.APITimeoutError) and not isinstance(exc.__cause__, httpx.ConnectTimeout)
+
+
 def _describe(exc: openai.APIError) -> str:
     if isinstance(exc, openai.APITimeoutError):
         return "APITimeoutError (time limit reached)"
@@ -248,6 +261,7 @@ class OpenAIClient:
             kwargs["tool_choice"] = request.tool_choice
 
         last = "no attempt made"
+        busy = False
         attempts = self.max_retries + 1
         for attempt in range(attempts):
             try:
@@ -256,7 +270,7 @@ class OpenAIClient:
                     completion = self._api.chat.completions.create(**kwargs)
                     latency_ms = (time.perf_counter() - started) * 1000.0
             except openai.APIError as exc:
-                last = _describe(exc)
+                last, busy = _describe(exc), _busy(exc)
                 if not _retryable(exc):
                     raise self._fail(f"request failed, not retried: {last}") from None
                 if attempt + 1 < attempts:
@@ -271,7 +285,8 @@ class OpenAIClient:
                 self.cache.put(key, answer)
             self.usage.record(answer)
             return answer
-        raise self._fail(f"no answer after {attempts} attempt(s); last error: {last}")
+        state = "busy (up, but it did not answer now): " if busy else ""
+        raise self._fail(f"{state}no answer after {attempts} attempt(s); last error: {last}")
 
     def _to_response(self, completion: Any, latency_ms: float) -> ChatResponse:
         choices = getattr(completion, "choices", None)
@@ -316,8 +331,12 @@ class OpenAIClient:
             raise self._fail(f"unreadable answer to a one-token request: {type(exc).__name__}") from None
 
     def _reach_error(self, exc: openai.APIError) -> None:
-        """Raise the one-line ``LLMError`` for an unreachable endpoint or a refused key."""
-        if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+        """Raise the one-line ``LLMError`` for a busy or unreachable endpoint or a refused key: a server that
+        accepted the connection but gave no answer in time, or answered 429/503, is busy, not unreachable."""
+        if _busy(exc):
+            raise self._fail(f"busy ({_describe(exc)}); it is up but did not answer now: let it finish its other "
+                             "requests, or lower --concurrency") from None
+        if isinstance(exc, openai.APIConnectionError):
             raise self._fail(f"unreachable ({_describe(exc)})") from None
         if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
             raise self._fail(f"authentication failed (HTTP {exc.status_code}); check the API key "

@@ -23,6 +23,11 @@ from typing import Any
 
 OFFLINE_MODULES = ("sympy", "z3", "networkx", "faithsieve.pipeline", "faithsieve.split",
                    "faithsieve.obligations.checkers", "faithsieve.statetree.decompose")
+"""What a long-lived worker (scoring, the service) imports before its first item: the solvers too."""
+ONE_PROOF_MODULES = ("faithsieve.pipeline", "faithsieve.split", "faithsieve.statetree.decompose", "faithsieve.stages.rule",
+                     "faithsieve.cli.localize")
+"""What the worker of one ``localize`` imports before its proof arrives: the pipeline, not the solvers (sympy,
+z3, networkx load on first use, so a proof whose checks need none of them never pays for them)."""
 
 
 class _LazyModule:

@@ -18,7 +18,7 @@ from faithsieve.core.errors import FaithSieveError
 
 log = logging.getLogger(__name__)
 
-EXTRA = "pip install 'faithsieve[ray]'"
+EXTRA = "pip install '.[ray]' in a checkout of faithsieve"
 
 
 class RayUnavailable(FaithSieveError):

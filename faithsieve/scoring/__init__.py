@@ -1,7 +1,8 @@
 """Scoring a step-labelled dataset: the run (``run``), items in killable workers under the run's limits
 (``chunks``) or over a Ray cluster (``onray``), its journal and files (``runfiles``), its
 record of settings and versions (``runinfo``), item sampling (``sampling``) and per-item evidence
-files (``evidence``).
+files (``evidence``); verdicts for proofs without labels on the same journal (``bulk``) and another
+system's prediction file scored like a run (``external``).
 
 ``faithsieve.scoring.stable_view`` is a public entry point; it is loaded on first use, so importing
 a light part of this package (``runinfo`` at CLI start-up) does not import the pipeline.

@@ -22,6 +22,7 @@ from typing import Any
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.core.settings import Settings, method_key
 from faithsieve.datasets.formats import LabelledItem
+from faithsieve.datasets.unlabelled import is_unlabelled
 from faithsieve.runtime.lazy import OFFLINE_MODULES, freeze_after_import
 from faithsieve.runtime.limits import OUT_OF_MEMORY, RESOURCE_LIMIT, ItemLimits, Stopped
 from faithsieve.runtime.workers import KillablePool
@@ -47,7 +48,9 @@ which the metrics count as a wrong answer (never as ``correct``)."""
 
 
 def _record_head(item: LabelledItem, settings: Settings) -> dict[str, Any]:
-    rec: dict[str, Any] = {"id": item.id, "subset": item.subset, "domain": item.domain, "label": item.label}
+    rec: dict[str, Any] = {"id": item.id, "subset": item.subset, "domain": item.domain}
+    if not is_unlabelled(item):  # an item read by ``faithsieve predict``: its label is a placeholder
+        rec["label"] = item.label
     if settings.mode != "offline":
         rec["method"] = method_key(settings)
     return rec
@@ -91,12 +94,28 @@ def predict(item: LabelledItem, settings: Settings, limits: ItemLimits | None = 
                 rec["notes"] = list(verdict.audit.notes[:20])
         if evidence:
             rec["evidence"] = evidence
+        if is_unlabelled(item):
+            rec.update(_bulk_fields(verdict, evidence))
         checks = step_checks(verdict.steps)
         if checks:
             rec[CHECKS_KEY] = checks
     rec["time_ms"] = round((time.perf_counter() - t0) * 1000, 3)
     rec["item_hash"] = item.content_hash()
     return rec
+
+
+def _bulk_fields(verdict: Any, evidence: list[Any]) -> dict[str, Any]:
+    """What ``faithsieve predict`` adds to a record: the flagged step, what backs the verdict (basis, flag
+    kind) and one line per refuted check of the flagged step (claim, method, counterexample)."""
+    lines = []
+    for e in evidence[:5]:
+        line = f"{e.get('kind', 'claim')} {e.get('claim', '')!r} refuted by {e.get('method') or '?'}"
+        cex = e.get("counterexample")
+        if isinstance(cex, dict) and cex:
+            line += " (" + ", ".join(f"{k} = {v}" for k, v in cex.items())[:200] + ")"
+        lines.append(line)
+    return {"step": verdict.first_error_step if verdict.verdict == "error" else None,
+            "basis": verdict.basis, "flag_kind": verdict.flag_kind, "evidence_summary": lines}
 
 
 def stable_view(record: Any) -> Any:

@@ -43,7 +43,12 @@ def outcome(label: int | None, predicted: Any) -> str:
 
 def evidence_doc(item: LabelledItem, rec: Mapping[str, Any], checks: list[dict[str, Any]] | None) -> dict[str, Any]:
     """The content of one evidence file."""
-    doc: dict[str, Any] = {"what": outcome(item.first_error, rec.get("predicted")), "item": item.model_dump(mode="json"),
+    from faithsieve.datasets.unlabelled import is_unlabelled
+
+    unlabelled = is_unlabelled(item)
+    what = f"predicted {rec.get('predicted')}" if unlabelled else outcome(item.first_error, rec.get("predicted"))
+    shown = item.model_dump(mode="json", exclude={"label"} if unlabelled else None)
+    doc: dict[str, Any] = {"what": what, "item": shown,
                            "prediction": {k: v for k, v in rec.items() if k != CHECKS_KEY}}
     if checks is not None:
         doc["steps"] = checks

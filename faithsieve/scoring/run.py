@@ -54,6 +54,8 @@ PREDICTIONS = "predictions.jsonl"
 METRICS = "metrics.json"
 REPORT = "report.md"
 STATE = "run.json"
+SUMMARY = "summary.json"
+"""What ``faithsieve predict`` writes in place of metrics (``faithsieve.scoring.bulk``)."""
 
 
 class InvalidDataset(InputError):
@@ -149,6 +151,8 @@ def run_score(req: ScoreRequest) -> ScoreResult:
         raise InputError(f"--limit must be 0 or more, got {req.limit}")
     if req.out.exists() and not req.out.is_dir():
         raise InputError(f"{req.out}: exists and is not a directory; give a directory for --out")
+    if (req.out / SUMMARY).exists():
+        raise InputError(f"{req.out}: holds the verdicts of `faithsieve predict` (no labels); give score another --out")
     data = load_dataset(req.path, req.format)
     if data.bad and not req.skip_invalid:
         raise InvalidDataset(f"{len(data.bad)} malformed record(s) in {req.path}", [str(b) for b in data.bad])
@@ -160,6 +164,54 @@ def run_score(req: ScoreRequest) -> ScoreResult:
     log.info("%s: %d items (%s), %d selected%s", req.path, len(data.items), ", ".join(sorted(set(data.formats.values()))),
              len(items), f" ({req.sample} sample of {req.limit}, seed {req.seed})" if req.limit is not None else "")
 
+    j = journal(req, items, settings, formats=sorted(set(data.formats.values())))
+    done, processed, reused, stopped, out = j.done, j.processed, j.reused, j.stopped, req.out
+    identity, config, sessions = j.identity, j.config, j.sessions
+
+    rows = [(it, done[it.id]) for it in items if it.id in done]  # all of them unless the run budget stopped it
+    run_info = {
+        "dataset": str(req.path), "formats": sorted(set(data.formats.values())), "subsets_selected": list(req.subsets),
+        "limit": req.limit, "bad_records": len(data.bad), "excluded": data.excluded_counts(),
+        "ignored_predictions": len(set(done) - {it.id for it in items}), "sessions": sessions,
+        "workers": req.workers, "sample": req.sample if req.limit is not None else None,
+        "config": config, "versions": identity["versions"], "data_sha256": identity["data_sha256"],
+    }
+    metrics = score_document(rows, run_info, resamples=req.resamples, seed=req.seed)
+    llm = llm_summary([rec for _, rec in rows])
+    if llm:
+        metrics["llm"] = llm
+    write_atomic(out / METRICS, json.dumps(metrics, indent=1, ensure_ascii=False) + "\n")
+    if req.report:
+        write_report(out, metrics, rows)
+    return ScoreResult(metrics=metrics, out=out, processed=processed, reused=reused, dataset=data,
+                       warnings=[*class_gaps(items), *([stopped] if stopped else [])])
+
+
+@dataclass
+class Journal:
+    """What ``journal`` did: the predictions by id (this session's and those reused) and the run's record."""
+
+    done: dict[str, dict[str, Any]]
+    """Every prediction in ``predictions.jsonl`` by id (the newest line wins)."""
+    processed: int
+    """Items predicted in this invocation."""
+    reused: int
+    """Selected items whose prediction was already there."""
+    stopped: str
+    """Why the run stopped early (its run budget), or empty."""
+    identity: dict[str, Any]
+    """Settings, versions and data hash (``run_identity``)."""
+    config: dict[str, Any]
+    """The run's configuration (``run_config``)."""
+    sessions: list[dict[str, Any]]
+    """Each invocation's items, wall time and workers."""
+
+
+def journal(req: ScoreRequest, items: Sequence[LabelledItem], settings: Settings, formats: list[str]) -> Journal:
+    """Predict every item of ``items`` not yet journaled in ``req.out`` (``predictions.jsonl``, append-only,
+    fsynced a line at a time; evidence files first) in killable workers or on Ray under the run's limits,
+    with a progress bar; a rerun resumes, one with other settings, versions or data is refused (``score``
+    and ``predict`` share it)."""
     out = req.out
     identity = run_identity(settings, dataset_files(Path(req.path)))
     if req.force_new:
@@ -179,7 +231,7 @@ def run_score(req: ScoreRequest) -> ScoreResult:
     reused = len(items) - len(pending)
     log.info("%s: %d predictions reused, %d to predict", out, reused, len(pending))
     config = run_config(req, settings)
-    state.update({"dataset": str(req.path), "format": req.format, "formats": sorted(set(data.formats.values())),
+    state.update({"dataset": str(req.path), "format": req.format, "formats": formats,
                   "identity": identity, "config": config})
     sessions: list[dict[str, Any]] = state.setdefault("sessions", [])
     write_atomic(out / STATE, json.dumps(state, indent=1))  # before any prediction: a killed run can be resumed
@@ -216,26 +268,11 @@ def run_score(req: ScoreRequest) -> ScoreResult:
                 sessions.append(session)
                 write_atomic(out / STATE, json.dumps(state, indent=1))
 
-    rows = [(it, done[it.id]) for it in items if it.id in done]  # all of them unless the run budget stopped it
-    run_info = {
-        "dataset": str(req.path), "formats": sorted(set(data.formats.values())), "subsets_selected": list(req.subsets),
-        "limit": req.limit, "bad_records": len(data.bad), "excluded": data.excluded_counts(),
-        "ignored_predictions": len(set(done) - {it.id for it in items}), "sessions": sessions,
-        "workers": req.workers, "sample": req.sample if req.limit is not None else None,
-        "config": config, "versions": identity["versions"], "data_sha256": identity["data_sha256"],
-    }
-    metrics = score_document(rows, run_info, resamples=req.resamples, seed=req.seed)
-    llm = llm_summary([rec for _, rec in rows])
-    if llm:
-        metrics["llm"] = llm
-    write_atomic(out / METRICS, json.dumps(metrics, indent=1, ensure_ascii=False) + "\n")
-    if req.report:
-        write_report(out, metrics, rows)
-    return ScoreResult(metrics=metrics, out=out, processed=processed, reused=reused, dataset=data,
-                       warnings=[*class_gaps(items), *([stopped] if stopped else [])])
+    return Journal(done=done, processed=processed, reused=reused, stopped=stopped, identity=identity, config=config,
+                   sessions=sessions)
 
 
-RUN_FILES = (PREDICTIONS, METRICS, REPORT, STATE, "offsets.png", "subsets.png")
+RUN_FILES = (PREDICTIONS, METRICS, REPORT, STATE, SUMMARY, "offsets.png", "subsets.png")
 """The files a run writes in its directory (``clear_run`` removes these and ``evidence/``, nothing else)."""
 
 
@@ -328,10 +365,21 @@ def llm_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
             b = str(r.get("basis"))
             bases[b] = bases.get(b, 0) + 1
     unknown = sum(1 for r in records if isinstance(r.get("usage"), dict) and r.get("verdict") == "unknown")
+    totals["unusable"] = sum(unusable_notes(r.get("notes") or ()) for r in records if isinstance(r.get("usage"), dict))
     failed = sum(1 for r in records if _endpoint_failed(r))
     return {"items": n, "totals": totals, "per_item": per_item,
             "time_ms_per_item": round(sum(times) / n, 1), "basis": bases,
             "unknown_items": unknown, "failed_items": failed}
+
+
+UNUSABLE_MARKS = ("unusable", "unreadable", "no usable")
+"""How a stage's note says that a model answer parsed but could not be used (an empty or placeholder claim)."""
+
+
+def unusable_notes(notes: Sequence[str]) -> int:
+    """How many of a verdict's audit notes report a model answer that parsed but was unusable (``unparsed``
+    counts only answers that did not parse)."""
+    return sum(1 for n in notes if any(m in str(n) for m in UNUSABLE_MARKS))
 
 
 def load_predictions(run_dir: Path) -> dict[str, dict[str, Any]]:
@@ -354,6 +402,9 @@ def compare_runs(a: dict[str, Any], b: dict[str, Any], preds_a: dict[str, dict[s
     """Metric deltas (B − A) and the items whose predicted step changed (pure)."""
     def numbers(doc: dict[str, Any]) -> dict[str, Any]:
         flat = {k: v for k, v in doc.items() if v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))}
+        if (doc.get("run") or {}).get("predictions_file"):  # another system's file: nothing checked, nothing timed
+            return {k: v for k, v in flat.items() if k not in ("pipeline_errors", "proofs_per_second",
+                                                              "pipeline_proofs_per_second")}
         flat.update({f"coverage.{k}": v for k, v in (doc.get("coverage") or {}).items()})
         return flat
 

@@ -308,7 +308,7 @@ def test_datasets_readme_usage_matches_the_parser() -> None:
         if line.startswith("faithsieve "):
             cmd = line.split()[1]
         blocks[cmd] = blocks.get(cmd, "") + " " + line
-    assert set(blocks) == {"score", "convert", "compare", "inject"}
+    assert set(blocks) == {"score", "predict", "convert", "formats", "compare", "inject"}
     for cmd, block in blocks.items():
         options = {o for a in sub.choices[cmd]._actions for o in a.option_strings}
         documented = set(re.findall(r"(--[a-z-]+|-[vq]\b)", block))

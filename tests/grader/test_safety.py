@@ -164,8 +164,8 @@ def test_internal_failure_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
     assert r.flags == ("grader_error",) and r.score == -0.5 and r.outcome is False
 
 
-def test_many_threads_hold_the_budget() -> None:
-    cfg = GraderConfig(cache_size=0, time_budget_s=0.5)
+def _grade_from_threads(cfg: GraderConfig) -> tuple[list[float], list[BaseException]]:
+    """Eight threads grading the hostile inputs six times each: each call's wall time, and what any raised."""
     hostile = ["So \\boxed{\\exp(\\exp(\\exp(64)))}", LONG_PROOF + "\n#### 5", GOOD, "\\boxed{" * 3000,
                _nested(3000), Unprintable(), "\ud800" * 100, "So " + "(" * 3000 + "1" + ")" * 3000 + " #### 1"]
     worst: list[float] = []
@@ -185,6 +185,18 @@ def test_many_threads_hold_the_budget() -> None:
         th.start()
     for th in threads:
         th.join()
+    return worst, errors
+
+
+def test_many_threads_grade_hostile_input_without_errors() -> None:
+    worst, errors = _grade_from_threads(GraderConfig(cache_size=0, time_budget_s=0.5))
+    assert not errors and len(worst) == 48
+
+
+@pytest.mark.bench  # a wall-clock bound on 8 threads: it fails on a loaded machine (run with -m bench)
+def test_many_threads_hold_the_budget() -> None:
+    cfg = GraderConfig(cache_size=0, time_budget_s=0.5)
+    worst, errors = _grade_from_threads(cfg)
     assert not errors
     assert max(worst) < cfg.time_budget_s + 0.5, max(worst)
 

@@ -163,6 +163,30 @@ def test_a_slip_is_shown_refuted_with_its_first_error_and_counterexample(page: A
     expect(page.locator('#tree g.edge[data-edge="e2"]')).to_have_class(re.compile(r"\bselected\b"))
 
 
+def test_a_refutation_read_from_words_can_be_opened(page: Any, server: tuple[str, str]) -> None:
+    """A claim read from a step's words across its EdgeUnits ('the remainder when 17 is divided by 5 is 3') is
+    held by no EdgeUnit: its span and a button in the step's head open its check."""
+    from playwright.sync_api import expect
+
+    page.goto(server[0] + "/")
+    page.fill("#problem", "Find the remainder of 17 divided by 5.")
+    page.fill("#proof", "Step 1: 17 = 5 * 3 + 2, so the remainder when 17 is divided by 5 is 3.\nStep 2: So the answer is 3.")
+    page.click("#run")
+    expect(page.locator("#headline")).to_contain_text("Error at step 1")
+    words = page.locator('#proof-view span.span-refuted[data-loose]')
+    expect(words).to_have_count(1)
+    expect(words).to_contain_text("remainder when 17 is divided by 5 is 3")
+    expect(page.locator("#detail .claim")).to_contain_text("17 mod 5 = 3")  # opened first: the only refutation
+    page.click('#tree g.edge[data-edge="e0"]')
+    expect(page.locator("#detail .claim")).not_to_contain_text("17 mod 5")
+    page.click('li[data-step="1"] button.loose-checks')
+    expect(page.locator("#detail")).to_contain_text("read from the words")
+    expect(page.locator("#detail .claim")).to_contain_text("17 mod 5 = 3")
+    words.click()
+    expect(words).to_have_class(re.compile(r"\bselected\b"))
+    expect(page.locator("#detail .ob-refuted")).to_have_count(1)
+
+
 def test_request_errors_show_the_api_message(page: Any, server: tuple[str, str]) -> None:
     from playwright.sync_api import expect
 

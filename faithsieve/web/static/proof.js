@@ -71,8 +71,12 @@ export class ProofView {
     this.renderHeadline();
     this.renderProof();
     this.renderTree();
-    const first = this.model.order.find((id) => this.model.edges.get(id).status === "refuted") || this.model.order[0];
-    if (first) this.select(first, { scroll: false }); else this.detailEl.replaceChildren(el("p", { text: "This proof has no EdgeUnits." }));
+    const first = this.model.order.find((id) => this.model.edges.get(id).status === "refuted");
+    const looseRefuted = this.model.loose.findIndex((ev) => ev.status === "refuted");
+    if (first) this.select(first, { scroll: false });
+    else if (looseRefuted >= 0) this.selectLoose(looseRefuted, { scroll: false });
+    else if (this.model.order.length) this.select(this.model.order[0], { scroll: false });
+    else this.detailEl.replaceChildren(el("p", { text: "This proof has no EdgeUnits." }));
   }
 
   renderHeadline() {
@@ -103,14 +107,27 @@ export class ProofView {
         if (full.evidence.length === 0) items.push({ start: e.span[0], end: e.span[1], status: "unreached", edge: e.id });
         for (const ev of full.evidence) items.push({ start: ev.span[0], end: ev.span[1], status: evStatus(ev), edge: e.id });
       }
+      // checks held by no EdgeUnit (a claim read from the step's words): their spans and a button show them
+      const looseHere = this.model.loose.map((ev, i) => ({ ev, i })).filter(({ ev }) => ev.step === step.index);
+      for (const { ev, i } of looseHere) items.push({ start: ev.span[0], end: ev.span[1], status: evStatus(ev), loose: i });
+      if (looseHere.length) {
+        const worst = looseHere.reduce((a, b) => (RANK[evStatus(b.ev)] > RANK[evStatus(a.ev)] ? b : a));
+        li.querySelector(".step-head").append(el("button", { type: "button", class: `loose-checks badge badge-${evStatus(worst.ev)}`,
+          "data-loose": worst.i, onclick: () => this.selectLoose(worst.i, { from: "proof" }) },
+          `${MARK[evStatus(worst.ev)] || ""} ${looseHere.length} check${looseHere.length > 1 ? "s" : ""} read from the words`));
+      }
       const body = el("p", { class: "step-text" });
       if (step.text === null) body.textContent = "(step text not available)";
       else {
         for (const seg of segments(step.text, items)) {
           const piece = step.text.slice(seg.a, seg.b);
           if (!seg.top) { body.append(piece); continue; }
-          body.append(el("span", { class: `span span-${seg.top.status}`, "data-edge": seg.top.edge, title: `${seg.top.edge}: ${seg.top.status}`,
-            onclick: () => this.select(seg.top.edge, { from: "proof" }) }, piece));
+          const top = seg.top;
+          body.append(top.loose !== undefined
+            ? el("span", { class: `span span-${top.status}`, "data-loose": top.loose, title: `read from the words: ${top.status}`,
+              onclick: () => this.selectLoose(top.loose, { from: "proof" }) }, piece)
+            : el("span", { class: `span span-${top.status}`, "data-edge": top.edge, title: `${top.edge}: ${top.status}`,
+              onclick: () => this.select(top.edge, { from: "proof" }) }, piece));
         }
       }
       li.append(body);
@@ -199,6 +216,23 @@ export class ProofView {
       if (g) g.scrollIntoView({ block: "nearest", inline: "nearest" });
     }
     this.renderDetail(this.model.edges.get(id));
+  }
+
+  // A check no EdgeUnit holds (a claim read from the step's words, "the remainder ... is 2"): its card, and
+  // every check of its step that no EdgeUnit holds.
+  selectLoose(i, { scroll = true } = {}) {
+    const ev = this.model && this.model.loose[i];
+    if (!ev) return;
+    this.selected = null;
+    for (const n of document.querySelectorAll(".selected")) n.classList.remove("selected");
+    for (const n of this.proofEl.querySelectorAll(`[data-loose="${i}"]`)) n.classList.add("selected");
+    const span = this.proofEl.querySelector(`span[data-loose="${i}"]`);
+    if (scroll && span) span.scrollIntoView({ block: "nearest" });
+    const same = this.model.loose.filter((x) => x.step === ev.step);
+    this.detailEl.replaceChildren(
+      el("h3", {}, `Step ${ev.step}: read from the words `, el("span", { class: `badge badge-${evStatus(ev)}`, text: ev.status })),
+      el("p", { class: "note", text: "These checks come from the step's words, not from one EdgeUnit of the tree." }),
+      ...same.map(evidenceCard));
   }
 
   onKey(ev) {
