@@ -545,8 +545,12 @@ class TreeBuilder:
             restates=self.restated(r) if self.problem_equations and r.op == "=" else None)
 
     def restated(self, r: Rel) -> Rel | None:
-        """The problem's equation that ``r`` keeps exactly one side of (``EdgeContext.restates``), or None."""
-        return next((p for p in self.problem_equations if (p.lhs == r.lhs) != (p.rhs == r.rhs)), None)
+        """The problem's equation that ``r`` keeps exactly one side of (``EdgeContext.restates``), or None.
+        The side it replaces must hold a letter: an equation in an unknown restated keeps its unknowns on
+        both sides it had them, while "A = 0 ... factor: A = (x + 3)(x - 2)" sets the kept side equal to a
+        new form of itself (no restatement turns a number into an expression in the unknown)."""
+        return next((p for p in self.problem_equations if (p.lhs == r.lhs) != (p.rhs == r.rhs)
+                     and variables(p.rhs if p.lhs == r.lhs else p.lhs)), None)
 
     def closed_link(self, state: BuilderState, walk: LinkWalk, li: int, r: Rel, vars_: frozenset[str],
                     span: tuple[int, int], src: str) -> None:
