@@ -128,6 +128,10 @@ class Verdict(BaseModel):
     """One-line account of the first refutation."""
     flag_kind: str | None = None
     """The flagged step's ``StepReport.flag_kind`` (null for a ``correct`` verdict)."""
+    suspect: tuple[Evidence, ...] = ()
+    """Refutations shown but not deciding: their flag kind has not been measured clean on the reference bench
+    (``Evidence.suspect`` says why). They count in no verdict, step penalty or floor; a step that holds one is
+    ``unknown``, never ``verified``. A ``correct`` verdict with suspects says how many formulas it could not clear."""
     steps: tuple[StepReport, ...]
     """Per-step reports, in order."""
     coverage: Coverage
@@ -175,5 +179,5 @@ def flag_kind_of(evidence: Evidence) -> str:
 def verdict_json(v: Verdict) -> dict[str, Any]:
     """Verdict as JSON with the headline fields first."""
     data = v.model_dump(mode="json")
-    head = {k: data.pop(k) for k in ("verdict", "first_error_step", "reason", "flag_kind")}
+    head = {k: data.pop(k) for k in ("verdict", "first_error_step", "reason", "flag_kind", "suspect")}
     return {**head, **data}
