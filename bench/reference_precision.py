@@ -149,6 +149,16 @@ def run(items: Sequence[Any], workers: int, progress: bool) -> list[dict[str, An
     return out
 
 
+def measure(items: Sequence[Any], workers: int = 2, progress: bool = False
+            ) -> tuple[list[dict[str, Any]], list[Refutation]]:
+    """The predictions for ``items`` and every refutation in them, each matched against the slips list."""
+    recs = run(items, workers, progress)
+    slips = load_slips()
+    refs = [Refutation(**{**r.__dict__, "slip": match_slip(r, slips)})
+            for it, rec in zip(items, recs, strict=True) for r in refutations_of(rec, it)]
+    return recs, refs
+
+
 def tallies(items: Sequence[Any], recs: Sequence[dict[str, Any]], refs: Sequence[Refutation]
             ) -> tuple[dict[str, Tally], dict[str, Tally]]:
     by_part: dict[str, Tally] = defaultdict(Tally)
@@ -265,13 +275,8 @@ def main(argv: list[str] | None = None) -> int:
     items = sample_items(corpus, args.sample, args.seed)
     print(f"{len(items)} reference solutions ({len(corpus)} in the corpus)", file=sys.stderr)
     t0 = time.perf_counter()
-    recs = run(items, args.workers, not args.no_progress)
+    recs, refs = measure(items, args.workers, not args.no_progress)
     wall = time.perf_counter() - t0
-    slips = load_slips()
-    refs = []
-    for it, rec in zip(items, recs, strict=True):
-        for r in refutations_of(rec, it):
-            refs.append(Refutation(**{**r.__dict__, "slip": match_slip(r, slips)}))
     by_part, by_kind = tallies(items, recs, refs)
     rows = kind_rows(by_kind, len(items))
     errors = sum(1 for r in recs if r.get("error"))

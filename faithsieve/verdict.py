@@ -160,6 +160,16 @@ class Verdict(BaseModel):
     usage: UsageReport | None = None
     """Calls, tokens, cache hits and cost of the language-model work for this verdict."""
 
+    @property
+    def first_refutation(self) -> int | None:
+        """The first step holding an exact refutation of a formula it writes, deciding or ``suspect``: where the
+        reading finds a false formula, whatever the deciding table says (``first_error_step`` is where one
+        decides). What the reading rules' tests ask."""
+        steps = [e.step for e in self.suspect]
+        if self.first_error_step is not None and self.verdict == "error":
+            steps.append(self.first_error_step)
+        return min(steps, default=None)
+
     @classmethod
     def stopped(cls, reason: str, steps: int, mode: Literal["offline", "llm", "judge"], total_ms: float) -> Verdict:
         """The verdict of a proof whose check was stopped before it answered (a hard limit, a lost worker):
