@@ -108,6 +108,16 @@ def _currency_one_side(source: str, before: str, latex: bool) -> bool:
     return (sign in right) != (sign in left or before.rstrip().endswith(sign))
 
 
+_OPERATOR_COMMAND = re.compile(r"\\(?:times|cdot|div)(?![A-Za-z])")
+_COMMAND = re.compile(r"\\[A-Za-z]+|\\[,;:!]")
+
+
+def _words_only(text: str) -> str:
+    """LaTeX read for its words: ``\\times``, ``\\cdot``, ``\\div`` as operators, other commands and thin spaces
+    dropped, ``{,}`` as the digit-group comma it is (``100{,}001``)."""
+    return _COMMAND.sub(" ", _OPERATOR_COMMAND.sub(" * ", text.replace("{,}", ",")))
+
+
 def arithmetic_form(source: str, before: str, after: str, latex: bool = False) -> str:
     """What a closed computation's refutation rests on, read from the formula as written and the text around it:
     ``worded`` when its numbers live among words (the text before continues its first numeral, the text after
@@ -115,6 +125,7 @@ def arithmetic_form(source: str, before: str, after: str, latex: bool = False) -
     percentage written on one side only, a count with its noun set equal to a computation), ``quotient`` when an
     integer quotient that does not divide is set equal to an integer (the integer part may be meant), otherwise
     ``literal``."""
+    source, before, after = _words_only(source), _words_only(before), _words_only(after)
     worded = (
         _CONTINUED.search(before[-40:]) is not None
         or _OPERATOR_WORD.match(after) is not None
