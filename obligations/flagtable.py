@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from faithsieve.obligations.models import Evidence
 
-from faithsieve.mathtext.extract import find_segments
+from faithsieve.mathtext.extract import Segment, find_segments
 
 __all__ = ["KNOWN_KINDS", "MEASURED", "KindMeasure", "arithmetic_form", "in_math_notation", "mark_suspects", "suspect_reason",
            "evidence_key", "trust_key"]
@@ -66,11 +66,16 @@ def trust_key(flag_kind: str, kind: str, form: str = "literal") -> str:
 
 
 _UNIT_WORD = r"[A-Za-z]{2,}"
-_CONTINUED = re.compile(r"(?:\d\s*,|(?<![\w)])\.|\d|\d\s+and|\b(?:days?|weeks?|months?|years?|steps?|cases?|parts?|pages?|chapters?|"
+_CONTINUED = re.compile(r"(?:(?<![\w)])\.|\d|\b(?:days?|weeks?|months?|years?|steps?|cases?|parts?|pages?|chapters?|"
                         r"questions?|problems?|lines?|rows?|columns?|levels?|grades?|rounds?|games?|rooms?|"
-                        r"numbers?|items?|trays?|boxes|sections?|a\.m\.|p\.m\.))\s*$", re.IGNORECASE)
-"""Text before a formula that its first numeral continues: a digit or separator (``14, 400``, ``. 84``), a
-mixed number (``1 and 1/4``), a label (``day 1``, ``Weeks 1-2``), a time of day (``11 a.m. - 2 hours``)."""
+                        r"sections?|a\.m\.|p\.m\.))\s*$", re.IGNORECASE)
+"""Text before a formula that its first numeral continues: a digit or a decimal point (``. 84``), a label (``day 1``, ``Weeks 1-2``), a time of day (``11 a.m. - 2 hours``)."""
+_MIXED_BEFORE = re.compile(r"\d\s+and\s*$")
+_FRACTION_START = re.compile(r"^\s*\d{1,3}\s*/\s*\d{1,3}(?!\d)")
+"""A fraction right after ``1 and``: the fractional part of a mixed number (``1 and 1/4``)."""
+_THOUSANDS_BEFORE = re.compile(r"\d,\s*$")
+_THREE_DIGITS = re.compile(r"^\s*\d{3}(?!\d)")
+"""A formula whose first numeral has three digits right after ``14,``: the rest of a number in groups (``14, 400``)."""
 _OPERATOR_WORD = re.compile(r"^\s*(?:(?:of|times|divided|multiplied|plus|minus|less|more|percent|per|over|squared|"
                             r"cubed)\b|[*×/+%-])", re.IGNORECASE)
 """Text after a formula that continues its right side in words (``= 360 divided by 5``, ``= 1/3 of $150``)."""
@@ -128,6 +133,8 @@ def arithmetic_form(source: str, before: str, after: str, latex: bool = False) -
     source, before, after = _words_only(source), _words_only(before), _words_only(after)
     worded = (
         _CONTINUED.search(before[-40:]) is not None
+        or (_MIXED_BEFORE.search(before) is not None and _FRACTION_START.match(source) is not None)
+        or (_THOUSANDS_BEFORE.search(before) is not None and _THREE_DIGITS.match(source) is not None)
         or _OPERATOR_WORD.match(after) is not None
         or _WORDED_RIGHT.search(source.rsplit("=", 1)[-1]) is not None
         or _LEADING_ZERO.search(source) is not None
@@ -141,9 +148,11 @@ def arithmetic_form(source: str, before: str, after: str, latex: bool = False) -
     return "quotient" if _inexact_quotient(source) else "literal"
 
 
-def in_math_notation(text: str, span: tuple[int, int]) -> bool:
-    """Whether ``span`` of a step's ``text`` lies inside one LaTeX math segment."""
-    return any(seg.latex and seg.start <= span[0] and span[1] <= seg.end for seg in find_segments(text))
+def in_math_notation(text: str, span: tuple[int, int], segments: Sequence[Segment] | None = None) -> bool:
+    """Whether ``span`` of a step's ``text`` lies inside one LaTeX math segment (``segments``: the text's, when
+    already read)."""
+    segs = find_segments(text) if segments is None else segments
+    return any(seg.latex and seg.start <= span[0] and span[1] <= seg.end for seg in segs)
 
 
 def suspect_reason(key: str) -> str | None:
@@ -157,22 +166,29 @@ def suspect_reason(key: str) -> str | None:
     return None
 
 
-def evidence_key(ev: Evidence, steps: Mapping[int, str]) -> str:
-    """The table's key of one refutation; ``steps`` maps a step number to its text."""
+def evidence_key(ev: Evidence, steps: Mapping[int, str], segments: Sequence[Segment] | None = None) -> str:
+    """The table's key of one refutation; ``steps`` maps a step number to its text (``segments``: that step's,
+    when already read)."""
+    if ev.kind.value != "arithmetic":
+        return trust_key(ev.flag_kind or ev.basis, ev.kind.value)
     text = steps.get(ev.step, "")
     a, b = ev.span
-    form = arithmetic_form(ev.source, text[max(0, a - 80):a], text[b:b + 40], in_math_notation(text, ev.span)) \
-        if ev.kind.value == "arithmetic" else ""
-    return trust_key(ev.flag_kind or ev.basis, ev.kind.value, form)
+    latex = in_math_notation(text, ev.span, segments)
+    return trust_key(ev.flag_kind or ev.basis, ev.kind.value,
+                     arithmetic_form(ev.source, text[max(0, a - 80):a], text[b:b + 40], latex))
 
 
 def mark_suspects(evidence: Sequence[Evidence], steps: Mapping[int, str]) -> list[Evidence]:
     """``evidence`` with each exact refutation of a formula the proof writes (``checked``, with a counterexample)
-    whose kind does not decide marked ``suspect`` with the reason; every other record unchanged."""
+    whose kind does not decide marked ``suspect`` with the reason; every other record unchanged. Each step's
+    text is read for its math segments once, however many refutations it holds."""
     out = []
+    segments: dict[int, list[Segment]] = {}
     for ev in evidence:
         if ev.status == "refuted" and ev.basis == "checked" and ev.counterexample:
-            why = suspect_reason(evidence_key(ev, steps))
+            if ev.kind.value == "arithmetic" and ev.step not in segments:
+                segments[ev.step] = find_segments(steps.get(ev.step, ""))
+            why = suspect_reason(evidence_key(ev, steps, segments.get(ev.step)))
             if why is not None:
                 ev = ev.model_copy(update={"suspect": why})
         out.append(ev)
