@@ -83,8 +83,7 @@ _WORDED_RIGHT = re.compile(r"\b(?:(?<!remainder )of|times|divided|multiplied|plu
                            re.IGNORECASE)
 """An operator word on a formula's right side (``= 360 divided by 5``, ``= 15% of $300``, ``= 20 times 2``)."""
 _LEADING_ZERO = re.compile(r"(?<![\d.,])0\d")
-_NUMBER_UNIT = re.compile(rf"(\d[\d.,]*)\s*({_UNIT_WORD})")
-_SUM_OF_UNITS = re.compile(rf"\d[\d.,]*\s*({_UNIT_WORD})\s*[-+−]\s*\$?\d[\d.,]*\s*({_UNIT_WORD})")
+_SUM_OF_UNITS = re.compile(rf"(?<![\d.,])\d[\d.,]*\s*({_UNIT_WORD})\s*[-+−]\s*\$?(?<![\d.,])\d[\d.,]*\s*({_UNIT_WORD})")
 _LABEL_LEFT = re.compile(rf"^\s*\d[\d.,]*\s+{_UNIT_WORD}(?:\s+{_UNIT_WORD})?\s*=")
 _QUOTIENT = re.compile(r"(\d{1,12})\s*/\s*(\d{1,12})|\\[dt]?frac\{(\d{1,12})\}\{(\d{1,12})\}")
 _TERM = r"\s*(?:\d{1,12}\s*/\s*\d{1,12}|\\[dt]?frac\{\d{1,12}\}\{\d{1,12}\}|\d{1,12})\s*"
