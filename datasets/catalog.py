@@ -53,8 +53,11 @@ def _survey_file(file: Path) -> FileSurvey:
         return FileSurvey(str(file), None, 0, 0, 0, 0, 0, exc.message)
     if data.items:
         flawed = sum(1 for it in data.items if it.first_error is not None)
-        return FileSurvey(str(file), data.formats.get(str(file)), len(data.items), flawed, len(data.items) - flawed,
-                          len(data.bad), len(data.excluded), "faithsieve score")
+        fmt = data.formats.get(str(file))
+        note = ("faithsieve score (reference solutions, every item correct); faithsieve inject makes flawed items"
+                if fmt == "gsm8k" else "faithsieve score")
+        return FileSurvey(str(file), fmt, len(data.items), flawed, len(data.items) - flawed,
+                          len(data.bad), len(data.excluded), note)
     plain = load_unlabelled(file)
     if plain.items:
         gsm8k = plain.formats.get(str(file)) == "gsm8k"

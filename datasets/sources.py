@@ -342,6 +342,49 @@ register(Adapter(
 ))
 
 
+def _gsm8k(r: Mapping[str, Any], ctx: RecordContext) -> LabelledItem:
+    from faithsieve.datasets.inject import gsm8k_steps
+
+    return _item(id=f"gsm8k-{ctx.stem}-{ctx.index}", problem=_text(r, "question"),
+                 steps=gsm8k_steps(_text(r, "answer")), label="correct", domain="gsm8k", source="gsm8k",
+                 meta={"subset": f"gsm8k-{ctx.stem}"})
+
+
+register(Adapter(
+    name="gsm8k",
+    description="GSM8K JSONL {question, answer}: the reference solution, labelled correct (steps are its lines, "
+                "<<...>> calculator annotations removed, '#### N' as 'The answer is N.')",
+    required=frozenset({"question", "answer"}),
+    convert=_gsm8k,
+    detect_extra=lambda r: set(r) == {"question", "answer"},
+))
+
+
+_REFERENCE_KEYS = frozenset({"id", "problem", "solution", "answer", "subject", "level"})
+
+
+def _reference_solution(r: Mapping[str, Any], ctx: RecordContext) -> LabelledItem:
+    from faithsieve.split import split_proof_text
+
+    steps = [t for _, t in split_proof_text(_text(r, "solution"))]
+    if not steps:
+        raise ValueError("field 'solution' has no step text")
+    subject = r.get("subject")
+    return _item(id=_text(r, "id"), problem=_text(r, "problem"), steps=steps, label="correct",
+                 domain=subject if isinstance(subject, str) else ctx.stem, source="reference-solutions",
+                 meta={"subset": ctx.stem, "answer": r.get("answer"), "level": r.get("level")})
+
+
+register(Adapter(
+    name="reference-solution",
+    description="reference solutions JSONL {id, problem, solution, answer}: labelled correct; the solution is split "
+                "into steps as `localize` splits a proof text",
+    required=frozenset({"id", "problem", "solution"}),
+    convert=_reference_solution,
+    detect_extra=lambda r: set(r) <= _REFERENCE_KEYS,
+))
+
+
 _LOCALIZE_KEYS = frozenset({"id", "problem", "steps", "proof", "label", "expected", "category", "note", "options"})
 """Fields of a ``localize`` input file (the project's examples add ``expected``, ``category``, ``note``)."""
 

@@ -27,12 +27,18 @@ from faithsieve.verdict import (
 def trusted_refutation(ev: Evidence) -> bool:
     """A refutation that stands on its own: a formula the proof writes, refuted exactly with a
     counterexample by our checkers, or a statement the model wrote (``formalized``, ``formal``) refuted
-    after it passed the faithfulness gate (a score was recorded)."""
-    if ev.status != "refuted":
+    after it passed the faithfulness gate (a score was recorded). A ``suspect`` refutation (its kind has not
+    earned the right to decide: ``obligations.flagtable``) is never trusted."""
+    if ev.status != "refuted" or ev.suspect:  # a kind not yet measured clean advises, never decides
         return False
     if ev.basis == "checked":
         return bool(ev.counterexample)
     return ev.basis in ("formalized", "formal") and ev.faithfulness is not None
+
+
+def suspect_refutations(evidence: list[Evidence]) -> tuple[Evidence, ...]:
+    """The refutations shown as ``suspect`` (their kind does not decide yet), in step order."""
+    return tuple(sorted((e for e in evidence if e.status == "refuted" and e.suspect), key=lambda e: e.step))
 
 
 def _step_status(evs: list[Evidence]) -> Literal["refuted", "verified", "unknown", "unchecked"]:
@@ -94,6 +100,7 @@ def synthesize(proof: Proof, tree: StateTree, evidence: list[Evidence], timings:
         flag_scope=scope,
         reason=reason,
         flag_kind=reports[first - 1].flag_kind if first is not None else None,
+        suspect=suspect_refutations(evidence),
         steps=tuple(reports),
         coverage=coverage,
         timings=timings,
@@ -123,7 +130,7 @@ def verdict_from(proof: Proof, tree: StateTree, evidence: list[Evidence], first:
         first, basis, verdict = None, None, "unknown"
     kind = (reports[first - 1].flag_kind or basis) if first is not None else None
     return Verdict(verdict=verdict, first_error_step=first, reason=reason,
-                   flag_kind=kind, steps=tuple(reports), coverage=coverage, timings=timings, backends=backends, mode=mode,
+                   flag_kind=kind, suspect=suspect_refutations(evidence), steps=tuple(reports), coverage=coverage, timings=timings, backends=backends, mode=mode,
                    basis=basis, audit=audit, usage=usage)
 
 

@@ -128,6 +128,10 @@ class Verdict(BaseModel):
     """One-line account of the first refutation."""
     flag_kind: str | None = None
     """The flagged step's ``StepReport.flag_kind`` (null for a ``correct`` verdict)."""
+    suspect: tuple[Evidence, ...] = ()
+    """Refutations shown but not deciding: their flag kind has not been measured clean on the reference bench
+    (``Evidence.suspect`` says why). They count in no verdict, step penalty or floor; a step that holds one is
+    ``unknown``, never ``verified``. A ``correct`` verdict with suspects says how many formulas it could not clear."""
     steps: tuple[StepReport, ...]
     """Per-step reports, in order."""
     coverage: Coverage
@@ -156,6 +160,16 @@ class Verdict(BaseModel):
     usage: UsageReport | None = None
     """Calls, tokens, cache hits and cost of the language-model work for this verdict."""
 
+    @property
+    def first_refutation(self) -> int | None:
+        """The first step holding an exact refutation of a formula it writes, deciding or ``suspect``: where the
+        reading finds a false formula, whatever the deciding table says (``first_error_step`` is where one
+        decides). What the reading rules' tests ask."""
+        steps = [e.step for e in self.suspect]
+        if self.first_error_step is not None and self.verdict == "error":
+            steps.append(self.first_error_step)
+        return min(steps, default=None)
+
     @classmethod
     def stopped(cls, reason: str, steps: int, mode: Literal["offline", "llm", "judge"], total_ms: float) -> Verdict:
         """The verdict of a proof whose check was stopped before it answered (a hard limit, a lost worker):
@@ -175,5 +189,5 @@ def flag_kind_of(evidence: Evidence) -> str:
 def verdict_json(v: Verdict) -> dict[str, Any]:
     """Verdict as JSON with the headline fields first."""
     data = v.model_dump(mode="json")
-    head = {k: data.pop(k) for k in ("verdict", "first_error_step", "reason", "flag_kind")}
+    head = {k: data.pop(k) for k in ("verdict", "first_error_step", "reason", "flag_kind", "suspect")}
     return {**head, **data}

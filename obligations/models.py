@@ -315,6 +315,10 @@ class Evidence(BaseModel):
     otherwise the rule that made it an error (``known_values``, ``does_not_follow``, ``claimed_solution``,
     ``cases_do_not_cover``, ``identity_by_rewriting``, ...), so an audit can tell a formula the data's label
     may have missed from a reasoning judgment."""
+    suspect: str | None = None
+    """For a refutation whose flag kind has not earned the right to decide (``obligations.flagtable``): why,
+    with the kind's record on the reference bench. A ``suspect`` refutation is shown and counted, and given to
+    llm mode as a prior; it never decides a verdict, a grader's step penalty or llm mode's floor."""
     edge: str | None = None
     """EdgeUnit the obligation came from (language-model method)."""
     basis: Literal["checked", "formalized", "formal", "reviewed", "judged"] = "checked"

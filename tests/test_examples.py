@@ -77,11 +77,16 @@ def test_example_verdict(path: Path) -> None:
     expected = data["expected"]
     verdict = localize(proof_from_input(data))
 
-    assert (verdict.verdict, verdict.first_error_step) == (expected["verdict"], expected["first_error_step"]), (
+    # the reading must find the false formula at the labelled step; it decides the verdict only when its flag
+    # kind is measured clean (docs/localize.md: otherwise it is shown as suspect, never deciding)
+    assert verdict.first_refutation == expected["first_error_step"], (
         f"{path.name} ({data['category']}): expected {expected['verdict']} at step "
-        f"{expected['first_error_step']}, got {verdict.verdict} at step {verdict.first_error_step}; "
-        f"note: {data['note']}"
+        f"{expected['first_error_step']}, got {verdict.verdict} at step {verdict.first_error_step} "
+        f"(suspect: {[e.step for e in verdict.suspect]}); note: {data['note']}"
     )
+    if verdict.first_error_step != expected["first_error_step"]:
+        held = [e for e in verdict.suspect if e.step == expected["first_error_step"]]
+        assert held and all(e.suspect for e in held), f"{path.name}: the labelled step's refutation is lost"
 
     if expected["verdict"] == "error":
         step = expected["first_error_step"]
@@ -89,3 +94,5 @@ def test_example_verdict(path: Path) -> None:
         assert reports, f"no step report for step {step}"
         refuted = [ev for r in reports for ev in r.evidence if ev.status == "refuted" and ev.counterexample]
         assert refuted, f"step {step} has no refuted evidence with a counterexample"
+    else:
+        assert verdict.verdict == "correct" and not verdict.suspect, f"{path.name}: a correct example holds a suspect"

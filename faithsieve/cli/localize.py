@@ -101,6 +101,14 @@ def said(text: str | None, what: str) -> str:
     return f"(model gave no {what})" if thin(text) else str(text)
 
 
+def suspect_lines(v: Verdict) -> list[str]:
+    """The verdict's suspect refutations (kinds not yet measured clean), one line each (ten at most)."""
+    if not v.suspect:
+        return []
+    head = f"suspect: {len(v.suspect)} refutation(s) of kinds not yet measured clean (shown, not deciding):"
+    return [head, *(f"  step {ev.step}: {ev.claim} ({ev.method}) — {ev.suspect}" for ev in v.suspect[:10])]
+
+
 def render_text(proof_steps: list[str], v: Verdict) -> str:
     """A readable report: each step, its EdgeUnits, obligations and outcomes."""
     out = []
@@ -120,6 +128,7 @@ def render_text(proof_steps: list[str], v: Verdict) -> str:
         out.append(f"VERDICT: correct [{basis.get(v.basis or '', 'no reliable negative evidence')}]")
         if v.reason:
             out.append(f"  {v.reason}")
+    out += suspect_lines(v)
     c = v.coverage
     out.append(
         f"coverage: {c.steps_decided}/{c.steps} steps decided, {c.edges_decided}/{c.edges} edges, "
@@ -148,7 +157,9 @@ def render_text(proof_steps: list[str], v: Verdict) -> str:
         for e in rep.edges:
             out.append(f"    edge {e.id} [{e.type.value}] {' '.join(e.text.split())[:90]}")
         for ev in rep.evidence:
-            line = f"      {marks[ev.status]} {ev.kind.value}: {said(ev.claim, 'claim')} — {ev.status} ({ev.method})"
+            status = "suspect refutation" if ev.suspect else ev.status
+            line = (f"      {'!' if ev.suspect else marks[ev.status]} {ev.kind.value}: {said(ev.claim, 'claim')}"
+                    f" — {status} ({ev.method})")
             if ev.counterexample:
                 line += " counterexample: " + ", ".join(f"{k}={v}" for k, v in ev.counterexample.items())
             if ev.status != "refuted" and (ev.reason or ev.basis != "checked"):

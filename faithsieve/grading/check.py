@@ -38,7 +38,7 @@ def _run_check(problem: str, text: str, settings_key: tuple[tuple[str, Any], ...
         c = v.coverage
         return {
             "status": "ok", "verdict": v.verdict, "first_error_step": v.first_error_step, "reason": v.reason,
-            "statuses": [s.status for s in v.steps],
+            "statuses": [s.status for s in v.steps], "suspect": sorted({e.step for e in v.suspect}),
             "spans": [[s.offset, s.offset + len(s.text)] for s in proof.steps],
             "steps": c.steps, "steps_decided": c.steps_decided, "obligations": c.obligations,
             "obligations_decided": c.obligations_decided, "budget_hit": budget_hit, "ms": v.timings.total_ms,

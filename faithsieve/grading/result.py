@@ -42,6 +42,9 @@ class GradeResult:
     obligations_decided: int = 0
     step_status: tuple[str, ...] = ()
     """Per step: refuted / verified / unknown / unchecked."""
+    suspect_steps: tuple[int, ...] = ()
+    """Steps holding a refutation of a flag kind not yet measured clean on the reference bench (``suspect``):
+    shown here, never penalised (no error penalty, no step reward withheld)."""
     step_spans: tuple[tuple[int, int], ...] = ()
     """Per step: (start, end) character offsets in the solution text (map them to tokens for a PRM)."""
     step_rewards: tuple[float, ...] | None = None
@@ -80,7 +83,7 @@ class GradeResult:
             "verdict": self.verdict, "first_error_step": self.first_error_step, "reason": self.reason,
             "steps": self.steps, "steps_decided": self.steps_decided, "obligations": self.obligations,
             "obligations_decided": self.obligations_decided, "step_status": list(self.step_status),
-            "step_spans": [list(s) for s in self.step_spans],
+            "suspect_steps": list(self.suspect_steps), "step_spans": [list(s) for s in self.step_spans],
             "step_rewards": list(self.step_rewards) if self.step_rewards is not None else None,
             "budget_exceeded": self.budget_exceeded, "flags": list(self.flags), "time_ms": self.time_ms,
         }

@@ -138,6 +138,7 @@ def _with_process(proc: dict[str, Any] | None, cfg: GraderConfig, flags: list[st
         obligations=int(shown.get("obligations", 0)),
         obligations_decided=int(shown.get("obligations_decided", 0)),
         step_status=tuple(shown.get("statuses", ())),
+        suspect_steps=tuple(int(k) for k in shown.get("suspect", ())),
         step_spans=tuple((int(a), int(b)) for a, b in shown.get("spans", ())),
         step_rewards=step_rewards,
         budget_exceeded=budget_exceeded,

@@ -8,7 +8,9 @@ The rules (the paper's Algorithm 1 and Appendix E, written as the pure ``signals
   a formula the proof writes refuted by our checkers (``checked``, r = 0.99); a gated
   model-written statement refuted (``formalized`` / ``formal``, r = 0.9); a local review of one
   unit (r = 0.85, the same for each independent sample of it); the scan's prior (r = 0.6); a
-  re-examination of the prefix (r = 0.65). Drift, formalization failures, time limits, unknown
+  re-examination of the prefix (r = 0.65). A ``suspect`` refutation (its flag kind not yet measured clean
+  on the reference bench, ``obligations.flagtable``) is a prior on its step like the scan's (r = 0.6): it
+  never decides alone and is never the refutation floor. Drift, formalization failures, time limits, unknown
   checks and unread answers say nothing (``unsure``): they are never negative evidence.
 - A step is wrong when any one of its moves is. Independent signals about one unit add up in
   log-odds, ``L_u = Σ ± log(r / (1 - r))``; the step's score is its worst unit's plus its step-wide
@@ -294,6 +296,8 @@ def evidence_signal(ev: Evidence, settings: Settings) -> Signal | None:
         return None
     cx = ", ".join(f"{k} = {v}" for k, v in (ev.counterexample or {}).items())
     why = f"{ev.kind.value} claim '{ev.claim[:160]}' refuted by {ev.method}" + (f" ({cx})" if cx else "")
+    if ev.suspect:  # a kind not yet measured clean: a prior on its step, as the scan's (never a floor, never local)
+        return Signal(ev.step, "wrong", "scan", RELIABILITY["scan"], f"suspect: {why} [{ev.suspect}]", ev.edge)
     return Signal(ev.step, "wrong", ev.basis, RELIABILITY[ev.basis], why, ev.edge)
 
 
@@ -592,7 +596,8 @@ def _evidence_text(evidence: Iterable[Evidence]) -> str:
         if ev.drift:
             extra.append("drift: " + ", ".join(ev.drift))
         tail = f" [{'; '.join(extra)}]" if extra else ""
-        lines.append(f"- step {ev.step} {ev.kind.value} {ev.status} ({ev.basis}, {ev.method}){tail}: "
+        status = f"{ev.status} (suspect: {ev.suspect})" if ev.suspect else ev.status
+        lines.append(f"- step {ev.step} {ev.kind.value} {status} ({ev.basis}, {ev.method}){tail}: "
                      f"{ev.claim[:240]}" + (f" -- {ev.reason[:200]}" if ev.reason else ""))
     if len(lines) > MAX_SUMMARY_LINES:
         lines = [*lines[:MAX_SUMMARY_LINES], f"- ... {len(lines) - MAX_SUMMARY_LINES} more records omitted"]

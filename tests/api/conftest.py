@@ -18,8 +18,8 @@ from faithsieve.api.settings import ServiceSettings
 from faithsieve.api.worker import sleep_job
 from fastapi.testclient import TestClient
 
-PROOF = {"problem": "Solve 5x - 7 = 18.", "steps": ["Add 7 to both sides: 5x = 25.", "Divide by 5: x = 6."]}
-"""A two-step proof whose step 2 is wrong."""
+PROOF = {"problem": "Solve 5x - 7 = 18.", "steps": ["Add 7 to both sides: 5x = 25.", "Divide by 5: x = 25 / 5 = 6."]}
+"""A two-step proof whose step 2 is wrong (25 / 5 = 6: closed arithmetic, a flag kind that decides)."""
 
 
 def settings(**overrides: Any) -> ServiceSettings:

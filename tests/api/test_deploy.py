@@ -56,7 +56,7 @@ def test_gunicorn_deployment_keeps_the_limits(tmp_path) -> None:
         assert s.recv(100) == b""
         assert time.monotonic() - t0 < 5
         # and the httptools parser (uvicorn[standard]) or h11 answers real requests
-        r = httpx.post(f"{base}/localize", json={"problem": "Solve 5x - 7 = 18.", "steps": ["5x = 25", "x = 6"]},
+        r = httpx.post(f"{base}/localize", json={"problem": "Solve 5x - 7 = 18.", "steps": ["5x = 25", "x = 25 / 5 = 6"]},
                        timeout=30)
         assert r.status_code == 200 and r.json()["first_error_step"] == 2
     finally:

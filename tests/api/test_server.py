@@ -37,7 +37,7 @@ def test_serve_subprocess_answers_over_a_socket_and_stops_cleanly(tmp_path):
                 pass
             assert time.monotonic() < deadline, "server not ready in 60 s"
             time.sleep(0.2)
-        proof = {"problem": "Solve 5x - 7 = 18.", "steps": ["5x = 25", "x = 6"]}
+        proof = {"problem": "Solve 5x - 7 = 18.", "steps": ["5x = 25", "x = 25 / 5 = 6"]}
         assert httpx.post(f"{base}/localize", json=proof, timeout=30).status_code == 401
         r = httpx.post(f"{base}/localize", json=proof, headers={"X-API-Key": "k"}, timeout=30)
         assert r.status_code == 200, r.text

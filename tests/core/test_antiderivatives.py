@@ -83,6 +83,6 @@ def test_a_huge_claimed_antiderivative_is_bounded() -> None:
 def test_pipeline_flags_a_wrong_antiderivative() -> None:
     def run(*steps: str) -> int | None:
         proof = Proof(problem="Find the antiderivative.", steps=tuple(Step(index=i, text=t) for i, t in enumerate(steps, 1)))
-        return localize(proof).first_error_step
+        return localize(proof).first_refutation
     assert run(r"We have $\int 3x^2\,dx = x^3 + C$.", "So we are done.") is None
     assert run("We integrate term by term.", r"We have $\int 3x^2\,dx = x^3 + 3x + C$.") == 2

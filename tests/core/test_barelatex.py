@@ -17,7 +17,7 @@ def chains(text: str) -> list[str]:
 
 
 def first(problem: str, *steps: str) -> int | None:
-    return localize(proof_from_steps(problem, list(steps))).first_error_step
+    return localize(proof_from_steps(problem, list(steps))).first_refutation
 
 
 @pytest.mark.parametrize(

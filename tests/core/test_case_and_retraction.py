@@ -8,7 +8,7 @@ PROBLEM = "Find all pairs of positive integers (x, y) with x^2 - y^2 = 15."
 
 
 def first(problem: str, *steps: str) -> int | None:
-    return localize(proof_from_steps(problem, list(steps))).first_error_step
+    return localize(proof_from_steps(problem, list(steps))).first_refutation
 
 
 def test_a_case_does_not_solve_the_equations_of_the_previous_case() -> None:

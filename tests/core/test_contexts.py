@@ -6,7 +6,7 @@ from faithsieve.split import proof_from_steps
 
 
 def first(problem: str, *steps: str) -> int | None:
-    return localize(proof_from_steps(problem, list(steps))).first_error_step
+    return localize(proof_from_steps(problem, list(steps))).first_refutation
 
 
 def test_a_value_from_another_sub_problem_is_not_a_premise() -> None:

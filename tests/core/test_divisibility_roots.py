@@ -11,7 +11,7 @@ from faithsieve.pipeline import localize
 
 def _flag(problem: str, text: str) -> int | None:
     proof = Proof(problem=problem, steps=(Step(index=1, text="We compute."), Step(index=2, text=text)))
-    return localize(proof).first_error_step
+    return localize(proof).first_refutation
 
 
 @pytest.mark.parametrize(("text", "flag"), [

@@ -18,7 +18,7 @@ from faithsieve.pipeline import localize
 
 def _flag(text: str, problem: str = "Simplify the expression.") -> int | None:
     proof = Proof(problem=problem, steps=(Step(index=1, text="We compute."), Step(index=2, text=text)))
-    return localize(proof).first_error_step
+    return localize(proof).first_refutation
 
 
 # -- a display on its own line ------------------------------------------------------------------------

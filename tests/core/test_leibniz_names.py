@@ -57,7 +57,7 @@ def test_a_constant_derivative_equal_to_a_letter_is_an_equation() -> None:
 
 def run(*steps: str, problem: str = "Find the slope.") -> int | None:
     proof = Proof(problem=problem, steps=tuple(Step(index=i, text=t) for i, t in enumerate(steps, 1)))
-    return localize(proof).first_error_step
+    return localize(proof).first_refutation
 
 
 @pytest.mark.parametrize("steps, first", [

@@ -26,7 +26,7 @@ def chains(text: str) -> list[str]:
 
 def first_error(*steps: str) -> int | None:
     problem = "Is 999 a term of the sequence 0, 71, 142, ...? Does x = 6 solve the equation?"
-    return localize(proof_from_steps(problem, list(steps))).first_error_step
+    return localize(proof_from_steps(problem, list(steps))).first_refutation
 
 
 @pytest.mark.parametrize(("text", "expected"), [

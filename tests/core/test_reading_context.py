@@ -4,7 +4,9 @@ The families ``tests/claims/written_conventions.jsonl`` (a notation with a secon
 stands only when every reading is false), ``equation_intent.jsonl`` (an equation in letters is an identity
 when the text says so: the problem asks to expand, simplify or factor; the problem's own equation with one
 side rewritten is that equation to solve) and ``unwritten_conventions.jsonl`` (a notation that is not
-arithmetic on the numbers as written: silence, with the reason). Every label is checked with sympy by
+arithmetic on the numbers as written: silence, with the reason). These test the reading, so they ask
+``Verdict.first_refutation`` (deciding or ``suspect``): which kinds decide is the reference bench's table.
+Every label is checked with sympy by
 ``tests/claims/test_corpus_labels.py``.
 """
 
@@ -55,13 +57,13 @@ FALSE_SILENT = [c for c in _cases(*SILENT) if not c["truth"]]
 @pytest.mark.parametrize("case", TRUE, ids=[c["id"] for c in TRUE])
 def test_correct_mathematics_is_not_flagged(case: dict[str, Any]) -> None:
     v = _verdict(case)
-    assert v.first_error_step is None, f"{case['id']}: {v.reason}"
+    assert v.first_refutation is None, f"{case['id']}: {v.reason}; suspect: {v.suspect}"
 
 
 @pytest.mark.parametrize("case", FALSE_DECIDED, ids=[c["id"] for c in FALSE_DECIDED])
 def test_false_claims_are_caught_at_their_step(case: dict[str, Any]) -> None:
     v = _verdict(case)
-    assert v.first_error_step == case["first_error"] + 1, f"{case['id']}: {v.reason}"
+    assert v.first_refutation == case["first_error"] + 1, f"{case['id']}: {v.reason}"
 
 
 @pytest.mark.parametrize("case", FALSE_SILENT, ids=[c["id"] for c in FALSE_SILENT])
@@ -70,8 +72,8 @@ def test_an_unread_convention_is_silent_and_says_why(case: dict[str, Any]) -> No
     dash, two units), a false claim is caught only when the formula read is itself false as a whole;
     otherwise its refutation is recorded ``unknown`` naming the convention, never shown as a verdict."""
     v = _verdict(case)
-    if v.first_error_step is not None:
-        assert v.first_error_step == case["first_error"] + 1
+    if v.first_refutation is not None:
+        assert v.first_refutation == case["first_error"] + 1
         return
     reasons = [e.reason or "" for s in v.steps for e in s.evidence if e.status == "unknown"]
     assert any(r.startswith("not refuted: depends on") for r in reasons), reasons
@@ -82,7 +84,7 @@ def test_a_slip_in_one_alternative_is_never_flagged_early(case: dict[str, Any]) 
     """A slip inside one alternative, case or branch may go unseen (each scope holds only its own
     values), but nothing before it, in the alternatives that are right, is flagged."""
     v = _verdict(case)
-    assert v.first_error_step in (None, case["first_error"] + 1), f"{case['id']}: {v.reason}"
+    assert v.first_refutation in (None, case["first_error"] + 1), f"{case['id']}: {v.reason}"
 
 
 @pytest.mark.parametrize(("text", "before", "after", "says"), [

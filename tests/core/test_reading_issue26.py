@@ -16,7 +16,7 @@ def chains(text: str) -> list[str]:
 
 
 def first(*steps: str, problem: str = "Show the claim.") -> int | None:
-    return localize(proof_from_steps(problem, list(steps))).first_error_step
+    return localize(proof_from_steps(problem, list(steps))).first_refutation
 
 
 # -- a sentence's period inside the math that ends it ------------------------------------------

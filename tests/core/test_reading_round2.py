@@ -14,7 +14,7 @@ def chains(text: str) -> list[str]:
 
 
 def first(*steps: str, problem: str = "Compute the value.") -> int | None:
-    return localize(proof_from_steps(problem, list(steps))).first_error_step
+    return localize(proof_from_steps(problem, list(steps))).first_refutation
 
 
 @pytest.mark.parametrize("cmd", [r"\cancel", r"\bcancel", r"\xcancel"])

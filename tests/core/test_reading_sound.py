@@ -16,7 +16,7 @@ def chains(text: str) -> list[str]:
 
 
 def first(*steps: str, problem: str = "Solve for x.") -> int | None:
-    return localize(proof_from_steps(problem, list(steps))).first_error_step
+    return localize(proof_from_steps(problem, list(steps))).first_refutation
 
 
 def test_a_signed_number_opens_the_next_equation() -> None:

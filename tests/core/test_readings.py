@@ -98,7 +98,7 @@ def test_a_substituted_value_is_an_input_not_a_solution() -> None:
     v = localize(proof_from_steps("Lens: $1/f = 1/u + 1/v$.", ["We have $2f = 30$.", "Substitute $f = 10$ into the formula."]))
     assert v.verdict == "correct"
     v = localize(proof_from_steps("Lens.", ["We have $2f = 30$.", "So $f = 10$."]))
-    assert v.first_error_step == 2
+    assert v.first_refutation == 2
 
 
 @pytest.mark.parametrize(("holds", "fails"), [

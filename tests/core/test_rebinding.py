@@ -10,7 +10,7 @@ from faithsieve.split import proof_from_steps
 
 
 def first(*steps: str) -> int | None:
-    return localize(proof_from_steps("Compute.", list(steps))).first_error_step
+    return localize(proof_from_steps("Compute.", list(steps))).first_refutation
 
 
 def test_a_relation_solved_again_for_a_new_value_is_a_new_equation() -> None:

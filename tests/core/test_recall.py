@@ -8,7 +8,7 @@ from faithsieve.split import proof_from_steps
 
 
 def first(problem: str, *steps: str) -> int | None:
-    return localize(proof_from_steps(problem, list(steps))).first_error_step
+    return localize(proof_from_steps(problem, list(steps))).first_refutation
 
 
 EQ = "Solve $5x - 4 = 2x + 11$."

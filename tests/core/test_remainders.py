@@ -12,7 +12,7 @@ def claims(*steps: str) -> list[str]:
 
 
 def first(*steps: str) -> int | None:
-    return localize(proof_from_steps("Find the remainder.", list(steps))).first_error_step
+    return localize(proof_from_steps("Find the remainder.", list(steps))).first_refutation
 
 
 @pytest.mark.parametrize(("step", "claim"), [

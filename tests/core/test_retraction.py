@@ -9,7 +9,7 @@ from faithsieve.split import proof_from_steps
 
 
 def first(*steps: str) -> int | None:
-    return localize(proof_from_steps("Compute 7 * 23 + 5.", list(steps))).first_error_step
+    return localize(proof_from_steps("Compute 7 * 23 + 5.", list(steps))).first_refutation
 
 
 @pytest.mark.parametrize("step", [

@@ -8,7 +8,7 @@ from faithsieve.split import proof_from_steps
 
 
 def first(*steps: str, problem: str = "Show the claim.") -> int | None:
-    return localize(proof_from_steps(problem, list(steps))).first_error_step
+    return localize(proof_from_steps(problem, list(steps))).first_refutation
 
 
 @pytest.mark.parametrize("step", [

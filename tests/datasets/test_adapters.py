@@ -58,6 +58,12 @@ CASES = [
     ("localize", "localize",
      [("a_steps", 1, 2, "She buys 4 more: 3 + 4 = 8.", "So she has 8 apples."),
       ("b_proof", "correct", 2, "6 * 7 = 42.", "The answer is 42.")], {}),
+    ("gsm8k", "gsm8k",  # reference solutions: calculator annotations removed, '#### N' as the answer line
+     [("gsm8k-train-0", "correct", 2, "He has 3 + 4 = 7 apples.", "The answer is 7."),
+      ("gsm8k-train-1", "correct", 3, "One pen costs $2.", "The answer is 12.")], {}),
+    ("reference-solutions", "reference-solution",  # paragraphs as steps, as localize splits a proof text
+     [("math500-0", "correct", 2, "Multiplication comes first: $3 \\cdot 4 = 12$.", "Then $2 + 12 = \\boxed{14}$."),
+      ("math500-1", "correct", 1, "We have $7^2 = \\boxed{49}$.", "We have $7^2 = \\boxed{49}$.")], {}),
 ]
 
 

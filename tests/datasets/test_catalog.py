@@ -28,10 +28,12 @@ def test_a_labelled_proof_text_is_detected_with_extra_fields(tmp_path: Path) -> 
     assert [it.label for it in data.items] == [1, "correct"] and data.items[0].domain == "arith"
 
 
-def test_gsm8k_is_sent_to_inject_and_predict(tmp_path: Path) -> None:
+def test_gsm8k_is_read_as_reference_solutions_and_sent_to_inject(tmp_path: Path) -> None:
     f = _jsonl(tmp_path / "g.jsonl", [{"question": "q", "answer": "1+1=2.\n#### 2"}])
-    reason = load_dataset(f).bad[0].reason
-    assert "faithsieve inject" in reason and "faithsieve predict" in reason
+    data = load_dataset(f)
+    assert not data.bad and [it.label for it in data.items] == ["correct"]
+    row = survey(f)[0]
+    assert row.format == "gsm8k" and "faithsieve inject" in row.note
     other = _jsonl(tmp_path / "o.jsonl", [{"foo": 1}])
     assert "--format" in load_dataset(other).bad[0].reason
 
@@ -41,11 +43,13 @@ def test_survey_counts_each_file(tmp_path: Path, fixtures: Path) -> None:
                                          {"id": "2", "problem": "p", "steps": ["s"], "label": "correct"}])
     _jsonl(tmp_path / "b" / "gsm.jsonl", [{"question": "q", "answer": "1+1=2.\n#### 2"}] * 3)
     _jsonl(tmp_path / "c.json", [{"foo": 1}])
+    _jsonl(tmp_path / "d" / "plain.jsonl", [{"id": "p", "problem": "p", "steps": ["s"]}, {"id": "q", "problem": "q", "steps": ["t"]}])
     rows = {Path(r.path).name: r for r in survey(tmp_path)}
     assert (rows["pl.jsonl"].format, rows["pl.jsonl"].items, rows["pl.jsonl"].flawed, rows["pl.jsonl"].correct) == (
         "proofloc", 2, 1, 1)
-    assert (rows["gsm.jsonl"].format, rows["gsm.jsonl"].items) == (UNLABELLED_FORMAT, 3)
+    assert (rows["gsm.jsonl"].format, rows["gsm.jsonl"].items, rows["gsm.jsonl"].correct) == ("gsm8k", 3, 3)
     assert "inject" in rows["gsm.jsonl"].note
+    assert (rows["plain.jsonl"].format, rows["plain.jsonl"].items) == (UNLABELLED_FORMAT, 2)
     assert rows["c.json"].format is None and "cannot detect" in rows["c.json"].note
 
 

@@ -31,7 +31,7 @@ CAUGHT = {
 
 
 def _first(item) -> int | None:  # type: ignore[no-untyped-def]
-    return localize(proof_from_steps(item.problem, list(item.steps))).first_error_step
+    return localize(proof_from_steps(item.problem, list(item.steps))).first_refutation
 
 
 def test_the_set_is_whole_and_built() -> None:

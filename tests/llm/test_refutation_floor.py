@@ -30,7 +30,7 @@ def _example(name: str) -> tuple[dict[str, object], Item]:
                       label=expected.get("first_error_step"))
 
 
-@pytest.mark.parametrize("name", ["37_wrong_linear_solution", "38_wrong_quadratic_root"])
+@pytest.mark.parametrize("name", ["24_arith_fundraiser_sum", "27_latex_power_of_two"])
 def test_a_dismissive_model_cannot_clear_an_exact_refutation(name: str) -> None:
     data, item = _example(name)
     assert item.label is not None
@@ -73,7 +73,7 @@ def _run(data: dict[str, object], persona: Persona, wrap: object = None) -> obje
 
 
 def test_a_material_refutation_stands_after_one_small_call() -> None:
-    data, item = _example("37_wrong_linear_solution")
+    data, item = _example("24_arith_fundraiser_sum")
     persona = Persona([item], kind="perfect")
     v = _run(data, persona)
     assert (v.verdict, v.first_error_step, v.basis) == ("error", item.label, "checked")  # type: ignore[attr-defined]
@@ -82,7 +82,7 @@ def test_a_material_refutation_stands_after_one_small_call() -> None:
 
 def test_an_immaterial_refutation_named_by_the_answer_is_overruled_and_kept_in_the_evidence() -> None:
     # the same proof, labelled correct: the persona says the refutation does not matter, naming the formula
-    data, item = _example("37_wrong_linear_solution")
+    data, item = _example("24_arith_fundraiser_sum")
     item = Item(item.problem, item.steps, None)
     persona = Persona([item], kind="perfect")
     v = _run(data, persona)
@@ -110,13 +110,13 @@ def _answer_materiality_with(persona: Persona, content: str) -> object:
     "The step looks fine to me.",                                  # no JSON
 ])
 def test_only_an_explicit_immaterial_about_the_formula_moves_the_answer(content: str) -> None:
-    data, item = _example("37_wrong_linear_solution")
+    data, item = _example("24_arith_fundraiser_sum")
     persona = Persona([Item(item.problem, item.steps, None)], kind="perfect")
     v = _run(data, persona, _answer_materiality_with(persona, content))
     assert (v.verdict, v.first_error_step, v.basis) == ("error", 2, "checked")  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("name", ["37_wrong_linear_solution", "38_wrong_quadratic_root"])
+@pytest.mark.parametrize("name", ["24_arith_fundraiser_sum", "27_latex_power_of_two"])
 def test_the_dismissive_model_answers_fine_without_the_field_and_the_floor_stands(name: str) -> None:
     data, item = _example(name)
     persona = Persona([item], kind="dismissive")
@@ -130,3 +130,18 @@ def test_no_materiality_call_when_no_refutation_decides() -> None:
     persona = Persona([item], kind="perfect")
     v = _run(data, persona)
     assert v.verdict == "correct" and "materiality" not in persona.by_prompt  # type: ignore[attr-defined]
+
+
+def test_a_suspect_refutation_is_no_floor() -> None:
+    """A refutation of a kind not yet measured clean (claimed_solution, while the reference bench finds it misreading
+    correct solutions) is evidence the fusion weighs as a prior, never the floor; when the kind decides, it is."""
+    from faithsieve.obligations.flagtable import suspect_reason
+
+    data, item = _example("37_wrong_linear_solution")
+    v = _run(data, Persona([item], kind="dismissive"))
+    suspect = [e for e in v.suspect if e.step == item.label]  # type: ignore[attr-defined]
+    if suspect_reason("claimed_solution") is None:
+        assert (v.verdict, v.first_error_step, v.basis) == ("error", item.label, "checked")  # type: ignore[attr-defined]
+    else:
+        assert suspect and all(e.suspect and "claimed_solution" in e.suspect for e in suspect)
+        assert v.basis != "checked"  # type: ignore[attr-defined]
