@@ -52,6 +52,7 @@ from __future__ import annotations
 
 from faithsieve.grading.adapters import (
     compute_score,
+    compute_score_async,
     make_compute_score,
     make_trl_reward,
     openrlhf_reward,
@@ -77,6 +78,7 @@ __all__ = [
     "Grader",
     "GraderConfig",
     "compute_score",
+    "compute_score_async",
     "default_config",
     "default_grader",
     "grade",

@@ -16,7 +16,7 @@ log = logging.getLogger("faithsieve.grader")
 
 def warmup_in_background(config: GraderConfig | None = None) -> None:
     """Start the default grader's worker processes in a background thread and return at once (a call
-    made before they are up compares its answer in its own thread and reports ``pool_starting``)."""
+    made before they are up waits for them, outside its budget, and reports the wait as ``waited_ms``)."""
     cfg = config or default_config()
     if cfg.isolation == "process" and cfg.process:
         default_grader().pool.start_background(cfg)
@@ -36,27 +36,45 @@ def _verl_problem(extra_info: Any) -> Any:
     return ""
 
 
+def _verl_dict(r: GradeResult) -> dict[str, Any]:
+    """verl's dict: the score, the numeric ``LOG_KEYS`` and ``status`` (a string; verl's validation
+    metrics skip strings)."""
+    return {"score": r.score, **r.log_values(), "status": r.status}
+
+
 def compute_score(data_source: Any = None, solution_str: Any = "", ground_truth: Any = None,
-                  extra_info: Any = None, **kwargs: Any) -> dict[str, float]:
+                  extra_info: Any = None, **kwargs: Any) -> dict[str, Any]:
     """verl custom reward function. Returns ``{"score": float}`` plus the numeric ``LOG_KEYS``
-    (same keys for every sample, as verl's reward managers collect them into arrays).
+    (same keys for every sample, as verl's reward managers collect them into arrays) and ``status``,
+    what decided the reward (``ok``: every check it depends on ran; ``GradeResult.status``).
     ``extra_info["question"]`` (or ``"problem"``) is used as the problem text when present.
     Keyword arguments naming ``GraderConfig`` fields (verl's ``custom_reward_function.reward_kwargs``)
     override the config; other keywords are ignored."""
     r = grade(solution_str, ground_truth, _verl_problem(extra_info), _apply_overrides(None, kwargs))
-    return {"score": r.score, **r.log_values()}
+    return _verl_dict(r)
 
 
-def make_compute_score(config: GraderConfig | None = None, **overrides: Any) -> Callable[..., dict[str, float]]:
+async def compute_score_async(data_source: Any = None, solution_str: Any = "", ground_truth: Any = None,
+                              extra_info: Any = None, **kwargs: Any) -> dict[str, Any]:
+    """``compute_score`` as verl's ``async def compute_score`` form (its async reward loop awaits it): the
+    grading runs in a thread of the default executor, so the event loop keeps serving other samples."""
+    import asyncio
+    import functools
+
+    call = functools.partial(compute_score, data_source, solution_str, ground_truth, extra_info, **kwargs)
+    return await asyncio.get_running_loop().run_in_executor(None, call)
+
+
+def make_compute_score(config: GraderConfig | None = None, **overrides: Any) -> Callable[..., dict[str, Any]]:
     """A ``compute_score`` bound to a config. Starts the default grader's workers in the background
     (``warmup_in_background``), so that the first calls find them up."""
     cfg = _apply_overrides(config, overrides)
     warmup_in_background(cfg)
 
     def compute_score(data_source: Any = None, solution_str: Any = "", ground_truth: Any = None,
-                      extra_info: Any = None, **kwargs: Any) -> dict[str, float]:
+                      extra_info: Any = None, **kwargs: Any) -> dict[str, Any]:
         r = grade(solution_str, ground_truth, _verl_problem(extra_info), _apply_overrides(cfg, kwargs))
-        return {"score": r.score, **r.log_values()}
+        return _verl_dict(r)
 
     return compute_score
 

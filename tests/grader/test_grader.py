@@ -32,7 +32,8 @@ def pool() -> Iterator[None]:
 
 def _same(a: GradeResult, b: GradeResult) -> bool:
     da, db = a.to_dict(), b.to_dict()
-    da.pop("time_ms"), db.pop("time_ms")
+    for d in (da, db):
+        d.pop("time_ms"), d.pop("waited_ms")
     return da == db
 
 
@@ -104,9 +105,10 @@ def test_verl_signature_and_shape() -> None:
     assert params[:4] == ["data_source", "solution_str", "ground_truth", "extra_info"]
     out = g.compute_score(data_source="openai/gsm8k", solution_str=GOOD, ground_truth="18",
                           extra_info={"question": PROBLEM, "split": "test", "index": 0})
-    assert set(out) == {"score", *LOG_KEYS}
-    assert all(isinstance(v, float) for v in out.values())
+    assert set(out) == {"score", "status", *LOG_KEYS}
+    assert all(isinstance(v, float) for k, v in out.items() if k != "status")
     assert out["score"] == 1.0 and out["acc"] == 1.0 and out["first_error_step"] == -1.0
+    assert out["status"] == "ok" and out["decided"] == 1.0
     assert g.compute_score("x", BAD_STEP, "18")["first_error_step"] == 1.0  # extra_info optional
 
 
