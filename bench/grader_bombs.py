@@ -125,8 +125,10 @@ def main() -> None:
     args = ap.parse_args()
     modes = ["inproc", "service", "inline"] if args.mode == "all" else [args.mode]
     fns = {"inproc": inproc, "service": service, "inline": inline}
-    out = {m: fns[m](args.rounds if m != "inline" else 3) for m in modes}
-    print(json.dumps(out, indent=1))
+    out = {}
+    for m in modes:
+        out[m] = fns[m](args.rounds if m != "inline" else 3)
+        print(m, json.dumps(out[m]), flush=True)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(out, fh, indent=1)
