@@ -127,7 +127,7 @@ def main() -> None:
     fns = {"inproc": inproc, "service": service, "inline": inline}
     out = {}
     for m in modes:
-        out[m] = fns[m](args.rounds if m != "inline" else 3)
+        out[m] = fns[m](args.rounds if m != "inline" else min(args.rounds, 3))
         print(m, json.dumps(out[m]), flush=True)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
