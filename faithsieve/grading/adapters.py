@@ -7,7 +7,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from faithsieve.grading.config import GraderConfig, _apply_overrides, default_config
-from faithsieve.grading.inputs import BadInput, _as_text, _strip_special_tail
+from faithsieve.grading.inputs import (
+    BadInput,
+    _as_text,
+    _references,
+    _strip_special_tail,
+)
 from faithsieve.grading.result import LOG_KEYS, GradeResult
 from faithsieve.grading.reward import default_grader, grade, grade_many
 
@@ -90,8 +95,8 @@ def make_trl_reward(reference_column: str = "answer", problem_column: str | None
 
     Completions may be strings or conversations (``[{"role": "assistant", "content": ...}]``).
     The reference answer comes from the dataset column ``reference_column`` (TRL passes every
-    column as a keyword list); a row whose reference is None gets None (TRL then ignores this
-    function for that row). The problem text comes from ``problem_column`` when given, else from
+    column as a keyword list); a row whose reference cannot be judged against (None, empty, unreadable,
+    naming no answer) gets None (TRL then ignores this function for that row). The problem text comes from ``problem_column`` when given, else from
     the prompt (its last user message). With ``log``, per-batch means go to TRL's ``log_metric``
     and per-row details to ``log_extra`` when the trainer provides them. Starts the default grader's
     workers in the background (``warmup_in_background``)."""
@@ -110,7 +115,7 @@ def make_trl_reward(reference_column: str = "answer", problem_column: str | None
             raise ValueError(f"faithsieve TRL reward: {len(comps)} completions, {len(refs)} references, "
                              f"{len(probs)} prompts")
         results = grade_many([(c, r, p) for c, r, p in zip(comps, refs, probs, strict=True)], cfg)
-        out: list[float | None] = [None if ref is None else r.score for r, ref in zip(results, refs, strict=True)]
+        out: list[float | None] = [r.score if _judgeable(ref) else None for r, ref in zip(results, refs, strict=True)]
         if log:
             _trl_log(results, kwargs)
         return out
@@ -118,6 +123,15 @@ def make_trl_reward(reference_column: str = "answer", problem_column: str | None
     reward.__name__ = name
     reward.__qualname__ = name
     return reward
+
+
+def _judgeable(reference: Any) -> bool:
+    """A reference this function can judge against: given, readable, and naming an answer (TRL's
+    convention: a reward function returns None for a sample it cannot judge)."""
+    try:
+        return bool(_references(reference))
+    except BadInput:
+        return False
 
 
 _TRL_INTERNAL = frozenset({"trainer_state", "log_extra", "log_metric", "completion_ids", "environments"})
@@ -136,6 +150,7 @@ def _trl_log(results: list[GradeResult], kwargs: Mapping[str, Any]) -> None:
         if callable(log_extra):
             log_extra("faithsieve_first_error_step", [r.first_error_step for r in results])
             log_extra("faithsieve_answer", [r.answer for r in results])
+            log_extra("faithsieve_status", [r.status for r in results])
     except Exception as exc:  # noqa: BLE001 - logging must never break training
         log.debug("faithsieve.grader: TRL logging failed: %s", exc)
 

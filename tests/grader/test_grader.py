@@ -162,6 +162,33 @@ def test_trl_none_reference_missing_column_and_logging() -> None:
     assert fn(prompts=["q"], completions=[GOOD], answer=["18"], log_metric=lambda *a: 1 / 0) == [1.0]
 
 
+def test_trl_none_for_a_reference_it_cannot_judge() -> None:
+    fn = g.make_trl_reward(config=NOCACHE)
+    extra: dict[str, list] = {}
+    deep: object = "18"
+    for _ in range(20):
+        deep = [deep]  # nested past what a reference may be
+    out = fn(prompts=["q"] * 4, completions=[GOOD] * 4, answer=["18", "", "   ", deep],
+             log_extra=lambda k, v: extra.__setitem__(k, v))
+    assert out == [1.0, None, None, None]
+    assert extra["faithsieve_status"][0] == "ok"
+
+
+def test_verl_async_and_off_the_main_thread() -> None:
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    sync = g.compute_score("d", BAD_STEP, "16", {"question": PROBLEM}, cache_size=0)
+    async_out = asyncio.run(g.compute_score_async("d", BAD_STEP, "16", {"question": PROBLEM}, cache_size=0))
+    with ThreadPoolExecutor(2) as pool:  # OpenRLHF and verl call the reward off the main thread
+        threaded = pool.submit(g.compute_score, "d", BAD_STEP, "16", {"question": PROBLEM}, cache_size=0).result()
+        rewards = pool.submit(g.reward_func, [BAD_STEP], [""], ["16"]).result()
+    for out in (async_out, threaded):
+        assert {k: v for k, v in out.items() if k not in ("time_ms", "waited_ms")} == \
+            {k: v for k, v in sync.items() if k not in ("time_ms", "waited_ms")}
+    assert sync["score"] == 0.5 and sync["status"] == "ok" and rewards["rewards"] == [0.5]
+
+
 def test_trl_problem_column() -> None:
     fn = g.make_trl_reward(problem_column="question", config=NOCACHE)
     assert fn(prompts=["ignored"], completions=[BAD_STEP], answer=["16"], question=[PROBLEM]) == [0.5]
