@@ -5,8 +5,9 @@ never an exception.
 * A call's budget covers its own work only, counted from when a worker takes its job; a worker past it is
   killed and replaced in the background (the others keep serving).
 * Waiting is never charged to a call, and never decides its reward: a call that finds the pool not started
-  waits for the start (at most ``startup_timeout_s``), one that finds every worker busy (another call's
-  worker being replaced, a batch) waits for a free one (at most ``acquire_timeout_s``); the time waited is
+  waits for the start (at most ``startup_timeout_s``), one that finds every worker busy (a batch) waits for
+  a free one (at most ``acquire_timeout_s``, and again while other calls' killed workers are being replaced,
+  up to ``startup_timeout_s`` in all); the time waited is
   credited to its ``Budget`` and reported. Only when that wait fails is the call left unchecked
   (``pool_starting`` / ``worker_unavailable``), and the grader then pays it as a refuted step.
 * ``warmup()`` (which ``make_trl_reward`` and ``make_compute_score`` start in the background) starts and
@@ -200,6 +201,23 @@ class GraderPool:
         """Our answer comparison in a worker: for the comparisons that need sympy or sample points."""
         return self._in_worker(cfg, budget, run_answer_check, answer, refs, percent, decimal_rounding)
 
+    @staticmethod
+    def _run_retrying(pool: KillablePool, cfg: GraderConfig, limit: float, taken: list[float], fn: Any,
+                      *args: Any) -> Any:
+        """``pool.run`` waiting up to ``acquire_timeout_s`` for a free worker; when none freed because other
+        calls' workers were killed meanwhile (their replacements are starting), wait again, up to
+        ``startup_timeout_s`` in all: a call is never left unchecked by another call's failure while the
+        pool is recovering. Raises as ``pool.run`` does."""
+        give_up = time.monotonic() + max(cfg.acquire_timeout_s, cfg.startup_timeout_s)
+        while True:
+            restarts = pool.restarts
+            try:
+                return pool.run(fn, *args, wait_s=cfg.acquire_timeout_s, time_limit=limit,
+                                on_submit=lambda: taken.append(time.monotonic()))
+            except WorkerUnavailable:
+                if pool.restarts == restarts or time.monotonic() >= give_up or not pool.ready:
+                    raise
+
     def _in_worker(self, cfg: GraderConfig, budget: Budget, fn: Any, *args: Any) -> dict[str, Any]:
         """``fn(*args)`` in a worker within what is left of ``budget``, counted from when a worker takes the
         job: waiting for the pool to start (at most ``startup_timeout_s``) or for a free worker (at most
@@ -220,8 +238,7 @@ class GraderPool:
         t1 = time.monotonic()
         taken: list[float] = []
         try:
-            out = pool.run(fn, *args, wait_s=cfg.acquire_timeout_s, time_limit=limit,
-                           on_submit=lambda: taken.append(time.monotonic()))
+            out = self._run_retrying(pool, cfg, limit, taken, fn, *args)
         except JobTimeout:
             if taken:
                 self._woke(taken[0] + limit)

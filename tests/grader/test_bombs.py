@@ -68,7 +68,7 @@ def test_neighbours_beside_bombs_in_process() -> None:
     assert max(score for _, score, _ in rows) == 0.5, rows  # nobody is paid more than the refuted neighbour
     assert {status for kind, _, status in rows if kind == "bomb"} <= {"budget_exceeded", "worker_unavailable"}
     checked = [status for kind, _, status in rows if kind == "neighbour"]
-    assert checked.count("ok") >= len(checked) // 2, rows  # waits are credited: most neighbours are checked
+    assert checked.count("ok") >= 3 * len(checked) // 4, rows  # waits for replaced workers are credited
 
 
 def test_neighbours_beside_bombs_on_get_reward() -> None:
