@@ -36,9 +36,9 @@ from collections.abc import Callable
 
 __all__ = ["read_presentation"]
 
-_TRIGGER = re.compile(
-    r"\$\$|[*_#`<&\\%✕✖⨉⨯∙∗хХОоΟο]|\d[eE][+-]?\d|(?i:\b(?:not|don'?t|cannot|can'?t|no|wait|oops|hmm|hold on|let me|needless)\b)"
-)
+_TRIGGER = re.compile(r"\$\$|[*_#`<&\\%✕✖⨉⨯∙∗хХОоΟο]|\d[eE][+-]?\d")
+_WORDS = ("not", "n't", "no ", "without", "needless", "wait", "hmm", "oops", "hold on", "let me")
+"""Lower-case words that may start an idiom (``_idioms``): a text with none of them skips it."""
 
 _MAX_ARG = 2000
 """The longest brace argument read (longer ones are left as they are)."""
@@ -160,10 +160,13 @@ def _heading(m: re.Match[str]) -> str:
 
 
 def _markdown(s: str) -> str:
-    if "*" in s or "_" in s:
+    if "**" in s or "__" in s:
         s = _STRONG.sub(lambda m: m.group(1) or m.group(2) or m.group(3) or "", s)
+    if "*" in s or "+" in s:
         s = _BULLET.sub(r"\1- ", s)
+    if "*" in s:
         s = _EMPH_STAR.sub(r"\1", s)
+    if "_" in s:
         s = _EMPH_UNDER.sub(r"\1", s)
     if "#" in s:
         s = _HEADING.sub(_heading, s)
@@ -192,6 +195,7 @@ _ANNOTATED_REL = re.compile(r"\s{0,3}(?:=|<|>|\\le|\\ge|\\leq|\\geq|\\neq|\\lt|\
 _NOT_ASSERTED = re.compile(r"\?|def|:|\\triangle|\\Delta|\\text\s{0,3}\{\s{0,3}set")
 _LABEL = re.compile(r"\s{0,3}[_^]\s{0,3}")
 _DIGIT_GAP = re.compile(r"(?<=\d)(?:\\[!,;: ]|\\(?:thin|neg|med|thick)\w{0,12}space(?![A-Za-z])|\{\}|\s(?=\\[!,]))+(?=\d)")
+_GAPS = ("\\!", "\\,", "\\;", "\\:", "\\ ", "{}", "space")
 _DISPLAY = re.compile(r"\$\$[\s\S]{1,1500}?\$\$|\\\[[\s\S]{1,1500}?\\\]|\\begin\{(align|equation|gather|multline|eqnarray)(\*?)\}"
                       r"[\s\S]{1,1500}?\\end\{\1\2\}")
 _COMMENT = re.compile(r"(?<!\\)%[^\n]{0,200}?[A-Za-z][^\n]{0,200}(?=\n)")
@@ -234,19 +238,29 @@ def _display(m: re.Match[str]) -> str:
 def _latex(s: str) -> str:
     if "\\" not in s and "$$" not in s:
         return s
-    s = _DISPLAY.sub(_display, s)
+    if "$$" in s or "\\[" in s or "\\begin" in s:
+        s = _DISPLAY.sub(_display, s)
     if "\\" not in s:
         return s
-    s = _ESCAPED_DOLLAR.sub("$", s)
+    if "\\$" in s:
+        s = _ESCAPED_DOLLAR.sub("$", s)
     scan = _Scan(s)
-    s = _commands(s, _PHANTOM, lambda m, a, e: "", scan)
-    s = _DIGIT_GAP.sub("", s)
-    s = _STYLE.sub("", s)
-    s = _CDOTP.sub(r"\\cdot", s)
-    s = _commands(s, _COLOR, _color, scan)
-    s = _commands(s, _ANNOTATED, _annotated, scan)
-    s = _braces(s, scan)
-    s = _commands(s, _BOXED, _boxed, scan)
+    if "phantom" in s:
+        s = _commands(s, _PHANTOM, lambda m, a, e: "", scan)
+    if any(g in s for g in _GAPS):
+        s = _DIGIT_GAP.sub("", s)
+    if "style" in s:
+        s = _STYLE.sub("", s)
+    if "cdotp" in s:
+        s = _CDOTP.sub(r"\\cdot", s)
+    if "color" in s:
+        s = _commands(s, _COLOR, _color, scan)
+    if "overset" in s or "stackrel" in s:
+        s = _commands(s, _ANNOTATED, _annotated, scan)
+    if "brace" in s:
+        s = _braces(s, scan)
+    if "box" in s:
+        s = _commands(s, _BOXED, _boxed, scan)
     for _ in range(3):  # nested fonts (\mathbf{\text{12}})
         new = _commands(s, _FONT, _font, scan)
         if new == s:
@@ -299,6 +313,9 @@ _TIMES = re.compile(r"(?<=[\d)}])([ \t]{0,3})(?:[✕✖⨉⨯∙∗]|\\ast(?![A-
 _SCIENTIFIC = re.compile(r"(?<![\w.])(\d{1,20}(?:\.\d{1,20})?)[eE]([+-]?\d{1,3})(?!\w|\.\d)")
 
 
+_SCIENTIFIC_HINT = re.compile(r"\d[eE][+-]?\d")
+
+
 def _signs(s: str) -> str:
     if not s.isascii():
         s = _CYR_TIMES.sub(r"\1×\2", s)
@@ -306,7 +323,7 @@ def _signs(s: str) -> str:
         s = _ZERO_BEFORE.sub(lambda m: "0" * len(m.group(1)), s)
     if not s.isascii() or "\\ast" in s:
         s = _TIMES.sub(r"\1×\2", s)
-    if "e" in s or "E" in s:
+    if _SCIENTIFIC_HINT.search(s) is not None:
         s = _SCIENTIFIC.sub(lambda m: f"{m.group(1)} × 10^{{{m.group(2)}}}", s)
     return s
 
@@ -315,20 +332,24 @@ def _signs(s: str) -> str:
 # Idioms: a negation that asserts, a doubt withdrawn at once
 # ---------------------------------------------------------------------------
 
-_LITOTES = [
-    (re.compile(r"(?i)\bit\s{1,3}is\s{1,3}not\s{1,3}(?:hard|difficult)\s{1,3}to\b"), "it is easy to"),
-    (re.compile(r"(?i)\bit\s{1,3}isn'?t\s{1,3}(?:hard|difficult)\s{1,3}to\b"), "it is easy to"),
-    (re.compile(r"(?i)\bnot\s{1,3}surprisingly\b"), "unsurprisingly"),
-    (re.compile(r"(?i)\b(?:don'?t|do\s{1,3}not)\s{1,3}forget\b"), "remember"),
-    (re.compile(r"(?i)\b(?:and\s{1,3})?not\s{1,3}to\s{1,3}forget\b"), "remembering"),
-    (re.compile(r"(?i)\b(?:cannot|can'?t|can\s{1,3}not)\s{1,3}fail\b"), "always holds"),
-    (re.compile(r"(?i)\b(?:cannot|can'?t|can\s{1,3}not)\s{1,3}deny\b"), "accept"),
-    (re.compile(r"(?i)\bno\s{1,3}doubt\b,?"), "surely"),
-    (re.compile(r"(?i)\bwithout\s{1,3}(?:a\s{1,3})?doubt\b,?"), "surely"),
-    (re.compile(r"(?i)\bneedless\s{1,3}to\s{1,3}say\b"), "clearly"),
-    (re.compile(r"(?i)\bit\s{1,3}is\s{1,3}no\s{1,3}(?:accident|coincidence|surprise)\b"), "it is expected"),
-    (re.compile(r"(?i)\bnot\s{1,3}only\s{1,3}(?:that|this)\b"), "moreover"),
+_LITOTES: list[tuple[tuple[str, ...], re.Pattern[str], str]] = [
+    (("hard", "difficult"), re.compile(r"(?i)\bit\s{1,3}is\s{1,3}not\s{1,3}(?:hard|difficult)\s{1,3}to\b"), "it is easy to"),
+    (("hard", "difficult"), re.compile(r"(?i)\bit\s{1,3}isn'?t\s{1,3}(?:hard|difficult)\s{1,3}to\b"), "it is easy to"),
+    (("surprisingly",), re.compile(r"(?i)\bnot\s{1,3}surprisingly\b"), "unsurprisingly"),
+    (("forget",), re.compile(r"(?i)\b(?:don'?t|do\s{1,3}not)\s{1,3}forget\b"), "remember"),
+    (("forget",), re.compile(r"(?i)\b(?:and\s{1,3})?not\s{1,3}to\s{1,3}forget\b"), "remembering"),
+    (("fail",), re.compile(r"(?i)\b(?:cannot|can'?t|can\s{1,3}not)\s{1,3}fail\b"), "always holds"),
+    (("deny",), re.compile(r"(?i)\b(?:cannot|can'?t|can\s{1,3}not)\s{1,3}deny\b"), "accept"),
+    (("doubt",), re.compile(r"(?i)\bno\s{1,3}doubt\b,?"), "surely"),
+    (("doubt",), re.compile(r"(?i)\bwithout\s{1,3}(?:a\s{1,3})?doubt\b,?"), "surely"),
+    (("needless",), re.compile(r"(?i)\bneedless\s{1,3}to\s{1,3}say\b"), "clearly"),
+    (("accident", "coincidence", "surprise"), re.compile(r"(?i)\bit\s{1,3}is\s{1,3}no\s{1,3}(?:accident|coincidence|surprise)\b"),
+     "it is expected"),
+    (("only",), re.compile(r"(?i)\bnot\s{1,3}only\s{1,3}(?:that|this)\b"), "moreover"),
 ]
+"""Each idiom: words it needs (lower case; the pattern runs only when one is in the text), the pattern,
+its plain assertive form."""
+_CONFIRMS = ("fine", "hold", "right", "correct", "yes", "checks out")
 _WITHDRAWN = re.compile(
     r"(?i)(?<![\w-])(?:wait|hmm+|oops|hold\s{1,3}on|let\s{1,3}me\s{1,3}(?:re)?(?:check|consider|verify|double-check|think))"
     r"(?:(?![\d$=\\]|\b(?:not|wrong|incorrect|mistake|error|actually|but|instead|should)\b)[^.\n]){0,60}"
@@ -342,20 +363,25 @@ _WITHDRAWN = re.compile(
 
 def _idioms(s: str) -> str:
     low = s.lower()
-    if any(w in low for w in ("not", "n't", "no ", "without", "needless")):
-        for pattern, plain in _LITOTES:
+    for words, pattern, plain in _LITOTES:
+        if any(w in low for w in words):
             s = pattern.sub(lambda m, p=plain: p[0].upper() + p[1:] if m.group()[0].isupper() else p, s)  # type: ignore[misc]
-    if any(w in low for w in ("wait", "hmm", "oops", "hold on", "let me")):
+    if any(w in low for w in ("wait", "hmm", "oops", "hold on", "let me")) and any(w in low for w in _CONFIRMS):
         s = _WITHDRAWN.sub("", s)
     return s
 
 
 def read_presentation(text: str) -> str:
     """``text`` with its presentation read (see the module docstring). Idempotent on what it produces."""
-    if _TRIGGER.search(text) is None:
+    marked = _TRIGGER.search(text) is not None
+    low = text.lower()
+    worded = any(w in low for w in _WORDS)
+    if not (marked or worded):
         return text
-    s = _html(text)
-    s = _markdown(s)
-    s = _latex(s)
-    s = _signs(s)
-    return _idioms(s)
+    s = text
+    if marked:
+        s = _html(s)
+        s = _markdown(s)
+        s = _latex(s)
+        s = _signs(s)
+    return _idioms(s) if worded else s
