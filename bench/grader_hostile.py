@@ -5,7 +5,9 @@ step-reward evasions (invisible characters, budget bombs), in one run.
   inputs (huge closed forms, towers, 100k-char garbage, 3,000-deep nesting, lone surrogates, raising
   ``__str__``, >4,300-digit integers, 2,000 boxed answers, proofs that overrun, invisible characters
   inside false claims). The pool is *not* warmed first: the calls made while it starts are part of the
-  run. Counts exceptions and calls over budget + 0.1 s and + 0.25 s, the slowest by kind.
+  run. Counts exceptions and calls whose own time (wall time less ``waited_ms``, the waits for the pool's
+  start or a free worker, which are not charged to a call) is over budget + 0.1 s and + 0.25 s, the
+  slowest by kind.
 * ``first_call``: ``grade`` in a fresh interpreter (``python -c``), the time of its first call.
 * ``evasions``: the scores of a false step with and without each invisible character, and of a
   proof whose step check a formula bomb exhausts, next to the same proof's honest refutation.
@@ -96,12 +98,14 @@ def hostile_run(n: int, threads: int, budget: float, seed: int) -> dict[str, Any
             name, sol, ref = inputs[i % len(inputs)]
             t = time.perf_counter()
             flags: tuple[str, ...] = ()
+            waited = 0.0
             try:
-                flags = g.grade(sol, ref, "Compute.", cfg).flags
+                r = g.grade(sol, ref, "Compute.", cfg)
+                flags, waited = r.flags, r.waited_ms / 1000
                 exc = False
             except BaseException:  # noqa: BLE001 - counted
                 exc = True
-            dt = time.perf_counter() - t
+            dt = time.perf_counter() - t - waited  # the call's own time: waits for the pool are not its budget
             with lock:
                 stats["calls"] += 1
                 stats["exceptions"] += exc
@@ -143,7 +147,7 @@ import time
 from faithsieve.grader import grade
 t = time.perf_counter()
 r = grade("Janet sells 16 - 3 - 4 = 8 eggs.\\nShe makes 9 * 2 = $18.\\n#### 18", "18")
-print(time.perf_counter() - t, r.score, ",".join(r.flags))
+print(time.perf_counter() - t, r.score, ",".join(r.flags) or r.status, r.waited_ms)
 """
 
 

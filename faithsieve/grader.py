@@ -52,6 +52,7 @@ from __future__ import annotations
 
 from faithsieve.grading.adapters import (
     compute_score,
+    compute_score_async,
     make_compute_score,
     make_trl_reward,
     openrlhf_reward,
@@ -60,6 +61,7 @@ from faithsieve.grading.adapters import (
 )
 from faithsieve.grading.check import _run_check, _settings  # noqa: F401 - kept under faithsieve.grader for callers (tests clear _settings' cache)
 from faithsieve.grading.config import GraderConfig, default_config
+from faithsieve.grading.equivalence import answers_equal
 from faithsieve.grading.result import LOG_KEYS, GradeResult
 from faithsieve.grading.reward import (
     Grader,
@@ -73,10 +75,12 @@ from faithsieve.grading.reward import (
 
 __all__ = [
     "LOG_KEYS",
+    "answers_equal",
     "GradeResult",
     "Grader",
     "GraderConfig",
     "compute_score",
+    "compute_score_async",
     "default_config",
     "default_grader",
     "grade",

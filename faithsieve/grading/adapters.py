@@ -7,7 +7,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from faithsieve.grading.config import GraderConfig, _apply_overrides, default_config
-from faithsieve.grading.inputs import BadInput, _as_text, _strip_special_tail
+from faithsieve.grading.inputs import (
+    BadInput,
+    _as_text,
+    _references,
+    _strip_special_tail,
+)
 from faithsieve.grading.result import LOG_KEYS, GradeResult
 from faithsieve.grading.reward import default_grader, grade, grade_many
 
@@ -16,7 +21,7 @@ log = logging.getLogger("faithsieve.grader")
 
 def warmup_in_background(config: GraderConfig | None = None) -> None:
     """Start the default grader's worker processes in a background thread and return at once (a call
-    made before they are up compares its answer in its own thread and reports ``pool_starting``)."""
+    made before they are up waits for them, outside its budget, and reports the wait as ``waited_ms``)."""
     cfg = config or default_config()
     if cfg.isolation == "process" and cfg.process:
         default_grader().pool.start_background(cfg)
@@ -36,27 +41,45 @@ def _verl_problem(extra_info: Any) -> Any:
     return ""
 
 
+def _verl_dict(r: GradeResult) -> dict[str, Any]:
+    """verl's dict: the score, the numeric ``LOG_KEYS`` and ``status`` (a string; verl's validation
+    metrics skip strings)."""
+    return {"score": r.score, **r.log_values(), "status": r.status}
+
+
 def compute_score(data_source: Any = None, solution_str: Any = "", ground_truth: Any = None,
-                  extra_info: Any = None, **kwargs: Any) -> dict[str, float]:
+                  extra_info: Any = None, **kwargs: Any) -> dict[str, Any]:
     """verl custom reward function. Returns ``{"score": float}`` plus the numeric ``LOG_KEYS``
-    (same keys for every sample, as verl's reward managers collect them into arrays).
+    (same keys for every sample, as verl's reward managers collect them into arrays) and ``status``,
+    what decided the reward (``ok``: every check it depends on ran; ``GradeResult.status``).
     ``extra_info["question"]`` (or ``"problem"``) is used as the problem text when present.
     Keyword arguments naming ``GraderConfig`` fields (verl's ``custom_reward_function.reward_kwargs``)
     override the config; other keywords are ignored."""
     r = grade(solution_str, ground_truth, _verl_problem(extra_info), _apply_overrides(None, kwargs))
-    return {"score": r.score, **r.log_values()}
+    return _verl_dict(r)
 
 
-def make_compute_score(config: GraderConfig | None = None, **overrides: Any) -> Callable[..., dict[str, float]]:
+async def compute_score_async(data_source: Any = None, solution_str: Any = "", ground_truth: Any = None,
+                              extra_info: Any = None, **kwargs: Any) -> dict[str, Any]:
+    """``compute_score`` as verl's ``async def compute_score`` form (its async reward loop awaits it): the
+    grading runs in a thread of the default executor, so the event loop keeps serving other samples."""
+    import asyncio
+    import functools
+
+    call = functools.partial(compute_score, data_source, solution_str, ground_truth, extra_info, **kwargs)
+    return await asyncio.get_running_loop().run_in_executor(None, call)
+
+
+def make_compute_score(config: GraderConfig | None = None, **overrides: Any) -> Callable[..., dict[str, Any]]:
     """A ``compute_score`` bound to a config. Starts the default grader's workers in the background
     (``warmup_in_background``), so that the first calls find them up."""
     cfg = _apply_overrides(config, overrides)
     warmup_in_background(cfg)
 
     def compute_score(data_source: Any = None, solution_str: Any = "", ground_truth: Any = None,
-                      extra_info: Any = None, **kwargs: Any) -> dict[str, float]:
+                      extra_info: Any = None, **kwargs: Any) -> dict[str, Any]:
         r = grade(solution_str, ground_truth, _verl_problem(extra_info), _apply_overrides(cfg, kwargs))
-        return {"score": r.score, **r.log_values()}
+        return _verl_dict(r)
 
     return compute_score
 
@@ -72,8 +95,8 @@ def make_trl_reward(reference_column: str = "answer", problem_column: str | None
 
     Completions may be strings or conversations (``[{"role": "assistant", "content": ...}]``).
     The reference answer comes from the dataset column ``reference_column`` (TRL passes every
-    column as a keyword list); a row whose reference is None gets None (TRL then ignores this
-    function for that row). The problem text comes from ``problem_column`` when given, else from
+    column as a keyword list); a row whose reference cannot be judged against (None, empty, unreadable,
+    naming no answer) gets None (TRL then ignores this function for that row). The problem text comes from ``problem_column`` when given, else from
     the prompt (its last user message). With ``log``, per-batch means go to TRL's ``log_metric``
     and per-row details to ``log_extra`` when the trainer provides them. Starts the default grader's
     workers in the background (``warmup_in_background``)."""
@@ -92,7 +115,7 @@ def make_trl_reward(reference_column: str = "answer", problem_column: str | None
             raise ValueError(f"faithsieve TRL reward: {len(comps)} completions, {len(refs)} references, "
                              f"{len(probs)} prompts")
         results = grade_many([(c, r, p) for c, r, p in zip(comps, refs, probs, strict=True)], cfg)
-        out: list[float | None] = [None if ref is None else r.score for r, ref in zip(results, refs, strict=True)]
+        out: list[float | None] = [r.score if _judgeable(ref) else None for r, ref in zip(results, refs, strict=True)]
         if log:
             _trl_log(results, kwargs)
         return out
@@ -100,6 +123,15 @@ def make_trl_reward(reference_column: str = "answer", problem_column: str | None
     reward.__name__ = name
     reward.__qualname__ = name
     return reward
+
+
+def _judgeable(reference: Any) -> bool:
+    """A reference this function can judge against: given, readable, and naming an answer (TRL's
+    convention: a reward function returns None for a sample it cannot judge)."""
+    try:
+        return bool(_references(reference))
+    except BadInput:
+        return False
 
 
 _TRL_INTERNAL = frozenset({"trainer_state", "log_extra", "log_metric", "completion_ids", "environments"})
@@ -118,6 +150,7 @@ def _trl_log(results: list[GradeResult], kwargs: Mapping[str, Any]) -> None:
         if callable(log_extra):
             log_extra("faithsieve_first_error_step", [r.first_error_step for r in results])
             log_extra("faithsieve_answer", [r.answer for r in results])
+            log_extra("faithsieve_status", [r.status for r in results])
     except Exception as exc:  # noqa: BLE001 - logging must never break training
         log.debug("faithsieve.grader: TRL logging failed: %s", exc)
 

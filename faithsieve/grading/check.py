@@ -34,7 +34,10 @@ def _run_check(problem: str, text: str, settings_key: tuple[tuple[str, Any], ...
         if not proof.steps:
             return {"status": "empty"}
         v = localize(proof, settings, checkers_for(settings))
-        budget_hit = any(e.method == "budget" for st in v.steps for e in st.evidence)
+        # a check that ran past the pipeline's own time limit (one solver call that would not stop in time)
+        # did not finish within its budget, whatever its evidence says
+        budget_hit = (any(e.method == "budget" for st in v.steps for e in st.evidence)
+                      or v.timings.total_ms > settings.proof_time_limit_s * 1000)
         c = v.coverage
         return {
             "status": "ok", "verdict": v.verdict, "first_error_step": v.first_error_step, "reason": v.reason,

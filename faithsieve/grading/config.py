@@ -113,3 +113,25 @@ is for returning on a busy machine (threads waiting for the GIL, a worker being 
 def work_deadline(cfg: GraderConfig) -> float:
     """The ``time.monotonic()`` by which a call starting now stops working."""
     return time.monotonic() + cfg.time_budget_s - min(RETURN_MARGIN_S, 0.1 * cfg.time_budget_s)
+
+
+class Budget:
+    """One call's working time. ``deadline`` (a ``time.monotonic()``) is pushed back by every wait that is
+    not the call's own work (the worker pool starting, every worker busy with other calls): such waits are
+    never charged to the call; ``waited_s`` sums them (reported as ``GradeResult.waited_ms``)."""
+
+    __slots__ = ("deadline", "waited_s")
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+        self.waited_s = 0.0
+
+    def left(self) -> float:
+        """Seconds of work left."""
+        return self.deadline - time.monotonic()
+
+    def credit(self, seconds: float) -> None:
+        """A wait of ``seconds`` that was not the call's work: the deadline moves back by as much."""
+        if seconds > 0:
+            self.deadline += seconds
+            self.waited_s += seconds

@@ -18,7 +18,7 @@ from faithsieve.grading.approx import approx, close
 from faithsieve.grading.extract import DEFAULT_POLICY, AnswerPolicy
 from faithsieve.grading.normalize import LIMITS, normalize_answer
 from faithsieve.grading.parse import ParsedAnswer, parse_answer
-from faithsieve.mathtext.ast import Expr, Neg, Num, Pow, variables
+from faithsieve.mathtext.ast import BinOp, Expr, Neg, Num, Pow, variables
 from faithsieve.mathtext.cost import GRADER, within
 from faithsieve.mathtext.evaluate import evaluate, to_sympy
 
@@ -177,12 +177,27 @@ def _complex_equal(a: Expr, b: Expr) -> bool:
     return va is not None and vb is not None and close(va, vb)
 
 
+def _even(e: Expr) -> bool:
+    """The exponent is even as written: an even integer, or a product with an even integer factor (``2n``,
+    ``n \\cdot 4``: the letter an integer, as an exponent written so is read)."""
+    if isinstance(e, Num):
+        return e.value.denominator == 1 and e.value.numerator % 2 == 0
+    return isinstance(e, BinOp) and e.op == "*" and (_even(e.left) or _even(e.right))
+
+
 def _same_powers(a: Expr, b: Expr) -> bool | None:
     """Powers with one integer exponent compared by their bases, never expanded: ``(x-a)^{6000}`` and
-    ``(a-x)^{6000}`` are equal (the exponent is even and the bases are opposite); None when ``a`` and ``b``
+    ``(a-x)^{6000}`` are equal (the exponent is even and the bases are opposite), and so are ``(x-a)^{2n}``
+    and ``(a-x)^{2n}`` (one symbolic exponent written with an even factor); None when ``a`` and ``b``
     are not two such powers (or their exponent is small enough to sample)."""
-    if not (isinstance(a, Pow) and isinstance(b, Pow) and isinstance(a.exponent, Num) and isinstance(b.exponent, Num)):
+    if not (isinstance(a, Pow) and isinstance(b, Pow)):
         return None
+    if not (isinstance(a.exponent, Num) and isinstance(b.exponent, Num)):
+        if a.exponent != b.exponent or not variables(a.exponent) or variables(a.exponent) & (variables(a.base) | variables(b.base)):
+            return None
+        if _identity_equal(a.base, b.base):
+            return True
+        return _even(a.exponent) and _identity_equal(a.base, Neg(b.base))
     n = a.exponent.value
     if n != b.exponent.value or n.denominator != 1 or abs(n) <= LIMITS.max_exponent // 64:
         return None
@@ -296,13 +311,45 @@ def _relation_equal(p: ParsedAnswer, r: ParsedAnswer) -> bool:
     ``x < 1`` and ``x <= 1``); ``a != 0`` and ``b != 0`` for any constant ``c != 0``."""
     if p.brackets != r.brackets or p.expr is None or r.expr is None:
         return False
+    if p.expr == r.expr:
+        return True
     c = _ratio(p.expr, r.expr)
     return c is not None and (c > 0 or p.brackets == "!=")
+
+
+def _ray(p: ParsedAnswer) -> ParsedAnswer | None:
+    """A relation affine in one variable (``2x > 4``, ``-3x \\le 9``) read as the interval of its solutions
+    (``(2, \\infty)``, ``[-3, \\infty)``), as ``x > 2`` is read: the same inequality scaled by a constant, or
+    with its sides moved, is the same set. None when it is not one (exact values at three points)."""
+    if p.kind != "relation" or p.brackets not in ("<", "<=") or p.expr is None:
+        return None
+    names = variables(p.expr)
+    if len(names) != 1:
+        return None
+    _heavy("samples")
+    (x,) = names
+    try:
+        e0, e1, e2, e7 = (evaluate(p.expr, {x: Fraction(v)}, LIMITS) for v in (0, 1, 2, 7))
+    except (FaithSieveError, ArithmeticError, ValueError, RecursionError):
+        return None
+    slope = e1 - e0
+    if slope == 0 or e2 - e1 != slope or e7 - e0 != 7 * slope:
+        return None
+    root = -e0 / slope
+    k = str(root.numerator) if root.denominator == 1 else f"\\frac{{{root.numerator}}}{{{root.denominator}}}"
+    strict = p.brackets == "<"
+    text = (("(" if strict else "[") + k + ", \\infty)") if slope > 0 else ("(-\\infty, " + k + (")" if strict else "]"))
+    return parse_answer(text)
 
 
 def _equal(p: ParsedAnswer, r: ParsedAnswer, policy: AnswerPolicy) -> bool:
     if _equal_as_read(p, r, policy):
         return True
+    if "relation" in (p.kind, r.kind) and "seq" in (p.kind, r.kind):
+        rel, other = (p, r) if p.kind == "relation" else (r, p)
+        ray = _ray(rel)
+        if ray is not None and _equal_as_read(ray, other, policy):
+            return True
     # a computation written out against a single value: its last side ("7 - (-3) + 1 = 11" vs "11")
     # (never against a reference that fixes a variable: "2 + 3 = 5" does not say that x = 5)
     for a, b in ((p, r), (r, p)):

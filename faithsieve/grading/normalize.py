@@ -33,6 +33,11 @@ _OPEN_BOXED = re.compile(r"^\\(?:boxed|fbox)\s*\{")
 _MULTI_CHOICE = re.compile(r"^\(?\s*([A-Ea-e])\s*\)?$")
 _LATEX_THOUSANDS = re.compile(r"(?<=\d)(?:,\\!\s*|\{,\}|\\,)(?=\d{3}(?!\d))")
 _OVER_ESCAPED = re.compile(r"\\\\(?=[A-Za-z])")
+_FACTOR = r"(?:[a-z]|\\(?:alpha|beta|gamma|delta|theta|lambda|mu|pi|sigma|tau|phi|omega)(?![A-Za-z]))"
+IMPLICIT_PRODUCT = re.compile(rf"^(?:\d+(?:\.\d+)? )?{_FACTOR}(?: {_FACTOR}){{0,7}}$|^\d+(?:\.\d+)?(?: {_FACTOR}){{1,8}}$")
+"""Factors side by side with single spaces: lower-case letters (each a variable) or Greek letters, after
+at most one number (``2 a b``, ``x y``, ``\\pi r``). A juxtaposition of several capitals or of words is
+left alone (choices, names)."""
 _TRIG_POWER = re.compile(r"\\(sec|csc|cot|sin|cos|tan)\s*(?:\^\s*\{?\s*(\d)\s*\}?)?\s*(\([^()]{1,60}\)|\{[^{}]{1,60}\}|[A-Za-z0-9])")
 _RECIPROCAL_OF = {"sec": "cos", "csc": "sin", "cot": "tan"}
 _TRIG_HINT = re.compile(r"\\(?:sec|csc|cot)\b|\\(?:sin|cos|tan)\s*\^")

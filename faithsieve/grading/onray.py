@@ -43,7 +43,7 @@ def ray_config(config: GraderConfig | None = None, **overrides: Any) -> GraderCo
 
 
 def compute_score(data_source: Any = None, solution_str: Any = "", ground_truth: Any = None,
-                  extra_info: Any = None, **kwargs: Any) -> dict[str, float]:
+                  extra_info: Any = None, **kwargs: Any) -> dict[str, Any]:
     """verl's ``compute_score`` with the worker pool sized from the calling Ray worker's CPUs."""
     return _compute_score(data_source, solution_str, ground_truth, extra_info,
                           **{"workers": min(64, assigned_cpus()), **kwargs})

@@ -19,6 +19,7 @@ from faithsieve.core.errors import FaithSieveError
 from faithsieve.grading.extract import MAX_ANSWER_CHARS
 from faithsieve.grading.normalize import (
     _MULTI_CHOICE,
+    IMPLICIT_PRODUCT,
     LIMITS,
     _strip_thousands,
     normalize_answer,
@@ -200,6 +201,7 @@ _JOIN = re.compile(r";|(?<=\s)(?:and|or)(?=\s)|(?<=[\d)\]}])(?:and|or)(?=[A-Za-z
 _COMMA = re.compile(",")
 _EQ = re.compile(r"(?<![<>!:\\])=(?!=)")
 _CUP = re.compile(r"\\cup\b|∪")
+_CAP = re.compile(r"\\cap\b|∩")
 _LABEL_SEP = re.compile(r"(?<![<>!:\\])=(?!=)|\\in\b")
 _LABEL_FRAC = re.compile(r"\\[dt]?frac\{[A-Za-z ]+\}\{[A-Za-z ]+\}")
 _LABEL_NOISE = re.compile(r"_\{[^{}]*\}|_[A-Za-z0-9]|\\(?:angle|overline|triangle|text|mathrm|operatorname)\b|\\[{}]")
@@ -353,6 +355,17 @@ def _ray(norm: str) -> str | None:
     return "(-\\infty, " + c + (")" if strict else "]")
 
 
+def _intersection(pieces: list[ParsedAnswer]) -> list[ParsedAnswer] | None:
+    """The common elements of finite sets of numbers (``\\{1,2\\} \\cap \\{2,3\\}``: ``2``), compared by exact
+    value; None when a piece is not such a set."""
+    if not all(p.kind == "set" and p.brackets == "\\{\\}" and all(i.value is not None for i in p.items) for p in pieces):
+        return None
+    common = {i.value for i in pieces[0].items}
+    for p in pieces[1:]:
+        common &= {i.value for i in p.items}
+    return [i for i in pieces[0].items if i.value in common]
+
+
 def _parse_matrix(norm: str, mat: re.Match[str], sub: int) -> ParsedAnswer:
     rows = [r for r in re.split(r"\\\\", mat.group(2)) if r.strip()]
     return ParsedAnswer("seq", _text_key(norm), brackets="matrix", items=tuple(
@@ -373,6 +386,11 @@ def _parse_alternatives(norm: str, sub: int) -> ParsedAnswer | None:
         if all(p.kind == "set" and p.brackets == "\\{\\}" for p in pieces):  # finite sets: their union
             return _set(norm, [i for p in pieces for i in p.items], "\\{\\}")
         return _set(norm, pieces, "cup")
+    cap = _split_top(norm, _CAP)
+    if len(cap) > 1 and all(cap):
+        meet = _intersection([parse_answer(p, sub) for p in cap])
+        if meet is not None:
+            return _set(norm, meet, "\\{\\}")
     pm = _split_top(norm, _PM)
     if len(pm) == 2 and pm[1]:
         a, b = pm
@@ -402,6 +420,10 @@ def _parse_plain(norm: str, sub: int) -> ParsedAnswer:
     if elems is not None and len(elems) > 1 and all(elems):
         return _set(norm, [parse_answer(p, sub) for p in elems])
     result = _parse_scalar(stripped)
+    if result.kind == "text" and " " in stripped and IMPLICIT_PRODUCT.match(stripped):
+        product = _parse_scalar(stripped.replace(" ", "*"))  # "2 a b", "x y": a product by juxtaposition
+        if product.kind == "expr":
+            result = dataclasses.replace(product, norm=result.norm)
     if "=" in stripped:
         sides = _split_top(stripped, _EQ)
         if len(sides) > 1 and sides[-1] and len(set(sides)) > 1:  # "5 = 5" states nothing: no value

@@ -2,24 +2,23 @@
 the grader's rules, owned by one ``GraderPool`` object (a ``Grader`` holds one). Every failure is a status,
 never an exception.
 
-* One hard budget per call covers waiting for a worker and the work; a worker past it is killed and
-  replaced in the background (the others keep serving).
-* In a batch (``queued``) a call's budget starts when a worker takes its job: waiting behind a hostile
-  neighbour never costs a call its step check.
-* Start-up is never charged to a call that cannot afford it: a call that finds the pool not started
-  starts it in the background and waits for it only as long as its own budget allows; if the workers are
-  not up by then the call reports ``pool_starting`` (its answer is compared in its own thread meanwhile).
-  ``warmup()`` (which ``make_trl_reward`` and ``make_compute_score`` start in the background) starts
-  and waits for every worker outside any call."""
+* A call's budget covers its own work only, counted from when a worker takes its job; a worker past it is
+  killed and replaced in the background (the others keep serving).
+* Waiting is never charged to a call, and never decides its reward: a call that finds the pool not started
+  waits for the start (at most ``startup_timeout_s``), one that finds every worker busy (a batch) waits for
+  a free one (at most ``acquire_timeout_s``, and again while other calls' killed workers are being replaced,
+  up to ``startup_timeout_s`` in all); the time waited is
+  credited to its ``Budget`` and reported. Only when that wait fails is the call left unchecked
+  (``pool_starting`` / ``worker_unavailable``), and the grader then pays it as a refuted step.
+* ``warmup()`` (which ``make_trl_reward`` and ``make_compute_score`` start in the background) starts and
+  waits for every worker outside any call."""
 
 from __future__ import annotations
 
 import os
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from typing import Any
 
 from faithsieve.grading.check import (
@@ -28,7 +27,7 @@ from faithsieve.grading.check import (
     run_math_verify,
     warm_worker,
 )
-from faithsieve.grading.config import GraderConfig, default_config
+from faithsieve.grading.config import Budget, GraderConfig, default_config
 from faithsieve.runtime.workers import (
     JobTimeout,
     KillablePool,
@@ -69,7 +68,6 @@ class GraderPool:
         """Guards ``_starting`` only (``_lock`` is held through a whole start)."""
         self._starting: tuple[int, threading.Event] | None = None
         """The process id and the 'start has ended' event of the background start in progress or done."""
-        self._local = threading.local()
         self._late = 0.0
         """How late, recently, a wait that ended at its deadline woke up (a decaying maximum, seconds): on
         an overloaded machine a thread wakes well after its timeout, so waits end that much earlier."""
@@ -134,13 +132,13 @@ class GraderPool:
         threading.Thread(target=start, daemon=True, name="faithsieve-grader-start").start()
         return done
 
-    def _started_by(self, cfg: GraderConfig, deadline: float) -> KillablePool | None:
-        """The pool when it is up, or after waiting for its start until ``deadline``; None when it is not
-        up by then (the start goes on in the background)."""
+    def _started(self, cfg: GraderConfig) -> KillablePool | None:
+        """The pool when it is up, or after waiting for its start (at most ``cfg.startup_timeout_s``, never
+        charged to the calling job's budget); None when it did not come up (the next call tries again)."""
         if self.ready(cfg):
             return self._pool
         done = self.start_background(cfg)
-        done.wait(max(0.0, deadline - time.monotonic()))
+        done.wait(cfg.startup_timeout_s)
         if not self.ready(cfg):
             if done.is_set():  # that start failed: the next call tries again
                 with self._start_lock:
@@ -152,16 +150,6 @@ class GraderPool:
         """A wait that ended at ``deadline`` has woken up: remember how late (``_late``)."""
         late = max(0.0, time.monotonic() - deadline)
         self._late = max(late, self._late * 0.9)
-
-    @contextmanager
-    def queued(self) -> Iterator[None]:
-        """Calls made in this block, in this thread, are batch items: each one's budget starts when a worker
-        takes its job (``grade_many``)."""
-        self._local.queued = True
-        try:
-            yield
-        finally:
-            self._local.queued = False
 
     def executor(self, size: int) -> ThreadPoolExecutor:
         """The threads that spread a batch over the workers (``grade_many``), at least ``size`` of them."""
@@ -199,51 +187,69 @@ class GraderPool:
     # -- the jobs ------------------------------------------------------------------------------------
 
     def check(self, problem: str, text: str, key: tuple[tuple[str, Any], ...], cfg: GraderConfig,
-              deadline: float) -> dict[str, Any]:
-        """The step check of ``text`` in a worker, answered by ``deadline`` (else status ``timeout``)."""
-        return self._in_worker(cfg, deadline, _run_check, problem, text, key)
+              budget: Budget) -> dict[str, Any]:
+        """The step check of ``text`` in a worker, answered within ``budget`` (else status ``timeout``)."""
+        return self._in_worker(cfg, budget, _run_check, problem, text, key)
 
-    def math_verify(self, text: str, refs: list[str], cfg: GraderConfig, deadline: float) -> dict[str, Any]:
+    def math_verify(self, text: str, refs: list[str], cfg: GraderConfig, budget: Budget) -> dict[str, Any]:
         """Math-Verify's ``verify(parse(ref), parse(text))`` for each reference, in a worker (killable:
         Math-Verify's own timeouts use signals, which do not work outside the main thread)."""
-        return self._in_worker(cfg, deadline, run_math_verify, text, refs)
+        return self._in_worker(cfg, budget, run_math_verify, text, refs)
 
     def answer(self, answer: str, refs: list[str], percent: str, decimal_rounding: bool, cfg: GraderConfig,
-               deadline: float) -> dict[str, Any]:
+               budget: Budget) -> dict[str, Any]:
         """Our answer comparison in a worker: for the comparisons that need sympy or sample points."""
-        return self._in_worker(cfg, deadline, run_answer_check, answer, refs, percent, decimal_rounding)
+        return self._in_worker(cfg, budget, run_answer_check, answer, refs, percent, decimal_rounding)
 
-    def _in_worker(self, cfg: GraderConfig, deadline: float, fn: Any, *args: Any) -> dict[str, Any]:
-        """``fn(*args)`` in a worker by ``deadline`` (in a batch: within the budget left, counted from when a
-        worker takes the job); any failure is a status (never raised)."""
-        left = deadline - time.monotonic()
-        deadline -= min(self._late, MAX_SLACK * cfg.time_budget_s)
-        before = deadline - time.monotonic()
+    @staticmethod
+    def _run_retrying(pool: KillablePool, cfg: GraderConfig, limit: float, taken: list[float], fn: Any,
+                      *args: Any) -> Any:
+        """``pool.run`` waiting up to ``acquire_timeout_s`` for a free worker; when none freed because other
+        calls' workers were killed meanwhile (their replacements are starting), wait again, up to
+        ``startup_timeout_s`` in all: a call is never left unchecked by another call's failure while the
+        pool is recovering. Raises as ``pool.run`` does."""
+        give_up = time.monotonic() + max(cfg.acquire_timeout_s, cfg.startup_timeout_s)
+        while True:
+            restarts = pool.restarts
+            try:
+                return pool.run(fn, *args, wait_s=cfg.acquire_timeout_s, time_limit=limit,
+                                on_submit=lambda: taken.append(time.monotonic()))
+            except WorkerUnavailable:
+                if pool.restarts == restarts or time.monotonic() >= give_up or not pool.ready:
+                    raise
+
+    def _in_worker(self, cfg: GraderConfig, budget: Budget, fn: Any, *args: Any) -> dict[str, Any]:
+        """``fn(*args)`` in a worker within what is left of ``budget``, counted from when a worker takes the
+        job: waiting for the pool to start (at most ``startup_timeout_s``) or for a free worker (at most
+        ``acquire_timeout_s``) is credited to the budget, never charged. Any failure is a status (never
+        raised): ``pool_starting`` (the pool did not come up), ``worker_unavailable`` (no worker freed in
+        time), ``timeout`` (the job overran: its worker is killed), ``worker_crashed``, ``error``."""
+        t0 = time.monotonic()
         try:
-            pool = self._started_by(cfg, deadline)
+            pool = self._started(cfg)
         except Exception as exc:  # noqa: BLE001 (isolation boundary: cannot start processes here at all)
             return {"status": "worker_unavailable", "error": f"{type(exc).__name__}: {exc}"}
         if pool is None:
-            self._woke(deadline)
-            return {"status": "pool_starting", "error": "the worker processes are still starting"}
-        waited = deadline - time.monotonic() < before - 0.01
-        queued = bool(getattr(self._local, "queued", False))
+            return {"status": "pool_starting", "error": "the worker processes did not start"}
+        budget.credit(time.monotonic() - t0)
+        limit = budget.left() - min(self._late, MAX_SLACK * cfg.time_budget_s)
+        if limit <= 0:
+            return {"status": "timeout"}
+        t1 = time.monotonic()
+        taken: list[float] = []
         try:
-            if queued:
-                out = pool.run(fn, *args, wait_s=cfg.acquire_timeout_s, time_limit=max(0.0, left))
-            else:
-                out = pool.run(fn, *args, wait_s=cfg.acquire_timeout_s, deadline=deadline)
+            out = self._run_retrying(pool, cfg, limit, taken, fn, *args)
         except JobTimeout:
-            if not queued:
-                self._woke(deadline)
-            # a call whose budget went on waiting for the start is not charged for the time it lacked
-            return {"status": "pool_starting" if waited else "timeout"}
+            if taken:
+                self._woke(taken[0] + limit)
+            return {"status": "timeout"}
         except WorkerCrashed as exc:
             return {"status": "worker_crashed", "error": str(exc)}
         except WorkerUnavailable as exc:
-            if not queued:
-                self._woke(deadline)
             return {"status": "worker_unavailable", "error": str(exc)}
         except Exception as exc:  # noqa: BLE001 (isolation boundary: e.g. an argument that cannot be pickled)
             return {"status": "error", "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+        finally:
+            if taken:
+                budget.credit(taken[0] - t1)
         return out if isinstance(out, dict) else {"status": "error", "error": "unexpected worker answer"}

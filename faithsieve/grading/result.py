@@ -7,9 +7,16 @@ from typing import Any, Literal
 
 LOG_KEYS = (
     "acc", "answer_found", "has_reference", "process_checked", "error_found", "first_error_step", "steps",
-    "steps_decided", "obligations", "obligations_decided", "budget_exceeded", "time_ms",
+    "steps_decided", "obligations", "obligations_decided", "budget_exceeded", "time_ms", "waited_ms", "decided",
 )
-"""Numeric extras every entry point logs, always all of them (verl and OpenRLHF need equal keys)."""
+"""Numeric extras every entry point logs, always all of them (verl and OpenRLHF need equal keys). ``decided``
+is 1.0 when every check the reward depends on ran (``GradeResult.status == "ok"``)."""
+
+UNDECIDED = frozenset({
+    "bad_input", "answer_budget_exceeded", "answer_backend_unavailable", "budget_exceeded", "too_long",
+    "too_many_steps", "process_error", "worker_unavailable", "worker_crashed", "pool_starting", "grader_error",
+})
+"""Flags naming a check the reward depends on that did not run to its end (``GradeResult.status``)."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,15 @@ class GradeResult:
     process_disabled."""
     time_ms: float = 0.0
     """Wall-clock time of the call."""
+    waited_ms: float = 0.0
+    """Time the call waited for the worker pool to start or for a free worker: never charged to its budget."""
+
+    @property
+    def status(self) -> str:
+        """What decided the reward: ``ok`` when every check it depends on ran (the answer comparison, and
+        the step check unless the config turned it off or the solution is empty), else the flag of the
+        first check that did not (``budget_exceeded``, ``worker_unavailable``, ``bad_input``, ...)."""
+        return next((f for f in self.flags if f in UNDECIDED), "ok")
 
     def log_values(self) -> dict[str, float]:
         """The numeric extras (``LOG_KEYS``): first_error_step is -1 when none."""
@@ -73,6 +89,8 @@ class GradeResult:
             "obligations_decided": float(self.obligations_decided),
             "budget_exceeded": 1.0 if self.budget_exceeded else 0.0,
             "time_ms": round(self.time_ms, 3),
+            "waited_ms": round(self.waited_ms, 3),
+            "decided": 1.0 if self.status == "ok" else 0.0,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -86,4 +104,5 @@ class GradeResult:
             "suspect_steps": list(self.suspect_steps), "step_spans": [list(s) for s in self.step_spans],
             "step_rewards": list(self.step_rewards) if self.step_rewards is not None else None,
             "budget_exceeded": self.budget_exceeded, "flags": list(self.flags), "time_ms": self.time_ms,
+            "waited_ms": self.waited_ms, "status": self.status,
         }

@@ -15,6 +15,7 @@ from typing import Any, cast
 
 from faithsieve.grading.check import _run_check, run_math_verify
 from faithsieve.grading.config import (
+    Budget,
     GraderConfig,
     _apply_overrides,
     default_config,
@@ -68,12 +69,14 @@ _MV_FLAG = {"timeout": "answer_budget_exceeded", "unavailable": "answer_backend_
 
 
 UNCHECKED = frozenset({"budget_exceeded", "answer_budget_exceeded", "too_long", "too_many_steps", "process_error",
-                       "worker_crashed", "grader_error"})
-"""Flags of a call whose step check did not finish for a reason the completion's text controls (it ran out
-of time, it is too long, it has too many steps, it made the checker fail or its worker crash): such a call
-pays as one whose step is refuted (``error_penalty`` is subtracted), so no completion gains by defeating
-the check. A check that did not run for a reason outside the text (``worker_unavailable``: every worker
-busy with other calls; ``pool_starting``; ``process_disabled``) leaves the outcome term alone."""
+                       "worker_crashed", "grader_error", "worker_unavailable", "pool_starting"})
+"""Flags of a call whose step check did not finish: for a reason the completion's text controls (it ran out
+of time, it is too long, it has too many steps, it made the checker fail or its worker crash), or because no
+worker could take it (``worker_unavailable``: none freed within ``acquire_timeout_s``; ``pool_starting``: the
+pool did not start within ``startup_timeout_s``; both waits are credited, never charged, so this happens only
+when the workers are truly gone). Such a call pays as one whose step is refuted (``error_penalty`` is
+subtracted): no completion gains by defeating the check, and an unchecked completion never outscores a
+checked one. ``process_disabled`` (a choice of the config) leaves the outcome term alone."""
 
 
 def _unchecked(cfg: GraderConfig, flags: list[str]) -> bool:
@@ -82,7 +85,8 @@ def _unchecked(cfg: GraderConfig, flags: list[str]) -> bool:
 
 
 def _outcome_only(cfg: GraderConfig, flags: list[str], t0: float, refs: list[str], outcome: bool | None = None,
-                  outcome_term: float | None = None, ex: ExtractedAnswer | None = None) -> GradeResult:
+                  outcome_term: float | None = None, ex: ExtractedAnswer | None = None,
+                  budget: Budget | None = None) -> GradeResult:
     """The documented fallback: the outcome term alone (no answer: ``no_answer_reward``)."""
     if outcome_term is None:
         outcome_term = cfg.no_answer_reward if refs else 0.0
@@ -92,11 +96,12 @@ def _outcome_only(cfg: GraderConfig, flags: list[str], t0: float, refs: list[str
         answer=ex.text if ex is not None else None, answer_source=ex.source if ex is not None else None,
         reference=refs[0] if refs else None, process_checked=False, verdict=None, first_error_step=None,
         flags=tuple(dict.fromkeys(flags)), time_ms=round((time.perf_counter() - t0) * 1000, 3),
+        waited_ms=round(budget.waited_s * 1000, 3) if budget is not None else 0.0,
     )
 
 
 def _with_process(proc: dict[str, Any] | None, cfg: GraderConfig, flags: list[str], t0: float, refs: list[str],
-                  outcome: bool | None, outcome_term: float, ex: ExtractedAnswer | None) -> GradeResult:
+                  outcome: bool | None, outcome_term: float, ex: ExtractedAnswer | None, budget: Budget) -> GradeResult:
     """The result with the step check's summary ``proc`` (None: not run)."""
     checked = proc is not None and proc.get("status") == "ok" and not proc.get("budget_hit")
     budget_exceeded = proc is not None and (proc.get("status") == "timeout" or bool(proc.get("budget_hit")))
@@ -144,9 +149,43 @@ def _with_process(proc: dict[str, Any] | None, cfg: GraderConfig, flags: list[st
         budget_exceeded=budget_exceeded,
         flags=tuple(flags),
         time_ms=round((time.perf_counter() - t0) * 1000, 3),
+        waited_ms=round(budget.waited_s * 1000, 3),
     )
 
 
+
+
+def _inline(fn: Callable[..., dict[str, Any]], budget: Budget, *args: Any) -> dict[str, Any]:
+    """``fn(*args)`` (a job that answers a status dict) in a helper thread, awaited until the budget ends
+    (``isolation="inline"``): past it the call answers ``{"status": "timeout"}`` at once, and the job, which
+    cannot be stopped inside this process, runs on in its daemon thread until it ends by itself."""
+    box: list[dict[str, Any]] = []
+
+    def run() -> None:
+        try:
+            box.append(fn(*args))
+        except BaseException as exc:  # noqa: BLE001 - reported as the job's status
+            box.append({"status": "error", "error": f"{type(exc).__name__}: {str(exc)[:200]}"})
+
+    worker = threading.Thread(target=run, daemon=True, name="faithsieve-grader-inline")
+    worker.start()
+    worker.join(max(0.0, budget.left()))
+    return box[0] if box else {"status": "timeout"}
+
+
+def _inline_equal(answer: str, refs: list[str], policy: AnswerPolicy, budget: Budget) -> bool:
+    """``answers_equal`` against each reference, inline, bounded by the budget (``_inline``); raises
+    ``AnswerTimeout`` when it did not end in time."""
+    def job() -> dict[str, Any]:
+        try:
+            return {"status": "ok", "equal": any(answers_equal(answer, r, policy, budget.deadline) for r in refs)}
+        except AnswerTimeout:
+            return {"status": "timeout"}
+
+    res = _inline(job, budget)
+    if res.get("status") != "ok":
+        raise AnswerTimeout
+    return bool(res.get("equal"))
 
 
 class _LRU:
@@ -199,8 +238,8 @@ class Grader:
 
     # -- the process term ----------------------------------------------------------------------------
 
-    def _process(self, problem: str, text: str, cfg: GraderConfig, deadline: float) -> dict[str, Any]:
-        remaining = deadline - time.monotonic()
+    def _process(self, problem: str, text: str, cfg: GraderConfig, budget: Budget) -> dict[str, Any]:
+        remaining = budget.left()
         if remaining <= 0.005:
             return {"status": "timeout"}
         key = _settings_key(cfg, remaining)
@@ -210,10 +249,10 @@ class Grader:
             if hit is not None:
                 return cast(dict[str, Any], hit)
         if cfg.isolation == "process" and os.name == "posix":
-            out = self.pool.check(problem, text, key, cfg, deadline)
+            out = self.pool.check(problem, text, key, cfg, budget)
         else:
-            out = _run_check(problem, text, key)
-            if time.monotonic() > deadline and out.get("status") == "ok":
+            out = _inline(_run_check, budget, problem, text, key)
+            if budget.left() < 0 and out.get("status") == "ok":
                 out = {**out, "budget_hit": True}
         if cfg.cache_size and out.get("status") in _CACHEABLE and not out.get("budget_hit"):
             self._checks.put(ckey, out, cfg.cache_size)
@@ -222,21 +261,23 @@ class Grader:
     # -- the outcome term ----------------------------------------------------------------------------
 
     def _outcome(self, answer: str, refs: list[str], policy: AnswerPolicy, cfg: GraderConfig,
-                 deadline: float) -> tuple[bool, str | None]:
+                 budget: Budget) -> tuple[bool, str | None]:
         """Whether ``answer`` equals one of ``refs``, and a flag when that could not be decided in budget.
 
         With process isolation only what exact arithmetic decides at once runs in the caller's thread;
         a comparison that needs sympy or sample points runs in a worker, killed at the deadline (while the
-        workers are still starting, such a comparison waits for them within its budget, else it is flagged
-        ``pool_starting``: sympy in the caller's thread cannot be stopped)."""
+        workers are still starting, such a comparison waits for them, outside its budget: sympy in the
+        caller's thread cannot be stopped, and a reward is never given before its check ran)."""
         def compare() -> tuple[bool, str | None]:
             isolate = cfg.isolation == "process" and os.name == "posix"
             try:
-                return any(answers_equal(answer, r, policy, deadline, light=isolate) for r in refs), None
+                if not isolate:
+                    return _inline_equal(answer, refs, policy, budget), None
+                return any(answers_equal(answer, r, policy, budget.deadline, light=True) for r in refs), None
             except AnswerTimeout:
                 return False, "answer_budget_exceeded"
             except NeedsIsolation:
-                res = self.pool.answer(answer, refs, policy.percent, policy.decimal_rounding, cfg, deadline)
+                res = self.pool.answer(answer, refs, policy.percent, policy.decimal_rounding, cfg, budget)
                 if res.get("status") != "ok":
                     return False, _ANSWER_FLAG.get(str(res.get("status")), "grader_error")
                 return bool(res.get("equal")), None
@@ -244,13 +285,13 @@ class Grader:
         return _memoized(self._answers, (answer, tuple(refs), policy), cfg, compare)
 
     def _math_verify_outcome(self, text: str, refs: list[str], cfg: GraderConfig,
-                             deadline: float) -> tuple[bool, str | None]:
+                             budget: Budget) -> tuple[bool, str | None]:
         """The outcome by Math-Verify (``answer_backend="math-verify"``) and a flag when it could not say."""
         def compare() -> tuple[bool, str | None]:
             if cfg.isolation == "process" and os.name == "posix":
-                res = self.pool.math_verify(text, refs, cfg, deadline)
+                res = self.pool.math_verify(text, refs, cfg, budget)
             else:
-                res = run_math_verify(text, refs)
+                res = _inline(run_math_verify, budget, text, refs)
             if res.get("status") != "ok":
                 return False, _MV_FLAG.get(str(res.get("status")), "grader_error")
             return bool(res.get("equal")), None
@@ -258,20 +299,20 @@ class Grader:
         return _memoized(self._math_verify, (text, tuple(refs)), cfg, compare)
 
     def _outcome_term(self, text: str, ex: ExtractedAnswer | None, refs: list[str], policy: AnswerPolicy,
-                      cfg: GraderConfig, deadline: float, flags: list[str]) -> tuple[bool | None, float]:
+                      cfg: GraderConfig, budget: Budget, flags: list[str]) -> tuple[bool | None, float]:
         """The outcome and its term; a flag in ``flags`` when it could not be decided."""
         if not refs:
             flags.append("no_reference")
             return None, 0.0
         if cfg.answer_backend == "math-verify":
-            outcome, flag = self._math_verify_outcome(text, refs, cfg, deadline)
+            outcome, flag = self._math_verify_outcome(text, refs, cfg, budget)
             if flag:
                 flags.append(flag)
             return outcome, (cfg.correct_reward if outcome else
                              cfg.incorrect_reward if ex is not None else cfg.no_answer_reward)
         if ex is None:
             return False, cfg.no_answer_reward
-        outcome, flag = self._outcome(ex.text, refs, policy, cfg, deadline)
+        outcome, flag = self._outcome(ex.text, refs, policy, cfg, budget)
         if flag:
             flags.append(flag)
         return outcome, cfg.correct_reward if outcome else cfg.incorrect_reward
@@ -283,7 +324,7 @@ class Grader:
         """Grade one solution (see the module-level ``grade``)."""
         t0 = time.perf_counter()
         cfg = _apply_overrides(config, overrides) if overrides else (config or default_config())
-        deadline = work_deadline(cfg)
+        budget = Budget(work_deadline(cfg))
         policy = AnswerPolicy(percent=cfg.percent, decimal_rounding=cfg.decimal_rounding, last_number=cfg.last_number)
         flags: list[str] = []
         outcome: bool | None = None
@@ -298,27 +339,27 @@ class Grader:
             except BadInput as exc:
                 flags.append("bad_input")
                 log.debug("faithsieve.grader: bad input: %s", exc)
-                return _outcome_only(cfg, flags, t0, refs)
+                return _outcome_only(cfg, flags, t0, refs, budget=budget)
             ex = extract_answer(text, policy)
-            if time.monotonic() > deadline:
+            if budget.left() < 0:
                 flags.append("answer_budget_exceeded")
                 term = 0.0 if not refs else cfg.incorrect_reward if ex is not None else cfg.no_answer_reward
-                return _outcome_only(cfg, flags, t0, refs, False if refs else None, term, ex)
-            outcome, outcome_term = self._outcome_term(text, ex, refs, policy, cfg, deadline, flags)
+                return _outcome_only(cfg, flags, t0, refs, False if refs else None, term, ex, budget)
+            outcome, outcome_term = self._outcome_term(text, ex, refs, policy, cfg, budget, flags)
             if ex is None:
                 flags.append("no_answer")
             if {"answer_budget_exceeded", "worker_crashed", "worker_unavailable", "pool_starting", "grader_error"} & set(flags):
-                return _outcome_only(cfg, flags, t0, refs, outcome, outcome_term, ex)
-            proc = self._process_term(text, prob, cfg, deadline, flags)
-            return _with_process(proc, cfg, flags, t0, refs, outcome, outcome_term, ex)
+                return _outcome_only(cfg, flags, t0, refs, outcome, outcome_term, ex, budget)
+            proc = self._process_term(text, prob, cfg, budget, flags)
+            return _with_process(proc, cfg, flags, t0, refs, outcome, outcome_term, ex, budget)
         except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 (isolation boundary: never crash the trainer)
             log.debug("faithsieve.grader: grader_error: %s: %s", type(exc).__name__, exc)
             flags.append("grader_error")
             if outcome is None and refs:
                 outcome, outcome_term = False, (cfg.incorrect_reward if ex is not None else cfg.no_answer_reward)
-            return _outcome_only(cfg, flags, t0, refs, outcome, outcome_term, ex)
+            return _outcome_only(cfg, flags, t0, refs, outcome, outcome_term, ex, budget)
 
-    def _process_term(self, text: str, prob: str, cfg: GraderConfig, deadline: float,
+    def _process_term(self, text: str, prob: str, cfg: GraderConfig, budget: Budget,
                       flags: list[str]) -> dict[str, Any] | None:
         """The step check's summary, or None (and a flag) when it is not run."""
         if not cfg.process:
@@ -328,7 +369,7 @@ class Grader:
         elif len(text) > cfg.max_chars:
             flags.append("too_long")
         else:
-            return self._process(prob, text, cfg, deadline)
+            return self._process(prob, text, cfg, budget)
         return None
 
     def grade_many(self, items: Sequence[tuple[Any, Any, Any]], config: GraderConfig | None = None) -> list[GradeResult]:
@@ -337,8 +378,7 @@ class Grader:
         cfg = config or default_config()
 
         def one(it: tuple[Any, Any, Any]) -> GradeResult:
-            with self.pool.queued():  # each item's budget starts when a worker takes its job
-                return self.grade(it[0], it[1], it[2], cfg)
+            return self.grade(it[0], it[1], it[2], cfg)  # each item's budget starts when a worker takes its job
 
         if len(items) <= 1 or cfg.workers <= 1 or cfg.isolation != "process" or not cfg.process:
             return [one(it) for it in items]

@@ -323,6 +323,8 @@ def _sympy_call(e: Call, lim: Limits) -> sympy.Expr:
         return sympy.root(_to_sympy(e.args[0], lim), idx.numerator)
     if e.fn == "abs":
         return sympy.Abs(_to_sympy(e.args[0], lim))
+    if e.fn.startswith("log_") and e.fn[4:].isdigit() and 1 < int(e.fn[4:]) < 10**6:
+        return sympy.log(_to_sympy(e.args[0], lim), int(e.fn[4:]))  # \log_3 9: a base written as a number
     if e.fn in _SYM_FUNCS:
         arg = e.args[0]
         if e.fn in ("sin", "cos", "tan") and any(isinstance(n, Call) and n.fn == "deg" for n in walk(arg)):

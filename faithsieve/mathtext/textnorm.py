@@ -22,6 +22,10 @@ claim unreadable, so it is never refuted. In order:
 
 Linear in the text and done by ``re``/``str`` primitives; plain ASCII text without control characters
 is returned as it is, at once.
+
+The proof reader goes one step further (``read_text``, which ``clean_proof`` applies to every step after
+the split): it also reads the presentation (``faithsieve.mathtext.presentation``: markdown, HTML, LaTeX
+formatting, confusable letters, asserting idioms). Answer extraction uses ``clean_text`` alone.
 """
 
 from __future__ import annotations
@@ -30,8 +34,9 @@ import re
 import unicodedata
 
 from faithsieve.core.proof import Proof
+from faithsieve.mathtext.presentation import read_presentation
 
-__all__ = ["clean_proof", "clean_text", "squeeze_spaces"]
+__all__ = ["clean_proof", "clean_text", "read_text", "squeeze_spaces"]
 
 # Every format character (Cf) of Unicode 15, as ranges (tests/grader/test_textnorm.py checks this list
 # against ``unicodedata`` over all code points), and the other invisible characters listed above.
@@ -97,11 +102,18 @@ def clean_text(text: str) -> str:
     return s
 
 
+def read_text(text: str) -> str:
+    """``text`` as the proof reader reads it: cleaned (``clean_text``), then its presentation read
+    (``faithsieve.mathtext.presentation.read_presentation``: markdown, HTML, LaTeX formatting, confusable
+    letters, idioms). Not for answer extraction: a ``\\boxed{}`` around a relation is unwrapped here."""
+    return read_presentation(clean_text(text))
+
+
 def clean_proof(proof: Proof) -> Proof:
-    """``proof`` with its problem and every step's text cleaned (``clean_text``); the same object when
-    nothing changes. A step keeps its index and its offset in the text the user sent."""
-    problem = clean_text(proof.problem)
-    steps = tuple(s if (t := clean_text(s.text)) == s.text else s.model_copy(update={"text": t}) for s in proof.steps)
+    """``proof`` with its problem and every step's text read as a person reads it (``read_text``); the same
+    object when nothing changes. A step keeps its index and its offset in the text the user sent."""
+    problem = read_text(proof.problem)
+    steps = tuple(s if (t := read_text(s.text)) == s.text else s.model_copy(update={"text": t}) for s in proof.steps)
     if problem == proof.problem and all(a is b for a, b in zip(steps, proof.steps, strict=True)):
         return proof
     return proof.model_copy(update={"problem": problem, "steps": steps})

@@ -466,11 +466,13 @@ class KillablePool:
             raise WorkerUnavailable("no worker became free in time") from None
 
     def run(self, fn: Callable[..., Any], *args: Any, time_limit: float | None = None,
-            wait_s: float | None = None, deadline: float | None = None) -> Any:
+            wait_s: float | None = None, deadline: float | None = None,
+            on_submit: Callable[[], None] | None = None) -> Any:
         """``fn(*args)`` in a worker. ``time_limit``: seconds for the job once a worker has it (None: no
         limit); ``wait_s``: how long to wait for a free worker (None: as long as it takes, else
-        ``WorkerUnavailable``); ``deadline``: a ``time.monotonic()`` by which both end. A pool not yet
-        started here is started first, whatever the limits (start-up is never charged to a job)."""
+        ``WorkerUnavailable``); ``deadline``: a ``time.monotonic()`` by which both end; ``on_submit``: called
+        once a worker has taken the job (the caller learns how long it waited). A pool not yet started here
+        is started first, whatever the limits (start-up is never charged to a job)."""
         if not self.ready:
             if self._closed and self._pid == os.getpid():
                 raise WorkerUnavailable("the pool is closed")
@@ -486,10 +488,12 @@ class KillablePool:
             if deadline is None or deadline > time.monotonic():
                 try:
                     fut = slot.submit(fn, *args)
-                    break
                 except (BrokenProcessPool, RuntimeError, AssertionError):  # died while idle: replace, take another
                     self._retire(slot)
                     continue
+                if on_submit is not None:
+                    on_submit()
+                break
             self._idle.put(slot)  # the wait took all the time: the job does not run (and nobody is killed)
             raise JobTimeout("no time left for the job")
         limit = time_limit

@@ -65,9 +65,12 @@ def test_padding_past_the_limits_does_not_skip_the_check() -> None:
     assert "too_many_steps" in r.flags and r.score == 0.5
 
 
-def test_what_pays_as_refuted_is_what_the_text_controls() -> None:
+def test_what_pays_as_refuted_is_every_check_that_did_not_run() -> None:
+    """What the text controls, and a check no worker could take (never better than a checked completion);
+    only a choice of the config (``process_disabled``) or a missing reference leaves the outcome alone."""
     assert {"budget_exceeded", "too_long", "too_many_steps", "process_error", "worker_crashed"} <= UNCHECKED
-    assert not {"worker_unavailable", "pool_starting", "process_disabled", "no_reference"} & UNCHECKED
+    assert {"worker_unavailable", "pool_starting"} <= UNCHECKED
+    assert not {"process_disabled", "no_reference"} & UNCHECKED
     off = g.grade(FALSE_STEP.format(""), "7", "", GraderConfig(cache_size=0, process=False))
     assert off.score == 1.0 and off.flags == ("process_disabled",)
 

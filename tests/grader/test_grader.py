@@ -32,7 +32,8 @@ def pool() -> Iterator[None]:
 
 def _same(a: GradeResult, b: GradeResult) -> bool:
     da, db = a.to_dict(), b.to_dict()
-    da.pop("time_ms"), db.pop("time_ms")
+    for d in (da, db):
+        d.pop("time_ms"), d.pop("waited_ms")
     return da == db
 
 
@@ -104,9 +105,10 @@ def test_verl_signature_and_shape() -> None:
     assert params[:4] == ["data_source", "solution_str", "ground_truth", "extra_info"]
     out = g.compute_score(data_source="openai/gsm8k", solution_str=GOOD, ground_truth="18",
                           extra_info={"question": PROBLEM, "split": "test", "index": 0})
-    assert set(out) == {"score", *LOG_KEYS}
-    assert all(isinstance(v, float) for v in out.values())
+    assert set(out) == {"score", "status", *LOG_KEYS}
+    assert all(isinstance(v, float) for k, v in out.items() if k != "status")
     assert out["score"] == 1.0 and out["acc"] == 1.0 and out["first_error_step"] == -1.0
+    assert out["status"] == "ok" and out["decided"] == 1.0
     assert g.compute_score("x", BAD_STEP, "18")["first_error_step"] == 1.0  # extra_info optional
 
 
@@ -158,6 +160,33 @@ def test_trl_none_reference_missing_column_and_logging() -> None:
         fn(prompts=["q"], completions=[GOOD, GOOD], answer=["18", "18"])
     # a failing logger never breaks training
     assert fn(prompts=["q"], completions=[GOOD], answer=["18"], log_metric=lambda *a: 1 / 0) == [1.0]
+
+
+def test_trl_none_for_a_reference_it_cannot_judge() -> None:
+    fn = g.make_trl_reward(config=NOCACHE)
+    extra: dict[str, list] = {}
+    deep: object = "18"
+    for _ in range(20):
+        deep = [deep]  # nested past what a reference may be
+    out = fn(prompts=["q"] * 4, completions=[GOOD] * 4, answer=["18", "", "   ", deep],
+             log_extra=lambda k, v: extra.__setitem__(k, v))
+    assert out == [1.0, None, None, None]
+    assert extra["faithsieve_status"][0] == "ok"
+
+
+def test_verl_async_and_off_the_main_thread() -> None:
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    sync = g.compute_score("d", BAD_STEP, "16", {"question": PROBLEM}, cache_size=0)
+    async_out = asyncio.run(g.compute_score_async("d", BAD_STEP, "16", {"question": PROBLEM}, cache_size=0))
+    with ThreadPoolExecutor(2) as pool:  # OpenRLHF and verl call the reward off the main thread
+        threaded = pool.submit(g.compute_score, "d", BAD_STEP, "16", {"question": PROBLEM}, cache_size=0).result()
+        rewards = pool.submit(g.reward_func, [BAD_STEP], [""], ["16"]).result()
+    for out in (async_out, threaded):
+        assert {k: v for k, v in out.items() if k not in ("time_ms", "waited_ms")} == \
+            {k: v for k, v in sync.items() if k not in ("time_ms", "waited_ms")}
+    assert sync["score"] == 0.5 and sync["status"] == "ok" and rewards["rewards"] == [0.5]
 
 
 def test_trl_problem_column() -> None:

@@ -102,9 +102,9 @@ def test_work_stops_before_the_budget_ends(monkeypatch: pytest.MonkeyPatch) -> N
     pool = g.default_grader().pool
     real = pool.check
 
-    def spy(problem, text, key, cfg, deadline):  # type: ignore[no-untyped-def]
-        seen.append(deadline - t0)
-        return real(problem, text, key, cfg, deadline)
+    def spy(problem, text, key, cfg, budget):  # type: ignore[no-untyped-def]
+        seen.append(budget.deadline - t0)
+        return real(problem, text, key, cfg, budget)
 
     monkeypatch.setattr(pool, "check", spy)
     for budget, margin in ((1.0, 0.1), (0.3, 0.03), (5.0, 0.1)):
@@ -165,7 +165,8 @@ def test_internal_failure_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _grade_from_threads(cfg: GraderConfig) -> tuple[list[float], list[BaseException]]:
-    """Eight threads grading the hostile inputs six times each: each call's wall time, and what any raised."""
+    """Eight threads grading the hostile inputs six times each over 2 workers: each call's own time (what it
+    did not spend waiting for a free worker, ``waited_ms``), and what any raised."""
     hostile = ["So \\boxed{\\exp(\\exp(\\exp(64)))}", LONG_PROOF + "\n#### 5", GOOD, "\\boxed{" * 3000,
                _nested(3000), Unprintable(), "\ud800" * 100, "So " + "(" * 3000 + "1" + ")" * 3000 + " #### 1"]
     worst: list[float] = []
@@ -174,11 +175,12 @@ def _grade_from_threads(cfg: GraderConfig) -> tuple[list[float], list[BaseExcept
     def run(k: int) -> None:
         for i in range(6):
             t = time.perf_counter()
+            waited = 0.0
             try:
-                g.grade(hostile[(k + i) % len(hostile)], "18", PROBLEM, cfg)
+                waited = g.grade(hostile[(k + i) % len(hostile)], "18", PROBLEM, cfg).waited_ms / 1000
             except BaseException as exc:  # noqa: BLE001
                 errors.append(exc)
-            worst.append(time.perf_counter() - t)
+            worst.append(time.perf_counter() - t - waited)
 
     threads = [threading.Thread(target=run, args=(k,)) for k in range(8)]
     for th in threads:
@@ -223,7 +225,9 @@ def test_flag_process_error(monkeypatch: pytest.MonkeyPatch) -> None:
     assert r.flags == ("process_error",) and r.score == 0.5 and not r.process_checked  # pays as refuted
 
 
-def test_flag_worker_unavailable() -> None:
+def test_flag_worker_unavailable_pays_as_refuted() -> None:
+    """No worker frees within ``acquire_timeout_s``: the call is unchecked and pays as a refuted step (an
+    unchecked completion never outscores a checked one); ``status`` says so."""
     cfg = GraderConfig(cache_size=0, acquire_timeout_s=0.05)
     p = g.default_grader().pool.get(cfg)
     held = [p.submit(time.sleep, 1.5) for _ in range(p.workers)]  # every worker busy
@@ -232,38 +236,50 @@ def test_flag_worker_unavailable() -> None:
     t = time.perf_counter()
     r = g.grade(GOOD, "18", PROBLEM, cfg)
     assert time.perf_counter() - t < 0.5
-    assert r.flags == ("worker_unavailable",) and r.score == 1.0 and not r.process_checked
+    assert r.flags == ("worker_unavailable",) and r.score == 0.5 and not r.process_checked
+    assert r.status == "worker_unavailable" and r.log_values()["decided"] == 0.0
     for f in held:
         f.result(30)
     assert g.grade(GOOD, "18", PROBLEM, cfg).process_checked
 
 
-def test_waits_end_earlier_on_a_machine_that_wakes_threads_late() -> None:
-    """A wait that ended at its deadline and woke up late makes later waits end that much earlier (a
+def test_waiting_for_a_busy_worker_is_not_charged() -> None:
+    """Every worker busy for 1.5 s with other calls: a 0.5 s call waits for one (``acquire_timeout_s``),
+    outside its budget, and is then checked; the wait is reported (``waited_ms``)."""
+    cfg = GraderConfig(cache_size=0, time_budget_s=0.5)
+    p = g.default_grader().pool.get(cfg)
+    held = [p.submit(time.sleep, 1.5) for _ in range(p.workers)]
+    while p.idle:
+        time.sleep(0.01)
+    bad = "Janet sells 16 - 3 - 4 = 8 duck eggs a day.\nShe makes 8 * 2 = $16 every day.\n#### 16"
+    r = g.grade(bad, "16", PROBLEM, cfg)
+    assert r.process_checked and r.first_error_step == 1 and r.score == 0.5 and r.status == "ok"
+    assert r.waited_ms > 1000
+    for f in held:
+        f.result(30)
+
+
+def test_jobs_end_earlier_on_a_machine_that_wakes_threads_late() -> None:
+    """A job wait that ended at its limit and woke up late makes later job limits that much shorter (a
     decaying maximum), never by more than ``MAX_SLACK`` of the budget."""
+    from faithsieve.grading.config import Budget, work_deadline
     from faithsieve.grading.pool import MAX_SLACK
 
     grader = g.Grader()
-    cfg = GraderConfig(cache_size=0, acquire_timeout_s=30, workers=1)
+    cfg = GraderConfig(cache_size=0, workers=1)
     try:
         assert grader.warmup(cfg)
-        p = grader.pool.processes
-        assert p is not None
-        held = p.submit(time.sleep, 3.0)  # the only worker busy
-        while p.idle:
-            time.sleep(0.01)
         grader.pool._woke(time.monotonic() - 0.2)
         assert 0.19 < grader.pool._late < 0.25
         grader.pool._woke(time.monotonic())
         assert 0.17 < grader.pool._late < 0.23  # decays
         grader.pool._late = 10.0
         t = time.perf_counter()
-        r = grader.grade(GOOD, "18", PROBLEM, cfg)
+        out = grader.pool._in_worker(cfg, Budget(work_deadline(cfg)), time.sleep, 5.0)
         took = time.perf_counter() - t
-        assert r.flags == ("worker_unavailable",)
+        assert out == {"status": "timeout"}
         budget_end = cfg.time_budget_s - 0.1
         assert budget_end - MAX_SLACK * cfg.time_budget_s - 0.05 < took < budget_end - 0.2
-        held.result(30)
     finally:
         grader.close()
 
@@ -417,19 +433,16 @@ def test_costly_comparisons_run_in_a_worker(monkeypatch: pytest.MonkeyPatch) -> 
 # ---------------------------------------------------------------------------
 
 def test_every_worker_start_is_outside_the_budget() -> None:
-    """A fresh pool: a call that finds it not started waits for it only within its own budget (never
-    past budget + 0.1 s), never charges the start as its own timeout (``pool_starting``, not
-    ``budget_exceeded``, and the outcome term alone); once the workers are up every call is checked."""
+    """A fresh pool: the calls that find it not started wait for it outside their budgets (reported as
+    ``waited_ms``) and are then checked: a reward is never given before its check ran."""
     g.shutdown()
     cfg = GraderConfig(cache_size=0, workers=3, time_budget_s=0.3)
-    t = time.perf_counter()
-    out = g.grade_many([(GOOD + f"\n(fresh {i})", "18", PROBLEM) for i in range(6)], cfg)
-    assert all(r.flags in ((), ("pool_starting",)) for r in out)
-    assert all(r.score == 1.0 for r in out)  # GOOD is right: waiting for the start costs nothing
-    assert all(r.time_ms < 400 for r in out) and time.perf_counter() - t < 6 * 0.4
-    assert g.warmup(cfg)
-    out = g.grade_many([(GOOD + f"\n(warm {i})", "18", PROBLEM) for i in range(6)], cfg)
-    assert [r.flags for r in out] == [()] * 6 and all(r.process_checked for r in out)
+    bad = "Janet sells 16 - 3 - 4 = 8 duck eggs a day.\nShe makes 8 * 2 = $16 every day.\n#### 16"
+    out = g.grade_many([(bad + f"\n(fresh {i})", "16", PROBLEM) for i in range(6)], cfg)
+    assert [r.flags for r in out] == [()] * 6 and all(r.process_checked and r.status == "ok" for r in out)
+    assert all(r.score == 0.5 and r.first_error_step == 1 for r in out)  # the false step is paid from the first call
+    assert max(r.waited_ms for r in out) > 100  # the start, credited
+    assert all(r.time_ms - r.waited_ms < 400 for r in out)
     p = g.default_grader().pool.processes
     assert p is not None and p.idle == 3 and len(set(p.worker_pids)) == 3
     g.shutdown()
