@@ -86,6 +86,10 @@ class Settings(BaseSettings):
     says so (``unknown`` when the deciding answer was not had)."""
     llm_max_cost_per_item: float | None = Field(default=None, gt=0)
     """Most estimated cost (USD, from the configured prices) for one proof."""
+    llm_calibration: str | None = None
+    """A calibration file written by ``faithsieve calibrate`` (the endpoint's measured reliability per
+    evidence kind); ``None``: conservative weights, re-samples counted as one opinion until the run has
+    measured their agreement."""
     llm_max_calls: int | None = Field(default=None, ge=1)
     """Most model calls for a whole scoring run: it stops before the next item (resumable)."""
     llm_max_cost: float | None = Field(default=None, gt=0)

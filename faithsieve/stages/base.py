@@ -24,7 +24,7 @@ from faithsieve.llm.types import LLMClient, UsageReport
 from faithsieve.obligations.checkers import Checker
 from faithsieve.obligations.models import Evidence, NLObligation
 from faithsieve.statetree.models import StateTree
-from faithsieve.verdict import ScanCandidate
+from faithsieve.verdict import ReviewNote, ScanCandidate
 
 T = TypeVar("T", bound=BaseModel)
 SAMPLE_TEMPERATURE = 0.7
@@ -163,6 +163,12 @@ class FusionResult(BaseModel):
     """Evidence the fusion stage itself produced (prefix re-examination, final synthesis)."""
     undecided: bool = False
     """No answer could be had (the deciding answer was unreadable): the verdict is ``unknown``."""
+    judge: int | None = None
+    """The whole-proof judgment the answer is anchored on (0: ``correct``), None when none was read."""
+    reviews: tuple[ReviewNote, ...] = ()
+    """The local reviews (with re-samples) fusion weighed."""
+    calibration: str | None = None
+    """Which weights fusion ran with."""
 
 
 # ---------------------------------------------------------------------------------------
