@@ -27,6 +27,8 @@ from faithsieve.statetree.models import StateTree
 from faithsieve.verdict import ReviewNote, ScanCandidate
 
 T = TypeVar("T", bound=BaseModel)
+JUDGE_PROMPT_TOKENS = 400
+"""Tokens of one whole-proof judgment besides the proof (its instructions and answer), for the token budget."""
 SAMPLE_TEMPERATURE = 0.7
 """Least temperature of a second, independent sample of one judgment."""
 
@@ -53,12 +55,14 @@ class RunContext:
             self.notes.append(message[:500])
 
     def ask(self, prompt_id: str, values: Mapping[str, str], model: type[T], *,
-            max_tokens: int | None = None, sample: int = 0) -> Parsed[T] | Unparsed:
+            max_tokens: int | None = None, sample: int = 0, anchor: bool = False) -> Parsed[T] | Unparsed:
         """Ask the configured model with a shipped prompt; ``Unparsed`` when no model is configured.
-        ``sample > 0`` asks for an independent sample: temperature at least ``SAMPLE_TEMPERATURE``, seed ``sample``."""
+        ``sample > 0`` asks for an independent sample: temperature at least ``SAMPLE_TEMPERATURE``, seed ``sample``.
+        ``anchor``: the whole-proof judgment the answer is anchored on, asked whatever the per-proof budget says
+        (one judgment's cost; without it a spent budget would leave the proof ``unknown``)."""
         if self.llm is None:
             return Unparsed(reason="no language model configured", unavailable=True)
-        spent = self.budget_spent()
+        spent = "" if anchor else self.budget_spent()
         if spent:
             self.note(f"{prompt_id}: not asked, {spent}")
             return Unparsed(reason=spent, unavailable=True)
@@ -69,22 +73,33 @@ class RunContext:
         try:
             return ask(self.llm, load_prompt(prompt_id), values, model,
                        max_tokens=max_tokens or self.settings.llm_max_tokens,
-                       temperature=temperature, seed=sample or None, budget=self.budget_spent)
+                       temperature=temperature, seed=sample or None,
+                       budget=None if anchor else self.budget_spent)
         finally:
             self.llm_ms += (time.perf_counter() - t) * 1000
 
     def budget_spent(self) -> str:
         """Why no further call may be made for this proof ("" while the per-proof budget allows)."""
         s = self.settings
-        if self.llm is None or self.usage_start is None or (s.llm_max_calls_per_item is None
-                                                            and s.llm_max_cost_per_item is None):
+        if self.llm is None or self.usage_start is None:
             return ""
         used = self.llm.usage.since(self.usage_start)
+        tokens = used.prompt_tokens + used.completion_tokens
+        if tokens >= self.token_budget():
+            return f"per-proof token budget spent ({tokens} of {self.token_budget()})"
         if s.llm_max_calls_per_item is not None and used.calls >= s.llm_max_calls_per_item:
             return f"per-proof call budget spent ({used.calls} of {s.llm_max_calls_per_item})"
         if s.llm_max_cost_per_item is not None and used.cost_usd >= s.llm_max_cost_per_item:
             return f"per-proof cost budget spent (${used.cost_usd:.4f} of ${s.llm_max_cost_per_item:.4f})"
         return ""
+
+    def token_budget(self) -> int:
+        """Most tokens this proof may spend (``Settings.llm_max_tokens_per_item``, else ``llm_token_budget_factor``
+        whole-proof judgments of it)."""
+        if self.settings.llm_max_tokens_per_item is not None:
+            return self.settings.llm_max_tokens_per_item
+        judgment = JUDGE_PROMPT_TOKENS + (len(self.proof.problem) + sum(len(s.text) for s in self.proof.steps)) // 4
+        return int(self.settings.llm_token_budget_factor * judgment)
 
     def ablated(self, name: str) -> bool:
         return name in self.settings.ablations

@@ -502,7 +502,8 @@ class EvidenceFusion:
         only when it decides and a different view corroborates it (``anchor_choice``)."""
         steps_of = unit_steps(tree)
         w = self._weights(ctx)
-        judged = ask_judgment(ctx, "judge", {"problem": ctx.proof.problem[:12000], "steps": numbered_steps(ctx.proof)})
+        judged = ask_judgment(ctx, "judge", {"problem": ctx.proof.problem[:12000], "steps": numbered_steps(ctx.proof)},
+                              anchor=True)
         j = None if judged.undecided else (judged.first_error_step or 0)
         local, scan, extra, overruled = self._local(ctx, tree, scan, evidence, steps_of, w)
         self._measure(scan)

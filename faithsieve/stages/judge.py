@@ -157,10 +157,11 @@ def judgment_evidence(proof: Proof, label: int | None, method: str, reason: str,
                     basis="judged", raw=raw[:4000] if raw is not None else None)
 
 
-def ask_judgment(ctx: RunContext, prompt_id: str, values: dict[str, str]) -> FusionResult:
-    """One judging call, read with ``parse_judgment``; unreadable -> ``unknown`` (undecided) with a note."""
+def ask_judgment(ctx: RunContext, prompt_id: str, values: dict[str, str], *, anchor: bool = False) -> FusionResult:
+    """One judging call, read with ``parse_judgment``; unreadable -> ``unknown`` (undecided) with a note.
+    ``anchor``: asked whatever the per-proof budget says (``RunContext.ask``)."""
     n = len(ctx.proof.steps)
-    answer = ctx.ask(prompt_id, values, answer_model(n))
+    answer = ctx.ask(prompt_id, values, answer_model(n), anchor=anchor)
     if isinstance(answer, Unparsed):
         label, raw, reason = parse_judgment(answer.raw, n), answer.raw, answer.reason
     else:
