@@ -13,8 +13,8 @@ from faithsieve.statetree.models import EdgeUnit, ProofState, StateTree, Transit
 from faithsieve.core.proof import Proof, Step
 from faithsieve.core.settings import Settings
 from faithsieve.llm.types import LLMError
-from faithsieve.stages.base import Review, RunContext, ScanResult
 from faithsieve.stages import fusion as _fusion
+from faithsieve.stages.base import Review, RunContext, ScanResult
 from faithsieve.stages.calibration import MIN_PAIRS
 from faithsieve.stages.fusion import (
     EvidenceFusion,
