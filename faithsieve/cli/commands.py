@@ -9,6 +9,7 @@ import sys
 import threading
 from typing import Any
 
+from faithsieve.cli import calibrate as cli_calibrate
 from faithsieve.cli import compare as cli_compare
 from faithsieve.cli import convert as cli_convert
 from faithsieve.cli import doctor as cli_doctor
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_localize.register(sub)
     cli_score.register(sub)
+    cli_calibrate.register(sub)
     cli_convert.register(sub)
     cli_compare.register(sub)
     cli_inject.register(sub)

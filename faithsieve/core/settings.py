@@ -87,10 +87,11 @@ class Settings(BaseSettings):
     llm_max_tokens_per_item: int | None = Field(default=None, ge=1)
     """Most tokens (prompt and completion) for one proof; ``None``: ``llm_token_budget_factor`` times an estimate
     of one whole-proof judgment of it."""
-    llm_token_budget_factor: float = Field(default=6.0, gt=0, le=1000)
-    """Without ``llm_max_tokens_per_item``: the per-proof token budget in units of one whole-proof judgment of
-    the proof (its characters / 4 plus the judge prompt's ~400 tokens). The whole-proof judgment itself is always
-    asked, so a hostile model costs at most about this plus two judgments."""
+    llm_token_budget_factor: float = Field(default=9.0, gt=0, le=1000)
+    """Without ``llm_max_tokens_per_item``: the per-proof token budget in units of the proof's own whole-proof
+    judgment (``--mode llm`` asks it first; its tokens count in the budget). Every call's answer is capped to what
+    is left; the final synthesis (one judgment-sized call, asked only to corroborate) may run past it, so a
+    hostile model costs about this plus one or two judgments."""
     llm_max_cost_per_item: float | None = Field(default=None, gt=0)
     """Most estimated cost (USD, from the configured prices) for one proof."""
     llm_calibration: str | None = None

@@ -27,6 +27,11 @@ from faithsieve.statetree.models import StateTree
 from faithsieve.verdict import ReviewNote, ScanCandidate
 
 T = TypeVar("T", bound=BaseModel)
+SHARE_OF: dict[str, float] = {"obligations": 0.6, "semantic_check": 0.6}
+"""Part of the per-proof token budget a call of these prompts may reach: typing and gating rarely decide, so
+they stop first and leave the rest to the reviews' re-samples and the synthesis, which do."""
+MIN_ANSWER_TOKENS = 64
+"""Fewest answer tokens a call is made for (less: the budget is spent)."""
 JUDGE_PROMPT_TOKENS = 400
 """Tokens of one whole-proof judgment besides the proof (its instructions and answer), for the token budget."""
 SAMPLE_TEMPERATURE = 0.7
@@ -48,6 +53,10 @@ class RunContext:
     llm_ms: float = 0.0
     usage_start: UsageReport | None = None
     """The client's usage when this proof started (the per-proof budget is counted from it)."""
+    anchor: FusionResult | None = None
+    """The whole-proof judgment ``--mode llm`` asked first (its fused answer is anchored on it)."""
+    anchor_tokens: int = 0
+    """Tokens that judgment took (the per-proof token budget is counted in them; 0: not measured)."""
 
     def note(self, message: str) -> None:
         """Record what a stage skipped or could not use (shown in the verdict's audit)."""
@@ -62,43 +71,61 @@ class RunContext:
         (one judgment's cost; without it a spent budget would leave the proof ``unknown``)."""
         if self.llm is None:
             return Unparsed(reason="no language model configured", unavailable=True)
-        spent = "" if anchor else self.budget_spent()
+        spent = "" if anchor else self.budget_spent(SHARE_OF.get(prompt_id, 1.0))
         if spent:
             self.note(f"{prompt_id}: not asked, {spent}")
             return Unparsed(reason=spent, unavailable=True)
+        prompt = load_prompt(prompt_id)
+        cap = max_tokens or self.settings.llm_max_tokens
+        if not anchor:  # the answer may not take the proof past its token budget: its length is capped to what is left
+            left = self.tokens_left() - sum(len(m.content) for m in prompt.render(values)) // 4
+            if left < MIN_ANSWER_TOKENS:
+                why = f"per-proof token budget spent (this prompt leaves {max(left, 0)} tokens for the answer)"
+                self.note(f"{prompt_id}: not asked, {why}")
+                return Unparsed(reason=why, unavailable=True)
+            cap = min(cap, left)
         t = time.perf_counter()
         temperature = self.settings.llm_temperature
         if sample:
             temperature = max(temperature, SAMPLE_TEMPERATURE)
         try:
-            return ask(self.llm, load_prompt(prompt_id), values, model,
-                       max_tokens=max_tokens or self.settings.llm_max_tokens,
+            return ask(self.llm, prompt, values, model, max_tokens=cap,
                        temperature=temperature, seed=sample or None,
                        budget=None if anchor else self.budget_spent)
         finally:
             self.llm_ms += (time.perf_counter() - t) * 1000
 
-    def budget_spent(self) -> str:
-        """Why no further call may be made for this proof ("" while the per-proof budget allows)."""
+    def budget_spent(self, share: float = 1.0) -> str:
+        """Why no further call may be made for this proof ("" while the per-proof budget allows); ``share``: the
+        part of the token budget the call may reach (``SHARE_OF``)."""
         s = self.settings
         if self.llm is None or self.usage_start is None:
             return ""
         used = self.llm.usage.since(self.usage_start)
         tokens = used.prompt_tokens + used.completion_tokens
-        if tokens >= self.token_budget():
-            return f"per-proof token budget spent ({tokens} of {self.token_budget()})"
+        if tokens >= int(share * self.token_budget()):
+            part = "" if share >= 1 else f" for this call ({share:.0%} of it)"
+            return f"per-proof token budget spent{part} ({tokens} of {self.token_budget()})"
         if s.llm_max_calls_per_item is not None and used.calls >= s.llm_max_calls_per_item:
             return f"per-proof call budget spent ({used.calls} of {s.llm_max_calls_per_item})"
         if s.llm_max_cost_per_item is not None and used.cost_usd >= s.llm_max_cost_per_item:
             return f"per-proof cost budget spent (${used.cost_usd:.4f} of ${s.llm_max_cost_per_item:.4f})"
         return ""
 
+    def tokens_left(self) -> int:
+        """Tokens this proof may still spend (``token_budget`` less what its calls took)."""
+        if self.llm is None or self.usage_start is None:
+            return self.token_budget()
+        used = self.llm.usage.since(self.usage_start)
+        return self.token_budget() - used.prompt_tokens - used.completion_tokens
+
     def token_budget(self) -> int:
         """Most tokens this proof may spend (``Settings.llm_max_tokens_per_item``, else ``llm_token_budget_factor``
-        whole-proof judgments of it)."""
+        whole-proof judgments of it: the one asked first when it was, else an estimate from its length)."""
         if self.settings.llm_max_tokens_per_item is not None:
             return self.settings.llm_max_tokens_per_item
-        judgment = JUDGE_PROMPT_TOKENS + (len(self.proof.problem) + sum(len(s.text) for s in self.proof.steps)) // 4
+        judgment = self.anchor_tokens or \
+            JUDGE_PROMPT_TOKENS + (len(self.proof.problem) + sum(len(s.text) for s in self.proof.steps)) // 4
         return int(self.settings.llm_token_budget_factor * judgment)
 
     def ablated(self, name: str) -> bool:

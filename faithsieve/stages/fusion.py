@@ -71,8 +71,8 @@ from faithsieve.stages.calibration import (
 )
 from faithsieve.stages.judge import (
     JudgeAnswer,
+    anchor_judgment,
     answer_model,
-    ask_judgment,
     judgment_evidence,
     numbered_steps,
     parse_judgment,
@@ -502,8 +502,7 @@ class EvidenceFusion:
         only when it decides and a different view corroborates it (``anchor_choice``)."""
         steps_of = unit_steps(tree)
         w = self._weights(ctx)
-        judged = ask_judgment(ctx, "judge", {"problem": ctx.proof.problem[:12000], "steps": numbered_steps(ctx.proof)},
-                              anchor=True)
+        judged = ctx.anchor if ctx.anchor is not None else anchor_judgment(ctx)
         j = None if judged.undecided else (judged.first_error_step or 0)
         local, scan, extra, overruled = self._local(ctx, tree, scan, evidence, steps_of, w)
         self._measure(scan)
@@ -683,7 +682,7 @@ class EvidenceFusion:
                   "reviews": _reviews_text(scan.reviews, steps_of),
                   "evidence": ("(formal and arithmetic checking disabled)" if nl_only
                                else _evidence_text(evidence))}
-        answer = ctx.ask("synthesis", values, answer_model(len(ctx.proof.steps), SynthesisAnswer))
+        answer = ctx.ask("synthesis", values, answer_model(len(ctx.proof.steps), SynthesisAnswer), anchor=True)
         n = len(ctx.proof.steps)
         value = None if isinstance(answer, Unparsed) else answer.value
         assert value is None or isinstance(value, SynthesisAnswer)

@@ -181,6 +181,13 @@ def ask_judgment(ctx: RunContext, prompt_id: str, values: dict[str, str], *, anc
                         evidence=(ev,))
 
 
+def anchor_judgment(ctx: RunContext) -> FusionResult:
+    """The direct judge's own question (the same prompt and answer as ``--mode judge``), asked as the anchor of
+    ``--mode llm``: whatever the per-proof budget says."""
+    return ask_judgment(ctx, "judge", {"problem": ctx.proof.problem[:12000], "steps": numbered_steps(ctx.proof)},
+                        anchor=True)
+
+
 class DirectJudge:
     """The direct-judge baseline: problem and numbered steps in, first wrong step out."""
 
