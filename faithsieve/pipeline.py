@@ -186,7 +186,7 @@ class Pipeline:
         usage = self.llm.usage.since(before) if self.llm is not None and before is not None else None
         return verdict_from(proof, decomposition.tree, [*work.evidence, *fused.evidence], fused.first_error_step,
                             fused.basis, fused.reason, mode=plan.mode, timings=timings, backends=self.backends(),
-                            audit=audit, usage=usage, undecided=fused.undecided)
+                            audit=audit, usage=usage, undecided=fused.undecided, anchored=fused.judge is not None)
 
 
 def probe_endpoint(llm: LLMClient | None) -> None:

@@ -31,7 +31,7 @@ def add_method_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--llm-timeout", type=float, help="seconds per LLM call (default 120)")
     g.add_argument("--concurrency", type=int, help="most LLM calls in flight (default 4)")
     g.add_argument("--max-tokens", type=int, help="most tokens per answer (default 2048)")
-    g.add_argument("--max-calls", type=int, metavar="N", help="most model calls per proof (default: no bound)")
+    g.add_argument("--max-calls", type=int, metavar="N", help="most model calls per proof (default 32)")
     g.add_argument("--max-cost", type=float, metavar="USD", help="most estimated cost per proof (needs prices)")
     g.add_argument("--max-tokens-per-item", type=int, metavar="N",
                    help="most tokens per proof (default: 9 whole-proof judgments of it)")

@@ -81,9 +81,10 @@ class Settings(BaseSettings):
     """Sampling temperature of every call."""
     llm_max_tokens: int = Field(default=2048, gt=0)
     """Most tokens in one answer."""
-    llm_max_calls_per_item: int | None = Field(default=None, ge=1)
-    """Most model calls for one proof (``None``: no bound); past it no call is made and the verdict
-    says so (``unknown`` when the deciding answer was not had)."""
+    llm_max_calls_per_item: int | None = Field(default=32, ge=1)
+    """Most model calls for one proof (``None``: no bound; the method plans at most about 27, re-samples included);
+    past it no call is made but the anchoring whole-proof judgment, and the verdict says so (``unknown`` when the
+    deciding answer was not had). With the token budget it bounds a server that reports no token counts."""
     llm_max_tokens_per_item: int | None = Field(default=None, ge=1)
     """Most tokens (prompt and completion) for one proof; ``None``: ``llm_token_budget_factor`` times an estimate
     of one whole-proof judgment of it."""

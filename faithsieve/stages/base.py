@@ -121,11 +121,11 @@ class RunContext:
 
     def token_budget(self) -> int:
         """Most tokens this proof may spend (``Settings.llm_max_tokens_per_item``, else ``llm_token_budget_factor``
-        whole-proof judgments of it: the one asked first when it was, else an estimate from its length)."""
+        whole-proof judgments of it: the one asked first, or an estimate from its length when that is more)."""
         if self.settings.llm_max_tokens_per_item is not None:
             return self.settings.llm_max_tokens_per_item
-        judgment = self.anchor_tokens or \
-            JUDGE_PROMPT_TOKENS + (len(self.proof.problem) + sum(len(s.text) for s in self.proof.steps)) // 4
+        estimate = JUDGE_PROMPT_TOKENS + (len(self.proof.problem) + sum(len(s.text) for s in self.proof.steps)) // 4
+        judgment = max(self.anchor_tokens, estimate)  # a server that reports few or no tokens gets the estimate
         return int(self.settings.llm_token_budget_factor * judgment)
 
     def ablated(self, name: str) -> bool:
