@@ -165,6 +165,8 @@ def method_key(settings: Settings) -> str:
     if settings.mode == "offline":
         return "offline"
     parts = [settings.mode, settings.llm_model, settings.llm_base_url or "", ",".join(settings.ablations)]
+    if settings.mode == "llm" and settings.llm_calibration:  # other weights, other predictions
+        parts.append(f"cal={settings.llm_calibration}")
     return "|".join(parts)
 
 

@@ -22,7 +22,6 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, get_args
 
-import httpx
 import openai
 from openai.types.chat import ChatCompletion
 from typing_extensions import Self
@@ -316,9 +315,7 @@ class OpenAIClient:
         body is read in chunks and the connection closed once the deadline passes (an endpoint that drips bytes or
         never ends its answer), each read bounded by the time left. Raises ``APITimeoutError`` past the deadline,
         the openai errors for HTTP errors, ``ValueError`` for a body that is not a chat completion."""
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise openai.APITimeoutError(request=httpx.Request("POST", self.base_url))
+        left = max(0.05, deadline - time.monotonic())  # a deadline already passed: the client's own time limit fires
         body = bytearray()
         with self._api.chat.completions.with_streaming_response.create(**kwargs, timeout=left) as response:
             for chunk in response.iter_bytes():

@@ -227,7 +227,7 @@ def run_score(req: ScoreRequest) -> ScoreResult:
     metrics = score_document(rows, run_info, resamples=req.resamples, seed=req.seed)
     llm = llm_summary([rec for _, rec in rows])
     if llm:
-        metrics["llm"] = llm
+        metrics["llm"] = {**llm, "calibration": calibration_label(settings)}
     write_atomic(out / METRICS, json.dumps(metrics, indent=1, ensure_ascii=False) + "\n")
     if req.report:
         write_report(out, metrics, rows)
@@ -307,6 +307,17 @@ def _endpoint_failed(rec: dict[str, Any]) -> bool:
     """The prediction was made while the LLM endpoint failed: a resumed run predicts it again."""
     usage = rec.get("usage")
     return isinstance(usage, dict) and bool(usage.get("failures"))
+
+
+def calibration_label(settings: Settings) -> str:
+    """Which weights a ``--mode llm`` run's fusion used: the calibration file (name and digest), or the defaults."""
+    if settings.mode != "llm":
+        return "none (no fusion in this mode)"
+    if not settings.llm_calibration:
+        return "default weights (no calibration); re-samples counted as one opinion until the run measures them"
+    from faithsieve.stages.calibration import load_calibration
+
+    return load_calibration(settings.llm_calibration)[1]
 
 
 def llm_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
