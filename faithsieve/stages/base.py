@@ -72,6 +72,8 @@ class RunContext:
         if self.llm is None:
             return Unparsed(reason="no language model configured", unavailable=True)
         spent = "" if anchor else self.budget_spent(SHARE_OF.get(prompt_id, 1.0))
+        if not spent and time.monotonic() > self.deadline and not anchor:
+            spent = "the proof's time limit passed"
         if spent:
             self.note(f"{prompt_id}: not asked, {spent}")
             return Unparsed(reason=spent, unavailable=True)

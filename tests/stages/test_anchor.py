@@ -146,3 +146,11 @@ def test_the_anchor_is_asked_when_the_token_budget_is_spent(scripted: type) -> N
     assert result.first_error_step == 2 and [r.prompt_id for r in llm.requests] == ["judge"]
     assert any("token budget" in n for n in ctx.notes)
 
+
+
+def test_no_call_but_the_anchor_after_the_proofs_time_limit(scripted: type) -> None:
+    llm = scripted({"judge": ['{"answer": "step 2", "reason": "x"}']})
+    ctx = RunContext(proof=PROOF, settings=Settings(), llm=llm, deadline=0.0)  # type: ignore[arg-type]
+    result = EvidenceFusion().fuse(ctx, tree(), FLAG_3, [])
+    assert result.first_error_step == 2 and [r.prompt_id for r in llm.requests] == ["judge"]
+    assert any("time limit passed" in n for n in ctx.notes)
