@@ -57,6 +57,9 @@ class RunContext:
     """The whole-proof judgment ``--mode llm`` asked first (its fused answer is anchored on it)."""
     anchor_tokens: int = 0
     """Tokens that judgment took (the per-proof token budget is counted in them; 0: not measured)."""
+    endpoint_down: str = ""
+    """Why the endpoint is taken to be down for this proof (its anchoring call failed after its retries): no
+    further call is made, the verdict is ``unknown`` at once rather than after every stage's calls failed."""
 
     def note(self, message: str) -> None:
         """Record what a stage skipped or could not use (shown in the verdict's audit)."""
@@ -74,6 +77,8 @@ class RunContext:
         spent = "" if anchor else self.budget_spent(SHARE_OF.get(prompt_id, 1.0))
         if not spent and time.monotonic() > self.deadline and not anchor:
             spent = "the proof's time limit passed"
+        if not spent and self.endpoint_down:
+            spent = f"the endpoint failed the anchoring judgment ({self.endpoint_down[:200]})"
         if spent:
             self.note(f"{prompt_id}: not asked, {spent}")
             return Unparsed(reason=spent, unavailable=True)

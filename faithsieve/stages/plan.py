@@ -91,6 +91,8 @@ class Anchor:
         if ctx.llm is not None and before is not None:
             used = ctx.llm.usage.since(before)
             ctx.anchor_tokens = used.prompt_tokens + used.completion_tokens
+            if used.failures:  # every later call would wait out the same retries: the proof ends unknown now
+                ctx.endpoint_down = ctx.anchor.reason or "call failed"
 
 
 @dataclass(frozen=True)

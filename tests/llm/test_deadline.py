@@ -155,3 +155,16 @@ def test_a_failed_call_whose_fallback_worked_is_not_unknown(tmp_path: Path, caps
     v = json.loads(capsys.readouterr().out)
     assert v["usage"]["failures"] >= 1
     assert (v["verdict"], v["basis"], rc) == ("correct", "judged", 0), v["reason"]
+
+
+def test_an_endpoint_that_fails_the_anchor_ends_the_proof_at_once(tmp_path: Path, capsys: Any,
+                                                                   monkeypatch: Any) -> None:
+    monkeypatch.setenv("FAITHSIEVE_LLM_BACKOFF_S", "0")
+    with FakeOpenAI() as server:
+        server.respond_with(lambda body: Reply.error(503, "down"))
+        rc = main(["localize", str(_proof(tmp_path)), "--mode", "llm", "--base-url", server.base_url, "--model",
+                   FAKE_MODEL, "--no-cache"])
+        chat = server.calls
+    v = json.loads(capsys.readouterr().out)
+    assert (v["verdict"], rc) == ("unknown", 1)
+    assert chat == 3  # the anchor's three attempts; no stage waits out its own retries after it
