@@ -205,11 +205,12 @@ class Pipeline:
             return synthesize(proof, decomposition.tree, work.evidence, timings, self.backends())
         fused, scan = work.fused, work.scan
         audit = Audit(substeps=decomposition.substeps, decomposition=decomposition.kind, overall=scan.overall,
-                      scan=scan.candidates, window=scan.window, notes=tuple(ctx.notes))
+                      scan=scan.candidates, window=scan.window, notes=tuple(ctx.notes), reviews=fused.reviews,
+                      judge=fused.judge, calibration=fused.calibration)
         usage = self.llm.usage.since(before) if self.llm is not None and before is not None else None
         return verdict_from(proof, decomposition.tree, [*work.evidence, *fused.evidence], fused.first_error_step,
                             fused.basis, fused.reason, mode=plan.mode, timings=timings, backends=self.backends(),
-                            audit=audit, usage=usage, undecided=fused.undecided)
+                            audit=audit, usage=usage, undecided=fused.undecided, anchored=fused.judge is not None)
 
 
 def probe_endpoint(llm: LLMClient | None) -> None:

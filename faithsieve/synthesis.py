@@ -112,17 +112,21 @@ def synthesize(proof: Proof, tree: StateTree, evidence: list[Evidence], timings:
 def verdict_from(proof: Proof, tree: StateTree, evidence: list[Evidence], first: int | None,
                  basis: Literal["checked", "formalized", "formal", "reviewed", "judged"] | None, reason: str | None, *,
                  mode: Literal["offline", "llm", "judge"], timings: Timings, backends: dict[str, str], audit: Audit,
-                 usage: UsageReport | None, undecided: bool = False) -> Verdict:
+                 usage: UsageReport | None, undecided: bool = False, anchored: bool = False) -> Verdict:
     """A verdict whose answer was chosen by a fusion or judge stage.
 
     ``unknown`` (never ``correct``) when the stage could not answer (``undecided``), when the answer
     pointed outside the proof, or when any model call of this proof failed (``usage.failures``): an
-    answer built on missing evidence is not an answer."""
+    answer built on missing evidence is not an answer. ``anchored``: the answer rests on a whole-proof judgment
+    that was read (``--mode llm``'s anchor), so a failed call whose stage fell back (the rule-based tree for the
+    model's, no re-sample) took nothing the answer needs: it stands, and its reason counts the failures."""
     reports, coverage = step_reports(proof, tree, evidence)
     verdict: Literal["correct", "error", "unknown"] = "error" if first is not None else "correct"
     if first is not None and not 1 <= first <= len(proof.steps):
         first, basis, reason, verdict = None, None, f"answer pointed outside 1..{len(proof.steps)}: unknown", "unknown"
-    if usage is not None and usage.failures:
+    if usage is not None and usage.failures and anchored and not undecided and verdict != "unknown":
+        reason = f"{reason or ''} ({usage.failures} model call(s) failed; their stages fell back)"[:500]
+    elif usage is not None and usage.failures:
         first, basis, verdict = None, None, "unknown"
         busy = any("busy (" in n for n in audit.notes)  # the client's words for 429/503 or no answer in time
         reason = f"{usage.failures} model call(s) failed (endpoint {'busy' if busy else 'unavailable'}): verdict unknown"

@@ -93,6 +93,21 @@ class ScanCandidate(BaseModel):
     """The scan's reason, in a sentence."""
 
 
+class ReviewNote(BaseModel):
+    """One local review as the audit keeps it (what ``faithsieve calibrate`` measures)."""
+
+    model_config = _FROZEN
+
+    edge: str
+    """EdgeUnit id."""
+    step: int
+    """Original step of the unit."""
+    verdict: Literal["correct", "incorrect", "uncertain"]
+    """The review's answer."""
+    sample: int = 0
+    """0 for the first review of the unit, k > 0 for its k-th re-sample."""
+
+
 class Audit(BaseModel):
     """What the language-model stages did with a proof (empty in offline mode)."""
 
@@ -110,6 +125,13 @@ class Audit(BaseModel):
     """EdgeUnits scheduled for review and typed obligations (the audit window)."""
     notes: tuple[str, ...] = ()
     """What went wrong or was skipped in a stage (unparsed answers, rejected decompositions, budgets)."""
+    reviews: tuple[ReviewNote, ...] = ()
+    """Every local review and re-sample fusion weighed."""
+    judge: int | None = None
+    """The whole-proof judgment fusion anchors on: 0 for ``correct``, N for step N, null when none was read."""
+    calibration: str | None = None
+    """Which weights fusion ran with: a calibration file, or the conservative defaults (and the re-sample
+    correlation the run measured)."""
 
 
 class Verdict(BaseModel):

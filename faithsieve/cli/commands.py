@@ -20,7 +20,7 @@ from faithsieve.cli.common import (
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.runtime.textfile import os_error_line
 
-COMMANDS = ("localize", "score", "predict", "convert", "compare", "formats", "inject", "rewrite", "serve", "view",
+COMMANDS = ("localize", "score", "predict", "calibrate", "convert", "compare", "formats", "inject", "rewrite", "serve", "view",
             "doctor", "formalize")
 """The subcommands, in ``--help`` order; each is the module ``faithsieve.cli.<name>`` with a ``register``."""
 

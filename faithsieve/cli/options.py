@@ -31,8 +31,13 @@ def add_method_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--llm-timeout", type=float, help="seconds per LLM call (default 120)")
     g.add_argument("--concurrency", type=int, help="most LLM calls in flight (default 4)")
     g.add_argument("--max-tokens", type=int, help="most tokens per answer (default 2048)")
-    g.add_argument("--max-calls", type=int, metavar="N", help="most model calls per proof (default: no bound)")
+    g.add_argument("--max-calls", type=int, metavar="N", help="most model calls per proof (default 32)")
     g.add_argument("--max-cost", type=float, metavar="USD", help="most estimated cost per proof (needs prices)")
+    g.add_argument("--max-tokens-per-item", type=int, metavar="N",
+                   help="most tokens per proof (default: 9 whole-proof judgments of it)")
+    g.add_argument("--calibration", metavar="FILE",
+                   help="the endpoint's measured reliabilities (written by faithsieve calibrate); default: "
+                        "conservative weights")
     g.add_argument("--max-run-calls", type=int, metavar="N", help="score: most model calls for the run")
     g.add_argument("--max-run-cost", type=float, metavar="USD", help="score: most estimated cost for the run")
     g.add_argument("--no-cache", action="store_true", help="bypass the LLM response cache")
@@ -48,7 +53,8 @@ def add_method_options(p: argparse.ArgumentParser) -> None:
 _MAP = {"mode": "mode", "base_url": "llm_base_url", "model": "llm_model", "api_key_env": "llm_api_key_env",
         "structured": "llm_structured", "llm_timeout": "llm_timeout_s", "concurrency": "llm_concurrency",
         "max_tokens": "llm_max_tokens", "cache_path": "llm_cache_path", "max_calls": "llm_max_calls_per_item",
-        "max_cost": "llm_max_cost_per_item", "max_run_calls": "llm_max_calls", "max_run_cost": "llm_max_cost", "lean_project": "lean_project",
+        "max_cost": "llm_max_cost_per_item",
+        "max_tokens_per_item": "llm_max_tokens_per_item", "calibration": "llm_calibration", "max_run_calls": "llm_max_calls", "max_run_cost": "llm_max_cost", "lean_project": "lean_project",
         "lean_server": "lean_server_url"}
 _BACKENDS = {"none": "none", "lean": "local", "kimina": "remote"}
 
@@ -69,7 +75,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     """``Settings()`` from the environment, with the options given on the command line on top."""
     from pydantic import ValidationError
 
-    from faithsieve.core.errors import InputError
+    from faithsieve.core.errors import FaithSieveError, InputError
     from faithsieve.core.settings import (  # pydantic-settings: imported when a command runs, not for --help
         Settings,
         settings_error_line,
@@ -84,10 +90,18 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     if getattr(args, "backend", None):
         overrides["lean_backend"] = _BACKENDS[args.backend]
     try:
-        return Settings(**overrides)
+        settings = Settings(**overrides)
     except ValidationError as exc:  # one sentence naming the option or FAITHSIEVE_* variable, not pydantic's dump
         given = {field: "--" + opt.replace("_", "-") for opt, field in _MAP.items() if field in overrides}
         raise InputError(settings_error_line(exc, given)) from None
+    if settings.llm_calibration and settings.mode == "llm":  # a bad file is one line and exit 2, before any work
+        from faithsieve.stages.calibration import load_calibration
+
+        try:
+            load_calibration(settings.llm_calibration)
+        except FaithSieveError as exc:
+            raise InputError(str(exc)) from None
+    return settings
 
 
 def warn_if_lean_missing(settings: Settings) -> str | None:

@@ -81,11 +81,24 @@ class Settings(BaseSettings):
     """Sampling temperature of every call."""
     llm_max_tokens: int = Field(default=2048, gt=0)
     """Most tokens in one answer."""
-    llm_max_calls_per_item: int | None = Field(default=None, ge=1)
-    """Most model calls for one proof (``None``: no bound); past it no call is made and the verdict
-    says so (``unknown`` when the deciding answer was not had)."""
+    llm_max_calls_per_item: int | None = Field(default=32, ge=1)
+    """Most model calls for one proof (``None``: no bound; the method plans at most about 27, re-samples included);
+    past it no call is made but the anchoring whole-proof judgment, and the verdict says so (``unknown`` when the
+    deciding answer was not had). With the token budget it bounds a server that reports no token counts."""
+    llm_max_tokens_per_item: int | None = Field(default=None, ge=1)
+    """Most tokens (prompt and completion) for one proof; ``None``: ``llm_token_budget_factor`` times an estimate
+    of one whole-proof judgment of it."""
+    llm_token_budget_factor: float = Field(default=9.0, gt=0, le=1000)
+    """Without ``llm_max_tokens_per_item``: the per-proof token budget in units of the proof's own whole-proof
+    judgment (``--mode llm`` asks it first; its tokens count in the budget). Every call's answer is capped to what
+    is left; the final synthesis (one judgment-sized call, asked only to corroborate) may run past it, so a
+    hostile model costs about this plus one or two judgments."""
     llm_max_cost_per_item: float | None = Field(default=None, gt=0)
     """Most estimated cost (USD, from the configured prices) for one proof."""
+    llm_calibration: str | None = None
+    """A calibration file written by ``faithsieve calibrate`` (the endpoint's measured reliability per
+    evidence kind); ``None``: conservative weights, re-samples counted as one opinion until the run has
+    measured their agreement."""
     llm_max_calls: int | None = Field(default=None, ge=1)
     """Most model calls for a whole scoring run: it stops before the next item (resumable)."""
     llm_max_cost: float | None = Field(default=None, gt=0)
@@ -152,6 +165,8 @@ def method_key(settings: Settings) -> str:
     if settings.mode == "offline":
         return "offline"
     parts = [settings.mode, settings.llm_model, settings.llm_base_url or "", ",".join(settings.ablations)]
+    if settings.mode == "llm" and settings.llm_calibration:  # other weights, other predictions
+        parts.append(f"cal={settings.llm_calibration}")
     return "|".join(parts)
 
 

@@ -14,6 +14,8 @@ raw JSON string the model wrote; validating them is the caller's job).
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 import json
 import os
 import threading
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any, get_args
 
 import httpx
 import openai
+from openai.types.chat import ChatCompletion
 from typing_extensions import Self
 
 from faithsieve.llm.cache import ResponseCache, cache_key
@@ -44,7 +47,9 @@ NO_KEY = "sk-no-key"
 """API key sent when none is configured (local servers ignore it, the client needs one)."""
 
 MAX_BACKOFF_S = 30.0
-"""Longest wait between two attempts."""
+"""Longest wait between two attempts (a server's ``Retry-After`` may ask for longer, within the call's deadline)."""
+MAX_BODY_BYTES = 8_000_000
+"""Largest answer body read (a runaway answer is a failure, not data)."""
 
 
 SIZE_KEYWORDS = frozenset({"maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties",
@@ -137,6 +142,26 @@ def read_tool_calls(message: Any) -> tuple[ToolCall, ...]:
         cid = getattr(call, "id", None)
         out.append(ToolCall(id=cid if isinstance(cid, str) and cid else f"call_{i}", name=name, arguments=args))
     return tuple(out)
+
+
+def retry_wait(exc: openai.APIError, backoff: float) -> float:
+    """Seconds to wait before the next attempt (pure): the server's ``Retry-After`` (seconds, or an HTTP date)
+    when it sent one, else ``backoff``. The caller never waits past the call's deadline."""
+    response = getattr(exc, "response", None)
+    raw = response.headers.get("retry-after") if response is not None else None
+    if not raw:
+        return backoff
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return backoff
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    return max(0.0, (when - datetime.datetime.now(datetime.timezone.utc)).total_seconds())
 
 
 def _retryable(exc: openai.APIError) -> bool:
@@ -240,6 +265,44 @@ class OpenAIClient:
                 self.usage.record(answer)
                 return answer
 
+        kwargs = self._kwargs(request)
+        last = "no attempt made"
+        busy = False
+        attempts = self.max_retries + 1
+        # each attempt ends within timeout_s however the server sends; waits between attempts (backoff, a server's
+        # Retry-After) stay within the call's whole budget, attempts x timeout_s
+        deadline = time.monotonic() + attempts * self.timeout_s
+        for attempt in range(attempts):
+            try:
+                with self._slots:
+                    started = time.perf_counter()
+                    completion = self._create(kwargs, min(deadline, time.monotonic() + self.timeout_s))
+                    latency_ms = (time.perf_counter() - started) * 1000.0
+            except openai.APIError as exc:
+                last, busy = _describe(exc), _busy(exc)
+                if not _retryable(exc):
+                    raise self._fail(f"request failed, not retried: {last}") from None
+                wait = retry_wait(exc, min(self.backoff_s * 2 ** attempt, self.max_backoff_s))
+                if attempt + 1 < attempts and time.monotonic() + wait >= deadline:
+                    raise self._fail(f"no answer within the call's {attempts * self.timeout_s:g} s (the server asks "
+                                     f"to wait {wait:g} s more); last error: {last}") from None
+                if attempt + 1 < attempts:
+                    time.sleep(wait)
+                continue
+            except ValueError as exc:  # a 200 whose body is not a chat completion (proxy page, ...)
+                raise self._fail(f"unreadable answer, not retried: {type(exc).__name__}: {str(exc)[:200]}") from None
+            answer = self._to_response(completion, latency_ms)
+            if self.structured == "json_schema_strict":
+                answer = answer.model_copy(update={"text": strict_answer(answer.text, request.json_schema)})
+            if key is not None and self.cache is not None:
+                self.cache.put(key, answer)
+            self.usage.record(answer)
+            return answer
+        state = "busy (up, but it did not answer now): " if busy else ""
+        raise self._fail(f"{state}no answer after {attempts} attempt(s); last error: {last}")
+
+    def _kwargs(self, request: ChatRequest) -> dict[str, Any]:
+        """The ``chat.completions.create`` arguments for ``request``."""
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": [wire_message(m) for m in request.messages],
@@ -260,33 +323,23 @@ class OpenAIClient:
         if request.tool_choice is not None:
             kwargs["tool_choice"] = request.tool_choice
 
-        last = "no attempt made"
-        busy = False
-        attempts = self.max_retries + 1
-        for attempt in range(attempts):
-            try:
-                with self._slots:
-                    started = time.perf_counter()
-                    completion = self._api.chat.completions.create(**kwargs)
-                    latency_ms = (time.perf_counter() - started) * 1000.0
-            except openai.APIError as exc:
-                last, busy = _describe(exc), _busy(exc)
-                if not _retryable(exc):
-                    raise self._fail(f"request failed, not retried: {last}") from None
-                if attempt + 1 < attempts:
-                    time.sleep(min(self.backoff_s * 2 ** attempt, self.max_backoff_s))
-                continue
-            except ValueError as exc:  # a 200 whose body is not a chat completion (proxy page, ...)
-                raise self._fail(f"unreadable answer, not retried: {type(exc).__name__}: {str(exc)[:200]}") from None
-            answer = self._to_response(completion, latency_ms)
-            if self.structured == "json_schema_strict":
-                answer = answer.model_copy(update={"text": strict_answer(answer.text, request.json_schema)})
-            if key is not None and self.cache is not None:
-                self.cache.put(key, answer)
-            self.usage.record(answer)
-            return answer
-        state = "busy (up, but it did not answer now): " if busy else ""
-        raise self._fail(f"{state}no answer after {attempts} attempt(s); last error: {last}")
+        return kwargs
+
+    def _create(self, kwargs: dict[str, Any], deadline: float) -> ChatCompletion:
+        """One HTTP attempt, cut at ``deadline`` (``time.monotonic()``) however the server sends its answer: the
+        body is read in chunks and the connection closed once the deadline passes (an endpoint that drips bytes or
+        never ends its answer), each read bounded by the time left. Raises ``APITimeoutError`` past the deadline,
+        the openai errors for HTTP errors, ``ValueError`` for a body that is not a chat completion."""
+        left = max(0.05, deadline - time.monotonic())  # a deadline already passed: the client's own time limit fires
+        body = bytearray()
+        with self._api.chat.completions.with_streaming_response.create(**kwargs, timeout=left) as response:
+            for chunk in response.iter_bytes():
+                body += chunk
+                if len(body) > MAX_BODY_BYTES:
+                    raise ValueError(f"answer body larger than {MAX_BODY_BYTES} bytes")
+                if time.monotonic() > deadline:
+                    raise openai.APITimeoutError(request=response.http_request)
+        return ChatCompletion.model_validate_json(bytes(body))
 
     def _to_response(self, completion: Any, latency_ms: float) -> ChatResponse:
         choices = getattr(completion, "choices", None)

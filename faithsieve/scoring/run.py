@@ -179,7 +179,7 @@ def run_score(req: ScoreRequest) -> ScoreResult:
     metrics = score_document(rows, run_info, resamples=req.resamples, seed=req.seed)
     llm = llm_summary([rec for _, rec in rows])
     if llm:
-        metrics["llm"] = llm
+        metrics["llm"] = {**llm, "calibration": calibration_label(settings)}
     write_atomic(out / METRICS, json.dumps(metrics, indent=1, ensure_ascii=False) + "\n")
     if req.report:
         write_report(out, metrics, rows)
@@ -346,6 +346,17 @@ def _endpoint_failed(rec: dict[str, Any]) -> bool:
     return isinstance(usage, dict) and bool(usage.get("failures"))
 
 
+def calibration_label(settings: Settings) -> str:
+    """Which weights a ``--mode llm`` run's fusion used: the calibration file (name and digest), or the defaults."""
+    if settings.mode != "llm":
+        return "none (no fusion in this mode)"
+    if not settings.llm_calibration:
+        return "default weights (no calibration); re-samples counted as one opinion until the run measures them"
+    from faithsieve.stages.calibration import load_calibration
+
+    return load_calibration(settings.llm_calibration)[1]
+
+
 def llm_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     """Language-model cost of a run: totals and per-item means of calls, tokens, cache hits and cost,
     over the items predicted with a model (``None`` for an offline run)."""
@@ -366,10 +377,13 @@ def llm_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
             bases[b] = bases.get(b, 0) + 1
     unknown = sum(1 for r in records if isinstance(r.get("usage"), dict) and r.get("verdict") == "unknown")
     totals["unusable"] = sum(unusable_notes(r.get("notes") or ()) for r in records if isinstance(r.get("usage"), dict))
-    failed = sum(1 for r in records if _endpoint_failed(r))
+    # an item whose failed calls left it unknown is lost to the metrics; one whose stages fell back (an anchored
+    # verdict, issue 36) is answered, and counted apart
+    failed = sum(1 for r in records if _endpoint_failed(r) and r.get("verdict") == "unknown")
+    fell_back = sum(1 for r in records if _endpoint_failed(r) and r.get("verdict") != "unknown")
     return {"items": n, "totals": totals, "per_item": per_item,
             "time_ms_per_item": round(sum(times) / n, 1), "basis": bases,
-            "unknown_items": unknown, "failed_items": failed}
+            "unknown_items": unknown, "failed_items": failed, "fell_back_items": fell_back}
 
 
 UNUSABLE_MARKS = ("unusable", "unreadable", "no usable")

@@ -24,9 +24,16 @@ from faithsieve.llm.types import LLMClient, UsageReport
 from faithsieve.obligations.checkers import Checker
 from faithsieve.obligations.models import Evidence, NLObligation
 from faithsieve.statetree.models import StateTree
-from faithsieve.verdict import ScanCandidate
+from faithsieve.verdict import ReviewNote, ScanCandidate
 
 T = TypeVar("T", bound=BaseModel)
+SHARE_OF: dict[str, float] = {"obligations": 0.6, "semantic_check": 0.6}
+"""Part of the per-proof token budget a call of these prompts may reach: typing and gating rarely decide, so
+they stop first and leave the rest to the reviews' re-samples and the synthesis, which do."""
+MIN_ANSWER_TOKENS = 64
+"""Fewest answer tokens a call is made for (less: the budget is spent)."""
+JUDGE_PROMPT_TOKENS = 400
+"""Tokens of one whole-proof judgment besides the proof (its instructions and answer), for the token budget."""
 SAMPLE_TEMPERATURE = 0.7
 """Least temperature of a second, independent sample of one judgment."""
 
@@ -46,6 +53,13 @@ class RunContext:
     llm_ms: float = 0.0
     usage_start: UsageReport | None = None
     """The client's usage when this proof started (the per-proof budget is counted from it)."""
+    anchor: FusionResult | None = None
+    """The whole-proof judgment ``--mode llm`` asked first (its fused answer is anchored on it)."""
+    anchor_tokens: int = 0
+    """Tokens that judgment took (the per-proof token budget is counted in them; 0: not measured)."""
+    endpoint_down: str = ""
+    """Why the endpoint is taken to be down for this proof (its anchoring call failed after its retries): no
+    further call is made, the verdict is ``unknown`` at once rather than after every stage's calls failed."""
 
     def note(self, message: str) -> None:
         """Record what a stage skipped or could not use (shown in the verdict's audit)."""
@@ -53,38 +67,73 @@ class RunContext:
             self.notes.append(message[:500])
 
     def ask(self, prompt_id: str, values: Mapping[str, str], model: type[T], *,
-            max_tokens: int | None = None, sample: int = 0) -> Parsed[T] | Unparsed:
+            max_tokens: int | None = None, sample: int = 0, anchor: bool = False) -> Parsed[T] | Unparsed:
         """Ask the configured model with a shipped prompt; ``Unparsed`` when no model is configured.
-        ``sample > 0`` asks for an independent sample: temperature at least ``SAMPLE_TEMPERATURE``, seed ``sample``."""
+        ``sample > 0`` asks for an independent sample: temperature at least ``SAMPLE_TEMPERATURE``, seed ``sample``.
+        ``anchor``: the whole-proof judgment the answer is anchored on, asked whatever the per-proof budget says
+        (one judgment's cost; without it a spent budget would leave the proof ``unknown``)."""
         if self.llm is None:
             return Unparsed(reason="no language model configured", unavailable=True)
-        spent = self.budget_spent()
+        spent = "" if anchor else self.budget_spent(SHARE_OF.get(prompt_id, 1.0))
+        if not spent and time.monotonic() > self.deadline and not anchor:
+            spent = "the proof's time limit passed"
+        if not spent and self.endpoint_down:
+            spent = f"the endpoint failed the anchoring judgment ({self.endpoint_down[:200]})"
         if spent:
             self.note(f"{prompt_id}: not asked, {spent}")
             return Unparsed(reason=spent, unavailable=True)
+        prompt = load_prompt(prompt_id)
+        cap = max_tokens or self.settings.llm_max_tokens
+        if not anchor:  # the answer may not take the proof past its token budget: its length is capped to what is left
+            left = self.tokens_left() - sum(len(m.content) for m in prompt.render(values)) // 4
+            if left < MIN_ANSWER_TOKENS:
+                why = f"per-proof token budget spent (this prompt leaves {max(left, 0)} tokens for the answer)"
+                self.note(f"{prompt_id}: not asked, {why}")
+                return Unparsed(reason=why, unavailable=True)
+            cap = min(cap, left)
         t = time.perf_counter()
         temperature = self.settings.llm_temperature
         if sample:
             temperature = max(temperature, SAMPLE_TEMPERATURE)
         try:
-            return ask(self.llm, load_prompt(prompt_id), values, model,
-                       max_tokens=max_tokens or self.settings.llm_max_tokens,
-                       temperature=temperature, seed=sample or None, budget=self.budget_spent)
+            return ask(self.llm, prompt, values, model, max_tokens=cap,
+                       temperature=temperature, seed=sample or None,
+                       budget=None if anchor else self.budget_spent)
         finally:
             self.llm_ms += (time.perf_counter() - t) * 1000
 
-    def budget_spent(self) -> str:
-        """Why no further call may be made for this proof ("" while the per-proof budget allows)."""
+    def budget_spent(self, share: float = 1.0) -> str:
+        """Why no further call may be made for this proof ("" while the per-proof budget allows); ``share``: the
+        part of the token budget the call may reach (``SHARE_OF``)."""
         s = self.settings
-        if self.llm is None or self.usage_start is None or (s.llm_max_calls_per_item is None
-                                                            and s.llm_max_cost_per_item is None):
+        if self.llm is None or self.usage_start is None:
             return ""
         used = self.llm.usage.since(self.usage_start)
+        tokens = used.prompt_tokens + used.completion_tokens
+        if tokens >= int(share * self.token_budget()):
+            part = "" if share >= 1 else f" for this call ({share:.0%} of it)"
+            return f"per-proof token budget spent{part} ({tokens} of {self.token_budget()})"
         if s.llm_max_calls_per_item is not None and used.calls >= s.llm_max_calls_per_item:
             return f"per-proof call budget spent ({used.calls} of {s.llm_max_calls_per_item})"
         if s.llm_max_cost_per_item is not None and used.cost_usd >= s.llm_max_cost_per_item:
             return f"per-proof cost budget spent (${used.cost_usd:.4f} of ${s.llm_max_cost_per_item:.4f})"
         return ""
+
+    def tokens_left(self) -> int:
+        """Tokens this proof may still spend (``token_budget`` less what its calls took)."""
+        if self.llm is None or self.usage_start is None:
+            return self.token_budget()
+        used = self.llm.usage.since(self.usage_start)
+        return self.token_budget() - used.prompt_tokens - used.completion_tokens
+
+    def token_budget(self) -> int:
+        """Most tokens this proof may spend (``Settings.llm_max_tokens_per_item``, else ``llm_token_budget_factor``
+        whole-proof judgments of it: the one asked first, or an estimate from its length when that is more)."""
+        if self.settings.llm_max_tokens_per_item is not None:
+            return self.settings.llm_max_tokens_per_item
+        estimate = JUDGE_PROMPT_TOKENS + (len(self.proof.problem) + sum(len(s.text) for s in self.proof.steps)) // 4
+        judgment = max(self.anchor_tokens, estimate)  # a server that reports few or no tokens gets the estimate
+        return int(self.settings.llm_token_budget_factor * judgment)
 
     def ablated(self, name: str) -> bool:
         return name in self.settings.ablations
@@ -163,6 +212,12 @@ class FusionResult(BaseModel):
     """Evidence the fusion stage itself produced (prefix re-examination, final synthesis)."""
     undecided: bool = False
     """No answer could be had (the deciding answer was unreadable): the verdict is ``unknown``."""
+    judge: int | None = None
+    """The whole-proof judgment the answer is anchored on (0: ``correct``), None when none was read."""
+    reviews: tuple[ReviewNote, ...] = ()
+    """The local reviews (with re-samples) fusion weighed."""
+    calibration: str | None = None
+    """Which weights fusion ran with."""
 
 
 # ---------------------------------------------------------------------------------------

@@ -63,8 +63,17 @@ from faithsieve.core.settings import Settings
 from faithsieve.llm.structured import Unparsed
 from faithsieve.obligations.models import Evidence
 from faithsieve.stages.base import FusionResult, Review, RunContext, ScanResult
+from faithsieve.stages.calibration import (
+    Agreement,
+    Calibration,
+    Weights,
+    load_calibration,
+    review_accuracy,
+    weights_from,
+)
 from faithsieve.stages.judge import (
     JudgeAnswer,
+    anchor_judgment,
     answer_model,
     judgment_evidence,
     numbered_steps,
@@ -72,7 +81,7 @@ from faithsieve.stages.judge import (
 )
 from faithsieve.stages.verbatim import written_verbatim
 from faithsieve.statetree.models import EdgeUnit, StateTree
-from faithsieve.verdict import ScanCandidate
+from faithsieve.verdict import ReviewNote, ScanCandidate
 
 Basis = Literal["checked", "formalized", "formal", "reviewed"]
 Says = Literal["wrong", "fine", "unsure"]
@@ -141,9 +150,21 @@ FORMULA_UNIT = "formula@"
 """Prefix of the unit of a formula no unit of the tree writes (``formula_unit``)."""
 
 
-def _groups(signals: Iterable[Signal]) -> dict[int, tuple[float, dict[str | None, float]]]:
-    """Per step: the log-odds of its step-wide signals and, per unit, those of the unit's own signals."""
+def samples_weight(k: int, rho: float) -> float:
+    """How many independent opinions ``k`` samples of one prompt are worth when re-samples repeat the first
+    with correlation ``rho`` (pure): ``k / (1 + (k - 1) rho)``, the design effect of ``k`` equally
+    correlated draws. ``rho = 1`` (a model at temperature 0, or one whose errors are systematic): one
+    opinion, however many repeats; ``rho = 0``: ``k``."""
+    rho = min(max(rho, 0.0), 1.0)
+    return k / (1 + (k - 1) * rho) if k > 0 else 0.0
+
+
+def _groups(signals: Iterable[Signal], rho: float = 1.0) -> dict[int, tuple[float, dict[str | None, float]]]:
+    """Per step: the log-odds of its step-wide signals and, per unit, those of the unit's own signals. The
+    reviews of one unit (a first sample and its re-samples, one prompt) are one piece of evidence: their mean
+    weight times ``samples_weight(k, rho)``."""
     out: dict[int, tuple[float, dict[str | None, float]]] = {}
+    reviews: dict[tuple[int, str | None], list[float]] = {}
     for s in signals:
         if s.says == "unsure":
             continue
@@ -151,9 +172,14 @@ def _groups(signals: Iterable[Signal]) -> dict[int, tuple[float, dict[str | None
         wide, units = out.get(s.step, (0.0, {}))
         if s.source in STEP_SOURCES:
             wide += w
+        elif s.source == "review":
+            reviews.setdefault((s.step, s.unit), []).append(w)
         else:
             units[s.unit] = units.get(s.unit, 0.0) + w
         out[s.step] = (wide, units)
+    for (step, unit), ws in reviews.items():
+        units = out[step][1]
+        units[unit] = units.get(unit, 0.0) + sum(ws) / len(ws) * samples_weight(len(ws), rho)
     return out
 
 
@@ -162,13 +188,13 @@ def _worst_unit(units: Mapping[str | None, float]) -> str | None:
     return max(scored, key=lambda u: scored[u]) if scored else None
 
 
-def step_scores(signals: Iterable[Signal]) -> dict[int, float]:
+def step_scores(signals: Iterable[Signal], rho: float = 1.0) -> dict[int, float]:
     """Log-odds that each step is wrong (pure): its step-wide signals plus its worst unit's. A step is
     wrong when any one of its moves is: independent signals about one unit add up; signals about
     different units of a step do not cancel (a unit found fine says nothing about a formula it does
     not contain)."""
     out: dict[int, float] = {}
-    for step, (wide, units) in _groups(signals).items():
+    for step, (wide, units) in _groups(signals, rho).items():
         # a formula no unit writes can make its step wrong, never hold back its clearing: it is no unit of
         # the tree, and a verified claim speaks only for itself
         scored = [v for u, v in units.items() if v > 0 or not (u or "").startswith(FORMULA_UNIT)]
@@ -176,15 +202,15 @@ def step_scores(signals: Iterable[Signal]) -> dict[int, float]:
     return out
 
 
-def deciding_unit(signals: Sequence[Signal], step: int) -> str | None:
+def deciding_unit(signals: Sequence[Signal], step: int, rho: float = 1.0) -> str | None:
     """The unit of ``step`` whose signals score worst (None: the shared unit, or no unit signal)."""
-    _, units = _groups(signals).get(step, (0.0, {}))
+    _, units = _groups(signals, rho).get(step, (0.0, {}))
     return _worst_unit(units)
 
 
-def _local_wrong(signals: Sequence[Signal], step: int) -> list[Signal]:
+def _local_wrong(signals: Sequence[Signal], step: int, rho: float = 1.0) -> list[Signal]:
     """The local ``wrong`` signals behind ``step``'s score: its worst unit's and a re-examination's."""
-    unit = deciding_unit(signals, step)
+    unit = deciding_unit(signals, step, rho)
     return [s for s in signals if s.step == step and s.says == "wrong" and s.source != "scan"
             and (s.source in STEP_SOURCES or s.unit == unit)]
 
@@ -198,13 +224,13 @@ def wrong_bar(units: int, decide_at: float = DECIDE_AT) -> float:
 
 
 def decide(signals: Sequence[Signal], n_steps: int, *, decide_at: float = DECIDE_AT,
-           clear_at: float = CLEAR_AT, units: int = 1) -> Decision:
+           clear_at: float = CLEAR_AT, units: int = 1, rho: float = 1.0) -> Decision:
     """The earliest step whose signals reach ``wrong_bar(units)`` with a local ``wrong`` signal among them
-    (see the module docstring); pure."""
-    scores = step_scores(signals)
+    (see the module docstring); pure. ``rho``: the correlation of re-samples of one review (``samples_weight``)."""
+    scores = step_scores(signals, rho)
     bar, clear = wrong_bar(units, decide_at), logit(clear_at)
     for step in sorted(scores):
-        local_wrong = _local_wrong(signals, step)
+        local_wrong = _local_wrong(signals, step, rho)
         if scores[step] + 1e-9 >= bar and local_wrong:
             best = min(local_wrong, key=lambda s: (_RANK[_BASIS_OF[s.source]], -s.reliability))
             basis = _BASIS_OF[best.source]
@@ -230,14 +256,14 @@ def refutation_floor(signals: Sequence[Signal]) -> Signal | None:
     return min((s for s in signals if s.source == "checked" and s.says == "wrong"), key=lambda s: s.step, default=None)
 
 
-def with_floor(decision: Decision, signals: Sequence[Signal]) -> Decision:
+def with_floor(decision: Decision, signals: Sequence[Signal], rho: float = 1.0) -> Decision:
     """``decision`` under the refutation floor (pure): when no step reached the bar before the earliest
     exact refutation, that refutation decides (basis ``checked``), with the steps before it that lean
     wrong to re-examine; judgments can move the answer earlier, never later nor to ``correct``."""
     floor = refutation_floor(signals)
     if floor is None or (decision.step is not None and decision.step <= floor.step):
         return decision
-    scores = step_scores(signals)
+    scores = step_scores(signals, rho)
     said = f"the local evidence pointed at step {decision.step}" if decision.step is not None else \
         "no model judgment confirmed it"
     reason = f"step {floor.step}: {floor.reason} [checked; {said}, but a formula the proof writes is false as written]"
@@ -245,6 +271,8 @@ def with_floor(decision: Decision, signals: Sequence[Signal]) -> Decision:
                     leaning=tuple(k for k in sorted(scores) if k < floor.step and scores[k] > 0))
 
 
+REPEATS_AT = 0.95
+"""Measured re-sample correlation at or above which fusion asks no re-sample (it would repeat the first)."""
 MAX_CONFIRMATIONS = 8
 """Most extra review calls fusion makes for one proof."""
 MAX_ROUNDS = 3
@@ -254,7 +282,7 @@ MAX_CONFIRM_UNITS = 3
 
 
 def contested_step(signals: Sequence[Signal], rounds: Mapping[int, int] | None = None,
-                   max_rounds: int = MAX_ROUNDS, units: int = 1) -> int | None:
+                   max_rounds: int = MAX_ROUNDS, units: int = 1, rho: float = 1.0) -> int | None:
     """The earliest step (with fewer than ``max_rounds`` re-sampling rounds in ``rounds``) whose local
     evidence needs one more independent judgment (pure): a local signal of its worst unit says ``wrong``
     and the step is neither decided nor cleared (``-logit(CLEAR_AT) < L < logit(DECIDE_AT)``), or it is
@@ -262,10 +290,10 @@ def contested_step(signals: Sequence[Signal], rounds: Mapping[int, int] | None =
     Steps after the first decided, uncontested one, or after an exact refutation (``refutation_floor``),
     do not matter."""
     rounds = rounds or {}
-    scores = step_scores(signals)
+    scores = step_scores(signals, rho)
     bar, clear = wrong_bar(units), logit(CLEAR_AT)
     for step in sorted(scores):
-        unit = deciding_unit(signals, step)
+        unit = deciding_unit(signals, step, rho)
         local = [s for s in signals if s.step == step and s.source != "scan"
                  and (s.source in STEP_SOURCES or s.unit == unit)]
         wrong = any(s.says == "wrong" for s in local)
@@ -292,7 +320,7 @@ def evidence_signal(ev: Evidence, settings: Settings) -> Signal | None:
             return None
     if ev.status == "verified":
         return Signal(ev.step, "fine", ev.basis, VERIFIED_RELIABILITY, f"{ev.claim[:160]} verified", ev.edge)
-    if ev.basis == "checked" and not ev.counterexample:
+    if ev.basis == "checked" and not may_decide(ev):
         return None
     cx = ", ".join(f"{k} = {v}" for k, v in (ev.counterexample or {}).items())
     why = f"{ev.kind.value} claim '{ev.claim[:160]}' refuted by {ev.method}" + (f" ({cx})" if cx else "")
@@ -301,10 +329,51 @@ def evidence_signal(ev: Evidence, settings: Settings) -> Signal | None:
     return Signal(ev.step, "wrong", ev.basis, RELIABILITY[ev.basis], why, ev.edge)
 
 
-def review_signal(review: Review, step: int) -> Signal:
+def may_decide(ev: Evidence) -> bool:
+    """Whether an exact refutation of a formula the proof writes may decide (the floor and fusion's ``checked``
+    signal; the one place that says so): it carries a counterexample and its record is not marked ``suspect``
+    (a flag kind whose precision on people's reference solutions is unmeasured advises, never decides)."""
+    return bool(ev.counterexample) and not ev.suspect
+
+
+def anchor_choice(judge: int | None, local: int | None, local_checked: bool,
+                  synthesis: int | None | Literal["unasked"] = "unasked") -> Literal["local", "judge", "ask"]:
+    """Whose answer the verdict takes (pure). Labels: 0 ``correct``, N step N, None none (unread judgment,
+    undecided local evidence, unread synthesis).
+
+    - No whole-proof judgment was read: the local answer, else the synthesis (``ask``), the method without its
+      anchor.
+    - The local evidence decides nothing: the judgment.
+    - Local evidence agrees with the judgment, or is an exact refutation of a formula the proof writes that may
+      decide (``may_decide``): the local answer.
+    - Otherwise the local answer moves the verdict away from the judgment only when a different view
+      corroborates it: the synthesis, which sees the local evidence, names the same answer (``ask`` until it
+      was asked). Re-samples of the same review never corroborate: they are the same view."""
+    if judge is None:
+        return "local" if local is not None else "ask"
+    if local is None:
+        return "judge"
+    if local == judge or local_checked:
+        return "local"
+    if synthesis == "unasked":
+        return "ask"
+    return "local" if synthesis == local else "judge"
+
+
+def _label(label: int | None) -> str:
+    return "nothing readable" if label is None else "correct" if label == 0 else f"step {label}"
+
+
+def _with_overrule(result: FusionResult, overruled: Evidence, extra: tuple[Evidence, ...]) -> FusionResult:
+    return result.model_copy(update={"evidence": (*extra, *result.evidence),
+                                     "reason": ((result.reason or "") + "; the checked refutation at step "
+                                                f"{overruled.step} was overruled as immaterial")[:500]})
+
+
+def review_signal(review: Review, step: int, weights: Weights | None = None) -> Signal:
     says: Says = {"incorrect": "wrong", "correct": "fine"}.get(review.verdict, "unsure")  # type: ignore[assignment]
-    return Signal(step, says, "review", RELIABILITY["review"], f"local review of {review.edge}: {review.reason[:200]}",
-                  review.edge)
+    r = RELIABILITY["review"] if weights is None else weights.review_wrong if says == "wrong" else weights.review_fine
+    return Signal(step, says, "review", r, f"local review of {review.edge}: {review.reason[:200]}", review.edge)
 
 
 def scan_signal(c: ScanCandidate, step: int) -> Signal:
@@ -323,7 +392,7 @@ def formula_unit(ev: Evidence, units: Sequence[EdgeUnit]) -> str:
 
 
 def signals_from(evidence: Iterable[Evidence], scan: ScanResult, steps_of: Mapping[str, int],
-                 settings: Settings, units: Sequence[EdgeUnit] = ()) -> list[Signal]:
+                 settings: Settings, units: Sequence[EdgeUnit] = (), weights: Weights | None = None) -> list[Signal]:
     """Every signal of the checks, the reviews and the scan (pure). Under ``nl_only`` the checks give none.
 
     A check of the model's tree speaks for its unit (``ev.edge``); one of the offline sieve's reading
@@ -343,7 +412,7 @@ def signals_from(evidence: Iterable[Evidence], scan: ScanResult, steps_of: Mappi
             if key not in seen:
                 seen.add(key)
                 out.append(sig)
-    out += [review_signal(r, steps_of[r.edge]) for r in scan.reviews if r.edge in steps_of]
+    out += [review_signal(r, steps_of[r.edge], weights) for r in scan.reviews if r.edge in steps_of]
     top: dict[int, ScanCandidate] = {}
     for c in scan.candidates:
         k = steps_of.get(c.edge)
@@ -428,46 +497,103 @@ class EvidenceFusion:
 
     name = "llm"
 
+    def __init__(self) -> None:
+        self.agreement = Agreement()
+        self._calibration: tuple[str, Calibration, str] | None = None
+
     def fuse(self, ctx: RunContext, tree: StateTree, scan: ScanResult, evidence: list[Evidence]) -> FusionResult:
+        """The whole-proof judgment (``--mode judge``'s own call) anchors the answer; local evidence moves it
+        only when it decides and a different view corroborates it (``anchor_choice``)."""
         steps_of = unit_steps(tree)
+        w = self._weights(ctx)
+        judged = ctx.anchor if ctx.anchor is not None else anchor_judgment(ctx)
+        j = None if judged.undecided else (judged.first_error_step or 0)
+        local, scan, extra, overruled = self._local(ctx, tree, scan, evidence, steps_of, w)
+        self._measure(scan)
+        meta = {"judge": j, "calibration": w.source,
+                "reviews": tuple(ReviewNote(edge=r.edge, step=steps_of[r.edge], verdict=r.verdict, sample=r.sample)
+                                 for r in scan.reviews if r.edge in steps_of)}
+        lab = None if local is None else (local.first_error_step or 0)
+        choice = anchor_choice(j, lab, local is not None and local.basis == "checked")
+        if choice == "ask":
+            usable = [e for e in evidence if not (ctx.ablated("nl_only") and e.basis in ("checked", "formalized", "formal"))]
+            syn = self._synthesis(ctx, scan, usable, steps_of, ctx.ablated("nl_only"))
+            said = None if syn.undecided else (syn.first_error_step or 0)
+            choice = anchor_choice(j, lab, False, said)
+            extra = (*extra, *syn.evidence)
+            if local is None and j is None:
+                result = syn if overruled is None else _with_overrule(syn, overruled, extra)
+                return result.model_copy(update=meta)
+        result = self._anchored(choice, judged, local, extra, lab, j)
+        return result.model_copy(update=meta)
+
+    def _anchored(self, choice: str, judged: FusionResult, local: FusionResult | None, extra: tuple[Evidence, ...],
+                  lab: int | None, j: int | None) -> FusionResult:
+        """The answer ``anchor_choice`` chose, with its reason and every record behind it."""
+        said = _label(j)
+        if choice == "local" and local is not None:
+            why = "; the whole-proof judgment agrees" if lab == j else \
+                f"; the whole-proof judgment said {said}, the synthesis over the local evidence corroborates it" \
+                if local.basis != "checked" else f"; the whole-proof judgment said {said}"
+            return local.model_copy(update={"reason": ((local.reason or "") + why)[:500],
+                                            "evidence": (*local.evidence, *extra, *judged.evidence)})
+        moved = "" if lab is None else f" (local evidence pointed at {_label(lab)}, no different view corroborated it)"
+        return judged.model_copy(update={"reason": ((judged.reason or "") + moved)[:500],
+                                         "evidence": (*judged.evidence, *extra)})
+
+    def _weights(self, ctx: RunContext) -> Weights:
+        path = ctx.settings.llm_calibration
+        cal, label = None, "default weights (no calibration)"
+        if path:
+            if self._calibration is None or self._calibration[0] != path:
+                loaded, lab = load_calibration(path)
+                self._calibration = (path, loaded, lab)
+            cal, label = self._calibration[1], self._calibration[2]
+        base = weights_from(cal, label, None)
+        return base if base.rho_measured else weights_from(cal, label, self.agreement.rho(review_accuracy(base)))
+
+    def _measure(self, scan: ScanResult) -> None:
+        """Count this proof's re-samples that repeated their unit's first review (the run's agreement)."""
+        first = {r.edge: r.verdict for r in scan.reviews if r.sample == 0 and r.verdict != "uncertain"}
+        pairs = [(first[r.edge], r.verdict) for r in scan.reviews
+                 if r.sample > 0 and r.edge in first and r.verdict != "uncertain"]
+        if pairs:
+            self.agreement.add(len(pairs), sum(1 for a, b in pairs if a == b))
+
+    def _local(self, ctx: RunContext, tree: StateTree, scan: ScanResult, evidence: list[Evidence],
+               steps_of: Mapping[str, int], w: Weights
+               ) -> tuple[FusionResult | None, ScanResult, tuple[Evidence, ...], Evidence | None]:
+        """What the local evidence decides on its own (None: nothing), the scan with its re-samples, the records
+        fusion made, and the record of an overruled refutation."""
         n, units = len(ctx.proof.steps), len(tree.edges)
-        scan = self._confirm(ctx, tree, scan, evidence, steps_of)
-        signals = signals_from(evidence, scan, steps_of, ctx.settings, tree.edges)
-        decision = with_floor(decide(signals, n, units=units), signals)
+        scan = self._confirm(ctx, tree, scan, evidence, steps_of, w)
+        signals = signals_from(evidence, scan, steps_of, ctx.settings, tree.edges, w)
+        decision = with_floor(decide(signals, n, units=units, rho=w.rho), signals, w.rho)
         extra: tuple[Evidence, ...] = ()
         if decision.step is not None and decision.leaning:
             more, extra = self._reexamine(ctx, scan, evidence, steps_of, decision)
             if more:
                 signals = [*signals, *more]
-                decision = with_floor(decide(signals, n, units=units), signals)
+                decision = with_floor(decide(signals, n, units=units, rho=w.rho), signals, w.rho)
         floor = refutation_floor(signals)
         overruled: Evidence | None = None
         if decision.step is not None and decision.basis == "checked" and floor is not None and floor.step == decision.step:
             overruled = self._materiality(ctx, floor, evidence)
             if overruled is not None:  # an explicit "immaterial" about this formula: the next evidence decides
                 signals = overrule(signals, floor)
-                decision = with_floor(decide(signals, n, units=units), signals)
+                decision = with_floor(decide(signals, n, units=units, rho=w.rho), signals, w.rho)
                 extra = (*extra, overruled)
         if overruled is not None:
-            note = f"; the checked refutation at step {floor.step} was overruled as immaterial"  # type: ignore[union-attr]
-            if decision.step is not None:  # it rests on a model's judgment that the refutation does not matter
+            note = f"; the checked refutation at step {overruled.step} was overruled as immaterial"
+            if decision.step is not None or decision.all_cleared:  # it rests on a model's judgment of the refutation
                 return FusionResult(first_error_step=decision.step, basis="judged", reason=(decision.reason + note)[:500],
-                                    evidence=extra)
-            if decision.all_cleared:
-                return FusionResult(first_error_step=None, basis="judged", reason=(decision.reason + note)[:500],
-                                    evidence=extra)
+                                    evidence=extra), scan, (), overruled
         elif decision.step is not None:
             return FusionResult(first_error_step=decision.step, basis=decision.basis, reason=decision.reason,
-                                evidence=extra)
+                                evidence=extra), scan, (), None
         elif decision.all_cleared:
-            return FusionResult(first_error_step=None, basis="reviewed", reason=decision.reason, evidence=extra)
-        usable = [e for e in evidence if not (ctx.ablated("nl_only") and e.basis in ("checked", "formalized", "formal"))]
-        result = self._synthesis(ctx, scan, usable, steps_of, ctx.ablated("nl_only"))
-        if overruled is None:
-            return result
-        return result.model_copy(update={"evidence": (*extra, *result.evidence),
-                                         "reason": ((result.reason or "") + "; the checked refutation at step "
-                                                    f"{overruled.step} was overruled as immaterial")[:500]})
+            return FusionResult(first_error_step=None, basis="reviewed", reason=decision.reason, evidence=extra), scan, (), None
+        return None, scan, extra, overruled
 
     def _materiality(self, ctx: RunContext, floor: Signal, evidence: Sequence[Evidence]) -> Evidence | None:
         """One ``materiality`` call about the exact refutation that would decide: the record of its overruling
@@ -499,26 +625,26 @@ class EvidenceFusion:
                         basis="judged", statement=ev.statement)
 
     def _confirm(self, ctx: RunContext, tree: StateTree, scan: ScanResult, evidence: list[Evidence],
-                 steps_of: Mapping[str, int]) -> ScanResult:
+                 steps_of: Mapping[str, int], w: Weights) -> ScanResult:
         """Independent re-samples of local reviews until the evidence settles: the earliest contested step
         (``contested_step``) gets one more review of the unit its score rests on (``deciding_unit``), or of
         each of its units when that is no unit of the tree (a first review where a unit has none), at most
         ``MAX_ROUNDS`` rounds per step and ``MAX_CONFIRMATIONS`` reviews per proof. Returns the scan with
         the new reviews."""
-        if ctx.llm is None:
-            return scan
+        if ctx.llm is None or (w.rho_measured and w.rho >= REPEATS_AT):
+            return scan  # re-samples measured to repeat the first answer settle nothing: none is asked
         from faithsieve.stages.scan import LLMScanner
 
         reviewer, prior = LLMScanner(), {c.edge: c for c in scan.candidates}
         rounds: dict[int, int] = {}
         spent = 0
         while spent < MAX_CONFIRMATIONS:
-            signals = signals_from(evidence, scan, steps_of, ctx.settings, tree.edges)
-            step = contested_step(signals, rounds, units=len(tree.edges))
+            signals = signals_from(evidence, scan, steps_of, ctx.settings, tree.edges, w)
+            step = contested_step(signals, rounds, units=len(tree.edges), rho=w.rho)
             if step is None:
                 break
             rounds[step] = rounds.get(step, 0) + 1
-            unit = deciding_unit(signals, step)
+            unit = deciding_unit(signals, step, w.rho)
             units = [e for e in tree.edges if e.step == step and e.id == unit] or \
                 [e for e in tree.edges if e.step == step][:MAX_CONFIRM_UNITS]
             seen = {r.edge: r.sample for r in scan.reviews}
@@ -560,7 +686,7 @@ class EvidenceFusion:
                   "reviews": _reviews_text(scan.reviews, steps_of),
                   "evidence": ("(formal and arithmetic checking disabled)" if nl_only
                                else _evidence_text(evidence))}
-        answer = ctx.ask("synthesis", values, answer_model(len(ctx.proof.steps), SynthesisAnswer))
+        answer = ctx.ask("synthesis", values, answer_model(len(ctx.proof.steps), SynthesisAnswer), anchor=True)
         n = len(ctx.proof.steps)
         value = None if isinstance(answer, Unparsed) else answer.value
         assert value is None or isinstance(value, SynthesisAnswer)
@@ -615,6 +741,6 @@ def _prefix_text(prefix: list[int], reviews: Iterable[Review], evidence: Iterabl
     return "\n\n".join(blocks)
 
 
-__all__ = ["Materiality", "names_formula", "overrule", "CLEAR_AT", "MAX_CONFIRMATIONS", "contested_step", "DECIDE_AT", "RELIABILITY", "Decision", "EvidenceFusion", "Reexamination", "Signal", "STEP_SOURCES", "with_floor", "wrong_bar", "refutation_floor", "deciding_unit", "formula_unit",
+__all__ = ["anchor_choice", "may_decide", "samples_weight", "Materiality", "names_formula", "overrule", "CLEAR_AT", "MAX_CONFIRMATIONS", "contested_step", "DECIDE_AT", "RELIABILITY", "Decision", "EvidenceFusion", "Reexamination", "Signal", "STEP_SOURCES", "with_floor", "wrong_bar", "refutation_floor", "deciding_unit", "formula_unit",
            "SynthesisAnswer", "decide", "evidence_signal", "logit", "review_signal", "scan_signal", "signals_from",
            "step_scores", "unit_steps"]

@@ -157,10 +157,11 @@ def judgment_evidence(proof: Proof, label: int | None, method: str, reason: str,
                     basis="judged", raw=raw[:4000] if raw is not None else None)
 
 
-def ask_judgment(ctx: RunContext, prompt_id: str, values: dict[str, str]) -> FusionResult:
-    """One judging call, read with ``parse_judgment``; unreadable -> ``unknown`` (undecided) with a note."""
+def ask_judgment(ctx: RunContext, prompt_id: str, values: dict[str, str], *, anchor: bool = False) -> FusionResult:
+    """One judging call, read with ``parse_judgment``; unreadable -> ``unknown`` (undecided) with a note.
+    ``anchor``: asked whatever the per-proof budget says (``RunContext.ask``)."""
     n = len(ctx.proof.steps)
-    answer = ctx.ask(prompt_id, values, answer_model(n))
+    answer = ctx.ask(prompt_id, values, answer_model(n), anchor=anchor)
     if isinstance(answer, Unparsed):
         label, raw, reason = parse_judgment(answer.raw, n), answer.raw, answer.reason
     else:
@@ -178,6 +179,13 @@ def ask_judgment(ctx: RunContext, prompt_id: str, values: dict[str, str]) -> Fus
                             evidence=(ev,))
     return FusionResult(first_error_step=label, basis="judged", reason=f"judged: step {label}: {reason}"[:500],
                         evidence=(ev,))
+
+
+def anchor_judgment(ctx: RunContext) -> FusionResult:
+    """The direct judge's own question (the same prompt and answer as ``--mode judge``), asked as the anchor of
+    ``--mode llm``: whatever the per-proof budget says."""
+    return ask_judgment(ctx, "judge", {"problem": ctx.proof.problem[:12000], "steps": numbered_steps(ctx.proof)},
+                        anchor=True)
 
 
 class DirectJudge:

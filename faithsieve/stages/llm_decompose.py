@@ -549,8 +549,12 @@ class LLMDecomposer:
             return subs
         issues: dict[int, list[str]] = {}
         for k in changed:
-            before = "\n".join([ctx.proof.problem, *(steps[j] for j in steps if j < k)])
-            found = screen_repair(steps[k], [s.text for s in groups[k]], before)
+            texts = [s.text for s in groups[k]]
+            if verbatim_partition(steps[k], texts):  # the step's own words: only a cut inside a formula can mislead
+                found = [f"formula not in its step: {f}" for t in texts for f in unwritten_formulas(steps[k], t)]
+            else:
+                before = "\n".join([ctx.proof.problem, *(steps[j] for j in steps if j < k)])
+                found = screen_repair(steps[k], texts, before)
             if found:
                 issues[k] = found
         to_check = {k: groups[k] for k in changed if not verbatim_partition(steps[k], [s.text for s in groups[k]])}

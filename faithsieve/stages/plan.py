@@ -78,6 +78,24 @@ class Stage(Protocol):
 
 
 @dataclass(frozen=True)
+class Anchor:
+    """ctx -> the whole-proof judgment fusion anchors on (``ctx.anchor``), asked first, whatever the budget says:
+    the per-proof token budget is counted in its tokens, and a proof whose later calls fail or run out of budget
+    still has it."""
+
+    def run(self, ctx: RunContext, work: Work) -> None:
+        from faithsieve.stages.judge import anchor_judgment
+
+        before = ctx.llm.usage.snapshot() if ctx.llm is not None else None
+        ctx.anchor = anchor_judgment(ctx)
+        if ctx.llm is not None and before is not None:
+            used = ctx.llm.usage.since(before)
+            ctx.anchor_tokens = used.prompt_tokens + used.completion_tokens
+            if used.failures:  # every later call would wait out the same retries: the proof ends unknown now
+                ctx.endpoint_down = ctx.anchor.reason or "call failed"
+
+
+@dataclass(frozen=True)
 class Decompose:
     """ctx -> ``Decomposition`` (replaces the tree so far)."""
 
@@ -175,5 +193,5 @@ class ModeStages:
     """The formal kernel is built and reported."""
 
 
-__all__ = ["NO_SCAN", "Decompose", "Fuse", "JudgeProof", "JudgeTree", "Mode", "ModeStages", "Scan", "Sift",
+__all__ = ["NO_SCAN", "Anchor", "Decompose", "Fuse", "JudgeProof", "JudgeTree", "Mode", "ModeStages", "Scan", "Sift",
            "Stage", "StageOrderError", "TypeObligations", "Verify", "Work"]

@@ -25,6 +25,7 @@ from faithsieve.stages.base import (
     Verifier,
 )
 from faithsieve.stages.plan import (
+    Anchor,
     Decompose,
     Fuse,
     JudgeProof,
@@ -113,7 +114,8 @@ class LLMStages:
     def mode_stages(self, settings: Settings) -> ModeStages:
         """``--mode llm``: the offline sieve's closed computations (of ``llm_rule_kinds``) on the rule-based
         tree, the model's tree, then scan -> type -> verify -> fuse (or the graph judge over the tree)."""
-        decompose: tuple[Stage, ...] = (Decompose(stage("decomposer", "rule")),
+        anchor: tuple[Stage, ...] = () if self.graph_judge is not None else (Anchor(),)
+        decompose: tuple[Stage, ...] = (*anchor, Decompose(stage("decomposer", "rule")),
                                         Sift(stage("sieve", "literal", kinds=settings.llm_rule_kinds)),
                                         Decompose(self.decomposer))
         check: tuple[Stage, ...] = (

@@ -51,6 +51,10 @@ starts only where a number starts, so the pattern is linear on hostile text ("1,
 _OPEN = frozenset("+-*/^=<>≤≥≠·×⋅_}){")
 """Characters before a number run that make it the tail of a symbolic formula (``2x + 1 = 7``)."""
 _REL = re.compile(r"[=<>≤≥≠]|\\leq?|\\geq?|\\neq?")
+_OPERATOR_BEFORE = re.compile(r"(?:\\[A-Za-z]+|\b(?:log|lg|ln|exp|sin|cos|tan|sqrt|gcd|lcm|deg|det))"
+                              r"(?:\s*[_^]\s*(?:\{[^{}]{0,40}\}|[A-Za-z0-9]))*\s*$")
+"""Text before a number run that makes the run an operator's argument: ``\\log_2 2^5 = 5`` reads as
+``log_2(2^5) = 5``, as the formula reader reads it, not as the false ``2^5 = 5``."""
 
 
 def numeric_formulas(text: str) -> list[str]:
@@ -62,7 +66,8 @@ def numeric_formulas(text: str) -> list[str]:
     for m in _RUN.finditer(text):
         glued, before = text[m.start() - 1: m.start()], text[: m.start()].rstrip()[-1:]
         after = text[m.end(): m.end() + 1]
-        symbolic = glued.isalnum() or (bool(before) and before in _OPEN) or after.isalpha() or after in ("^", "_", "{")
+        symbolic = (glued.isalnum() or (bool(before) and before in _OPEN) or after.isalpha() or after in ("^", "_", "{")
+                    or _OPERATOR_BEFORE.search(text[max(0, m.start() - 60): m.start()]) is not None)
         if _REL.search(m.group()) and not symbolic:
             out.append(m.group().rstrip(".,"))
     return out

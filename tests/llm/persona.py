@@ -49,6 +49,15 @@ write are the proof's own and typed obligations can check them); the saboteur wr
 - ``dismissive``: a weak model that finds nothing wrong: its decomposition keeps each step as one
   sub-step with every clause that writes a relation replaced by "the result" (the claim is
   dropped), and every judgment (scan, review, synthesis, judge) says the proof is fine.
+- Fixed-rate personas (``PROFILES``; the failure modes issue 36 names): each judgment is right with a fixed
+  probability by what it reads (a whole proof: ``judge``, ``synthesis``, ``reexamine``, ``graph_judge``,
+  ``scan``; one unit: ``review``/``review_units``, the model's equation copy, the gate, ``materiality``),
+  and a re-sample repeats the first sample's draw with probability ``rho``: ``repeating`` (whole 0.6, unit
+  0.9, re-samples repeat the first answer, as a model's systematic errors and any model at temperature 0
+  do), ``independent`` (the same, re-samples drawn afresh), ``flat70`` (every judgment right 70 %, units
+  err as often as whole proofs), ``overflag`` (whole 0.6; a review finds a wrong unit 90 % of the time and
+  calls a correct unit wrong 20 % of the time), ``verbose`` (``repeating``, writing ~2,000 characters of
+  reasoning before its JSON).
 - ``saboteur``: well-formed adversarial answers (a decomposition that swaps a result, every unit
   flagged, false equations built from the unit's own numbers, a gate that passes everything, whole-proof
   answers that name step 1) and, every fourth call, an unreadable answer.
@@ -70,7 +79,35 @@ from tests.llm.fakeserver import Reply
 P_MAX, P_MIN, K, RHO = 0.95, 0.55, 3.0, 0.5
 MAX_PIECES = 4
 """Most sub-steps the personas write for one step (the rest stays with the last)."""
-Kind = Literal["perfect", "noisy", "saboteur", "dismissive"]
+Kind = Literal["perfect", "noisy", "saboteur", "dismissive", "repeating", "independent", "flat70", "overflag",
+               "verbose"]
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A fixed-rate persona: the chance that a judgment is right, by what it reads."""
+
+    whole: float
+    """A judgment of the whole proof (judge, synthesis, re-examination, graph judge, scan)."""
+    unit: float
+    """A judgment of one unit whose truth is ``wrong`` (and of a sound unit unless ``sound_unit`` is set)."""
+    rho: float
+    """Chance that a re-sample repeats the first sample's draw."""
+    sound_unit: float | None = None
+    """A judgment of a sound unit (None: ``unit``)."""
+    verbose: bool = False
+    """Write long reasoning before the JSON."""
+
+
+PROFILES: dict[str, Profile] = {
+    "repeating": Profile(whole=0.6, unit=0.9, rho=1.0),
+    "independent": Profile(whole=0.6, unit=0.9, rho=0.0),
+    "flat70": Profile(whole=0.7, unit=0.7, rho=1.0),
+    "overflag": Profile(whole=0.6, unit=0.9, rho=1.0, sound_unit=0.8),
+    "verbose": Profile(whole=0.6, unit=0.9, rho=1.0, verbose=True),
+}
+_WHOLE_SALTS = ("judge", "graph", "synthesis", "reexamine", "scan")
+REASONING = ("Let me think about this carefully before answering. " * 40).strip()
 
 _EQUATION = re.compile(r"(?<![\w.^])(\d+(?:\s*[-+*/]\s*\d+)+)\s*=\s*(\d+)(?![\w.^])")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.])")
@@ -160,7 +197,9 @@ class Persona:
         handler = getattr(self, f"_{prompt_id}", None)
         if handler is None:
             return json.dumps({"answer": "correct", "reason": "unknown prompt"})
-        return str(handler(item, user, body))
+        profile = PROFILES.get(self.kind)
+        prefix = REASONING + "\n\nSo my answer is:\n" if profile is not None and profile.verbose else ""
+        return prefix + str(handler(item, user, body))
 
     def find(self, user: str) -> Item | None:
         # letters and digits only: the service cleans the text it sends (invisible characters, compatibility
@@ -177,7 +216,8 @@ class Persona:
         key = f"{self.seed}|{salt}|{body.get('temperature')}|{body.get('seed')}|{user}"
         return int(hashlib.sha256(key.encode()).hexdigest()[:12], 16) / 16 ** 12
 
-    def _right(self, subject: str, body: dict[str, Any], n_claims: int, salt: str) -> bool:
+    def _right(self, subject: str, body: dict[str, Any], n_claims: int, salt: str,
+               truly_wrong: bool | None = None) -> bool:
         """Whether this judgment of ``n_claims`` claims about ``subject`` is right (always, for the perfect
         persona). The draw is keyed on what is judged (the item, the unit's text), not on the prompt's
         wording: the same judgment draws the same noise in every ablation and under any prompt revision
@@ -185,10 +225,17 @@ class Persona:
         re-sample (a seed is set) repeats the first sample's draw with probability ``RHO``."""
         if self.kind == "perfect":
             return True
+        profile = PROFILES.get(self.kind)
+        rho = RHO if profile is None else profile.rho
         draw = self._hash(subject, {}, salt)  # the first sample's draw
-        if body.get("seed") and self._hash(subject, body, salt + "rho") >= RHO:
+        if body.get("seed") and self._hash(subject, body, salt + "rho") >= rho:
             draw = self._hash(subject, body, salt)  # an independent draw
-        return draw < accuracy(n_claims)
+        if profile is None:
+            return draw < accuracy(n_claims)
+        if salt.startswith(_WHOLE_SALTS):
+            return draw < profile.whole
+        sound = truly_wrong is False and profile.sound_unit is not None
+        return draw < (profile.sound_unit if sound and profile.sound_unit is not None else profile.unit)
 
     def _unit_wrong(self, item: Item, step: int, text: str) -> bool:
         """The unit (of ``step``, writing ``text``) holds the labelled error: it is from the labelled step and
@@ -274,7 +321,7 @@ class Persona:
         if self.kind == "saboteur":
             wrong = True
         elif not self._right(f"{item.problem}|{step}|{text}", body, claims(text) if text else _proof_claims(item),
-                             "review"):
+                             "review", truly_wrong=wrong):
             wrong = not wrong
         return json.dumps({"verdict": "incorrect" if wrong else "correct", "suspicion": 0.9 if wrong else 0.1,
                            "error_type": "unjustified_claim" if wrong else "", "should_formalize": False,
@@ -300,7 +347,10 @@ class Persona:
             wrong = self._unit_wrong(item, int(step), text)
             if self.kind == "saboteur":
                 wrong = True
-            elif not self._right(user, body, n, f"review{uid}"):
+            elif self.kind in PROFILES:  # one unit's judgment, whether reviewed alone or batched: keyed on the unit
+                if not self._right(f"{item.problem}|{step}|{text}", body, n, "review", truly_wrong=wrong):
+                    wrong = not wrong
+            elif not self._right(user, body, n, f"review{uid}", truly_wrong=wrong):
                 wrong = not wrong
             out.append({"unit_id": uid, "verdict": "incorrect" if wrong else "correct", "suspicion": 0.9 if wrong else 0.1,
                         "error_type": "unjustified_claim" if wrong else "", "should_formalize": False,

@@ -83,12 +83,15 @@ def test_saboteur_never_gets_checked_from_model_statements(bench: object) -> Non
     assert row["checked_from_model_statements"] == 0, row
 
 
-def test_llm_mode_costs_at_most_six_judge_calls(bench: object) -> None:
-    # issue 27's planning bound, under the perfect persona (tokens as the persona counts them: characters / 4)
+def test_llm_mode_costs_at_most_six_judge_calls_besides_its_anchor(bench: object) -> None:
+    # issue 27's planning bound, under the perfect persona (tokens as the persona counts them: characters / 4),
+    # plus the whole-proof judgment the answer is anchored on (issue 36): one judge call more, and the
+    # corroborating synthesis where the local answer departs from it (7.2 judge calls' tokens on these 12 items)
     items = _items(12)
     judge = bench.run(items, "perfect", "judge")  # type: ignore[attr-defined]
     llm = bench.run(items, "perfect", "llm")  # type: ignore[attr-defined]
-    assert llm["exact"] == 1.0 and llm["tokens_per_item"] <= 6 * judge["tokens_per_item"], (llm, judge)
+    assert llm["exact"] == 1.0 and llm["tokens_per_item"] <= 7.5 * judge["tokens_per_item"], (llm, judge)
+    assert llm["by_prompt"]["judge"]["calls"] == 1.0
     # one call splits the steps and gives the tree; no second structure call for a faithful split
     assert llm["by_prompt"]["decompose_tree"]["calls"] == 1.0
     assert "state_tree" not in llm["by_prompt"] and "repair_check" not in llm["by_prompt"]
@@ -111,3 +114,35 @@ def test_a_review_reads_a_unit_text_that_runs_over_several_lines() -> None:
     assert p._judged_unit(item, user) == (1, "We subtract 3:\n\\[ x = 5 - 3 = 3 \\]")
     reviews = __import__("json").loads(p._review_units(item, user, {}))["reviews"]
     assert [r["verdict"] for r in reviews] == ["incorrect", "correct"]
+
+
+def _split(n: int) -> list[Item]:
+    from tests.llm.persona import load_items
+
+    items = load_items(str(DATA))
+    return [items[i * len(items) // n] for i in range(n)]
+
+
+@pytest.mark.parametrize("persona", ["repeating", "overflag", "flat70", "verbose"])
+def test_llm_never_falls_below_its_judge_when_reviews_repeat(bench: object, persona: str) -> None:
+    # issue 36: re-samples that repeat a false alarm, reviews that overflag or err as often as whole proofs: the
+    # method holds its own whole-proof judgment (within 2 points)
+    items = _split(16)
+    judge = bench.run(items, persona, "judge")  # type: ignore[attr-defined]
+    llm = bench.run(items, persona, "llm")  # type: ignore[attr-defined]
+    assert llm["exact"] >= judge["exact"] - 0.02 and llm["unknown"] == 0, (llm, judge)
+
+
+def test_llm_keeps_its_gain_where_reviews_are_independent(bench: object) -> None:
+    items = _split(16)
+    judge = bench.run(items, "independent", "judge")  # type: ignore[attr-defined]
+    llm = bench.run(items, "independent", "llm")  # type: ignore[attr-defined]
+    assert llm["exact"] >= judge["exact"] + 0.10, (llm, judge)
+
+
+def test_a_saboteur_costs_at_most_ten_judgments(bench: object) -> None:
+    items = _split(12)
+    judge = bench.run(items, "saboteur", "judge")  # type: ignore[attr-defined]
+    llm = bench.run(items, "saboteur", "llm")  # type: ignore[attr-defined]
+    assert llm["tokens_per_item"] <= 10 * judge["tokens_per_item"], (llm, judge)
+    assert llm["checked_from_model_statements"] == 0

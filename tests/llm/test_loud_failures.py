@@ -138,7 +138,10 @@ def test_per_proof_call_budget_stops_calls_and_the_verdict_says_unknown(tmp_path
         server.respond_with(lambda body: Reply.ok('{"substeps": []}'))
         rc = main(["localize", str(f), "--mode", "llm", *_common(server.base_url, tmp_path), "--max-calls", "2"])
         v = json.loads(capsys.readouterr().out)
-        assert server.calls == 2 and v["usage"]["calls"] == 2  # the third call was never made
+        # the anchoring whole-proof judgment is asked first (unreadable here, so retried once): it spends the
+        # budget's two calls, and no decomposition, review or synthesis call is made past it
+        asked = [(r.get("response_format") or {}).get("json_schema", {}).get("name") for r in server.requests]
+        assert server.calls == 2 and v["usage"]["calls"] == 2 and asked == ["judge", "judge"], asked
         assert any("call budget spent (2 of 2)" in n for n in v["audit"]["notes"])
         # the reviews were never asked; the proof's own false formula (12 + 1 = 14) still decides
         assert (v["verdict"], v["first_error_step"], v["basis"], rc) == ("error", 2, "checked", 0)

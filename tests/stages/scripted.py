@@ -12,6 +12,9 @@ from collections.abc import Iterable
 from faithsieve.llm.types import ChatRequest, ChatResponse, LLMError, Usage
 
 MATERIAL = '{"material": true, "reason": "the step concludes from the refuted formula"}'
+NO_JUDGMENT = '{"answer": "no opinion", "reason": "not scripted"}'
+"""The whole-proof judgment fusion anchors on, when a test does not script it: unreadable, so fusion decides as
+the method without its anchor (the tests written before the anchor; its own cases script ``judge``)."""
 
 
 class ScriptedLLM:
@@ -51,6 +54,8 @@ class ScriptedLLM:
             answer = self.default
         elif request.prompt_id == "materiality":
             answer = MATERIAL
+        elif request.prompt_id == "judge":
+            answer = NO_JUDGMENT
         else:
             raise AssertionError(f"no scripted answer left for prompt {request.prompt_id!r}")
         if isinstance(answer, LLMError):

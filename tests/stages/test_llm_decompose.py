@@ -539,3 +539,17 @@ def test_listed_moves_with_an_empty_parent_continue_and_branches_are_named(scrip
     assert e0.parent == "s0" and e1.parent == e0.child and len(e1.children) == 2  # "" is the previous state
     assert e2.parent == e1.children[1] and tree.state(e1.children[1]).branch == "n = 3"
     assert e3.parent == e2.child and "h_gt: n > 2" not in tree.state(e2.child).hypotheses  # unlisted: continues
+
+
+@pytest.mark.parametrize("step", [r"We have $\log_2 2^5 = 5$, so the exponent is 5.",
+                                  r"Then log_2 2^5 = 5 and 3^2 = 9.", r"Hence $\sqrt{4} 9 = 6$ holds."])
+def test_the_screen_reads_an_operators_argument_as_the_reader_does(step: str) -> None:
+    # issue 36: `\log_2 2^5 = 5` is log_2(2^5) = 5, not the false `2^5 = 5`
+    cut = step.index(", so") + 1 if ", so" in step else step.index(" and") if " and" in step else len(step)
+    pieces = [step[:cut].strip(), step[cut:].strip()] if cut < len(step) else [step]
+    assert not [i for i in screen_repair(step, pieces) if i.startswith("formula not in its step")]
+
+
+def test_a_swapped_result_after_an_operator_is_still_caught() -> None:
+    step = "Since 2^5 = 32, the answer is 32."
+    assert screen_repair(step, ["Since 2^5 = 5,", "the answer is 32."])

@@ -46,12 +46,13 @@ def test_judge_and_llm_lists() -> None:
     assert kinds(judge.decompose) == ["Decompose"] and kinds(judge.check) == ["JudgeProof"]
     assert judge.needs_llm and not judge.needs_kernel
     llm = stages_for(Settings(mode="llm", llm_rule_kinds=("arithmetic", "identity")))
-    assert kinds(llm.decompose) == ["Decompose", "Sift", "Decompose"]
+    # the whole-proof judgment fusion anchors on is asked first (issue 36)
+    assert kinds(llm.decompose) == ["Anchor", "Decompose", "Sift", "Decompose"]
     assert kinds(llm.check) == ["Scan", "TypeObligations", "Verify", "Fuse"]
-    sieve = llm.decompose[1]
+    sieve = llm.decompose[2]
     assert isinstance(sieve, Sift) and isinstance(sieve.sieve, LiteralSieve) and sieve.sieve.kinds == ("arithmetic", "identity")
     graph = stages_for(Settings(mode="llm", ablations=("graph_judge",)))
-    assert kinds(graph.check) == ["JudgeTree"]
+    assert kinds(graph.check) == ["JudgeTree"] and kinds(graph.decompose)[0] == "Decompose"  # no anchor: no fusion
 
 
 def test_registered_stages_answer_to_their_role() -> None:
