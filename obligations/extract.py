@@ -264,9 +264,12 @@ def _identity(ctx: EdgeContext, r: Rel, vs: frozenset[str], read: Callable[[], d
         # the problem's equation with one side rewritten is that equation, to solve: what holds for all
         # values is only the equality of the side's two forms (none, when the rewriting is no such shape)
         rewritten = _one_side_rewritten((ctx.restates,), r)
-        if rewritten is None:
+        if rewritten is not None:
+            return IdentityObligation(**read(), claim=rewritten, asserted_identity=True, asserted_by="rewriting")
+        if not asserted_by:
             return None
-        return IdentityObligation(**read(), claim=rewritten, asserted_identity=True, asserted_by="rewriting")
+        # "Expanding the square, (x + 3)^2 = x^2 + 9" after "(x + 3)^2 = x^2 + 15": the new side is no form of
+        # the side it replaced, and the text says it rewrites the side it kept: the relation's own identity
     if not asserted_by and (not variables(r.lhs) or not variables(r.rhs)) and _linear_equation(r):
         return None  # "2x + 3 = 11" restated: an equation with a solution, never an identity to check
     return IdentityObligation(**read(), claim=r, asserted_identity=bool(asserted_by), asserted_by=asserted_by)
