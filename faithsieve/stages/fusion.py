@@ -320,8 +320,8 @@ def evidence_signal(ev: Evidence, settings: Settings) -> Signal | None:
             return None
     if ev.status == "verified":
         return Signal(ev.step, "fine", ev.basis, VERIFIED_RELIABILITY, f"{ev.claim[:160]} verified", ev.edge)
-    if ev.basis == "checked" and not may_decide(ev):
-        return None
+    if ev.basis == "checked" and not ev.counterexample:
+        return None  # (a suspect refutation still advises, below; ``may_decide`` keeps it from the floor)
     cx = ", ".join(f"{k} = {v}" for k, v in (ev.counterexample or {}).items())
     why = f"{ev.kind.value} claim '{ev.claim[:160]}' refuted by {ev.method}" + (f" ({cx})" if cx else "")
     if ev.suspect:  # a kind not yet measured clean: a prior on its step, as the scan's (never a floor, never local)
