@@ -49,8 +49,14 @@ from faithsieve.mathtext.ast import (
     variables,
     walk,
 )
-from faithsieve.mathtext.cost import CHECKERS, expansion_within, probe_sympy, trig_expansion_within
+from faithsieve.mathtext.cost import (
+    CHECKERS,
+    expansion_within,
+    probe_sympy,
+    trig_expansion_within,
+)
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate, to_sympy
+from faithsieve.mathtext.literals import show_number
 from faithsieve.runtime.lazy import lazy_module
 
 if TYPE_CHECKING:
@@ -137,7 +143,7 @@ class CalculusCheck:
             if type(mine) is Calc and mine.op == "int" and not mine.args:
                 return self._antiderivative(mine, other, env)
         bound = _bound_names(claim)
-        values: dict[str, Expr] = {k: Num(v, str(v), 0) for k, v in env.items()}
+        values: dict[str, Expr] = {k: Num(v, show_number(v), 0) for k, v in env.items()}
         sides = []
         for side in (claim.lhs, claim.rhs):
             s = substitute(side, values) if values else side  # a known value never enters a bound variable

@@ -74,7 +74,12 @@ def test_probe_sympy_bounds_what_sympy_built() -> None:
     import sympy
 
     from faithsieve.core.errors import EvaluationLimit
-    from faithsieve.mathtext.cost import CHECKERS, Limits, probe_sympy, trig_expansion_within
+    from faithsieve.mathtext.cost import (
+        CHECKERS,
+        Limits,
+        probe_sympy,
+        trig_expansion_within,
+    )
 
     x = sympy.Symbol("x")
     tower = sympy.diff(sympy.exp(sympy.exp(sympy.exp(x))), x)
