@@ -128,4 +128,4 @@ def test_integers_past_the_str_limit_are_answered_on_every_route(client) -> None
         assert t.status_code == 200, t.text[:300]
     b = client.post("/localize/batch", json={"items": BIG})
     assert b.status_code == 200, b.text[:300]
-    assert all(it.get("error") is None for it in b.json()["items"]), b.text[:500]
+    assert all(it.get("error") is None for it in b.json()["results"]), b.text[:500]
