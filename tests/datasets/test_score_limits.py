@@ -177,3 +177,16 @@ def test_common_failure_needs_a_majority_with_one_reason() -> None:
     other = {"predicted": "unknown", "reason": "no formula could be checked"}
     assert common_failure([bad, other, ok]) is None
     assert common_failure([]) is None
+
+
+def test_reading_a_long_item_holds_memory_of_its_size_not_fifty_times_it(tmp_path: Path) -> None:
+    """``score`` read a 45 MB file with two 22 MB items at 2.6 GB (the JSON depth guard's string pattern kept
+    a backtracking frame per character): the parent now reads it in a process capped at 600 MB (issue 38)."""
+    rows = [{"id": f"long{i}", "problem": "Compute.", "steps": ["2 + 2 = 4. " * 1_000_000], "label": 1} for i in range(2)]
+    path = tmp_path / "long.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (600 << 20, 600 << 20)); "
+            "from pathlib import Path; from faithsieve.datasets.adapters import load_dataset; "
+            "d = load_dataset(Path(sys.argv[1]), None); print(len(d.items))")
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "2", done.stderr[-1500:]
