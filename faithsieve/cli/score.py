@@ -111,7 +111,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         err(f"scored {m['n']} items ({result.processed} new, {result.reused} reused) -> {result.out}")
     print(json.dumps(summary, indent=1))
     failed = _failed_items(m.get("llm") or {}, m["n"])
-    if result.failure:
+    if result.failure and not failed:  # (failed model calls were already said, in their own line)
         err(f"error: {result.failure}")
         return 1
     return failed

@@ -20,6 +20,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, get_args
 
+import httpx
 import openai
 from typing_extensions import Self
 
@@ -34,6 +35,7 @@ from faithsieve.llm.types import (
     ToolCall,
     Usage,
 )
+from faithsieve.runtime.textfile import MAX_JSON_DEPTH, json_too_deep
 from faithsieve.runtime.urls import public_url
 
 if TYPE_CHECKING:
@@ -44,6 +46,52 @@ NO_KEY = "sk-no-key"
 
 MAX_BACKOFF_S = 30.0
 """Longest wait between two attempts."""
+
+
+MAX_BODY_BYTES = 16 << 20
+"""The largest answer body read from the endpoint, after decompression (a gzip-compressed answer is
+inflated at most this far: a few kilobytes of gzip can hold gigabytes)."""
+
+
+class UnreadableBody(openai.OpenAIError):
+    """An answer body past ``MAX_BODY_BYTES`` once decompressed, or JSON nested past ``MAX_JSON_DEPTH``
+    (the openai package's parser would recurse into it): raised in the transport, never retried."""
+
+
+class _BoundedTransport(httpx.BaseTransport):
+    """The HTTP transport with every answer body read (and decompressed) within ``MAX_BODY_BYTES`` and its
+    JSON nesting checked before the openai package parses it."""
+
+    def __init__(self, inner: httpx.BaseTransport, max_bytes: int = MAX_BODY_BYTES) -> None:
+        self.inner = inner
+        self.max_bytes = max_bytes
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        raw = self.inner.handle_request(request)
+        decoding = httpx.Response(raw.status_code, headers=raw.headers, stream=raw.stream, request=request)
+        body = bytearray()
+        try:
+            for chunk in decoding.iter_bytes():
+                body += chunk
+                if len(body) > self.max_bytes:
+                    raise UnreadableBody(f"answer body past {self.max_bytes} bytes once decompressed")
+        finally:
+            decoding.close()
+        if json_too_deep(body.decode("utf-8", "replace")):
+            raise UnreadableBody(f"answer JSON nested deeper than {MAX_JSON_DEPTH} levels")
+        skip = {"content-encoding", "content-length", "transfer-encoding"}
+        headers = [(k, v) for k, v in raw.headers.items() if k.lower() not in skip]
+        return httpx.Response(raw.status_code, headers=headers, content=bytes(body), request=request,
+                              extensions=raw.extensions)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def bounded_http_client(timeout_s: float) -> httpx.Client:
+    """The HTTP client of every endpoint call: answers read within ``MAX_BODY_BYTES`` and nesting bounds."""
+    return httpx.Client(transport=_BoundedTransport(httpx.HTTPTransport()), timeout=timeout_s,
+                        follow_redirects=True)
 
 
 SIZE_KEYWORDS = frozenset({"maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties",
@@ -184,7 +232,8 @@ class OpenAIClient:
         self._secret = api_key
         self._endpoint = public_url(base_url)
         self._slots = threading.BoundedSemaphore(concurrency)
-        self._api = openai.OpenAI(base_url=base_url, api_key=api_key or NO_KEY, timeout=timeout_s, max_retries=0)
+        self._api = openai.OpenAI(base_url=base_url, api_key=api_key or NO_KEY, timeout=timeout_s, max_retries=0,
+                                  http_client=bounded_http_client(timeout_s))
 
     @classmethod
     def from_settings(cls, settings: Settings) -> OpenAIClient:
@@ -262,7 +311,8 @@ class OpenAIClient:
                 if attempt + 1 < attempts:
                     time.sleep(min(self.backoff_s * 2 ** attempt, self.max_backoff_s))
                 continue
-            except ValueError as exc:  # a 200 whose body is not a chat completion (proxy page, ...)
+            except (ValueError, UnreadableBody, RecursionError) as exc:  # a 200 whose body is not a chat
+                # completion (proxy page, ...), past the body bound, or nested too deeply
                 raise self._fail(f"unreadable answer, not retried: {type(exc).__name__}: {str(exc)[:200]}") from None
             answer = self._to_response(completion, latency_ms)
             if self.structured == "json_schema_strict":
