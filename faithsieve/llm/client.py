@@ -14,13 +14,13 @@ raw JSON string the model wrote; validating them is the caller's job).
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import threading
 import time
 from typing import TYPE_CHECKING, Any, get_args
 
-import httpx
 import openai
 from typing_extensions import Self
 
@@ -58,17 +58,25 @@ class UnreadableBody(openai.OpenAIError):
     (the openai package's parser would recurse into it): raised in the transport, never retried."""
 
 
-class _BoundedTransport(httpx.BaseTransport):
+def _http_library() -> Any:
+    """The HTTP library the installed openai package is built on (``httpx``; ``httpx2`` in its later
+    releases): the transport below must hand it responses of its own kind."""
+    base = next(c for c in openai.DefaultHttpxClient.__mro__[1:] if c.__name__ == "Client")
+    return importlib.import_module(base.__module__.split(".")[0])
+
+
+class _BoundedTransport:
     """The HTTP transport with every answer body read (and decompressed) within ``MAX_BODY_BYTES`` and its
     JSON nesting checked before the openai package parses it."""
 
-    def __init__(self, inner: httpx.BaseTransport, max_bytes: int = MAX_BODY_BYTES) -> None:
-        self.inner = inner
+    def __init__(self, max_bytes: int = MAX_BODY_BYTES) -> None:
+        self.http = _http_library()
+        self.inner = self.http.HTTPTransport()
         self.max_bytes = max_bytes
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
+    def handle_request(self, request: Any) -> Any:
         raw = self.inner.handle_request(request)
-        decoding = httpx.Response(raw.status_code, headers=raw.headers, stream=raw.stream, request=request)
+        decoding = self.http.Response(raw.status_code, headers=raw.headers, stream=raw.stream, request=request)
         body = bytearray()
         try:
             for chunk in decoding.iter_bytes():
@@ -81,17 +89,24 @@ class _BoundedTransport(httpx.BaseTransport):
             raise UnreadableBody(f"answer JSON nested deeper than {MAX_JSON_DEPTH} levels")
         skip = {"content-encoding", "content-length", "transfer-encoding"}
         headers = [(k, v) for k, v in raw.headers.items() if k.lower() not in skip]
-        return httpx.Response(raw.status_code, headers=headers, content=bytes(body), request=request,
-                              extensions=raw.extensions)
+        return self.http.Response(raw.status_code, headers=headers, content=bytes(body), request=request,
+                                  extensions=raw.extensions)
 
     def close(self) -> None:
         self.inner.close()
 
+    def __enter__(self) -> Self:
+        return self
 
-def bounded_http_client(timeout_s: float) -> httpx.Client:
-    """The HTTP client of every endpoint call: answers read within ``MAX_BODY_BYTES`` and nesting bounds."""
-    return httpx.Client(transport=_BoundedTransport(httpx.HTTPTransport()), timeout=timeout_s,
-                        follow_redirects=True)
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def bounded_http_client(timeout_s: float) -> Any:
+    """The HTTP client of every endpoint call (openai's own default client, its transport bounded):
+    answers read within ``MAX_BODY_BYTES`` and the nesting bound."""
+    transport: Any = _BoundedTransport()  # duck-typed: the library's BaseTransport is httpx's or httpx2's
+    return openai.DefaultHttpxClient(transport=transport, timeout=timeout_s)
 
 
 SIZE_KEYWORDS = frozenset({"maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties",
