@@ -13,7 +13,8 @@ lane estimate (``text_cost`` under ``SERVICE``) and records the lane.
 Prints the slowest ``--top`` checks (seconds, peak RSS of the child during that check, the lane, the
 verdict) and, with ``--json``, writes every measurement.
 
-    python bench/bomb_search.py [--timeout-s 10] [--memory-mb 3000] [--top 10] [--json out.json]
+    python bench/bomb_search.py [--family formulas|calculus] [--timeout-s 10] [--memory-mb 3000] [--top 10]
+                                [--json out.json]
 
 Run under ``prlimit --as=...`` / ``timeout`` on a shared machine: the child limits itself, this
 parent only waits.
@@ -87,9 +88,48 @@ def _others() -> list[str]:
     ]
 
 
-def claims() -> list[str]:
+# the calculus reader: values sympy builds exactly and is then asked to evaluate (issue 38)
+TOWERS = [r"e^{e^{e^{x}}}", r"\exp(\exp(\exp(x)))", r"e^{e^{x}}", r"e^{x^{24}}", r"\sin(e^{e^{x}})",
+          r"x^{x^{x}}", r"\ln(\ln(\ln(x)))", r"\tan(1000000x)", r"(x+1)^{24}", r"e^{e^{x^{2}}}"]
+POINTS = ["2", "100", "10^{6}", r"e^{e^{5}}", r"2^{2^{10}}"]
+HUGE_BOUNDS = [r"e^{e^{e^{10}}}", r"e^{e^{e^{3}}}", r"10^{1000}", r"e^{10^{4}}", r"2^{2^{14}}", r"e^{e^{20}}"]
+INTEGRANDS = [r"\frac{1}{x}", r"e^{x}", r"\cos x", r"x^{2}", r"\sin(1000000x)", r"e^{e^{x}}"]
+LIMIT_BODIES = [r"\left(1+\frac{1}{x}\right)^{x}", r"\frac{e^{e^{x}}}{x}", r"\frac{\sin x}{x}", r"x^{24}e^{-x}",
+                r"e^{e^{e^{x}}}", r"\frac{\ln x}{x}"]
+LIMIT_POINTS = [r"\infty", "0", r"e^{e^{e^{5}}}", r"10^{100}", "1"]
+ANTIDERIVATIVES = [r"\tan(1000000x)", r"\sin(10^{9}x)", r"e^{e^{e^{x}}}", r"(x+1)^{24}", r"\sin(x)^{24}",
+                   r"\tan(x)^{20}", r"\cos(1000x)^{2}", r"\ln(\ln(x))", r"\sin(\sin(\sin(x)))"]
+ANTI_INTEGRANDS = [r"\cos x", r"e^{x}", r"\frac{1}{x}", r"x^{2}"]
+
+
+def calculus_claims() -> list[str]:
+    """Derivatives at points (written out and through a defined function), definite integrals with huge
+    bounds, limits and antiderivatives, towers inside each. A claim with a newline is a proof of one
+    step per line (``f(x) = …`` then ``f'(P) = 1``)."""
+    out: list[str] = []
+    for body, pt in itertools.product(TOWERS, POINTS):
+        out.append(f"$\\left.\\frac{{d}}{{dx}} {body}\\right|_{{x={pt}}} = 1$")
+        out.append(f"Let $f(x) = {body}$.\nThen $f'({pt}) = 1$.")
+        out.append(f"Let $f(x) = {body}$.\nThen $f''({pt}) = 1$.")
+    for lo, hi, f in itertools.product(["1", "0"], HUGE_BOUNDS, INTEGRANDS):
+        out.append(f"$\\int_{{{lo}}}^{{{hi}}} {f}\\,dx = 1$")
+    for body, pt in itertools.product(LIMIT_BODIES, LIMIT_POINTS):
+        out.append(f"$\\lim_{{x \\to {pt}}} {body} = 1$")
+    for f, F in itertools.product(ANTI_INTEGRANDS, ANTIDERIVATIVES):
+        out.append(f"$\\int {f}\\,dx = {F} + C$")
+    for body in TOWERS:
+        out.append(f"$\\frac{{d}}{{dx}} {body} = {body}$")
+        out.append(f"$\\int {body}\\,dx = {body} + C$")
+    return out
+
+
+def claims(family: str = "formulas") -> list[str]:
     """Every claim of the search, at most ``MAX_CHARS`` characters, without repeats."""
     out: list[str] = []
+    if family == "calculus":
+        out = calculus_claims()
+        seen0: set[str] = set()
+        return [c for c in out if len(c) <= MAX_CHARS and not (c in seen0 or seen0.add(c))]  # type: ignore[func-returns-value]
     for p, w in itertools.product(_plain_powers(), PLAIN_WRAPPERS):
         f = w.replace("{P}", p)
         out.append(f"{f} = 5")
@@ -140,7 +180,8 @@ def child(memory_mb: int) -> None:
             lane = f"error {type(exc).__name__}"
         t1 = time.perf_counter()
         try:
-            v = localize(Proof(problem="p", steps=(Step(index=1, text=text),)))
+            steps = tuple(Step(index=i + 1, text=t) for i, t in enumerate(text.split("\n")))
+            v = localize(Proof(problem="p", steps=steps))
             verdict = v.verdict
             statuses = sorted({ev.status for st in v.steps for ev in st.evidence})
         except MemoryError:
@@ -205,11 +246,14 @@ def main() -> int:
     ap.add_argument("--top", type=int, default=10)
     ap.add_argument("--limit", type=int, default=0, help="check only the first N claims (0: all)")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--family", choices=("formulas", "calculus"), default="formulas",
+                    help="formulas: powers of sums in every function and bar; calculus: derivatives at points, "
+                         "definite integrals with huge bounds, limits, antiderivatives, towers inside each")
     args = ap.parse_args()
     if args.child:
         child(args.memory_mb)
         return 0
-    todo = claims()[: args.limit or None]
+    todo = claims(args.family)[: args.limit or None]
     child_proc = Child(args.memory_mb)
     rows = []
     t0 = time.perf_counter()

@@ -230,7 +230,8 @@ def _expr(e: Expr, c: _Ctx) -> tuple[str, int, bool]:
             raise _Refuse("exponent too large")
         s, p, typed = _expr(e.base, c)
         return f"{_wrap(s, p, _ATOM)} ^ {n.numerator}", 75, typed
-    assert isinstance(e, Call)
+    if not isinstance(e, Call):  # a derivative, an integral or a limit (``Calc``)
+        raise _Refuse("a derivative, an integral or a limit: no Lean rendering here (checked by sympy-calculus)")
     return _call(e, c)
 
 

@@ -49,8 +49,14 @@ from faithsieve.mathtext.ast import (
     variables,
     walk,
 )
-from faithsieve.mathtext.cost import CHECKERS, expansion_within
+from faithsieve.mathtext.cost import (
+    CHECKERS,
+    expansion_within,
+    probe_sympy,
+    trig_expansion_within,
+)
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate, to_sympy
+from faithsieve.mathtext.literals import show_number
 from faithsieve.runtime.lazy import lazy_module
 
 if TYPE_CHECKING:
@@ -137,7 +143,7 @@ class CalculusCheck:
             if type(mine) is Calc and mine.op == "int" and not mine.args:
                 return self._antiderivative(mine, other, env)
         bound = _bound_names(claim)
-        values: dict[str, Expr] = {k: Num(v, str(v), 0) for k, v in env.items()}
+        values: dict[str, Expr] = {k: Num(v, show_number(v), 0) for k, v in env.items()}
         sides = []
         for side in (claim.lhs, claim.rhs):
             s = substitute(side, values) if values else side  # a known value never enters a bound variable
@@ -148,6 +154,22 @@ class CalculusCheck:
         if free:
             return self._functions(a, b, calc_side, free, claim)
         return self._numbers(a, b, claim)
+
+    def _judged(self, v: sympy.Expr, at: dict[str, sympy.Expr] | None = None) -> None:
+        """The cost model judges a value sympy built (at the point ``at`` gives its letter) before it is
+        evaluated to digits or at the point: past its bounds, ``unknown`` at once."""
+        try:
+            probe_sympy(v, self.lim, at)
+        except FaithSieveError as exc:
+            raise _Undecided(f"the computed value is too large to evaluate ({exc.message})") from exc
+
+    def _fits(self, v: sympy.Expr, at: dict[str, sympy.Expr]) -> bool:
+        """``v`` at a sample point is within the cost model's bounds (a point past them says nothing)."""
+        try:
+            self._judged(v, at)
+        except _Undecided:
+            return False
+        return True
 
     def _tick(self) -> None:
         if self.deadline is not None and time.monotonic() > self.deadline:
@@ -188,6 +210,7 @@ class CalculusCheck:
         v = self._value(e)
         if v.free_symbols:
             raise _Undecided("a bound or a point that is not a number")
+        self._judged(v)
         return v
 
     def _calc(self, e: Calc) -> sympy.Expr:
@@ -197,7 +220,9 @@ class CalculusCheck:
         if e.op == "diff":
             out = sympy.diff(body, x)
             if e.args:
-                out = out.subs(x, self._point(e.args[0]))
+                point = self._point(e.args[0])
+                self._judged(out, {e.var: point})
+                out = out.subs(x, point)
         elif e.op == "int":
             if not e.args:
                 raise _Undecided("an indefinite integral inside a larger expression")
@@ -220,6 +245,7 @@ class CalculusCheck:
             raise _Undecided("the value is infinite or undefined")
         if sympy.count_ops(out) > MAX_RESULT_OPS:
             raise _Undecided("computed value too large to compare")
+        self._judged(out)
         return out
 
     def _tame(self, e: Calc, body: sympy.Expr, x: sympy.Symbol) -> None:
@@ -298,11 +324,14 @@ class CalculusCheck:
             return Unknown(METHOD, "the claimed antiderivative's derivative is not computed in closed form")
         self._tick()
         num, _den = sympy.fraction(sympy.together(dF - f))
-        if sympy.expand(num) == 0 or (num.has(sympy.sin, sympy.cos, sympy.tan) and sympy.expand(num, trig=True) == 0):
+        if sympy.expand(num) == 0 or (num.has(sympy.sin, sympy.cos, sympy.tan) and trig_expansion_within(num, CHECKERS)
+                                      and sympy.expand(num, trig=True) == 0):
             return Verified(METHOD, f"the derivative of the claimed antiderivative is {_show(dF)}, the integrand")
         for p in _POINTS:
             self._tick()
             q = sympy.Rational(p.numerator, p.denominator)
+            if not all(self._fits(v, {x_name: q}) for v in (f, dF, F)):
+                continue
             fv, dv, Fv = (v.subs(x, q).evalf(50) for v in (f, dF, F))
             if not all(v.is_real and v.is_finite for v in (fv, dv, Fv)):
                 continue  # a point outside the domain of a side says nothing
@@ -315,6 +344,8 @@ class CalculusCheck:
     # -- comparisons --------------------------------------------------
     def _numbers(self, a: sympy.Expr, b: sympy.Expr, claim: Rel) -> Outcome:
         self._tick()
+        self._judged(a)
+        self._judged(b)
         d = sympy.expand(a - b)
         if d == 0:
             return Verified(METHOD, f"computed value {_show(a)}")
@@ -350,6 +381,8 @@ class CalculusCheck:
         (x,) = tuple(free)
         for p in _POINTS:
             self._tick()
+            if not all(self._fits(v, {str(x): sympy.Rational(p.numerator, p.denominator)}) for v in (a, b)):
+                continue
             v = (a - b).subs(x, sympy.Rational(p.numerator, p.denominator)).evalf(50)
             av = a.subs(x, sympy.Rational(p.numerator, p.denominator)).evalf(30)
             if not (v.is_real and av.is_real and v.is_finite):

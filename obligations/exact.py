@@ -44,6 +44,7 @@ from faithsieve.mathtext.ast import (
     walk,
 )
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
+from faithsieve.mathtext.literals import show_number
 
 
 class Checker(Protocol):
@@ -55,19 +56,10 @@ class Checker(Protocol):
         """Decide ``ob`` before ``deadline`` (``time.monotonic()`` value), or return None if not applicable."""
 
 
-def _big_int(n: int) -> str:
-    """Integers too long to print (Python refuses str() past 4300 digits): sign, leading digits, size."""
-    digits = int(abs(n).bit_length() * 0.30103)
-    head = abs(n) >> max(0, abs(n).bit_length() - 64)
-    return f"{'-' if n < 0 else ''}{str(head)[:6]}… (about {digits + 1} digits)"
-
-
 def fmt(x: Fraction) -> str:
     """A readable exact value: integers plainly, short decimals as decimals, else p/q (≈ decimal)."""
     if max(x.numerator.bit_length(), x.denominator.bit_length()) > 2000:
-        if x.denominator == 1:
-            return _big_int(x.numerator)
-        return f"{_big_int(x.numerator)} / {_big_int(x.denominator)}"
+        return show_number(x, 600)  # 10^5000, ≈ 1.4377 × 10^5000: correct leading digits, never str() of it
     if x.denominator == 1:
         return str(x.numerator)
     d = x.denominator

@@ -25,6 +25,7 @@ from faithsieve.core.errors import EvaluationLimit, FaithSieveError, NotRational
 from faithsieve.mathtext import numtheory
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Rel, of_type
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
+from faithsieve.mathtext.literals import show_number
 from faithsieve.runtime.lazy import lazy_module
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ def _reduced(e: Expr, lim: Limits) -> Expr:
 
 
 def _num(v: Fraction) -> Expr:
-    n = Num(abs(v), str(abs(v)), 0)
+    n = Num(abs(v), show_number(abs(v)), 0)
     return Neg(n) if v < 0 else n
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
 
 from faithsieve.mathtext.ast import Rel
+from faithsieve.mathtext.literals import show_number
 
 
 def _rels_text(rels: tuple[Rel, ...]) -> list[str]:
@@ -167,7 +168,7 @@ class SubstitutionObligation(_ObligationBase):
     """The problem is a word problem: rounding as for arithmetic (``ArithmeticObligation.word_problem``)."""
 
     def claim_text(self) -> str:
-        return f"{', '.join(f'{k} = {v}' for k, v in self.env.items())} ⊢ {self.claim}"
+        return f"{', '.join(f'{k} = {show_number(v)}' for k, v in self.env.items())} ⊢ {self.claim}"
 
     def flag_kind(self) -> str:
         return "known_values"  # false at the values established earlier, not as a formula in its letters
@@ -212,7 +213,7 @@ class SolutionObligation(_ObligationBase):
     """Inequalities on the letter read with the equation ("x > 0"): a root that violates one is not dropped."""
 
     def claim_text(self) -> str:
-        vals = ", ".join(f"{k} = {v}" for k, v in self.values.items())
+        vals = ", ".join(f"{k} = {show_number(v)}" for k, v in self.values.items())
         every = f" (the text lists {self.listed} distinct value(s) as all its real roots)" if self.listed else ""
         return f"{vals} solves {'; '.join(str(e) for e in self.equations)}{every}"
 

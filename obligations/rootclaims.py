@@ -30,6 +30,7 @@ from faithsieve.core.proof import Proof
 from faithsieve.mathtext.ast import Neg, Num, Rel, Var, variables
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, evaluate
 from faithsieve.mathtext.extract import extract_formulas
+from faithsieve.mathtext.literals import show_number
 
 MAX_PROBLEM_CHARS = 4000
 _ROOT_WORDS = re.compile(r"(?i)\b(roots?|zeros?|zeroes|solutions?|solves?|therefore|hence|thus)\b")
@@ -88,9 +89,9 @@ def _completeness(var: str, eq: Rel, group: list[tuple[str, int, tuple[int, int]
     values = sorted({v for *_, v in group})
     step = group[0][1]
     span = (group[0][2][0], group[-1][2][1])
-    conditions = tuple(Rel(Var(var), "=", Num(v, str(v), 0)) for v in values)
+    conditions = tuple(Rel(Var(var), "=", Num(v, show_number(v), 0)) for v in values)
     return CoverageObligation(id="", step=step, span=span, edge="", source=f"the solution set of {eq}",
-                              variable=var, cases=tuple(f"{var} = {v}" for v in values), conditions=conditions,
+                              variable=var, cases=tuple(f"{var} = {show_number(v)}" for v in values), conditions=conditions,
                               case_sizes=tuple(1 for _ in values), parity=tuple("" for _ in values),
                               domain="integer" if _INTEGER_DOMAIN.search(problem[:MAX_PROBLEM_CHARS]) else "real",
                               domain_constraints=(eq,), domain_stated=True)

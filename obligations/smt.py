@@ -47,6 +47,7 @@ from faithsieve.mathtext.ast import (
     literals,
 )
 from faithsieve.mathtext.evaluate import evaluate, to_sympy
+from faithsieve.mathtext.literals import number_within
 from faithsieve.runtime.lazy import lazy_module
 
 if TYPE_CHECKING:
@@ -72,6 +73,8 @@ class _Syms(dict[str, "z3.ArithRef"]):
 
 def _z3_expr(e: Expr, syms: _Syms) -> z3.ArithRef:
     if isinstance(e, Num):
+        if not number_within(e.value):
+            raise _NoZ3  # written out to the solver in digits: past the printing bound
         return z3.RealVal(f"{e.value.numerator}/{e.value.denominator}", syms.ctx)
     if isinstance(e, Var):
         if e.name not in syms:

@@ -52,6 +52,7 @@ from faithsieve.mathtext.ast import (
 )
 from faithsieve.mathtext.cost import CHECKERS, expansion_terms, expansion_within
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
+from faithsieve.mathtext.literals import show_number
 from faithsieve.runtime.lazy import lazy_module
 
 if TYPE_CHECKING:
@@ -161,7 +162,7 @@ class SympyChecker:
     def _closed(self, c: Rel, env: dict[str, Fraction], approx: bool) -> Outcome:
         if _too_large(c):
             return Unknown(self.name, "formula too large for symbolic checking")
-        vals = {Var(k): Num(v, str(v), 0) for k, v in env.items()}
+        vals = {Var(k): Num(v, show_number(v), 0) for k, v in env.items()}
         lhs = substitute(c.lhs, {k: n for k, n in ((v.name, n) for v, n in vals.items())})
         rhs = substitute(c.rhs, {k: n for k, n in ((v.name, n) for v, n in vals.items())})
         if self.radicals and radical_equal(lhs, rhs, self.lim):  # equal in exact arithmetic with square roots and pi

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from faithsieve.mathtext.ast import Rel
 from faithsieve.mathtext.extract import Formula
+from faithsieve.mathtext.literals import show_number
 from faithsieve.runtime.lazy import lazy_module
 
 if TYPE_CHECKING:
@@ -215,7 +216,7 @@ class _Graph:
             nodes = tree.__dict__.pop("_records")
             g = nx.DiGraph()
             for node, facts, values, goal, branch in nodes:
-                hyps = tuple(str(x) for x in facts) + tuple(f"{k} = {v}" for k, v in values)
+                hyps = tuple(str(x) for x in facts) + tuple(f"{k} = {show_number(v)}" for k, v in values)
                 # what ProofState(...).model_dump() gives, built directly (every field is a str or a tuple of str)
                 g.add_node(node, state={"id": node, "hypotheses": hyps, "goal": goal, "branch": branch})
             for edge in tree.edges:

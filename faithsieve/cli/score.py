@@ -114,7 +114,11 @@ def cmd_score(args: argparse.Namespace) -> int:
     if not quiet:
         err(f"scored {m['n']} items ({result.processed} new, {result.reused} reused) -> {result.out}")
     print(json.dumps(summary, indent=1))
-    return _failed_items(m.get("llm") or {}, m["n"])
+    failed = _failed_items(m.get("llm") or {}, m["n"])
+    if result.failure and not failed:  # (failed model calls were already said, in their own line)
+        err(f"error: {result.failure}")
+        return 1
+    return failed
 
 
 def score_prediction_file(args: argparse.Namespace, path: Path, subsets: tuple[str, ...]) -> int:

@@ -31,7 +31,7 @@ from faithsieve.grading.adapters import compute_score as _compute_score
 from faithsieve.grading.config import GraderConfig, _apply_overrides
 from faithsieve.grading.result import GradeResult
 from faithsieve.grading.reward import Grader, replace_default_grader
-from faithsieve.runtime.raycluster import assigned_cpus, import_ray
+from faithsieve.runtime.raycluster import assigned_cpus, import_ray, refuse_shadowing
 
 __all__ = ["GraderActor", "GraderActorPool", "compute_score", "grader_actor", "ray_config", "reward_func"]
 
@@ -92,8 +92,10 @@ class GraderActor:
 
 
 def grader_actor(num_cpus: float = 1, **ray_options: Any) -> Any:
-    """``GraderActor`` as a Ray actor class with ``num_cpus`` (its pool's size, floored, at least 1)."""
+    """``GraderActor`` as a Ray actor class with ``num_cpus`` (its pool's size, floored, at least 1);
+    ``RayUnavailable`` with the fix when the working directory would shadow the package on the workers."""
     ray = import_ray()
+    refuse_shadowing()
     return ray.remote(num_cpus=num_cpus, **ray_options)(GraderActor)
 
 

@@ -38,6 +38,7 @@ from faithsieve.llm.types import (
     ToolCall,
     Usage,
 )
+from faithsieve.runtime.textfile import MAX_JSON_DEPTH, json_too_deep
 from faithsieve.runtime.urls import public_url
 
 if TYPE_CHECKING:
@@ -48,8 +49,17 @@ NO_KEY = "sk-no-key"
 
 MAX_BACKOFF_S = 30.0
 """Longest wait between two attempts (a server's ``Retry-After`` may ask for longer, within the call's deadline)."""
-MAX_BODY_BYTES = 8_000_000
-"""Largest answer body read (a runaway answer is a failure, not data)."""
+
+
+MAX_BODY_BYTES = 16 << 20
+"""The largest answer body read from the endpoint, after decompression (a gzip-compressed answer is
+inflated at most this far: a few kilobytes of gzip can hold gigabytes)."""
+
+
+class UnreadableBody(openai.OpenAIError):
+    """An answer body past ``MAX_BODY_BYTES`` once decompressed, or JSON nested past ``MAX_JSON_DEPTH``
+    (a parser would recurse into it): raised while the answer is read (``OpenAIClient._create``), never
+    retried."""
 
 
 SIZE_KEYWORDS = frozenset({"maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties",
@@ -289,7 +299,8 @@ class OpenAIClient:
                 if attempt + 1 < attempts:
                     time.sleep(wait)
                 continue
-            except ValueError as exc:  # a 200 whose body is not a chat completion (proxy page, ...)
+            except (ValueError, UnreadableBody, RecursionError) as exc:  # a 200 whose body is not a chat
+                # completion (proxy page, ...), past the body bound, or nested too deeply
                 raise self._fail(f"unreadable answer, not retried: {type(exc).__name__}: {str(exc)[:200]}") from None
             answer = self._to_response(completion, latency_ms)
             if self.structured == "json_schema_strict":
@@ -329,16 +340,19 @@ class OpenAIClient:
         """One HTTP attempt, cut at ``deadline`` (``time.monotonic()``) however the server sends its answer: the
         body is read in chunks and the connection closed once the deadline passes (an endpoint that drips bytes or
         never ends its answer), each read bounded by the time left. Raises ``APITimeoutError`` past the deadline,
-        the openai errors for HTTP errors, ``ValueError`` for a body that is not a chat completion."""
+        the openai errors for HTTP errors, ``UnreadableBody`` past the size or nesting bound, ``ValueError`` for a
+        body that is not a chat completion."""
         left = max(0.05, deadline - time.monotonic())  # a deadline already passed: the client's own time limit fires
         body = bytearray()
         with self._api.chat.completions.with_streaming_response.create(**kwargs, timeout=left) as response:
             for chunk in response.iter_bytes():
                 body += chunk
-                if len(body) > MAX_BODY_BYTES:
-                    raise ValueError(f"answer body larger than {MAX_BODY_BYTES} bytes")
+                if len(body) > MAX_BODY_BYTES:  # (``iter_bytes`` decompresses: the bound is on what it inflates)
+                    raise UnreadableBody(f"answer body past {MAX_BODY_BYTES} bytes once decompressed")
                 if time.monotonic() > deadline:
                     raise openai.APITimeoutError(request=response.http_request)
+        if json_too_deep(body.decode("utf-8", "replace")):
+            raise UnreadableBody(f"answer JSON nested deeper than {MAX_JSON_DEPTH} levels")
         return ChatCompletion.model_validate_json(bytes(body))
 
     def _to_response(self, completion: Any, latency_ms: float) -> ChatResponse:

@@ -51,6 +51,7 @@ import mpmath
 from faithsieve.core.errors import EvaluationLimit, FaithSieveError, NotRational
 from faithsieve.mathtext.ast import (
     BinOp,
+    Calc,
     Call,
     Const,
     Expr,
@@ -113,6 +114,9 @@ class CostProfile:
     value, a sum, a variable) makes a formula heavy (its expansion is costly)."""
     max_operator_run: int = 15
     """Lane estimate: a run of more operator characters than this makes a proof heavy."""
+    max_trig_multiple: int = 24
+    """``trig_expansion_within``: the largest integer multiple ``k`` of a trigonometric argument (``sin(k·x)``)
+    that an expansion with ``trig=True`` may meet (it builds about ``k`` terms)."""
     inline_work: frozenset[str] = frozenset({"exact"})
     """The work a caller that can isolate (the grader's answer comparison) runs in its own thread:
     exact arithmetic on parsed values; ``numeric`` (50-digit), ``symbolic`` (sympy) and ``samples``
@@ -461,6 +465,126 @@ _PROBE_FUNCS: dict[str, _ProbeFn] = {
 
 
 # ---------------------------------------------------------------------------
+# The magnitude probe over values sympy built (derivatives, integrals, limits)
+# ---------------------------------------------------------------------------
+
+_SYMPY_FUNCS: dict[str, str] = {"exp": "exp", "log": "ln", "sin": "sin", "cos": "cos", "tan": "tan",
+                                "factorial": "factorial", "binomial": "binom", "floor": "floor",
+                                "ceiling": "ceil"}
+"""sympy's function names -> the probe's handlers (``_PROBE_FUNCS``)."""
+_SYMPY_MPMATH: frozenset[str] = frozenset({"sec", "csc", "cot", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+                                           "asinh", "acosh", "atanh", "sign", "re", "im"})
+"""Functions of bounded growth (or whose growth the meter bounds) evaluated by mpmath of the same name."""
+_SYMPY_CONSTANTS: dict[str, str] = {"Pi": "pi", "Exp1": "e", "ImaginaryUnit": "j", "EulerGamma": "euler",
+                                    "GoldenRatio": "phi", "Catalan": "catalan"}
+
+
+def probe_sympy(v: Any, lim: Limits = DEFAULT_LIMITS, env: Mapping[str, Any] | None = None) -> None:
+    """The magnitude probe (``probe``) over an expression sympy built: every variable-free part (and
+    every part whose letters ``env`` gives a value, an exact rational or a sympy number) has a bounded
+    numeric cost, checked before it is computed; raise ``EvaluationLimit`` if not. A sympy value is
+    evaluated to digits (``evalf``), or at a point (``subs``), only after this answers: a derivative at a
+    point is ``exp(exp(exp(100)))``, an integral up to ``e^{e^{e^{10}}}`` is ``exp(exp(10))`` (the
+    formula as written says nothing of either). Functions the probe does not bound refuse."""
+    _CTX.prec = lim.probe_precision
+    meter = Meter(lim.max_steps)
+    values = {k: _sympy_value(x, lim, meter, {}) for k, x in (env or {}).items()}
+    _sympy_value(v, lim, meter, values)
+
+
+def _sympy_atom(v: Any, lim: Limits, meter: Meter, env: Mapping[str, Any]) -> Any:
+    if isinstance(v, Fraction):
+        return _bounded_rational(v.numerator, v.denominator, lim, meter)
+    if getattr(v, "is_Rational", False):
+        return _bounded_rational(int(v.p), int(v.q), lim, meter)
+    if getattr(v, "is_Float", False):
+        return _bounded(_CTX.mpf(v), lim, meter)
+    if getattr(v, "is_Symbol", False):
+        return env.get(str(v))
+    name = type(v).__name__
+    if name in _SYMPY_CONSTANTS:
+        c = _SYMPY_CONSTANTS[name]
+        return _CTX.mpc(0, 1) if c == "j" else getattr(_CTX, c)
+    if getattr(v, "is_infinite", False) or name in ("NaN", "ComplexInfinity", "Infinity", "NegativeInfinity"):
+        raise EvaluationLimit("value is not finite")
+    raise EvaluationLimit(f"a value the cost model does not bound ({name})")
+
+
+def _bounded_rational(p: int, q: int, lim: Limits, meter: Meter) -> Any:
+    if max(p.bit_length(), q.bit_length()) > lim.max_bits:
+        raise EvaluationLimit("value too large or too small to evaluate")
+    return _bounded(_CTX.mpf(p) / q, lim, meter)
+
+
+def _sympy_value(v: Any, lim: Limits, meter: Meter, env: Mapping[str, Any]) -> Any:
+    """The value of the sympy expression ``v`` at probe precision, or None when it has free letters."""
+    meter.charge()
+    args = getattr(v, "args", ())
+    if isinstance(v, Fraction) or not args:
+        return _sympy_atom(v, lim, meter, env)
+    vals = [_sympy_value(a, lim, meter, env) for a in args]
+    if any(a is None for a in vals):
+        return None
+    if v.is_Add:
+        return _bounded(_CTX.fsum(vals), lim, meter)
+    if v.is_Mul:
+        out = _CTX.mpf(1)
+        for a in vals:
+            out = _bounded(out * a, lim, meter)
+        return out
+    if v.is_Pow:
+        base, ex = vals
+        if base == 0:
+            return _CTX.mpf(0)
+        if abs(ex) * max(abs(_log2_abs(base)), 1.0) > lim.max_bits:
+            raise EvaluationLimit("power too large")
+        return _bounded(_CTX.power(base, ex), lim, meter)
+    return _sympy_call(type(v).__name__, vals, lim, meter)
+
+
+def _sympy_call(name: str, vals: list[Any], lim: Limits, meter: Meter) -> Any:
+    fn = _SYMPY_FUNCS.get(name)
+    if fn is not None:
+        return _PROBE_FUNCS[fn](fn, vals, lim, meter)
+    if name == "Abs":
+        return abs(vals[0])
+    if name in _SYMPY_MPMATH and len(vals) == 1:
+        if name in ("sinh", "cosh") and abs(vals[0]) > lim.max_bits * _LN2:
+            raise EvaluationLimit("hyperbolic function of a too large argument")
+        if name in ("sec", "csc", "cot") and vals[0] != 0:
+            meter.charge_bits(max(0, int(_log2_abs(vals[0]))))
+        try:
+            return _bounded(getattr(_CTX, name)(vals[0]), lim, meter)
+        except (ValueError, ZeroDivisionError) as exc:
+            raise NotRational(f"{name} is undefined here") from exc
+    raise EvaluationLimit(f"a function the cost model does not bound ({name})")
+
+
+_TRIG_NAMES = frozenset({"sin", "cos", "tan", "sec", "csc", "cot", "sinh", "cosh", "tanh"})
+
+
+def trig_expansion_within(v: Any, profile: CostProfile) -> bool:
+    """sympy's ``expand(trig=True)`` writes ``sin(k·x)`` as a polynomial of degree ``k`` in ``sin x`` and
+    ``cos x`` (``tan(1000000x)``: a million terms, gigabytes): every trigonometric function in ``v`` has an
+    argument whose integer multiples are at most ``profile.max_trig_multiple`` (a rational coefficient
+    counts its numerator), and ``v`` has at most ``profile.max_nodes`` nodes."""
+    stack, seen = [v], 0
+    while stack:
+        n = stack.pop()
+        seen += 1
+        if seen > profile.max_nodes:
+            return False
+        args = getattr(n, "args", ())
+        if type(n).__name__ in _TRIG_NAMES and args:
+            for term in getattr(args[0], "args", ()) if args[0].is_Add else (args[0],):
+                coeff = term.as_coeff_Mul()[0]
+                if coeff.is_Rational and max(abs(int(coeff.p)), int(coeff.q)) > profile.max_trig_multiple:
+                    return False
+        stack.extend(args)
+    return True
+
+
+# ---------------------------------------------------------------------------
 # The double-precision probe
 # ---------------------------------------------------------------------------
 
@@ -612,8 +736,10 @@ class _Doubles:
 
 _OPERATOR_CHARS = frozenset("=<>+*/^-")
 _COST_HINTS = ("^", "!", "|", "√", "∛", "∜", "⁰", "¹", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸", "⁹",
-               "exp", "sin", "cos", "tan", "ln", "log", "binom", "sqrt", "root", "abs", "floor", "ceil")
-"""What a costly formula must contain (a power, a factorial, a function name) unless it is long."""
+               "exp", "sin", "cos", "tan", "ln", "log", "binom", "sqrt", "root", "abs", "floor", "ceil",
+               "'", "′", "int", "lim", "frac{d", "∫", "d/d")
+"""What a costly formula must contain (a power, a factorial, a function name, a calculus notation: a prime,
+an integral, a limit, a derivative) unless it is long."""
 
 
 def _quick_light(text: str, profile: CostProfile) -> bool:
@@ -626,7 +752,9 @@ def _quick_light(text: str, profile: CostProfile) -> bool:
 
 def formula_cost(e: Expr, profile: CostProfile = SERVICE) -> str | None:
     """Why checking ``e`` may use the whole budget under ``profile`` (``"size"``, ``"expansion"``, ``"function"``,
-    ``"exponent"``, ``"power"``, ``"magnitude"``), or None when it is cheap."""
+    ``"exponent"``, ``"power"``, ``"magnitude"``, ``"calculus"``), or None when it is cheap. Calculus (a
+    derivative, an integral, a limit, ``f'(a)``) is always costly: its value is built by sympy, and only
+    that value, not the formula as written, says what evaluating it costs (``probe_sympy``)."""
     if not within((e,), profile):
         return "size"
     if expansion_terms(e) > profile.max_terms:
@@ -637,7 +765,11 @@ def formula_cost(e: Expr, profile: CostProfile = SERVICE) -> str | None:
         if isinstance(n, Call):
             if n.fn in profile.costly_functions or n.fn.startswith("log_"):
                 return "function"
+            if n.fn.startswith("fn:") and n.fn.endswith("'"):
+                return "calculus"
             stack.extend(n.args)
+        elif isinstance(n, Calc):
+            return "calculus"
         elif isinstance(n, Pow):
             why = _power_cost(n, profile)
             if why is not None:

@@ -29,6 +29,8 @@ __all__ = [
     "number_pattern",
     "number_source",
     "read_number",
+    "number_within",
+    "show_number",
     "scan_numbers",
     "strip_thousands",
 ]
@@ -125,3 +127,63 @@ _THOUSANDS_COMMA = re.compile(r"(?<=\d),(?=\d{3})")
 def strip_thousands(text: str) -> str:
     """``text`` with every comma between a digit and three digits removed (``1,200`` -> ``1200``)."""
     return _THOUSANDS_COMMA.sub("", text)
+
+
+MAX_SHOWN_DIGITS = 1000
+"""The most digits a number is printed with exactly (``show_number``); Python's ``str`` of an integer
+refuses past 4,300 digits, and evidence, claims and Lean text stay readable."""
+
+
+def show_number(v: Fraction | int, max_digits: int = MAX_SHOWN_DIGITS) -> str:
+    """``v`` printed within ``max_digits`` digits: exactly (``12``, ``-3/4``) when its numerator and
+    denominator have at most ``max_digits`` digits each; an exact power of ten as ``10^k``; otherwise
+    ``≈ d.dddd × 10^k`` with correct leading digits (integer arithmetic on a bounded prefix, never ``str``
+    of the whole number). The one printer of numbers in evidence, claims and Lean text."""
+    q = Fraction(v)
+    p, d = q.numerator, q.denominator
+    if number_within(q, max_digits):
+        return str(q)
+    sign = "-" if p < 0 else ""
+    p = abs(p)
+    if d == 1:
+        k = _power_of_ten(p)
+        if k is not None:
+            return f"{sign}10^{k}"
+    k = _log10_floor(p) - _log10_floor(d)
+    # five significant digits: 10^4 <= p·10^(4-k)/d < 10^6 (k may be off by one from the quotient's)
+    shift = 4 - k
+    m = (p * 10**shift) // d if shift >= 0 else p // (d * 10 ** (-shift))
+    while m >= 100_000:
+        m //= 10
+        k += 1
+    while m < 10_000:
+        k -= 1
+        shift = 4 - k
+        m = (p * 10**shift) // d if shift >= 0 else p // (d * 10 ** (-shift))
+    digits = str(m)
+    return f"{sign}≈ {digits[0]}.{digits[1:]} × 10^{k}"
+
+
+def number_within(v: Fraction | int, max_digits: int = MAX_SHOWN_DIGITS) -> bool:
+    """The numerator and the denominator of ``v`` have at most ``max_digits`` digits each: what may be
+    written out exactly (in Lean text, to an SMT solver) or printed with ``str``."""
+    q = Fraction(v)
+    return _digits_at_most(abs(q.numerator), max_digits) and _digits_at_most(q.denominator, max_digits)
+
+
+def _digits_at_most(n: int, k: int) -> bool:
+    """``n >= 0`` has at most ``k`` decimal digits (without printing it)."""
+    return n.bit_length() <= 3 * k or n < 10**k
+
+
+def _log10_floor(n: int) -> int:
+    """``⌊log10 n⌋`` for ``n >= 1`` by bit length and one comparison with a power of ten."""
+    k = max(0, int((n.bit_length() - 1) * 0.30102999566398114) - 1)
+    while 10 ** (k + 1) <= n:
+        k += 1
+    return k
+
+
+def _power_of_ten(n: int) -> int | None:
+    k = _log10_floor(n)
+    return k if 10**k == n else None

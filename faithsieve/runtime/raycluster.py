@@ -9,9 +9,13 @@ machine, else a new local one); ``assigned_cpus()`` is the number of CPUs Ray ga
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
+import os
 import socket
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from faithsieve.core.errors import FaithSieveError
@@ -48,17 +52,69 @@ def connect(address: str, **init_options: Any) -> Any:
         _probe(address)
     options = {"log_to_driver": False, **init_options}
     try:
-        if address == "auto":
-            try:
-                ray.init(address="auto", **options)
-            except ConnectionError:
-                log.info("no Ray cluster running here: starting a local one")
-                ray.init(include_dashboard=False, **options)
-        else:
-            ray.init(address=address, **options)
+        with _in_package_root():
+            if address == "auto":
+                try:
+                    ray.init(address="auto", **options)
+                except ConnectionError:
+                    log.info("no Ray cluster running here: starting a local one")
+                    ray.init(include_dashboard=False, **options)
+            else:
+                ray.init(address=address, **options)
     except (ConnectionError, ValueError, RuntimeError, TimeoutError) as exc:
         raise RayUnavailable(f"cannot connect to the Ray cluster at {address}: {str(exc).splitlines()[0][:200]}") from None
     return ray
+
+
+def package_root() -> Path:
+    """The folder the running ``faithsieve`` package is imported from (``site-packages`` after ``pip
+    install .``; the checkout after ``pip install -e .``)."""
+    import faithsieve
+
+    return Path(faithsieve.__file__).resolve().parent.parent
+
+
+def shadowing_source(cwd: Path | None = None) -> Path | None:
+    """A ``faithsieve/`` folder in ``cwd`` (default: the working directory) that is not the package this
+    process runs: Ray puts the driver's working directory first on its workers' path, so they would
+    import that folder (a source checkout beside a non-editable install) and fail on every task."""
+    folder = (cwd or Path.cwd()) / "faithsieve"
+    if not (folder / "__init__.py").is_file():
+        return None
+    return None if folder.resolve() == package_root() / "faithsieve" else folder
+
+
+SHADOW_FIX = ("start the Ray driver from another directory (cd elsewhere), or install the checkout with "
+              "pip install -e '.[ray]'")
+"""The one-line fix for a working directory whose ``faithsieve/`` folder would shadow the installed package."""
+
+
+def refuse_shadowing(cwd: Path | None = None) -> None:
+    """``RayUnavailable`` with the fix in one line when a driver whose Ray was started elsewhere (an RL
+    framework's ``ray.init``) runs in a directory whose ``faithsieve/`` folder shadows the installed package
+    on its workers (``shadowing_source``): every reward would come from an import error."""
+    folder = shadowing_source(cwd)
+    if folder is not None:
+        raise RayUnavailable(f"{folder} is a source folder that Ray workers would import instead of the installed "
+                             f"package (Ray puts the driver's working directory on their path): {SHADOW_FIX}")
+
+
+@contextlib.contextmanager
+def _in_package_root() -> Iterator[None]:
+    """The working directory is the installed package's root while Ray starts a driver: Ray adds the
+    driver's working directory to every worker's ``sys.path``, so a source checkout there (the repository
+    root after a non-editable ``pip install .``) would shadow the installed package on the workers, and
+    every task would fail to import it."""
+    before = os.getcwd()
+    try:
+        os.chdir(package_root())
+    except OSError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        os.chdir(before)
 
 
 PROBE_TIMEOUT_S = 5.0

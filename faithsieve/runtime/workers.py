@@ -135,6 +135,42 @@ def _watch_parent(parent: int) -> None:
             os._exit(0)
 
 
+_PR_SET_PDEATHSIG = 1
+
+
+def _set_pdeathsig() -> bool:
+    try:
+        import ctypes
+
+        return int(ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _start_killer(parent: int) -> None:
+    """Linux: a forked watcher (no threads, so no GIL to wait for) that SIGKILLs this worker once ``parent``
+    (the pool's process) is gone, and dies with the worker (PR_SET_PDEATHSIG). The orphan watch's thread
+    cannot run while a job holds the GIL in one long C call (a big integer power): a killed ``score``'s
+    workers lived on 75 s holding its pipes."""
+    if not sys.platform.startswith("linux"):
+        return
+    worker = os.getpid()
+    try:
+        pid = os.fork()
+    except OSError:
+        return
+    if pid:
+        return
+    try:  # the watcher: only system calls from here on
+        if _set_pdeathsig() and os.getppid() == worker:
+            while _alive(parent) and os.getppid() == worker:
+                time.sleep(ORPHAN_CHECK_S)
+            if os.getppid() == worker:
+                os.kill(worker, signal.SIGKILL)
+    finally:
+        os._exit(0)
+
+
 def init_worker(memory_mb: int, parent: int, initializer: Callable[..., None] | None = None,
                 initargs: tuple[Any, ...] = ()) -> None:
     """Worker start-up: leave Ctrl-C to the parent, cap the address space, watch the parent, then
@@ -153,6 +189,7 @@ def init_worker(memory_mb: int, parent: int, initializer: Callable[..., None] | 
             resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
         except (ImportError, ValueError, OSError) as exc:  # not on this platform, or above the hard limit
             log.warning("could not set the worker memory limit: %s", exc)
+    _start_killer(parent)  # before any thread of ours: the fork copies only the calling thread
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="orphan-watch").start()
     if initializer is not None:
         initializer(*initargs)

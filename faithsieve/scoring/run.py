@@ -124,6 +124,34 @@ class ScoreResult:
     """The loaded dataset (items, bad and excluded records)."""
     warnings: list[str] = field(default_factory=list)
     """Things the reader of the metrics must know (a subset with no item of one class)."""
+    failure: str | None = None
+    """One line when the run checked (almost) nothing: most items ended ``unknown`` for the same reason
+    (``common_failure``); the CLI prints it and exits 1."""
+
+
+MOST_FAILED_SHARE = 0.5
+"""A run where more than this share of its items ended ``unknown`` for one and the same reason (a lost
+worker, an import error on Ray workers, a time limit every item hit) checked nothing worth a metric."""
+
+
+def common_failure(recs: Sequence[dict[str, Any]]) -> str | None:
+    """The line that says a run checked nothing: more than ``MOST_FAILED_SHARE`` of ``recs`` ended
+    ``unknown`` with the same error or reason (its first 160 characters), or None."""
+    if not recs:
+        return None
+    counts: dict[str, int] = {}
+    for r in recs:
+        if r.get("predicted") != "unknown":
+            continue
+        why = str(r.get("error") or r.get("reason") or "no reason recorded")[:160]
+        counts[why] = counts.get(why, 0) + 1
+    if not counts:
+        return None
+    why, k = max(counts.items(), key=lambda kv: kv[1])
+    if k <= MOST_FAILED_SHARE * len(recs):
+        return None
+    return (f"{k} of {len(recs)} items ended unknown for one reason ({why}): this run checked almost nothing "
+            f"and its metrics say nothing of the method")
 
 
 def default_out(path: Path, subsets: Sequence[str] = ()) -> Path:
@@ -184,7 +212,8 @@ def run_score(req: ScoreRequest) -> ScoreResult:
     if req.report:
         write_report(out, metrics, rows)
     return ScoreResult(metrics=metrics, out=out, processed=processed, reused=reused, dataset=data,
-                       warnings=[*class_gaps(items), *([stopped] if stopped else [])])
+                       warnings=[*class_gaps(items), *([stopped] if stopped else [])],
+                       failure=common_failure([rec for _, rec in rows]))
 
 
 @dataclass

@@ -110,3 +110,22 @@ def test_resource_exhaustion_is_422_resource_limit(monkeypatch, exc: type[BaseEx
     response = response_for(job_error(result))
     assert response.status_code == 422
     assert b'"resource_limit"' in response.body
+
+
+BIG = [{"problem": "Solve x^2 - 3x + 2 = 0.", "steps": ["The solutions are x = 10^{5000} and x = 2."]},
+       {"problem": "p", "steps": ["Let a = 10^{5000}.", "Then a + 1 = 2."]},
+       {"problem": "p", "steps": ["$\\gcd(10^{5000}, 10^{4999}) = 3$"]}]
+
+
+def test_integers_past_the_str_limit_are_answered_on_every_route(client) -> None:
+    """Python refuses ``str`` of an integer past 4,300 digits: evidence and trees print such numbers
+    within bounds (``show_number``), never a 500 (issue 38)."""
+    for body in BIG:
+        r = client.post("/localize", json=body)
+        assert r.status_code == 200, r.text[:300]
+        assert len(r.text) < 30_000
+        t = client.post("/web/tree", json=body)
+        assert t.status_code == 200, t.text[:300]
+    b = client.post("/localize/batch", json={"items": BIG})
+    assert b.status_code == 200, b.text[:300]
+    assert all(it.get("error") is None for it in b.json()["results"]), b.text[:500]

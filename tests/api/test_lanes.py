@@ -54,6 +54,18 @@ def test_costly_formulas_the_old_regex_missed_are_heavy(step: str) -> None:
     assert lane_of({"problem": "p", "proof": "We compute. " + step}, 4000) == "heavy"
 
 
+@pytest.mark.parametrize("step", [
+    "Then $f'(100) = 1$.",                                              # a defined function's derivative
+    "$\\left.\\frac{d}{dx} e^{e^{e^{x}}}\\right|_{x=100} = 1$",
+    "$\\int_1^{2} \\frac{1}{x}\\,dx = 1$",
+    "$\\lim_{x \\to 0} x = 0$",
+])
+def test_calculus_is_priced_heavy(step: str) -> None:
+    """A calculus value is built by sympy and only then judged (``probe_sympy``): the lane estimate, which
+    reads the text alone, cannot bound it and sends it to the heavy lane."""
+    assert lane_of({"problem": "Let $f(x) = \\exp(\\exp(\\exp(x)))$.", "steps": [step]}, 4000) == "heavy"
+
+
 def test_cheap_powers_stay_light() -> None:
     for step in ("$x^2 + 2x + 1 = (x+1)^2$", "2^{10} = 1024", "$\\sqrt{2}^{4} = 4$", "$(1/2)^{3} = 1/8$"):
         assert lane_of({"problem": "p", "steps": [step]}, 4000) == "light", step

@@ -196,3 +196,44 @@ def test_pipeline_flags_a_wrong_derivative_value_only() -> None:
     assert run("Let $f(x) = x^4$. Find $f'(2)$.", "We differentiate.", "$f'(x) = 4x^3$, so $f'(2) = 32$.") is None
     assert run("Let $f(x) = x^4$. Find $f'(2)$.", "We differentiate.", "$f'(x) = 4x^3$, so $f'(2) = 16$.") == 2
     assert run("Evaluate.", r"$\int_0^1 x\,dx = \frac{1}{2}$.", r"$\lim_{x \to 1} (x + 1) = 3$.") == 2
+
+
+# -- values sympy builds are judged by the cost model before they are evaluated (issue 38) ---------------
+
+VALUE_BOMBS = (
+    r"$\left.\frac{d}{dx} e^{e^{e^{x}}}\right|_{x=100} = 1$",
+    r"$\int_1^{e^{e^{e^{10}}}} \frac{1}{x}\,dx = 1$",
+    r"$\int_1^{e^{e^{20}}} \frac{1}{x}\,dx = 1$",
+)
+
+
+@pytest.mark.parametrize("text", VALUE_BOMBS)
+def test_a_computed_value_past_the_cost_model_is_unknown_at_once(text: str) -> None:
+    """The formula as written is small; the value sympy builds (``exp(exp(exp(100)))``, ``exp(exp(20))``)
+    is judged by the cost model's probe before any digit is computed."""
+    t0 = time.monotonic()
+    out = check_calculus(rel_of(text))
+    assert time.monotonic() - t0 < 2.0, text
+    assert isinstance(out, Unknown) and "too large to evaluate" in out.reason, (text, out)
+
+
+def test_a_computed_value_within_the_bounds_is_still_decided() -> None:
+    """The probe refuses by size, not by shape: towers of small values are decided as before."""
+    assert isinstance(check_calculus(rel_of(r"$\left.\frac{d}{dx} e^{e^{x}}\right|_{x=0} = e$")), Verified)
+    assert isinstance(check_calculus(rel_of(r"$\int_1^{e^{e^{2}}} \frac{1}{x}\,dx = 1$")), Refuted)
+
+
+def test_a_defined_tower_does_not_take_the_rest_of_the_proof() -> None:
+    assert run("Let $f(x) = \\exp(\\exp(\\exp(x)))$.", "We have $f(x) = \\exp(\\exp(\\exp(x)))$.",
+               "Then $f'(100) = 1$.", "So $2 + 2 = 5$.") == 3
+    assert run("Compute.", VALUE_BOMBS[0], "So $2 + 2 = 5$.") == 2
+
+
+def test_an_antiderivative_with_a_large_trigonometric_multiple_is_not_expanded() -> None:
+    """``expand(trig=True)`` of ``tan(1000000x)`` builds a million terms; the claim is decided at sample
+    points instead (its derivative differs from the integrand)."""
+    t0 = time.monotonic()
+    out = check_calculus(rel_of(r"$\int \cos x\,dx = \tan(1000000x) + C$"))
+    assert time.monotonic() - t0 < 3.0
+    assert isinstance(out, Refuted)
+    assert isinstance(check_calculus(rel_of(r"$\int 2\sin(x)\cos(x)\,dx = -\frac{\cos(2x)}{2} + C$")), Verified)

@@ -66,3 +66,33 @@ def test_the_window_edges(monkeypatch) -> None:
                 m.setattr(cost, "_MPF", type(None))
                 slow = run(_n(v))
             assert fast == slow, (k, v)
+
+
+# -- the probe over values sympy built (issue 38) ---------------------------------------------------------
+
+def test_probe_sympy_bounds_what_sympy_built() -> None:
+    import sympy
+
+    from faithsieve.core.errors import EvaluationLimit
+    from faithsieve.mathtext.cost import (
+        CHECKERS,
+        Limits,
+        probe_sympy,
+        trig_expansion_within,
+    )
+
+    x = sympy.Symbol("x")
+    tower = sympy.diff(sympy.exp(sympy.exp(sympy.exp(x))), x)
+    probe_sympy(tower, env={"x": sympy.Integer(2)})  # e^{e^{e^2}}: about 2^2340, within the bits
+    probe_sympy(tower)  # a free letter: nothing to evaluate
+    with pytest.raises(EvaluationLimit):
+        probe_sympy(tower, env={"x": sympy.Integer(100)})
+    with pytest.raises(EvaluationLimit):  # the bit limit decides: e^{e^{e^2}} past 2000 bits
+        probe_sympy(tower, Limits(max_bits=2000), env={"x": sympy.Integer(2)})
+    with pytest.raises(EvaluationLimit):  # the step limit decides
+        probe_sympy(sum(sympy.sin(k * x) for k in range(1, 200)), Limits(max_steps=100), env={"x": sympy.Integer(1)})
+    with pytest.raises(EvaluationLimit):  # a function the probe cannot bound refuses
+        probe_sympy(sympy.gamma(sympy.Rational(1, 3)))
+    assert trig_expansion_within(sympy.sin(24 * x), CHECKERS)
+    assert not trig_expansion_within(sympy.sin(25 * x), CHECKERS)
+    assert not trig_expansion_within(sympy.tan(1000000 * x) + 1, CHECKERS)

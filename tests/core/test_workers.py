@@ -320,3 +320,29 @@ def test_a_slot_stopped_before_its_start_answers_unavailable(monkeypatch: pytest
     with pytest.raises(WorkerUnavailable):
         started.result(10)
     assert slot.pid is None
+
+
+def test_workers_busy_in_one_long_c_call_die_with_the_parent() -> None:
+    """A job holding the GIL in one C call (a huge integer power) starves the orphan watch's thread: the
+    kernel ends such workers with the fork server (PR_SET_PDEATHSIG) once the pool's process is killed."""
+    script = textwrap.dedent("""
+        import sys, time
+        from faithsieve.runtime.workers import KillablePool
+        pool = KillablePool(1, memory_mb=0).start()
+        print(" ".join(map(str, pool.worker_pids)), flush=True)
+        pool.submit(pow, 7, 10**9)
+        time.sleep(600)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        pids = [int(p) for p in proc.stdout.readline().split()]  # type: ignore[union-attr]
+        time.sleep(1.5)  # the power is running
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        deadline = time.monotonic() + 8
+        while not all(_gone(p) for p in pids):
+            assert time.monotonic() < deadline, "a worker busy in C outlived its killed parent"
+            time.sleep(0.2)
+    finally:
+        if proc.poll() is None:
+            proc.kill()

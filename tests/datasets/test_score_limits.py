@@ -153,3 +153,41 @@ def test_a_memory_error_out_of_the_item_is_a_record_not_a_crash(monkeypatch: pyt
     assert [r["id"] for r in recs] == ["a", "b"] and recs[0]["verdict"] == "correct"
     assert recs[1]["verdict"] == "unknown" and recs[1]["predicted"] == "unknown"
     assert str(recs[1]["reason"]).startswith("resource_limit: the check ran out of its memory limit (1500 MB)")
+
+
+def test_a_run_that_checked_nothing_says_so_and_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every item ended ``unknown`` for one reason (here a time limit no check can meet; on Ray, an import
+    error on every worker): one line on stderr and exit 1, never a run that looks like a run (issue 38)."""
+    from faithsieve.cli.commands import main
+
+    code = main(["score", str(_dataset(tmp_path)), "--out", str(tmp_path / "out"), "--workers", "1",
+                 "--item-time-limit", "0.001", "--no-progress", "--no-report"])
+    err = capsys.readouterr().err
+    assert code == 1
+    line = [ln for ln in err.splitlines() if "ended unknown for one reason" in ln]
+    assert line and line[0].startswith("error: 2 of 2 items") and "resource_limit" in line[0], err
+
+
+def test_common_failure_needs_a_majority_with_one_reason() -> None:
+    from faithsieve.scoring.run import common_failure
+
+    bad = {"predicted": "unknown", "error": "internal: ModuleNotFoundError: No module named 'faithsieve.x'"}
+    ok = {"predicted": "correct"}
+    assert common_failure([bad, bad, ok]) is not None
+    assert common_failure([bad, ok]) is None  # half is not most
+    other = {"predicted": "unknown", "reason": "no formula could be checked"}
+    assert common_failure([bad, other, ok]) is None
+    assert common_failure([]) is None
+
+
+def test_reading_a_long_item_holds_memory_of_its_size_not_fifty_times_it(tmp_path: Path) -> None:
+    """``score`` read a 45 MB file with two 22 MB items at 2.6 GB (the JSON depth guard's string pattern kept
+    a backtracking frame per character): the parent now reads it in a process capped at 600 MB (issue 38)."""
+    rows = [{"id": f"long{i}", "problem": "Compute.", "steps": ["2 + 2 = 4. " * 1_000_000], "label": 1} for i in range(2)]
+    path = tmp_path / "long.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (600 << 20, 600 << 20)); "
+            "from pathlib import Path; from faithsieve.datasets.adapters import load_dataset; "
+            "d = load_dataset(Path(sys.argv[1]), None); print(len(d.items))")
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "2", done.stderr[-1500:]

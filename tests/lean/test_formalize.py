@@ -102,3 +102,28 @@ def test_the_header_is_written_where_mathlib_is_found_and_said_for_core() -> Non
     assert found[:2] == ["-- header assumed: import Mathlib (the kernel's checks begin with it)", "import Mathlib"]
     core = lean_file(formalize_proof(proof_from_input(PROOF, Settings()), "core", "v4.24.0"), "core", "v4.24.0")
     assert core.startswith("-- header assumed: none (core Lean") and "import" not in core.split("\n", 1)[1]
+
+
+@pytest.mark.parametrize("step", [
+    r"$\left.\frac{d}{dx} e^{e^{e^{x}}}\right|_{x=100} = 1$",
+    r"$\int \cos x\,dx = \tan(1000000x) + C$",
+    r"$\int_0^1 x\,dx = \frac{1}{2}$",
+    r"$\lim_{x \to 0} \frac{\sin x}{x} = 1$",
+])
+def test_calculus_claims_are_refused_with_a_reason_not_a_crash(step: str, tmp_path: Path, capsys) -> None:
+    """A derivative, an integral or a limit has no Lean rendering here: a refusal with its reason (an
+    ``AssertionError`` before)."""
+    p = tmp_path / "calc.json"
+    p.write_text(json.dumps({"problem": "Compute.", "steps": [step, "So $2 + 2 = 5$."]}), encoding="utf-8")
+    assert main(["formalize", "--flavour", "mathlib", str(p)]) == 0
+    out = capsys.readouterr().out
+    assert "a derivative, an integral or a limit" in out and "(2 + 2" in out.replace("((", "(")
+
+
+def test_huge_integers_are_refused_or_printed_within_bounds(tmp_path: Path, capsys) -> None:
+    p = tmp_path / "big.json"
+    p.write_text(json.dumps({"problem": "p", "steps": ["Let a = 10^{5000}.", "Then a + 1 = 2.",
+                                                       "$\\gcd(10^{5000}, 10^{4999}) = 3$"]}), encoding="utf-8")
+    assert main(["formalize", "--flavour", "mathlib", str(p)]) == 0
+    out = capsys.readouterr().out
+    assert "a = 10^5000" in out and len(out) < 20_000

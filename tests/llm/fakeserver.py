@@ -65,7 +65,7 @@ class Reply:
     """One scripted HTTP answer: ``status``, a JSON ``body`` (or raw text), sent after ``delay_s``."""
 
     status: int = 200
-    body: dict[str, Any] | str = field(default_factory=dict)
+    body: dict[str, Any] | str | bytes = field(default_factory=dict)
     delay_s: float = 0.0
     headers: tuple[tuple[str, str], ...] = ()
 
@@ -231,8 +231,9 @@ def _make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-        def _send(self, status: int, body: dict[str, Any] | str, headers: Iterable[tuple[str, str]] = ()) -> None:
-            data = (body if isinstance(body, str) else json.dumps(body)).encode("utf-8")
+        def _send(self, status: int, body: dict[str, Any] | str | bytes,
+                  headers: Iterable[tuple[str, str]] = ()) -> None:
+            data = body if isinstance(body, bytes) else (body if isinstance(body, str) else json.dumps(body)).encode("utf-8")
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

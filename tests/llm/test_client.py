@@ -19,7 +19,7 @@ from faithsieve.llm.client import NO_KEY, OpenAIClient, response_format
 from faithsieve.llm.prompts import Prompt
 from faithsieve.llm.structured import Parsed, Unparsed, ask
 from faithsieve.llm.types import ChatMessage, ChatRequest, LLMClient, LLMError
-from tests.llm.fakeserver import FakeOpenAI, Reply
+from tests.llm.fakeserver import FakeOpenAI, Reply, completion_body
 
 SECRET = "sk-very-secret-key-0123456789"
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "integer"}}, "required": ["answer"]}
@@ -398,3 +398,28 @@ def test_unreadable_200_is_llm_error_and_not_cached(fake_openai: FakeOpenAI, tmp
         client.complete(request())
     assert fake_openai.calls == 1
     assert client.complete(request()).text == "fine"
+
+
+def test_a_compressed_answer_is_inflated_within_a_bound(fake_openai: FakeOpenAI) -> None:
+    """A few kilobytes of gzip can hold gigabytes: the answer body is decompressed at most
+    ``MAX_BODY_BYTES`` far, then the call fails in one line, not retried (issue 38)."""
+    import gzip
+
+    from faithsieve.llm.client import MAX_BODY_BYTES
+
+    bomb = gzip.compress(b'{"choices": "' + b"a" * (MAX_BODY_BYTES + 1024) + b'"}')
+    assert len(bomb) < MAX_BODY_BYTES // 100
+    fake_openai.script([Reply(200, bomb, headers=(("Content-Encoding", "gzip"),))])
+    client = fake_openai.client(max_retries=3)
+    with pytest.raises(LLMError, match="unreadable answer.*past"):
+        client.complete(request())
+    assert fake_openai.calls == 1
+    small = gzip.compress(json.dumps(completion_body("zipped")).encode())
+    fake_openai.script([Reply(200, small, headers=(("Content-Encoding", "gzip"),))])
+    assert client.complete(request()).text == "zipped"  # a compressed answer within the bound reads as before
+
+
+def test_deeply_nested_answer_json_is_one_line_not_a_recursion_error(fake_openai: FakeOpenAI) -> None:
+    fake_openai.script([Reply(200, '{"choices": ' + "[" * 50_000 + "]" * 50_000 + "}")])
+    with pytest.raises(LLMError, match="nested deeper"):
+        fake_openai.client().complete(request())
