@@ -262,6 +262,15 @@ _OPTIMIZING = re.compile(r"(?i)\b(?:minimi[sz]\w*|maximi[sz]\w*|optimi[sz]\w*)\b
 """"To minimize this expression, choose x = -3/8": a value chosen to make an expression least or greatest
 (its vertex, where its derivative vanishes) does not solve the equation that defines the expression."""
 
+_NEW_SOLUTION = re.compile(
+    r"(?im)^[ \t*#_>]{0,8}(?:~[ \t]{0,2}[A-Za-z]|-[A-Za-z][\w .()]{0,40}$"
+    r"|(?:(?:alternat(?:e|ive)|another|second|third)[ \t]{1,3})?(?:solution|method|approach)[ \t]{0,3}\d{0,2}[ \t]{0,3}"
+    r"(?:[:.)*]|$))")
+"""Where another solution of the problem begins: a heading ("Solution 2", "Alternative solution:") or the
+line after a signature ("~Steven Chen", "-Westwoodmonster": a short line of a name right after a tilde or a
+dash, no space, as collected solutions end). Each solution
+names its letters afresh, so nothing the one before it found is a premise of it."""
+
 _MAX_PROBLEM_EQUATIONS = 16
 """How many of the problem's equations ``TreeBuilder.restated`` compares each relation with."""
 
@@ -426,7 +435,11 @@ class TreeBuilder:
         n_edges = 0
         named: dict[str, Formula] = {}
         supposed_prev = False
+        gap_from = 0
         for fi, f in enumerate(step.formulas):
+            if (fi or step.index > 1) and _NEW_SOLUTION.search(step.text, gap_from, max(gap_from, f.start)):
+                self.start_afresh(state, step.index)  # another solution begins between the last formula and this one
+            gap_from = f.end
             reading = read_formula(step, fi, f, supposed_prev, self.custom_ops, self.proof.problem)
             supposed_prev = reading.supposed
             n_edges += self.walk_formula(state, step, reading, named)
@@ -446,11 +459,7 @@ class TreeBuilder:
         if state.last_rel is not None and step.index - state.last_rel_step > 1:
             state.last_rel = None
         if cue_search(SUBPROBLEM, text[:400]):
-            # a new sub-problem: the facts of the previous one are not premises here
-            state.scope, state.last_rel = self.fresh_context(state.scope, step.index), None
-            state.recent_eqs.clear()
-            state.case_from = None
-            state.reductio = False
+            self.start_afresh(state, step.index)  # a new sub-problem: the facts of the previous one are not premises
         renamed = {m.group(1) for m in cue_finditer(RENAMING, text[:5000])}
         if renamed:
             # a letter given a (new) meaning: its old value and the relations about it no longer apply
@@ -633,6 +642,14 @@ class TreeBuilder:
             formula=f, link=0, rel=r, env=env, word_problem=self.word_problem, rewrites=True,
             around=(text[max(0, f.start - 12) : f.start], text[f.end : f.end + 60]), rounded=self.rounded_frozen))
         return 1
+
+    def start_afresh(self, state: BuilderState, step: int) -> None:
+        """A new sub-problem or another solution of the problem: only what the problem states holds; the
+        values, relations, cases and suppositions of the work before it are not premises here."""
+        state.scope, state.last_rel = self.fresh_context(state.scope, step), None
+        state.recent_eqs.clear()
+        state.case_from = None
+        state.reductio = False
 
     def fresh_context(self, scope: Scope, step: int) -> Scope:
         """A scope holding only what the problem states (for a new sub-problem)."""

@@ -148,3 +148,19 @@ def test_the_problem_asks_to_rewrite_an_expression() -> None:
     assert len(asked_rewrites("Simplify the expression $\\frac{x^2-1}{x-1}$ for $x > 1$.")) == 1
     assert asked_rewrites("Solve $x^2 - 1 = 0$.") == ()
     assert asked_rewrites("Factor $x^2 = 4$.") == ()  # a relation is not an expression to rewrite
+
+
+_FIRST = "We have $x = 3$ and $y = 4$, so $x + y = 7$."
+_SECOND = "Then $x + y = 7$ and $x - y = 3$ give $x = 5$, so $y = 2$ and $x \\cdot y = {product}$."
+
+
+@pytest.mark.parametrize("between", ["\n~Alice\n", "\n-Westwoodmonster\n", "\nSolution 2: ", "\nAlternative solution.\n"])
+def test_another_solution_starts_afresh(between: str) -> None:
+    """Collected solutions (a signature line, a "Solution 2" heading) name their letters afresh: the values
+    the first found are no premises of the second (x = 3 there, x = 5 here), while a slip inside the second
+    is still refuted from its own values (5 * 2 = 10, not 11)."""
+    problem = "Two numbers have sum 7 and differ by 1 or by 3. Find them."
+    for product, want in (("10", None), ("11", 1)):
+        text = _FIRST + between + _SECOND.format(product=product)
+        v = localize(Proof(problem=problem, steps=(Step(index=1, text=text),)))
+        assert v.first_refutation == want, (between, product, v.reason, v.suspect)
