@@ -32,6 +32,7 @@ counting walk bounded in depth and length. Text with none of the markers is retu
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable
 
 __all__ = ["read_presentation"]
@@ -159,11 +160,26 @@ def _heading(m: re.Match[str]) -> str:
     return ""
 
 
+def _outside_displays(s: str, pattern: re.Pattern[str], repl: str) -> str:
+    """``pattern.sub(repl, s)`` except inside a display (``_DISPLAY``): a row of an aligned or broken display that
+    opens with ``+`` or ``*`` (``s = 1 + 2 \\\\ + 3 + 4``) continues the formula above it; it is no list item."""
+    spans = [m.span() for m in _DISPLAY.finditer(s)] if ("\\[" in s or "$$" in s or "\\begin" in s) else []
+    if not spans:
+        return pattern.sub(repl, s)
+    starts = [a for a, _ in spans]
+
+    def keep_in_display(m: re.Match[str]) -> str:
+        i = bisect_right(starts, m.start()) - 1
+        return m.group() if i >= 0 and m.start() < spans[i][1] else m.expand(repl)
+
+    return pattern.sub(keep_in_display, s)
+
+
 def _markdown(s: str) -> str:
     if "**" in s or "__" in s:
         s = _STRONG.sub(lambda m: m.group(1) or m.group(2) or m.group(3) or "", s)
     if "*" in s or "+" in s:
-        s = _BULLET.sub(r"\1- ", s)
+        s = _outside_displays(s, _BULLET, r"\1- ")
     if "*" in s:
         s = _EMPH_STAR.sub(r"\1", s)
     if "_" in s:

@@ -102,3 +102,15 @@ def test_reading_is_linear_on_hostile_text(hostile: str) -> None:
     t = time.perf_counter()
     read_presentation(hostile)
     assert time.perf_counter() - t < 3.0
+
+
+@pytest.mark.parametrize("text", [
+    "\\[\n s = 1 + 2 \\\\\n + 3 + 4 = 10\n\\]",
+    "$$\n s = 2 \\\\\n * 3 = 6\n$$",
+    "\\begin{align*}\n s &= 1 + 2 \\\\\n + 3 &= 6\n\\end{align*}",
+])
+def test_a_display_row_opening_with_plus_or_star_is_no_list_item(text: str) -> None:
+    """Inside a display a row that opens with ``+`` or ``*`` continues the formula above it (claim family
+    ``broken_rows``); outside one, ``+ item`` and ``* item`` are list items, read as ``- item``."""
+    assert read_presentation(text) == text
+    assert read_presentation("Steps:\n+ 12 × 15 = 170\n* done") == "Steps:\n- 12 × 15 = 170\n- done"
