@@ -46,6 +46,7 @@ class KindMeasure:
 
 KNOWN_KINDS: tuple[str, ...] = (
     "false_as_written/arithmetic-literal", "false_as_written/arithmetic-worded", "false_as_written/arithmetic-quotient",
+    "false_as_written/arithmetic-words",
     "false_as_written/identity", "known_values", "does_not_follow",
     "claimed_solution", "cases_do_not_cover", "identity_by_display", "identity_by_rewriting",
     "identity_by_expansion", "identity_by_chain",
@@ -122,14 +123,21 @@ def _words_only(text: str) -> str:
     return _COMMAND.sub(" ", _OPERATOR_COMMAND.sub(" * ", text.replace("{,}", ",")))
 
 
+_RELATION = re.compile(r"[=<>≤≥≠]|\\(?:n?eq|neq|ne|le|ge|leq|geq|lt|gt)(?![A-Za-z])")
+"""A relation written as a symbol: a source without one is a claim the word-claim reader built from a sentence."""
+
+
 def arithmetic_form(source: str, before: str, after: str, latex: bool = False) -> str:
     """What a closed computation's refutation rests on, read from the formula as written and the text around it:
-    ``worded`` when its numbers live among words (the text before continues its first numeral, the text after
+    ``words`` when no relation is written at all (a claim read from a sentence, "the remainder when 17 is
+    divided by 5 is 3": its own reading procedure, so its own record), ``worded`` when its numbers live among words (the text before continues its first numeral, the text after
     continues its right side, a clock time, a sum of two different units, a currency sign on one side only, a
     percentage written on one side only, a count with its noun set equal to a computation), ``quotient`` when an
     integer quotient that does not divide is set equal to an integer (the integer part may be meant), otherwise
     ``literal``."""
     source, before, after = _words_only(source), _words_only(before), _words_only(after)
+    if _RELATION.search(source) is None:
+        return "words"
     worded = (
         _CONTINUED.search(before[-40:]) is not None
         or (_MIXED_BEFORE.search(before) is not None and _FRACTION_START.match(source) is not None)
@@ -198,9 +206,10 @@ MEASURED: dict[str, KindMeasure] = {
     'cases_do_not_cover': KindMeasure(refutations=0, slips=0, misreadings=0, solutions=10613),
     'claimed_solution': KindMeasure(refutations=4, slips=4, misreadings=0, solutions=10613),
     'does_not_follow': KindMeasure(refutations=1, slips=1, misreadings=0, solutions=10613),
-    'false_as_written/arithmetic-literal': KindMeasure(refutations=49, slips=49, misreadings=0, solutions=10613),
+    'false_as_written/arithmetic-literal': KindMeasure(refutations=48, slips=48, misreadings=0, solutions=10613),
     'false_as_written/arithmetic-quotient': KindMeasure(refutations=1, slips=0, misreadings=1, solutions=10613),
-    'false_as_written/arithmetic-worded': KindMeasure(refutations=11, slips=4, misreadings=7, solutions=10613),
+    'false_as_written/arithmetic-worded': KindMeasure(refutations=10, slips=3, misreadings=7, solutions=10613),
+    'false_as_written/arithmetic-words': KindMeasure(refutations=2, slips=2, misreadings=0, solutions=10613),
     'false_as_written/identity': KindMeasure(refutations=0, slips=0, misreadings=0, solutions=10613),
     'identity_by_chain': KindMeasure(refutations=0, slips=0, misreadings=0, solutions=10613),
     'identity_by_display': KindMeasure(refutations=0, slips=0, misreadings=0, solutions=10613),

@@ -94,8 +94,8 @@ class GraderActor:
 def grader_actor(num_cpus: float = 1, **ray_options: Any) -> Any:
     """``GraderActor`` as a Ray actor class with ``num_cpus`` (its pool's size, floored, at least 1);
     ``RayUnavailable`` with the fix when the working directory would shadow the package on the workers."""
+    refuse_shadowing()  # (first: the fix is the same whether Ray is installed or not)
     ray = import_ray()
-    refuse_shadowing()
     return ray.remote(num_cpus=num_cpus, **ray_options)(GraderActor)
 
 

@@ -28,11 +28,12 @@ def tree_document(data: dict[str, Any], settings: Settings) -> dict[str, Any]:
 
     A state whose goal is empty keeps its parent's (``goal_from`` names the state that stated it).
     Linear in the size of the tree: states are visited once, parents before children."""
+    from faithsieve.mathtext.textnorm import clean_proof
     from faithsieve.obligations.extract import extract_obligations
     from faithsieve.split import proof_from_input
     from faithsieve.statetree.decompose import decompose
 
-    proof = proof_from_input(data, settings)
+    proof = clean_proof(proof_from_input(data, settings))  # read as ``Pipeline.localize`` reads it
     tree = decompose(proof)
     kids: dict[str, list[str]] = {}
     for e in tree.edges:

@@ -55,6 +55,8 @@ LITERAL = "false_as_written/arithmetic-literal"
     ("42/5 + 42/25 = 8 + 1", "is ", " = 9", "quotient"),          # integer parts (Legendre)
     ("42/6 + 42/36 = 7 + 1", "is ", " = 8", "quotient"),
     ("12/4 + 8/2 = 7", "is ", ".", "literal"),                     # quotients that divide
+    ("the remainder when 17 is divided by 5 is 3", "so ", ".", "words"),  # read from a sentence: no relation written
+    ("17 is divisible by 3", "and ", ".", "words"),
 ])
 def test_the_form_of_a_closed_computation(source: str, before: str, after: str, form: str) -> None:
     assert arithmetic_form(source, before, after, latex="\\" in source) == form

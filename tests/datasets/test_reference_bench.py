@@ -18,13 +18,15 @@ pytestmark = pytest.mark.skipif(not RAW.is_dir(), reason=f"the shared raw data i
 
 PINNED = (
     "gsm8k-train/gsm8k-train-7444",  # 14*20=140: a genuine slip, literal arithmetic (decides)
-    "gsm8k-train/gsm8k-train-657",   # 0900-0130 = 0730: 24-hour times read as numbers (a misreading, worded)
-    "gsm8k-train/gsm8k-train-630",   # 8*45 = 360 divided by 5 (a misreading, worded)
-    "math500/math500-239",            # an equation to solve read as an identity (a misreading)
-    "math500/math500-37",             # a derivation read backwards (a misreading)
-    "aime2024/aime2024-75",           # known values carried into a second solution (a misreading)
+    "gsm8k-train/gsm8k-train-3859",  # "5 thousand dollars ... 5 * 3 = $15,000" (a misreading, worded)
+    "gsm8k-train/gsm8k-train-5396",  # "on day 1 * 2 = 20 pages": a label read as a number (a misreading, worded)
+    "mr-math/invalid-57",             # 42/5 + 42/25 = 8 + 1: integer parts meant (a misreading, quotient)
+    "math500/math500-239",            # an equation to solve, once read as an identity (fixed: nothing refuted)
+    "math500/math500-37",             # a derivation once read backwards (fixed: nothing refuted)
+    "aime2024/aime2024-75",           # known values once carried into a second solution (fixed: nothing refuted)
 )
-"""Items of the corpus whose refutations were read: the sample always holds slips and misreadings."""
+"""Items of the corpus whose refutations were read: the sample always holds a slip and misreadings the table
+keeps from deciding, and the misreadings fixed since (which must stay unflagged)."""
 
 
 @pytest.fixture(scope="module")

@@ -627,9 +627,13 @@ def test_scoring_workers_import_the_header_at_start_up(fake: dict[str, Path], mo
     from faithsieve.runtime.limits import ItemLimits
     from faithsieve.scoring.chunks import scoring_pool
 
+    # the pool's workers fork from a server that an earlier test may have started with another environment:
+    # what they need travels in the settings (lake) and in the fake REPL itself (its log), not in os.environ
     monkeypatch.setenv("FAITHSIEVE_LEAN_REPL_PATH", str(fake["repl"]))
-    settings = settings_for(fake)
+    repl = fake["repl"] / ".lake" / "build" / "bin" / "repl"
+    repl.write_text(repl.read_text().replace('LOG = os.environ.get("FAKE_REPL_LOG")', f"LOG = {str(fake['log'])!r}"))
+    settings = settings_for(fake, lake_path=str(fake["bin"] / "lake"))
     with scoring_pool(settings, 1, ItemLimits(10.0, 0)) as pool:
-        before_any_item = requests(fake)
-        pool.run(os.getpid, time_limit=10)
-    assert [r["req"]["cmd"] for r in before_any_item] == ["import Mathlib"]
+        pool.run(os.getpid, time_limit=10)  # an item that never touches Lean: whatever was sent, start-up sent it
+        sent = requests(fake)
+    assert [r["req"]["cmd"] for r in sent] == ["import Mathlib"]
