@@ -29,13 +29,17 @@ def samples(n: int, salt: int) -> list[tuple[str, str, str, dict[str, str]]]:
     return out
 
 
+TIMING = ("time_ms", "waited_ms")
+"""A result's timing fields: how long the check and its wait for a worker took, not what it decided."""
+
+
 def verl(r: GradeResult) -> dict[str, float]:
     """verl's dict for a result, without its timing."""
-    return {"score": r.score, **{k: v for k, v in r.log_values().items() if k != "time_ms"}}
+    return {"score": r.score, **{k: v for k, v in r.log_values().items() if k not in TIMING}}
 
 
 def untimed(d: dict[str, float]) -> dict[str, float]:
-    return {k: v for k, v in d.items() if k != "time_ms"}
+    return {k: v for k, v in d.items() if k not in TIMING}
 
 
 def _gone(pids: list[int], within_s: float) -> bool:
@@ -110,7 +114,8 @@ def test_actor_pool_and_openrlhf_shape_equal_in_process(cluster: str) -> None:
         local.close()
     pool = GraderActorPool(2, num_cpus=0.5, config=CONFIG)
     try:
-        assert [replace(r, time_ms=0.0) for r in pool.grade_batch(items)] == [replace(r, time_ms=0.0) for r in expected]
+        assert [replace(r, time_ms=0.0, waited_ms=0.0) for r in pool.grade_batch(items)] == [
+            replace(r, time_ms=0.0, waited_ms=0.0) for r in expected]
         assert [untimed(d) for d in pool.compute_scores(batch[:6])] == [verl(r) for r in expected[:6]]
         out = ray.get(pool.actors[0].reward_func.remote([q + s for q, s in zip(["Q: "] * 6, [i[0] for i in items[:6]],
                                                                               strict=True)],
