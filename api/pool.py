@@ -28,15 +28,15 @@ from faithsieve.api.metrics import ServiceMetrics
 from faithsieve.api.worker import JobResult, warm
 
 from faithsieve.core.settings import Settings
-from faithsieve.runtime.lazy import OFFLINE_MODULES
 from faithsieve.runtime.workers import Slot, mp_context
+from faithsieve.warmup import OFFLINE_MODULES
 
 log = logging.getLogger(__name__)
 
 Job = Callable[[dict[str, Any], Settings], JobResult]
 
 # the solvers are imported lazily by the pipeline: the fork server preloads them (OFFLINE_MODULES) so no worker pays for them
-_PRELOAD = [*OFFLINE_MODULES, "faithsieve.cli", "faithsieve.api.worker"]
+_PRELOAD = [*OFFLINE_MODULES, "faithsieve.api.worker"]
 _RESTART_DELAYS = (0.0, 0.5, 2.0, 5.0)
 
 

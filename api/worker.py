@@ -20,6 +20,7 @@ from typing import Any
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.core.settings import Settings
 from faithsieve.runtime.lazy import freeze_after_import
+from faithsieve.warmup import OFFLINE_MODULES
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +86,7 @@ def localize_job(data: dict[str, Any], settings: Settings) -> JobResult:
 def warm() -> int:
     """Import the pipeline and run it once on a tiny proof; return this worker's pid."""
     localize_job({"problem": "Compute 2 + 3.", "steps": ["2 + 3 = 5", "x = 2 so x^2 = 4"]}, Settings.model_construct())
-    freeze_after_import()  # long-lived: full collections need not rescan what is imported and warm
+    freeze_after_import(OFFLINE_MODULES)  # long-lived: full collections need not rescan what is imported and warm
     return os.getpid()
 
 

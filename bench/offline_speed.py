@@ -109,7 +109,12 @@ def corpus(proofs, repeat: int) -> dict[str, float]:
     except ImportError:
         pass
     else:
-        freeze_after_import()  # once per process: an ablation's collector settings stay
+        try:
+            from faithsieve.warmup import OFFLINE_MODULES
+        except ImportError:  # a checkout from before the module list left the runtime room
+            freeze_after_import()  # type: ignore[call-arg]
+        else:
+            freeze_after_import(OFFLINE_MODULES)  # once per process: an ablation's collector settings stay
     full_passes, read_passes, per_proof = [], [], [[] for _ in proofs]
     for _ in range(repeat):
         tot = 0.0

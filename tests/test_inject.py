@@ -410,7 +410,7 @@ def test_real_gsm8k_sample_contract():
 def _build_module():
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("proofloc_mini_build", MINI.parent / "build.py")
+    spec = importlib.util.spec_from_file_location("proofloc_mini_build", REPO / "datasets" / "builders" / "proofloc-mini" / "build.py")
     mod = importlib.util.module_from_spec(spec)
     assert spec.loader is not None
     spec.loader.exec_module(mod)
@@ -525,7 +525,7 @@ def test_proofloc_mini_readme_figures_are_the_files():
     assert f"Visibility of the {len(errors)} errors: {vis['arithmetic']} arithmetic, {vis['formula']} formula, " \
            f"{vis['verbal']} verbal." in flat
     hand = [it for it in items if it["meta"]["subset"] == "handwritten"]
-    assert f"`source/handwritten.jsonl.txt`, {len(hand)} items" in flat
+    assert f"`datasets/builders/proofloc-mini/handwritten.jsonl.txt`, {len(hand)} items" in flat
     injected = [it for it in items if it["meta"]["subset"] == "injected"]
     kept = sum(it["label"] == "correct" for it in injected)
     assert f"({len(injected)} items from GSM8K `train`" in flat

@@ -8,6 +8,21 @@ the graph of modules must have no cycle (importing a parent package does not cou
 it for any of its modules). An optional extra's package (``OPTIONAL_IMPORTS``: Ray) is imported only by
 the module named for it. Exit status 1 and one line per finding when the house is broken.
 
+A module named in a string is imported too, by whoever holds the string, so strings count:
+
+- an import call — ``importlib.import_module(name)``, ``import_module`` under any alias,
+  ``importlib.__import__``, ``__import__`` — whose name is a literal (a relative ``".x"`` is read
+  against the module's own package) imports that module, ours or an optional extra's;
+- any other string literal that is a dotted name beginning ``faithsieve.`` (optionally followed by
+  ``:attribute``, the entry-point form) refers to the longest module of ours it starts with, wherever it
+  is written: in a call, a tuple or list of names handed to an import function later, a default
+  argument. The module that writes the name owns the knowledge of it, so the name must be one it may
+  import. A name that is no module of ours below the root package is not read, and neither is a logger's
+  name (the literal argument of ``getLogger``): a logger is not imported.
+
+A name computed at run time (``import_module(prefix + x)``) is not seen; the literals it is built from
+are, wherever they are written. Tests are not rooms and are not checked (a monkeypatch target is a string).
+
     python tools/layers.py            # check
     python tools/layers.py --graph    # print the room graph
     python tools/layers.py --root DIR # check another checkout
@@ -16,6 +31,7 @@ the module named for it. Exit status 1 and one line per finding when the house i
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from collections import defaultdict
 from collections.abc import Iterator
@@ -41,6 +57,7 @@ ROOMS: list[tuple[str, str, int]] = [
     ("faithsieve.stages", "stages", 6),
     ("faithsieve.pipeline", "pipeline", 7),
     ("faithsieve.synthesis", "pipeline", 7),
+    ("faithsieve.warmup", "pipeline", 7),
     ("faithsieve.grading", "grading", 8),
     ("faithsieve.grader", "grading", 8),
     ("faithsieve.scoring", "scoring", 8),
@@ -62,9 +79,12 @@ OPTIONAL_IMPORTS: dict[str, frozenset[str]] = {
 
 def optional_imports(module: str, path: Path) -> Iterator[str]:
     """A finding for each import of an ``OPTIONAL_IMPORTS`` package outside the modules allowed it."""
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    called = _import_calls(tree, _package_of(module, path))
+    for node in ast.walk(tree):
         names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-            [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else \
+            [called[id(node)]] if id(node) in called else []
         for name in names:
             top = name.split(".")[0]
             if top in OPTIONAL_IMPORTS and module not in OPTIONAL_IMPORTS[top]:
@@ -99,11 +119,65 @@ def modules() -> dict[str, Path]:
     return found
 
 
-def imports(module: str, path: Path, known: set[str]) -> Iterator[tuple[str, int]]:
-    """(imported module of ours, line) for every import statement in the file."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+def _package_of(module: str, path: Path) -> str:
+    return module if path.name == "__init__.py" else module.rpartition(".")[0]
+
+
+OUR_NAME = re.compile(r"faithsieve(\.[A-Za-z_]\w*)+(:[A-Za-z_][\w.]*)?")
+"""A string literal that names a module of ours: ``faithsieve.x.y`` or ``faithsieve.x.y:attr``."""
+
+
+def _import_calls(tree: ast.AST, package: str) -> dict[int, str]:
+    """The module name (absolute) of every import call with a literal name, by the call node's id."""
+    importlib_names = {"importlib"}
+    function_names = {"__import__"}
     for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            importlib_names |= {a.asname or a.name for a in node.names if a.name == "importlib"}
+        elif isinstance(node, ast.ImportFrom) and node.module == "importlib" and not node.level:
+            function_names |= {a.asname or a.name for a in node.names if a.name in {"import_module", "__import__"}}
+    found: dict[int, str] = {}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and node.args):
+            continue
+        fn = node.func
+        is_import = (isinstance(fn, ast.Name) and fn.id in function_names) or (
+            isinstance(fn, ast.Attribute) and fn.attr in {"import_module", "__import__"}
+            and isinstance(fn.value, ast.Name) and fn.value.id in importlib_names)
+        arg = node.args[0]
+        if not (is_import and isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value):
+            continue
+        name = arg.value
+        if name.startswith("."):  # relative to the package argument; read against the module's own package
+            level = len(name) - len(name.lstrip("."))
+            base = package.split(".")[: len(package.split(".")) - level + 1]
+            name = ".".join([*base, *([name.lstrip(".")] if name.lstrip(".") else [])])
+        found[id(node)] = name
+    return found
+
+
+def _ours(name: str, known: set[str]) -> str | None:
+    """The longest module of ours that dotted ``name`` starts with, below the root package."""
+    parts = name.split(":")[0].split(".")
+    for n in range(len(parts), 1, -1):
+        if ".".join(parts[:n]) in known:
+            return ".".join(parts[:n])
+    return None
+
+
+def imports(module: str, path: Path, known: set[str]) -> Iterator[tuple[str, int]]:
+    """(imported module of ours, line) for every import statement, import call and module name in a string."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    package = _package_of(module, path)
+    called = _import_calls(tree, package)
+    loggers = {id(node.args[0]) for node in ast.walk(tree) if isinstance(node, ast.Call) and node.args and (
+        (isinstance(node.func, ast.Attribute) and node.func.attr == "getLogger")
+        or (isinstance(node.func, ast.Name) and node.func.id == "getLogger"))}
+    for node in ast.walk(tree):
+        if id(node) in called and isinstance(node, ast.Call) and str(ast.literal_eval(node.args[0])).startswith("."):
+            named = _ours(called[id(node)], known)  # a relative name: the one form whose literal does not show the module
+            if named is not None:
+                yield named, node.lineno
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name in known:
@@ -119,6 +193,11 @@ def imports(module: str, path: Path, known: set[str]) -> Iterator[tuple[str, int
                 yield from ((s, node.lineno) for s in subs)
             elif target in known:
                 yield target, node.lineno
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and OUR_NAME.fullmatch(node.value) \
+                and id(node) not in loggers:
+            named = _ours(node.value, known)
+            if named is not None:
+                yield named, node.lineno
 
 
 def check() -> list[str]:

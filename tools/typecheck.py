@@ -6,6 +6,13 @@ source tree. This builds the package as it is installed — a temporary tree of 
 and runs ``mypy -p faithsieve`` there with the ``[tool.mypy]`` settings of ``pyproject.toml``.
 Paths in the report are the repository's own.
 
+Why a tree of links: mypy finds a module only in a folder named by its import path and has no option
+that maps a package to a folder of another name (``mypy_path`` and ``explicit_package_bases`` only add
+roots), while the plain ``pip install -e`` that CI and the README use resolves the mapping with an import
+hook that mypy does not run. Setuptools' strict editable mode (``--config-settings editable_mode=strict``)
+builds such a tree too, but only at install time (a new module needs a reinstall), only for a checkout
+installed that way, and under ``build/`` whose paths mypy would report; this builds it fresh on every run.
+
     python tools/typecheck.py [mypy options]
 """
 

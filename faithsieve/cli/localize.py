@@ -168,9 +168,14 @@ def render_text(proof_steps: list[str], v: Verdict) -> str:
     return "\n".join(out)
 
 
+ONE_PROOF_MODULES = ("faithsieve.pipeline", "faithsieve.split", "faithsieve.statetree.decompose", "faithsieve.stages.rule",
+                     "faithsieve.cli.localize")
+"""What the worker of one ``localize`` imports before its proof arrives: the pipeline, not the solvers (sympy,
+z3, networkx load on first use, so a proof whose checks need none of them never pays for them)."""
+
+
 def cmd_localize(args: argparse.Namespace) -> int:
     # the pipeline (pydantic models, solvers) is imported in the worker, not here: `--help` stays cheap
-    from faithsieve.runtime.lazy import ONE_PROOF_MODULES
     from faithsieve.runtime.limits import WORKER_MEMORY_MB, ItemLimits
 
     memory_mb = WORKER_MEMORY_MB if args.worker_memory_mb is None else args.worker_memory_mb

@@ -89,7 +89,8 @@ def warm_worker() -> int:
     import os
 
     from faithsieve.runtime.lazy import freeze_after_import
+    from faithsieve.warmup import OFFLINE_MODULES
 
     _run_check("Compute.", "Step 1: 2 + 3 = 5.\nStep 2: so 5 * 2 = 10.", (("proof_time_limit_s", 1.0),))
-    freeze_after_import()  # long-lived: full collections need not rescan what is imported and warm
+    freeze_after_import(OFFLINE_MODULES)  # long-lived: full collections need not rescan what is imported and warm
     return os.getpid()

@@ -5,8 +5,9 @@ its first attribute access imports the real module and rebinds the global to it,
 the name is the module itself (no indirection left on the hot path). Type checkers see the
 real import under ``TYPE_CHECKING``.
 
-``freeze_after_import()`` is for long-lived processes (score workers, the service): it imports
-what the offline path needs, then moves every object alive at that point out of the garbage
+``freeze_after_import(modules)`` is for long-lived processes (score workers, the service): it imports
+what the offline path needs (the caller names it: ``faithsieve.warmup.OFFLINE_MODULES``; this room
+knows no module above it), then moves every object alive at that point out of the garbage
 collector's reach (``gc.freeze``), so the full collections no longer rescan them, and raises the
 collector's thresholds to ``LONG_LIVED_GC_THRESHOLDS``: checking a proof allocates many
 short-lived objects that reference counting frees, and with the default thresholds (700, 10,
@@ -20,14 +21,6 @@ import gc
 import importlib
 from types import ModuleType
 from typing import Any
-
-OFFLINE_MODULES = ("sympy", "z3", "networkx", "faithsieve.pipeline", "faithsieve.split",
-                   "faithsieve.obligations.checkers", "faithsieve.statetree.decompose")
-"""What a long-lived worker (scoring, the service) imports before its first item: the solvers too."""
-ONE_PROOF_MODULES = ("faithsieve.pipeline", "faithsieve.split", "faithsieve.statetree.decompose", "faithsieve.stages.rule",
-                     "faithsieve.cli.localize")
-"""What the worker of one ``localize`` imports before its proof arrives: the pipeline, not the solvers (sympy,
-z3, networkx load on first use, so a proof whose checks need none of them never pays for them)."""
 
 
 class _LazyModule:
@@ -67,7 +60,7 @@ LONG_LIVED_GC_THRESHOLDS = (50_000, 20, 10)
 """Generation-0 allocations, and collections of the generation below, between collections."""
 
 
-def freeze_after_import(modules: tuple[str, ...] = OFFLINE_MODULES) -> None:
+def freeze_after_import(modules: tuple[str, ...]) -> None:
     """Import ``modules`` and freeze the heap as it stands (once per process)."""
     global _frozen
     for name in modules:

@@ -23,10 +23,11 @@ from faithsieve.core.errors import FaithSieveError
 from faithsieve.core.settings import Settings, method_key
 from faithsieve.datasets.formats import LabelledItem
 from faithsieve.datasets.unlabelled import is_unlabelled
-from faithsieve.runtime.lazy import OFFLINE_MODULES, freeze_after_import
+from faithsieve.runtime.lazy import freeze_after_import
 from faithsieve.runtime.limits import OUT_OF_MEMORY, RESOURCE_LIMIT, ItemLimits, Stopped
 from faithsieve.runtime.workers import KillablePool
 from faithsieve.scoring.evidence import CHECKS_KEY, step_checks
+from faithsieve.warmup import OFFLINE_MODULES
 
 log = logging.getLogger(__name__)
 
@@ -141,7 +142,7 @@ def _init_worker(settings: Settings, limits: ItemLimits) -> None:
         from faithsieve.pipeline import warm_lean
 
         log.info("scoring worker %d: %s", os.getpid(), warm_lean(settings))
-    freeze_after_import()  # a long-lived worker: no full collection rescans the imported modules
+    freeze_after_import(OFFLINE_MODULES)  # a long-lived worker: no full collection rescans the imported modules
 
 
 def _predict_chunk(items: list[LabelledItem]) -> list[dict[str, Any]]:

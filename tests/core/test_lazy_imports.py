@@ -65,9 +65,9 @@ def test_checkers_use_the_real_modules_after_a_check() -> None:
 
 def test_freeze_after_import_freezes_once() -> None:
     out = _fresh(
-        "import gc\nfrom faithsieve.runtime.lazy import freeze_after_import\n"
-        "assert gc.get_freeze_count() == 0\nfreeze_after_import()\nn = gc.get_freeze_count()\n"
+        "import gc\nfrom faithsieve.runtime.lazy import freeze_after_import\nfrom faithsieve.warmup import OFFLINE_MODULES\n"
+        "assert gc.get_freeze_count() == 0\nfreeze_after_import(OFFLINE_MODULES)\nn = gc.get_freeze_count()\n"
         "import sys\nassert {'sympy', 'z3', 'networkx', 'faithsieve.pipeline'} <= set(sys.modules)\n"
-        "freeze_after_import()\nprint(n > 10000, gc.get_freeze_count() == n, gc.get_threshold() == (50000, 20, 10))"
+        "freeze_after_import(OFFLINE_MODULES)\nprint(n > 10000, gc.get_freeze_count() == n, gc.get_threshold() == (50000, 20, 10))"
     )
     assert out.split() == ["True", "True", "True"]  # the collector's thresholds are raised once frozen

@@ -35,7 +35,7 @@ CAUGHT = {
 
 
 def _build_module():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("fresh_probes_build", FOLDER / "build.py")
+    spec = importlib.util.spec_from_file_location("fresh_probes_build", FOLDER.parent / "builders" / "fresh-probes" / "build.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

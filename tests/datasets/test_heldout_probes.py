@@ -41,7 +41,7 @@ def predictions() -> dict[str, int | None]:
 
 
 def test_the_set_is_built_from_its_sources() -> None:
-    spec = importlib.util.spec_from_file_location("heldout_build", HERE / "build.py")
+    spec = importlib.util.spec_from_file_location("heldout_build", HERE.parent / "builders" / "heldout-probes" / "build.py")
     assert spec is not None and spec.loader is not None
     build = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(build)

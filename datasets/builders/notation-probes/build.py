@@ -1,7 +1,7 @@
-"""Write ``notation-probes.jsonl`` from the hand-written list in ``probes.py``.
+"""Write ``datasets/notation-probes/notation-probes.jsonl`` from the hand-written list in ``probes.py``.
 
-    python datasets/notation-probes/build.py           # write
-    python datasets/notation-probes/build.py --check   # exit 1 if the JSONL is stale
+    python datasets/builders/notation-probes/build.py           # write
+    python datasets/builders/notation-probes/build.py --check   # exit 1 if the JSONL is stale
 
 The list is checked for shape only (unique ids, non-empty steps, a label that is
 ``"correct"`` or a step number); the labels themselves are the author's.
@@ -19,7 +19,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from probes import OK, PROBES  # noqa: E402
 
-OUT = HERE / "notation-probes.jsonl"
+OUT = HERE.parents[1] / "notation-probes" / "notation-probes.jsonl"
 
 
 def records() -> list[dict[str, Any]]:

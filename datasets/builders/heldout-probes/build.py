@@ -1,7 +1,8 @@
-"""Rebuild ``heldout-probes.jsonl`` from the hand-written sources in ``source/*.txt``.
+"""Rebuild ``datasets/heldout-probes/heldout-probes.jsonl`` from the hand-written sources in this
+folder (``*.txt``).
 
-    python datasets/heldout-probes/build.py            # parse, check the layout, write
-    python datasets/heldout-probes/build.py --check    # parse, compare (exit 1 if stale)
+    python datasets/builders/heldout-probes/build.py            # parse, check the layout, write
+    python datasets/builders/heldout-probes/build.py --check    # parse, compare (exit 1 if stale)
 
 Source layout (one block per item, blocks separated by blank lines)::
 
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-OUT = HERE / "heldout-probes.jsonl"
+OUT = HERE.parents[1] / "heldout-probes" / "heldout-probes.jsonl"
 SOURCE = "heldout-probes"
 
 
@@ -63,7 +64,7 @@ def _item(header: str, body: list[str], where: str) -> dict[str, Any]:
 
 def build() -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
-    for path in sorted((HERE / "source").glob("*.txt")):
+    for path in sorted(HERE.glob("*.txt")):
         header: str | None = None
         body: list[str] = []
         lines = path.read_text(encoding="utf-8").splitlines() + [""]

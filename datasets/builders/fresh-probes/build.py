@@ -1,7 +1,7 @@
-"""Build ``fresh-probes.jsonl`` from the hand-written probes in this folder.
+"""Build ``datasets/fresh-probes/fresh-probes.jsonl`` from the hand-written probes in this folder.
 
-    python datasets/fresh-probes/build.py           # verify every fact, write the file
-    python datasets/fresh-probes/build.py --check   # verify, exit 1 if the file is stale
+    python datasets/builders/fresh-probes/build.py           # verify every fact, write the file
+    python datasets/builders/fresh-probes/build.py --check   # verify, exit 1 if the file is stale
 
 The probes live in ``probes_correct_a.py``, ``probes_correct_b.py`` and
 ``probes_flawed.py`` (plain data). Before anything is written, every fact an item lists
@@ -26,7 +26,7 @@ from typing import Any
 import sympy
 
 HERE = Path(__file__).resolve().parent
-OUTPUT = HERE / "fresh-probes.jsonl"
+OUTPUT = HERE.parents[1] / "fresh-probes" / "fresh-probes.jsonl"
 SOURCE = "fresh-probes/handwritten"
 
 _SAFE_BUILTINS = {"abs": abs, "all": all, "any": any, "len": len, "range": range, "sum": sum}
@@ -103,10 +103,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         current = OUTPUT.read_text(encoding="utf-8") if OUTPUT.exists() else ""
         if current != text:
-            print("fresh-probes.jsonl is stale: run datasets/fresh-probes/build.py", file=sys.stderr)
+            print("fresh-probes.jsonl is stale: run datasets/builders/fresh-probes/build.py", file=sys.stderr)
             return 1
         return 0
-    fd, tmp = tempfile.mkstemp(dir=HERE, suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=OUTPUT.parent, suffix=".tmp")
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(text)
     os.replace(tmp, OUTPUT)

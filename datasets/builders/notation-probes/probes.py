@@ -2,7 +2,7 @@
 
 Each probe is ``(id, domain, notation, problem, steps, label, reason)``; ``label`` is
 ``"correct"`` or the 1-based number of the first step that writes a false formula.
-Run ``python datasets/notation-probes/build.py`` to rewrite the JSONL from this list.
+Run ``python datasets/builders/notation-probes/build.py`` to rewrite the JSONL from this list.
 """
 
 OK = "correct"

@@ -1,9 +1,9 @@
-"""Rebuild ``proofloc-mini.jsonl``: the hand-written items plus GSM8K-derived ones.
+"""Rebuild ``datasets/proofloc-mini/proofloc-mini.jsonl``: the hand-written items plus GSM8K-derived ones.
 
-    python datasets/proofloc-mini/build.py            # verify, rebuild, write
-    python datasets/proofloc-mini/build.py --check    # verify, rebuild, compare (exit 1 if stale)
+    python datasets/builders/proofloc-mini/build.py            # verify, rebuild, write
+    python datasets/builders/proofloc-mini/build.py --check    # verify, rebuild, compare (exit 1 if stale)
 
-The hand-written part is kept in ``source/handwritten.jsonl.txt`` (not ``.jsonl``, so that scoring the folder reads only the built set) (edit it there). Every
+The hand-written part is kept in ``handwritten.jsonl.txt`` beside this script (edit it there). Every
 hand-written item is verified before anything is written:
 
 * each written arithmetic chain ``a = b = c`` (plain text or LaTeX such as
@@ -40,9 +40,9 @@ from typing import Any
 from faithsieve.datasets.inject import MUTATIONS, find_chains, gsm8k_steps, inject_items
 
 HERE = Path(__file__).resolve().parent
-HANDWRITTEN = HERE / "source" / "handwritten.jsonl.txt"
-OUTPUT = HERE / "proofloc-mini.jsonl"
-DEFAULT_GSM8K = HERE.parents[2] / "shared" / "datasets" / "raw" / "gsm8k"
+HANDWRITTEN = HERE / "handwritten.jsonl.txt"
+OUTPUT = HERE.parents[1] / "proofloc-mini" / "proofloc-mini.jsonl"
+DEFAULT_GSM8K = HERE.parents[3] / "shared" / "datasets" / "raw" / "gsm8k"
 
 SEED = 20250301
 SPLIT = "train"
