@@ -1,12 +1,13 @@
 """The FastAPI app: ``create_app(settings)`` builds it; its lifespan owns the worker pool and the cache.
 
 Routes are thin: validate, look in the cache, admit, run the job in the pool until it
-finishes or the client goes away, count, answer. Every error becomes the one JSON error
-body through ``faithsieve.api.errors``. The parts: ``service`` (the running service, the
-request's settings, a job run admitted in its lane), ``localize`` (``/localize`` and
-``/localize/batch``), ``reward`` (``/get_reward``), ``ops`` (health, version, limits,
-metrics) and ``schema`` (the OpenAPI document's limits and description). This module
-wires them into the app and re-exports their public names.
+finishes or the client goes away, count, answer. They live in ``faithsieve.api.routers``, one
+router per concern (``docs``, ``localize``, ``reward``, ``ops``, ``workbench``, ``runs``), and get
+the running service, the settings and the run registry as dependencies (``service``). Every
+error becomes the one JSON error body through ``faithsieve.api.handler``, with the codes and
+statuses of the error table (``faithsieve.api.errors``). This module builds the middleware and the
+metrics gauges, mounts the routers in order, writes the server's limits into the OpenAPI document
+(``schema``), and re-exports the service's public names.
 """
 
 from __future__ import annotations
@@ -16,28 +17,18 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from faithsieve.api import errors
+from faithsieve.api import handler
 from faithsieve.api.cache import VerdictCache
-from faithsieve.api.docs import install_docs
-from faithsieve.api.localize import route_localize, route_localize_batch
+from faithsieve.api.errors import ClientGone
 from faithsieve.api.metrics import ServiceMetrics
 from faithsieve.api.middleware import GuardMiddleware, MetricsMiddleware
-from faithsieve.api.models import BatchResponse, ErrorBody, Health, RewardResponse
-from faithsieve.api.ops import (
-    API_VERSION,
-    limits_of,
-    route_healthz,
-    route_limits,
-    route_metrics,
-    route_readyz,
-    route_version,
-)
 from faithsieve.api.pool import Job, WorkerPool
-from faithsieve.api.reward import route_get_reward, warm_reward_grader
 from faithsieve.api.reward_queue import RewardQueue
-from faithsieve.api.schema import describe, document_limits
+from faithsieve.api.routers import docs, localize, ops, reward, runs, workbench
+from faithsieve.api.routers.ops import limits_of
+from faithsieve.api.routers.reward import warm_reward_grader
+from faithsieve.api.schema import API_VERSION, describe, document_limits
 from faithsieve.api.service import (
-    ClientGone,
     Service,
     ServiceDep,
     effective_settings,
@@ -46,6 +37,7 @@ from faithsieve.api.service import (
     until_disconnected,
 )
 from faithsieve.api.settings import ServiceSettings
+from faithsieve.api.workbench.runs import RunRegistry
 from faithsieve.api.worker import localize_job
 from fastapi import FastAPI, Security
 from fastapi.exceptions import RequestValidationError
@@ -53,11 +45,8 @@ from fastapi.middleware import Middleware
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.security import APIKeyHeader
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.responses import Response
 
 from faithsieve.core.errors import FaithSieveError
-from faithsieve.verdict import Verdict
-from faithsieve.web import routes as workbench
 
 __all__ = [
     "API_VERSION",
@@ -74,18 +63,6 @@ __all__ = [
 ]
 
 _PROTECTED = frozenset({"/localize", "/localize/batch", "/get_reward", "/metrics", *workbench.PROTECTED})
-
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"model": ErrorBody, "description": "Malformed JSON."},
-    401: {"model": ErrorBody, "description": "Missing or wrong API key (only when the server has one)."},
-    408: {"model": ErrorBody, "description": "The body was not received in time."},
-    413: {"model": ErrorBody, "description": "Body, proof, step or batch over a size limit."},
-    415: {"model": ErrorBody, "description": "The body is not declared as JSON."},
-    422: {"model": ErrorBody, "description": "Invalid input (which field, why), or a resource limit."},
-    429: {"model": ErrorBody, "description": "Saturated: retry after `Retry-After` seconds."},
-    503: {"model": ErrorBody, "description": "Workers not ready (starting or stopping)."},
-    504: {"model": ErrorBody, "description": "Time limit exceeded; the work was stopped."},
-}
 
 
 def _reward_slots() -> int:
@@ -141,9 +118,10 @@ def create_app(settings: ServiceSettings | None = None, job: Job | None = None) 
     api_key = settings.api_key.get_secret_value() if settings.api_key is not None else None
     middleware.append(Middleware(
         GuardMiddleware, metrics=metrics, api_key=api_key, protected=_PROTECTED,
-        protected_prefixes=workbench.PROTECTED_PREFIXES,
+        protected_prefixes=runs.PROTECTED_PREFIXES,
         body_limits={"/localize": settings.max_body_bytes, "/localize/batch": settings.max_batch_body_bytes,
-                     "/get_reward": settings.max_batch_body_bytes, **workbench.body_limits(settings)},
+                     "/get_reward": settings.max_batch_body_bytes, **workbench.body_limits(settings),
+                     **runs.BODY_LIMITS},
         body_time_limit_s=settings.body_read_time_limit_s))
 
     app = FastAPI(
@@ -153,33 +131,23 @@ def create_app(settings: ServiceSettings | None = None, job: Job | None = None) 
         description=describe(settings),
         lifespan=lifespan,
         middleware=middleware,
-        docs_url=None,  # served from local assets by install_docs (the defaults load a CDN)
+        docs_url=None,  # served from local assets by routers.docs (the defaults load a CDN)
         redoc_url=None,
     )
-    install_docs(app)
     app.state.service = None
     app.state.metrics = metrics
+    app.state.settings = settings
+    app.state.workbench_runs = RunRegistry.from_env()
     for exc_type in (FaithSieveError, RequestValidationError, StarletteHTTPException, Exception):
-        app.add_exception_handler(exc_type, errors.handle)
+        app.add_exception_handler(exc_type, handler.handle)
 
+    # the API key's routes say so in the OpenAPI document (the guard middleware checks the key)
     secured = [Security(APIKeyHeader(name="X-API-Key", auto_error=False))] if api_key else []
-    verdict_doc: dict[int | str, dict[str, Any]] = {200: {"model": Verdict, "description": "The verdict."}}
-    app.post("/localize", responses={**verdict_doc, **_ERRORS}, dependencies=secured, tags=["localize"],
-             summary="Localize the first error of one proof")(route_localize)
-    app.post("/localize/batch", responses={200: {"model": BatchResponse, "description": "Results in order."},
-                                           **_ERRORS}, dependencies=secured, tags=["localize"],
-             summary="Localize many proofs")(route_localize_batch)
-    app.post("/get_reward", response_model=RewardResponse, responses=_ERRORS, dependencies=secured, tags=["rl"],
-             summary="OpenRLHF remote reward")(route_get_reward)
-    app.get("/healthz", tags=["ops"], summary="Liveness")(route_healthz)
-    app.get("/readyz", tags=["ops"], summary="Readiness", response_model=Health,
-            responses={503: {"model": Health, "description": "Not ready."}})(route_readyz)
-    app.get("/version", tags=["ops"], summary="Versions")(route_version)
-    app.get("/limits", tags=["ops"], summary="Limits")(route_limits)
-    app.get("/metrics", tags=["ops"], summary="Prometheus metrics", dependencies=secured,
-            response_class=Response,
-            responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}, "description": "Metrics."}})(
-        route_metrics)
+    app.include_router(docs.router)
+    app.include_router(localize.router, dependencies=secured)
+    app.include_router(reward.router, dependencies=secured)
+    app.include_router(ops.router)
+    app.include_router(ops.metrics_router, dependencies=secured)
     base_openapi = app.openapi
 
     def openapi() -> dict[str, Any]:
@@ -188,5 +156,6 @@ def create_app(settings: ServiceSettings | None = None, job: Job | None = None) 
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way to extend the schema
-    workbench.mount(app, settings)  # the page at / and its /web/... routes (faithsieve.web)
+    app.include_router(workbench.router)  # the page at / and its /web/... routes
+    app.include_router(runs.router)
     return app

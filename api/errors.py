@@ -1,29 +1,26 @@
-"""Errors of the HTTP service and the one function that turns any error into a response.
+"""The service's error table and the errors it raises.
 
-Every error body is ``{"error": {"code", "message", "detail"}}``. ``FaithSieveError``
-subclasses carry their status; the service adds the few that only HTTP has
-(saturation, authentication, media type, body time limit, readiness). Request
-validation errors and Starlette's HTTP errors (404, 405, 413 from the body limit)
-go through the same mapping, so a client sees one shape whatever failed.
+Every error the service answers has a stable ``code`` and one HTTP status; ``ERRORS`` is the one
+table of them. A code raised as an exception takes its row from its class (``code``, ``status``);
+the codes written without an exception (by the middleware, the exception handler, the worker
+jobs) are rows of their own. Everything else reads the table: the exception handler
+(``faithsieve.api.handler``) maps Starlette's HTTP errors with ``HTTP_CODES``, the middleware and
+the jobs take a code's status from ``status_of``, the OpenAPI document describes each status with
+``OPENAPI_STATUSES``, and a test holds docs/serve.md's error table to the rows marked ``listed``.
+
+This module imports no web framework: the worker processes read it.
 """
 
 from __future__ import annotations
 
-import logging
-import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
 
-from fastapi.exceptions import RequestValidationError
-from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.requests import Request
-from starlette.responses import JSONResponse
+from faithsieve.core.errors import FaithSieveError, InputError, InputTooLarge
 
-from faithsieve.core.errors import FaithSieveError
-
-log = logging.getLogger(__name__)
-
-_MAX_VALIDATION_ERRORS = 20
+__all__ = ["CODES", "ERRORS", "HTTP_CODES", "HTTP_ERROR_CODE", "OPENAPI_STATUSES", "ClientGone", "ErrorCode",
+           "Forbidden", "HeadersTooLarge", "NotFound", "NotReady", "RequestTimeout", "Saturated", "ServiceError",
+           "WorkerFailed", "http_status", "status_of"]
 
 
 class ServiceError(FaithSieveError):
@@ -32,27 +29,6 @@ class ServiceError(FaithSieveError):
     def __init__(self, message: str, detail: object | None = None, headers: Mapping[str, str] | None = None) -> None:
         super().__init__(message, detail)
         self.headers = dict(headers or {})
-
-
-class Unauthorized(ServiceError):
-    """Missing or wrong API key."""
-
-    code = "unauthorized"
-    status = 401
-
-
-class UnsupportedMediaType(ServiceError):
-    """The body is not declared as JSON."""
-
-    code = "unsupported_media_type"
-    status = 415
-
-
-class BodyTimeout(ServiceError):
-    """The client did not finish sending the body in time."""
-
-    code = "body_timeout"
-    status = 408
 
 
 class Saturated(ServiceError):
@@ -77,13 +53,6 @@ class RequestTimeout(ServiceError):
     status = 504
 
 
-class ResourceLimit(ServiceError):
-    """Checking the proof exhausted a worker resource limit (memory, recursion)."""
-
-    code = "resource_limit"
-    status = 422
-
-
 class NotReady(ServiceError):
     """The worker pool is not up (starting or shutting down)."""
 
@@ -98,123 +67,100 @@ class WorkerFailed(ServiceError):
     status = 500
 
 
-_HTTP_CODES = {
-    400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed",
-    406: "not_acceptable", 408: "body_timeout", 413: "input_too_large", 415: "unsupported_media_type",
-    422: "invalid_input", 429: "saturated",
-}
+class NotFound(ServiceError):
+    """A workbench resource (asset, example, run, item, file) that does not exist."""
+
+    code = "not_found"
+    status = 404
 
 
-def error_payload(code: str, message: str, detail: object | None = None) -> dict[str, Any]:
-    """The error body as a dict."""
-    return {"error": {"code": code, "message": message, "detail": detail}}
+class Forbidden(ServiceError):
+    """A path outside the runs this server may show (the workbench's run browser)."""
+
+    code = "forbidden"
+    status = 403
 
 
-def error_json(status: int, code: str, message: str, detail: object | None = None,
-               headers: Mapping[str, str] | None = None) -> JSONResponse:
-    """The error body as a response."""
-    return JSONResponse(error_payload(code, message, detail), status_code=status, headers=dict(headers or {}))
+class ClientGone(ServiceError):
+    """The client disconnected; its work was cancelled and nobody reads this answer."""
+
+    code = "client_closed_request"
+    status = 499
 
 
-_NAME = re.compile(r"[a-z_][a-z0-9_]{0,39}")
+@dataclass(frozen=True)
+class ErrorCode:
+    """One row of the error table."""
+
+    code: str
+    """The stable machine-readable name in the error body."""
+    status: int
+    """The HTTP status it answers."""
+    meaning: str
+    """When a client gets it, in one line."""
+    listed: bool = True
+    """Listed in docs/serve.md's error table (False: answered by the workbench only, or read by nobody)."""
+    http: bool = False
+    """The code of a plain HTTP error of this status (Starlette's 404, 405, the body limits' 413 and 408)."""
+    openapi: str | None = None
+    """The description of this status in the OpenAPI document (one code per documented status)."""
+
+    @classmethod
+    def of(cls, error: type[FaithSieveError], meaning: str, *, listed: bool = True, http: bool = False,
+           openapi: str | None = None) -> ErrorCode:
+        """The row of an error raised as an exception: its code and status are the class's."""
+        return cls(error.code, error.status, meaning, listed=listed, http=http, openapi=openapi)
 
 
-def _field(loc: Sequence[Any], body: Any = None) -> str:
-    """A dotted path for an error location that never repeats the client's text: list indices and
-    the service's own (lower-case identifier) field names are kept; any other part, such as an
-    unknown key a client sent, becomes ``#N``, its position among the keys of that object
-    (``#?`` when it cannot be found)."""
-    parts: list[str] = []
-    node = body
-    for i, p in enumerate(loc):
-        if i == 0 and p == "body":
-            continue
-        if isinstance(p, int):
-            parts.append(str(p))
-        elif isinstance(p, str) and _NAME.fullmatch(p) and p in _KNOWN_FIELDS:
-            parts.append(p)
-        else:
-            keys = list(node) if isinstance(node, Mapping) else []
-            parts.append(f"#{keys.index(p)}" if p in keys else "#?")
-        try:
-            node = node[p] if isinstance(node, (Mapping, list)) else None
-        except (KeyError, IndexError, TypeError):
-            node = None
-    return ".".join(parts) or "body"
+ERRORS: tuple[ErrorCode, ...] = (
+    ErrorCode("malformed_json", 400, "The body is not valid JSON text.", openapi="Malformed JSON."),
+    ErrorCode("bad_request", 400, "Both Content-Length and Transfer-Encoding (ambiguous framing).", http=True),
+    ErrorCode("unauthorized", 401, "An API key is configured and the request lacks it.", http=True,
+              openapi="Missing or wrong API key (only when the server has one)."),
+    ErrorCode.of(Forbidden, "A run outside those this server may show (the workbench).", listed=False, http=True),
+    ErrorCode.of(NotFound, "Unknown route, or a workbench resource that does not exist.", http=True),
+    ErrorCode("method_not_allowed", 405, "The route does not take this method.", http=True),
+    ErrorCode("not_acceptable", 406, "A plain HTTP 406 (no route answers it).", listed=False, http=True),
+    ErrorCode("body_timeout", 408, "The body did not arrive within body_read_time_limit_s.", http=True,
+              openapi="The body was not received in time."),
+    ErrorCode.of(InputTooLarge, "Body, proof, step or batch over a size limit.", http=True,
+                 openapi="Body, proof, step or batch over a size limit."),
+    ErrorCode("unsupported_media_type", 415, "The body is not declared as JSON.", http=True,
+              openapi="The body is not declared as JSON."),
+    ErrorCode.of(InputError, "Wrong shape or type, or a value the server does not take.", http=True,
+                 openapi="Invalid input (which field, why), or a resource limit."),
+    ErrorCode("resource_limit", 422, "Checking exhausted the worker's memory limit or recursion depth."),
+    ErrorCode.of(Saturated, "Every admission slot is taken; retry after Retry-After seconds.", http=True,
+                 openapi="Saturated: retry after `Retry-After` seconds."),
+    ErrorCode.of(HeadersTooLarge, "The request head did not end within max_header_bytes."),
+    ErrorCode.of(ClientGone, "The client went away; its work was cancelled (nobody reads it).", listed=False),
+    ErrorCode.of(WorkerFailed, "A bug: a worker that crashed or a job that raised; logged."),
+    ErrorCode.of(NotReady, "The worker pool is not running (starting or stopping).",
+                 openapi="Workers not ready (starting or stopping)."),
+    ErrorCode.of(RequestTimeout, "The request ran past its time limit; the work was stopped.",
+                 openapi="Time limit exceeded; the work was stopped."),
+)
+"""The service's error codes: every code it answers, once."""
+
+CODES: dict[str, ErrorCode] = {row.code: row for row in ERRORS}
+"""The rows by code."""
+
+HTTP_CODES: dict[int, str] = {row.status: row.code for row in ERRORS if row.http}
+"""The code of a plain HTTP error (Starlette's ``HTTPException``) by its status."""
+
+HTTP_ERROR_CODE = "http_error"
+"""The code of a plain HTTP error whose status has no row in ``HTTP_CODES`` (below 500)."""
+
+OPENAPI_STATUSES: dict[int, str] = {row.status: row.openapi for row in sorted(ERRORS, key=lambda r: r.status)
+                                    if row.openapi is not None}
+"""The error statuses the API's routes document, with their descriptions, in status order."""
 
 
-def _known_fields() -> frozenset[str]:
-    from faithsieve.api import models
-
-    names: set[str] = set()
-    for obj in vars(models).values():
-        fields = getattr(obj, "model_fields", None)
-        if isinstance(fields, dict):
-            names.update(fields)
-    return frozenset(names)
+def status_of(code: str) -> int:
+    """The HTTP status of an error code of the table (``KeyError`` for a code it does not have)."""
+    return CODES[code].status
 
 
-_KNOWN_FIELDS: frozenset[str] = frozenset()
-
-
-def validation_detail(errors: Sequence[Mapping[str, Any]], body: Any = None) -> list[dict[str, str]]:
-    """Pydantic errors as ``{"field", "message", "type"}``. Neither the offending input nor a key the
-    client made up is echoed: see ``_field``."""
-    global _KNOWN_FIELDS
-    if not _KNOWN_FIELDS:
-        _KNOWN_FIELDS = _known_fields()
-    return [{"field": _field(e.get("loc", ()), body), "message": _plain(str(e.get("msg", ""))),
-             "type": str(e.get("type", ""))} for e in list(errors)[:_MAX_VALIDATION_ERRORS]]
-
-
-def _plain(message: str) -> str:
-    """A validator's message without pydantic's ``Value error, `` / ``Assertion failed, `` prefix."""
-    for prefix in ("Value error, ", "Assertion failed, "):
-        if message.startswith(prefix):
-            return message[len(prefix):]
-    return message
-
-
-def item_sentence(index: int, first: Mapping[str, str]) -> str:
-    """A batch item's validation error as one sentence naming the item and the field:
-    ``item 3, field 'steps.1': Input should be a valid string`` (``item 3: give 'steps' ...`` when the
-    error is about the item as a whole)."""
-    field, message = first.get("field", ""), first.get("message", "invalid")
-    if field in ("", "body"):
-        return f"item {index}: {message}"
-    return f"item {index}, field '{field}': {message}"
-
-
-def response_for(exc: BaseException) -> JSONResponse:
-    """The response for any exception the service can meet. The one mapping."""
-    if isinstance(exc, FaithSieveError):
-        status = exc.status if 400 <= exc.status <= 599 else 500
-        headers = getattr(exc, "headers", None)
-        if status >= 500 and not isinstance(exc, (RequestTimeout, NotReady)):
-            log.error("internal error %s: %s", exc.code, exc.message)
-        return error_json(status, exc.code, exc.message, exc.detail, headers)
-    if isinstance(exc, RequestValidationError):
-        errors = list(exc.errors())
-        if any(e.get("type") == "json_invalid" for e in errors):
-            ctx = errors[0].get("ctx") or {}
-            return error_json(400, "malformed_json", f"the body is not valid JSON: {ctx.get('error', 'decode error')}",
-                              {"position": errors[0].get("loc", (None, None))[-1]})
-        detail = validation_detail(errors, getattr(exc, "body", None))
-        first = detail[0] if detail else {"field": "body", "message": "invalid"}
-        return error_json(422, "invalid_input", f"{first['field']}: {first['message']}", detail)
-    if isinstance(exc, StarletteHTTPException):
-        status = exc.status_code
-        code = _HTTP_CODES.get(status, "http_error")
-        message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
-        if status == 400 and message == "There was an error parsing the body":
-            code, message = "malformed_json", "the body could not be parsed as JSON (too deeply nested or not UTF-8)"
-        if status >= 500:
-            code = "internal_error"
-        return error_json(status, code, message, None, exc.headers)
-    log.exception("unexpected error", exc_info=exc)
-    return error_json(500, "internal_error", "internal error; it has been logged")
-
-
-async def handle(request: Request, exc: Exception) -> JSONResponse:
-    """The exception handler registered for every error type."""
-    return response_for(exc)
+def http_status(error: FaithSieveError) -> int:
+    """The status an error is answered with: its own when it is an HTTP error status, else 500."""
+    return error.status if 400 <= error.status <= 599 else 500

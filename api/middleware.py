@@ -16,7 +16,7 @@ import time
 import uuid
 from collections.abc import Mapping
 
-from faithsieve.api.errors import error_json
+from faithsieve.api.handler import error_response
 from faithsieve.api.metrics import ServiceMetrics
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -145,15 +145,15 @@ class GuardMiddleware:
         if "content-length" in headers and "transfer-encoding" in headers:
             # ambiguous framing (request smuggling): RFC 9112 lets a server refuse it, and we do
             self.metrics.rejections.inc("framing")
-            response = error_json(400, "bad_request", "send either Content-Length or Transfer-Encoding, not both",
-                                  headers={"Connection": "close"})
+            response = error_response("bad_request", "send either Content-Length or Transfer-Encoding, not both",
+                                      headers={"Connection": "close"})
             await response(scope, receive, send)
             return
         needs_key = self.api_key is not None and self._needs_key(path) and scope.get("method") != "OPTIONS"
         if needs_key and not self._authorized(headers):
             self.metrics.rejections.inc("unauthorized")
-            response = error_json(401, "unauthorized", "a valid API key is required (X-API-Key header or "
-                                  "Authorization: Bearer)", headers={"WWW-Authenticate": "Bearer"})
+            response = error_response("unauthorized", "a valid API key is required (X-API-Key header or "
+                                      "Authorization: Bearer)", headers={"WWW-Authenticate": "Bearer"})
             await response(scope, receive, send)
             return
         limit = self.body_limits.get(path)
@@ -162,15 +162,15 @@ class GuardMiddleware:
             return
         if not _json_declared(headers.get("content-type")):
             self.metrics.rejections.inc("media_type")
-            response = error_json(415, "unsupported_media_type", "send the body as JSON with Content-Type: "
-                                  "application/json", {"expected": "application/json"})
+            response = error_response("unsupported_media_type", "send the body as JSON with Content-Type: "
+                                      "application/json", {"expected": "application/json"})
             await response(scope, receive, send)
             return
         declared = headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
             self.metrics.rejections.inc("too_large")
-            response = error_json(413, "input_too_large", f"the body has {declared} bytes; the limit is {limit} "
-                                  "bytes: send a smaller request (a batch can be split)", {"field": "body", "limit": limit})
+            response = error_response("input_too_large", f"the body has {declared} bytes; the limit is {limit} "
+                                      "bytes: send a smaller request (a batch can be split)", {"field": "body", "limit": limit})
             if "100-continue" not in headers.get("expect", "").lower():  # a client waiting for 100 sent nothing yet
                 await _drain(receive, DRAIN_BYTES, self.body_time_limit_s)
             await response(scope, receive, send)

@@ -1,12 +1,23 @@
-"""What the OpenAPI document says about this server: its size limits in the request schemas, its description."""
+"""What the OpenAPI document says about this server: the API's version, its error responses, its size limits
+in the request schemas, its description."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from faithsieve.api.errors import OPENAPI_STATUSES
+from faithsieve.api.models import ErrorBody
 from faithsieve.api.settings import ServiceSettings
 
-__all__ = ["describe", "document_limits"]
+__all__ = ["API_VERSION", "ERROR_RESPONSES", "describe", "document_limits"]
+
+API_VERSION = "1"
+"""The API's version (the document's ``info.version``; ``GET /version`` also has the package's)."""
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorBody, "description": description} for status, description in OPENAPI_STATUSES.items()}
+"""The error responses the API's routes document: the error body, for each status of the error table that
+has an OpenAPI description."""
 
 
 def document_limits(schema: dict[str, Any], s: ServiceSettings) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""What the routes share: the running ``Service``, the request's settings, and running a job admitted.
+"""What the routes share: the running ``Service``, the app's settings and run registry as dependencies,
+the request's settings, and running a job admitted.
 
 ``run_admitted`` is the one way a route runs one proof in the worker pool: its lane from the
 text (``faithsieve.api.admission``), one admission in that lane, the request's hard time limit,
@@ -17,29 +18,23 @@ from typing import Annotated, Any, TypeVar
 from faithsieve.api import errors
 from faithsieve.api.admission import Lane, lane_of
 from faithsieve.api.cache import VerdictCache
-from faithsieve.api.errors import ServiceError
+from faithsieve.api.errors import ClientGone, ServiceError
 from faithsieve.api.metrics import ServiceMetrics
 from faithsieve.api.models import LocalizeOptions
 from faithsieve.api.pool import Job, WorkerPool
 from faithsieve.api.reward_queue import RewardQueue
 from faithsieve.api.settings import ServiceSettings
+from faithsieve.api.workbench.runs import RunRegistry
 from faithsieve.api.worker import JobResult
 from fastapi import Depends, Request
 
 from faithsieve.core.errors import InputError
 from faithsieve.core.settings import Settings
 
-__all__ = ["ClientGone", "Service", "ServiceDep", "admission", "effective_settings", "get_service", "job_error",
-           "lane_for", "run_admitted", "until_disconnected"]
+__all__ = ["ClientGone", "RunsDep", "Service", "ServiceDep", "SettingsDep", "admission", "effective_settings",
+           "get_runs", "get_service", "get_settings", "job_error", "lane_for", "run_admitted", "until_disconnected"]
 
 T = TypeVar("T")
-
-
-class ClientGone(ServiceError):
-    """The client disconnected; its work was cancelled and nobody reads this answer."""
-
-    code = "client_closed_request"
-    status = 499
 
 
 @dataclass
@@ -69,6 +64,24 @@ def get_service(request: Request) -> Service:
 
 
 ServiceDep = Annotated[Service, Depends(get_service)]
+
+
+def get_settings(request: Request) -> ServiceSettings:
+    """Dependency: the service's settings (the app's, there before the lifespan starts the service)."""
+    settings: ServiceSettings = request.app.state.settings
+    return settings
+
+
+SettingsDep = Annotated[ServiceSettings, Depends(get_settings)]
+
+
+def get_runs(request: Request) -> RunRegistry:
+    """Dependency: the scoring runs the workbench may show (the app's, opened by ``faithsieve view``)."""
+    runs: RunRegistry = request.app.state.workbench_runs
+    return runs
+
+
+RunsDep = Annotated[RunRegistry, Depends(get_runs)]
 
 
 def effective_settings(base: Settings, options: LocalizeOptions | None) -> Settings:

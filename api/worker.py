@@ -17,6 +17,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from faithsieve.api.errors import http_status, status_of
+
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.core.settings import Settings
 from faithsieve.runtime.lazy import freeze_after_import
@@ -52,6 +54,16 @@ def _error(status: int, code: str, message: str, detail: object | None, t0: floa
                      seconds=time.perf_counter() - t0)
 
 
+def failed(code: str, message: str, t0: float, detail: object | None = None) -> JobResult:
+    """A job that failed with a code of the service's error table (its status is the table's), started at ``t0``."""
+    return _error(status_of(code), code, message, detail, t0)
+
+
+def raised(exc: FaithSieveError, t0: float) -> JobResult:
+    """A job that failed with a FaithSieve error: its code, message and detail, answered with its status."""
+    return _error(http_status(exc), exc.code, exc.message, exc.detail, t0)
+
+
 def localize_job(data: dict[str, Any], settings: Settings) -> JobResult:
     """Split and check one proof (``faithsieve.split.proof_from_input`` then ``pipeline.localize``)."""
     from faithsieve.pipeline import localize
@@ -68,16 +80,15 @@ def localize_job(data: dict[str, Any], settings: Settings) -> JobResult:
         except UnicodeEncodeError:  # lone surrogates: keep them as JSON escapes
             body = json.dumps(doc, ensure_ascii=True, separators=(",", ":")).encode("ascii")
     except FaithSieveError as exc:
-        status = exc.status if 400 <= exc.status <= 599 else 500
-        return _error(status, exc.code, exc.message, exc.detail, t0)
+        return raised(exc, t0)
     except MemoryError:
-        return _error(422, "resource_limit", "checking this proof exceeded the worker's memory limit", None, t0)
+        return failed("resource_limit", "checking this proof exceeded the worker's memory limit", t0)
     except RecursionError:
-        return _error(422, "resource_limit", "this proof is nested too deeply to check", None, t0)
+        return failed("resource_limit", "this proof is nested too deeply to check", t0)
     except Exception as exc:  # noqa: BLE001 (isolation boundary: a pipeline bug answers 500, the worker stays)
         log.error("pipeline failed on an input: %s", "".join(traceback.format_exception(exc)))
-        return _error(500, "internal_error", f"the pipeline failed on this input ({type(exc).__name__}); it has "
-                      "been logged", None, t0)
+        return failed("internal_error", f"the pipeline failed on this input ({type(exc).__name__}); it has "
+                      "been logged", t0)
     counts = Counter(ev["status"] for step in doc["steps"] for ev in step["evidence"])
     return JobResult(status=200, body=body, verdict=doc["verdict"], evidence=dict(counts),
                      seconds=time.perf_counter() - t0)

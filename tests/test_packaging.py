@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 # in the repository -> in the wheel
 SHIPPED = {
     "api/static/docs": "faithsieve/api/static/docs",
-    "faithsieve/web/static": "faithsieve/web/static",
+    "api/static/workbench": "faithsieve/api/static/workbench",
     "datasets/examples": "faithsieve/datasets/examples",
     "faithsieve/llm/prompts": "faithsieve/llm/prompts",
 }
@@ -57,5 +57,5 @@ def test_wheel_ships_the_data_files(tmp_path: Path) -> None:
         missing = sorted(p.name for p in files if f"{dst}/{p.name}" not in names)
         assert not missing, f"{src}: {missing}"
     assert {"faithsieve/py.typed", "faithsieve/datasets/proofloc-mini/proofloc-mini.jsonl",
-            "faithsieve/web/static/index.html", "faithsieve/api/static/docs/swagger-ui-bundle.js",
+            "faithsieve/api/static/workbench/index.html", "faithsieve/api/static/docs/swagger-ui-bundle.js",
             "faithsieve/api/static/docs/redoc.standalone.js"} <= names

@@ -64,7 +64,6 @@ ROOMS: list[tuple[str, str, int]] = [
     ("faithsieve.doctor", "doctor", 8),
     ("faithsieve.rewrite", "rewrite", 9),
     ("faithsieve.api", "service", 9),
-    ("faithsieve.web", "service", 9),
     ("faithsieve.cli", "cli", 10),
     ("faithsieve.__main__", "cli", 10),
     ("faithsieve", "package", 0),  # the empty root package itself (exact match only)

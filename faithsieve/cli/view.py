@@ -1,7 +1,7 @@
 """``faithsieve view RUN_DIR``: the service with the workbench, one scoring run opened in it.
 
 Starts what ``faithsieve serve`` starts (same options, same ``FAITHSIEVE_*`` settings), allows
-the page to show ``RUN_DIR`` (and only the runs it may show anyway: see ``faithsieve.web.runs``),
+the page to show ``RUN_DIR`` (and only the runs it may show anyway: see ``faithsieve.api.workbench.runs``),
 and prints the URL that opens it. ``faithsieve.cli`` calls ``register(subparsers)``.
 """
 

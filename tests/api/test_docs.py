@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from faithsieve.api.app import create_app
-from faithsieve.api.docs import ASSET_DIR, ASSETS
+from faithsieve.api.routers.docs import ASSET_DIR, ASSETS
 from fastapi.testclient import TestClient
 
 from .conftest import settings
@@ -83,7 +83,7 @@ def test_the_docs_carry_the_api_version_and_offer_steps_or_proof(client) -> None
     """Issue 24: the title is "FaithSieve API" with the API version as its version (not "FaithSieve 1");
     the request body is one of two titled variants (not ``LocalizeRequest | LocalizeRequest``) with an
     example of each, none holding both; a body with both is a 422."""
-    from faithsieve.api.ops import API_VERSION
+    from faithsieve.api.schema import API_VERSION
 
     doc = client.get("/openapi.json").json()
     assert doc["info"]["title"] == "FaithSieve API" and doc["info"]["version"] == API_VERSION

@@ -8,7 +8,7 @@ import socket
 
 import pytest
 from faithsieve.api import worker as worker_mod
-from faithsieve.api.errors import response_for
+from faithsieve.api.handler import response_for
 from faithsieve.api.worker import sleep_job
 
 EVIL = "<script>alert(1)</script>"

@@ -10,7 +10,8 @@ import signal
 import pytest
 from faithsieve.api.app import effective_settings
 from faithsieve.api.cache import VerdictCache, cache_key
-from faithsieve.api.errors import RequestTimeout, Saturated, WorkerFailed, response_for
+from faithsieve.api.errors import RequestTimeout, Saturated, WorkerFailed
+from faithsieve.api.handler import response_for
 from faithsieve.api.metrics import Counter, Histogram, Registry, ServiceMetrics
 from faithsieve.api.models import LocalizeOptions
 from faithsieve.api.pool import WorkerPool

@@ -13,7 +13,8 @@ import json
 import time
 from typing import Any
 
-from faithsieve.api.worker import JobResult
+from faithsieve.api.worker import JobResult, failed, raised
+
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.core.settings import Settings
 
@@ -28,10 +29,11 @@ def tree_document(data: dict[str, Any], settings: Settings) -> dict[str, Any]:
 
     A state whose goal is empty keeps its parent's (``goal_from`` names the state that stated it).
     Linear in the size of the tree: states are visited once, parents before children."""
-    from faithsieve.mathtext.textnorm import clean_proof
     from faithsieve.obligations.extract import extract_obligations
-    from faithsieve.split import proof_from_input
     from faithsieve.statetree.decompose import decompose
+
+    from faithsieve.mathtext.textnorm import clean_proof
+    from faithsieve.split import proof_from_input
 
     proof = clean_proof(proof_from_input(data, settings))  # read as ``Pipeline.localize`` reads it
     tree = decompose(proof)
@@ -66,12 +68,8 @@ def tree_job(data: dict[str, Any], settings: Settings) -> JobResult:
     try:
         doc = tree_document(data, settings)
     except FaithSieveError as exc:
-        status = exc.status if 400 <= exc.status <= 599 else 500
-        err = {"code": exc.code, "message": exc.message, "detail": json.loads(json.dumps(exc.detail, default=str))}
-        return JobResult(status=status, error=err, seconds=time.perf_counter() - t0)
+        return raised(exc, t0)
     except (MemoryError, RecursionError):
-        return JobResult(status=422, error={"code": "resource_limit", "message": "building the tree of this proof "
-                                            "exceeded a worker resource limit", "detail": None},
-                         seconds=time.perf_counter() - t0)
+        return failed("resource_limit", "building the tree of this proof exceeded a worker resource limit", t0)
     body = json.dumps(doc, ensure_ascii=True, separators=(",", ":")).encode("ascii")
     return JobResult(status=200, body=body, seconds=time.perf_counter() - t0)

@@ -24,7 +24,7 @@ import pytest
 import uvicorn
 from faithsieve.api.app import create_app
 
-from tests.web.support import ITEMS, SLIP, web_settings, workbench_port
+from tests.api.web.support import ITEMS, SLIP, web_settings, workbench_port
 
 pytestmark = pytest.mark.browser
 

@@ -8,9 +8,11 @@ from typing import Any
 
 from faithsieve.api.admission import Lane
 from faithsieve.api.cache import cache_key
-from faithsieve.api.errors import ServiceError, item_sentence, validation_detail
+from faithsieve.api.errors import ServiceError
+from faithsieve.api.handler import item_sentence, validation_detail
 from faithsieve.api.metrics import ServiceMetrics
-from faithsieve.api.models import BatchRequest, LocalizeRequest
+from faithsieve.api.models import BatchRequest, BatchResponse, LocalizeRequest
+from faithsieve.api.schema import ERROR_RESPONSES
 from faithsieve.api.service import (
     Service,
     ServiceDep,
@@ -22,16 +24,20 @@ from faithsieve.api.service import (
     until_disconnected,
 )
 from faithsieve.api.worker import JobResult
-from fastapi import Request
+from fastapi import APIRouter, Request
 from pydantic import ValidationError
 from starlette.responses import Response
 
 from faithsieve.core.errors import FaithSieveError, InputError, InputTooLarge
 from faithsieve.core.settings import Settings
+from faithsieve.verdict import Verdict
 
-__all__ = ["route_localize", "route_localize_batch"]
+__all__ = ["route_localize", "route_localize_batch", "router"]
 
 _JSON = "application/json"
+
+router = APIRouter()
+"""The localize routes; ``create_app`` documents that they need the API key when the server has one."""
 
 
 def _record(metrics: ServiceMetrics, result: JobResult) -> None:
@@ -68,6 +74,8 @@ def _verdict_response(body: bytes, cache: str) -> Response:
     return Response(content=body, media_type=_JSON, headers={"X-FaithSieve-Cache": cache})
 
 
+@router.post("/localize", responses={200: {"model": Verdict, "description": "The verdict."}, **ERROR_RESPONSES},
+             tags=["localize"], summary="Localize the first error of one proof")
 async def route_localize(body: LocalizeRequest, request: Request, service: ServiceDep) -> Response:
     """Localize the first error of one proof.
 
@@ -97,6 +105,8 @@ def _item_ok(index: int, body: bytes) -> bytes:
     return b'{"index":%d,"status":200,"result":%s,"error":null}' % (index, body)
 
 
+@router.post("/localize/batch", responses={200: {"model": BatchResponse, "description": "Results in order."},
+                                           **ERROR_RESPONSES}, tags=["localize"], summary="Localize many proofs")
 async def route_localize_batch(body: BatchRequest, request: Request,
                                service: ServiceDep) -> Response:
     """Localize many proofs. Results come in request order; an item that is malformed, too
@@ -122,9 +132,9 @@ async def route_localize_batch(body: BatchRequest, request: Request,
         except ValidationError as exc:
             detail = validation_detail(exc.errors(), raw)
             first = detail[0] if detail else {"field": "", "message": "invalid"}
-            parts[i] = _item_error(i, 422, "invalid_input", item_sentence(i, first), detail)
+            parts[i] = _item_error(i, InputError.status, InputError.code, item_sentence(i, first), detail)
             counts["failed"] += 1
-            service.metrics.proofs.inc("invalid_input")
+            service.metrics.proofs.inc(InputError.code)
             continue
         except FaithSieveError as exc:
             parts[i] = _item_error(i, exc.status, exc.code, exc.message, exc.detail)

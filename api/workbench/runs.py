@@ -9,7 +9,8 @@ and a file whose resolved path leaves its run directory (a symlink out of it) is
 items' text comes from the dataset ``run.json`` names only when that file lies under the runs root
 (or, with no root, under the run's parent directory or the server's working directory); the
 operator's ``faithsieve view --dataset PATH`` is taken as given. With an API key set, every
-``/web/runs`` route requires it (``faithsieve.web.routes.PROTECTED_PREFIXES``).
+``/web/runs`` route requires it (``faithsieve.api.routers.runs.PROTECTED_PREFIXES``); those routes
+are ``faithsieve.api.routers.runs``.
 
 Each item's outcome follows ``datasets.metrics``: ``exact`` (flag at the labelled step),
 ``early`` (flag before it, or on a correct proof), ``late``, ``missed`` (flawed, predicted
@@ -27,9 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, Query
-from pydantic import BaseModel, ConfigDict, Field
-from starlette.responses import Response
+from faithsieve.api.errors import Forbidden, NotFound
 
 from faithsieve.core.errors import FaithSieveError, InputError
 
@@ -45,20 +44,6 @@ MAX_LISTED = 200
 _HEADLINE = ("n", "n_error", "n_correct", "binary_accuracy", "exact_accuracy", "error_accuracy", "correct_accuracy",
              "f1", "flag_precision", "flags", "exact_flags", "early_flags", "late_flags", "missed_errors",
              "mean_signed_offset", "proofs_per_second")
-
-
-class Forbidden(FaithSieveError):
-    """A path outside the runs this server may show."""
-
-    code = "forbidden"
-    status = 403
-
-
-class RunNotFound(FaithSieveError):
-    """No such run, item or file."""
-
-    code = "not_found"
-    status = 404
 
 
 def outcome(label: Any, predicted: Any) -> str:
@@ -101,21 +86,21 @@ class Run:
 
     def file(self, name: str) -> Path:
         """``path/name`` if it is a regular file whose resolved path stays inside the run directory;
-        ``RunNotFound`` otherwise (a symlink that leaves the run is treated as absent)."""
+        ``NotFound`` otherwise (a symlink that leaves the run is treated as absent)."""
         candidate = self.path / name
         try:
             real = candidate.resolve()
         except (OSError, RuntimeError):
-            raise RunNotFound(f"no file {_short(name)!r} in this run", {"field": "name"}) from None
+            raise NotFound(f"no file {_short(name)!r} in this run", {"field": "name"}) from None
         if not real.is_relative_to(self.path) or not real.is_file():
-            raise RunNotFound(f"no file {_short(name)!r} in this run", {"field": "name"})
+            raise NotFound(f"no file {_short(name)!r} in this run", {"field": "name"})
         return real
 
     def has(self, name: str) -> bool:
         """Whether ``file(name)`` would answer."""
         try:
             self.file(name)
-        except RunNotFound:
+        except NotFound:
             return False
         return True
 
@@ -134,7 +119,7 @@ class Run:
             try:
                 path = self.file("predictions.jsonl")
                 st = path.stat()
-            except (OSError, RunNotFound):
+            except (OSError, NotFound):
                 return []
             stamp = (st.st_mtime_ns, st.st_size)
             if stamp != self._stamp:
@@ -157,10 +142,16 @@ class Run:
                 self._rows, self._by_id, self._stamp = rows, by_id, stamp
             return self._rows
 
+    def plot(self, name: str) -> Path:
+        """The file of one of the run's plots (``PLOTS``); ``NotFound`` for any other name or a plot not written."""
+        if name not in PLOTS or not self.has(name):
+            raise NotFound(f"no plot {_short(name)!r} in this run", {"field": "name"})
+        return self.file(name)
+
     def record(self, item_id: str) -> dict[str, Any]:
         rows = self.rows()
         if item_id not in self._by_id:
-            raise RunNotFound(f"no item {_short(item_id)!r} in this run", {"field": "id"})
+            raise NotFound(f"no item {_short(item_id)!r} in this run", {"field": "id"})
         return rows[self._by_id[item_id]]
 
     def summary(self) -> dict[str, Any]:
@@ -185,7 +176,7 @@ class Run:
             return self.dataset
         try:
             state = _read_json(self.file("run.json"))
-        except (OSError, ValueError, RunNotFound):
+        except (OSError, ValueError, NotFound):
             return None
         raw = state.get("dataset") if isinstance(state, dict) else None
         if not isinstance(raw, str) or not raw or "\x00" in raw or len(raw) > MAX_PATH_CHARS:
@@ -307,7 +298,7 @@ class RunRegistry:
             where = "under the runs root (FAITHSIEVE_RUNS_ROOT)" if self.root else "opened with `faithsieve view RUN_DIR`"
             raise Forbidden(f"only runs {where} can be shown", {"field": "path"})
         if not _is_run(real):
-            raise RunNotFound("no scoring run there (no predictions.jsonl or metrics.json)", {"field": "path"})
+            raise NotFound("no scoring run there (no predictions.jsonl or metrics.json)", {"field": "path"})
         run = self._runs.get(Run(real).id) or self._run(real)
         self._runs[run.id] = run
         return run
@@ -315,7 +306,7 @@ class RunRegistry:
     def get(self, run_id: str) -> Run:
         run = self._runs.get(run_id)
         if run is None or not self.allowed(run.path):
-            raise RunNotFound(f"no run {_short(run_id)!r}; open it first", {"field": "run"})
+            raise NotFound(f"no run {_short(run_id)!r}; open it first", {"field": "run"})
         return run
 
     def listing(self) -> list[dict[str, Any]]:
@@ -334,68 +325,3 @@ class RunRegistry:
                 if len(out) >= MAX_LISTED:
                     break
         return out
-
-
-class OpenRun(BaseModel):
-    """``POST /web/runs/open``: the path of a run directory."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    path: str = Field(max_length=MAX_PATH_CHARS)
-    """A run directory (absolute, or relative to the runs root)."""
-
-
-def _row_view(rec: dict[str, Any]) -> dict[str, Any]:
-    reason = rec.get("reason")
-    return {"id": rec.get("id"), "subset": rec.get("subset"), "label": rec.get("label"),
-            "predicted": rec.get("predicted"), "outcome": rec["outcome"], "time_ms": rec.get("time_ms"),
-            "error": rec.get("error"), "reason": reason[:200] if isinstance(reason, str) else None}
-
-
-def runs_router(registry: RunRegistry) -> APIRouter:
-    """The read-only run routes over ``registry``."""
-    router = APIRouter(include_in_schema=False)
-
-    @router.get("/web/runs")
-    def list_runs() -> dict[str, Any]:
-        return {"runs": registry.listing(), "root": registry.root is not None}
-
-    @router.post("/web/runs/open")
-    def open_run(body: OpenRun) -> dict[str, Any]:
-        return registry.open(body.path).summary()
-
-    @router.get("/web/runs/{run_id}")
-    def summary(run_id: str) -> dict[str, Any]:
-        return registry.get(run_id).summary()
-
-    @router.get("/web/runs/{run_id}/items")
-    def items(run_id: str, outcome: str = "", subset: str = Query("", max_length=200),
-              q: str = Query("", max_length=200), offset: int = Query(0, ge=0),
-              limit: int = Query(100, ge=1, le=MAX_PAGE)) -> dict[str, Any]:
-        wanted = set(outcome.split(",")) - {""}
-        unknown = sorted(wanted - set(OUTCOMES))
-        if unknown:
-            raise InputError(f"unknown outcome(s) {unknown}; known: {list(OUTCOMES)}", {"field": "outcome"})
-        needle = q.casefold()
-        rows = [r for r in registry.get(run_id).rows()
-                if (not wanted or r["outcome"] in wanted) and (not subset or str(r.get("subset")) == subset)
-                and (not needle or needle in str(r.get("id")).casefold())]
-        return {"total": len(rows), "offset": offset, "limit": limit,
-                "rows": [_row_view(r) for r in rows[offset:offset + limit]]}
-
-    @router.get("/web/runs/{run_id}/item")
-    def item(run_id: str, id: str = Query(min_length=1, max_length=1000)) -> dict[str, Any]:
-        run = registry.get(run_id)
-        rec = run.record(id)
-        it, source = run.item(id)
-        return {"prediction": rec, "item": it, "item_source": source if it is not None else None,
-                "item_missing": None if it is not None else source}
-
-    @router.get("/web/runs/{run_id}/plots/{name}")
-    def plot(run_id: str, name: str) -> Response:
-        run = registry.get(run_id)
-        if name not in PLOTS or not run.has(name):
-            raise RunNotFound(f"no plot {_short(name)!r} in this run", {"field": "name"})
-        return Response(run.file(name).read_bytes(), media_type="image/png")
-
-    return router

@@ -13,12 +13,12 @@ from pathlib import Path
 import httpx
 import pytest
 from faithsieve.api.app import create_app
+from faithsieve.api.workbench import runs
+from faithsieve.api.workbench.runs import MAX_LISTED, MAX_PAGE, RunRegistry, outcome
 from faithsieve.datasets import metrics as m
 from fastapi.testclient import TestClient
 
-from faithsieve.web import runs
-from faithsieve.web.runs import MAX_LISTED, MAX_PAGE, RunRegistry, outcome
-from tests.web.support import ITEMS, web_settings, workbench_port
+from tests.api.web.support import ITEMS, web_settings, workbench_port
 
 
 def _run_id(client: TestClient) -> str:

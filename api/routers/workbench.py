@@ -1,11 +1,13 @@
-"""Routes of the workbench: the page at ``/``, its assets, and the JSON it needs beyond the public API.
+"""The workbench's routes: the page at ``/``, its assets, and the JSON it needs beyond the public API.
 
-``mount(app, settings)`` adds them to the service's app. The page checks proofs with the public
-``POST /localize``; what it adds here is read-only (configuration, shipped examples, scoring
-runs) except ``POST /web/tree``, which rebuilds the proof-state tree in the worker pool (same
-admission, time limit and disconnect handling as ``/localize``). All routes are left out of the
-OpenAPI schema: they serve the page, not clients. Every error is the service's error body.
+The page checks proofs with the public ``POST /localize``; what it adds here is read-only
+(configuration, shipped examples) except ``POST /web/tree``, which rebuilds the proof-state tree in
+the worker pool (same admission, time limit and disconnect handling as ``/localize``). The run
+browser's routes are ``faithsieve.api.routers.runs``. All are left out of the OpenAPI schema: they
+serve the page, not clients. Every error is the service's error body.
 """
+
+from __future__ import annotations
 
 import asyncio
 import json
@@ -14,19 +16,26 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from fastapi import APIRouter, FastAPI, Request
+from faithsieve.api.errors import NotFound
+from faithsieve.api.models import LocalizeRequest
+from faithsieve.api.schema import API_VERSION
+from faithsieve.api.service import (
+    RunsDep,
+    ServiceDep,
+    SettingsDep,
+    job_error,
+    run_admitted,
+)
+from faithsieve.api.settings import ServiceSettings
+from faithsieve.api.workbench.tree import tree_job
+from fastapi import APIRouter, Request
 from starlette.responses import HTMLResponse, Response
 
-from faithsieve.api.settings import ServiceSettings
-from faithsieve.core.errors import FaithSieveError
+__all__ = ["CSP", "PROTECTED", "TREE_PATH", "body_limits", "examples_index", "mode_choices", "router"]
 
 TREE_PATH = "/web/tree"
-OPEN_RUN_PATH = "/web/runs/open"
 PROTECTED = frozenset({TREE_PATH})
 """Paths that need the API key when the server has one (they run the pipeline's decomposer)."""
-PROTECTED_PREFIXES = ("/web/runs",)
-"""Path prefixes that need the API key when the server has one (the run browser's routes)."""
-_OPEN_RUN_BODY_BYTES = 8192
 _ASSET = re.compile(r"^[a-z0-9_-]{1,40}\.(js|css|svg)$")
 _EXAMPLE = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
 _MEDIA = {"js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8", "svg": "image/svg+xml"}
@@ -35,20 +44,13 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' 
 """The page may load and contact nothing but this server."""
 
 
-class NotFound(FaithSieveError):
-    """A workbench resource (asset, example, run, item) that does not exist."""
-
-    code = "not_found"
-    status = 404
-
-
 def body_limits(settings: ServiceSettings) -> dict[str, int]:
     """Body limits of the workbench's POST routes (for the service's guard middleware)."""
-    return {TREE_PATH: settings.max_body_bytes, OPEN_RUN_PATH: _OPEN_RUN_BODY_BYTES}
+    return {TREE_PATH: settings.max_body_bytes}
 
 
 def _static() -> Any:
-    return resources.files("faithsieve.web") / "static"
+    return resources.files("faithsieve.api") / "static" / "workbench"
 
 
 def _examples_dir() -> Any:
@@ -92,11 +94,16 @@ def mode_choices(settings: ServiceSettings) -> list[dict[str, Any]]:
             {"mode": "judge", "available": False, "reason": why}]
 
 
+router = APIRouter(include_in_schema=False)
+
+
+@router.get("/", response_class=HTMLResponse)
 async def page() -> HTMLResponse:
     html = (_static() / "index.html").read_text(encoding="utf-8")
     return HTMLResponse(html, headers=_headers())
 
 
+@router.get("/web/static/{name}")
 async def asset(name: str) -> Response:
     if not _ASSET.fullmatch(name):
         raise NotFound("no such asset", {"field": "name"})
@@ -106,10 +113,20 @@ async def asset(name: str) -> Response:
     return Response(path.read_bytes(), media_type=_MEDIA[name.rsplit(".", 1)[1]], headers=_headers())
 
 
+@router.get("/web/config")
+async def config(settings: SettingsDep, registry: RunsDep) -> dict[str, Any]:
+    return {"api_version": API_VERSION, "modes": mode_choices(settings), "api_key_required": settings.api_key
+            is not None, "runs_root": registry.root is not None,
+            "limits": {"max_proof_chars": settings.max_proof_chars, "max_steps": settings.max_steps,
+                       "max_step_chars": settings.max_step_chars}}
+
+
+@router.get("/web/examples")
 async def examples() -> dict[str, Any]:
     return {"examples": examples_index()}
 
 
+@router.get("/web/examples/{name}")
 async def example(name: str) -> Response:
     known = {e["name"] for e in examples_index()}
     if not _EXAMPLE.fullmatch(name) or name not in known:
@@ -117,43 +134,12 @@ async def example(name: str) -> Response:
     return Response((_examples_dir() / f"{name}.json").read_bytes(), media_type="application/json")
 
 
-def mount(app: FastAPI, settings: ServiceSettings) -> None:
-    """Add the workbench to the service's app (the page at ``/``, ``/web/...``).
-
-    (This module does not use postponed annotations: FastAPI reads the route's parameter types,
-    imported here, with the service's parts, when they are defined.)"""
-    from faithsieve.api.models import LocalizeRequest
-    from faithsieve.api.service import ServiceDep, job_error, run_admitted
-    from faithsieve.web.jobs import tree_job
-    from faithsieve.web.runs import RunRegistry, runs_router
-
-    registry = RunRegistry.from_env()
-    app.state.workbench_runs = registry
-
-    async def config() -> dict[str, Any]:
-        from faithsieve.api.ops import API_VERSION
-
-        return {"api_version": API_VERSION, "modes": mode_choices(settings), "api_key_required": settings.api_key
-                is not None, "runs_root": registry.root is not None,
-                "limits": {"max_proof_chars": settings.max_proof_chars, "max_steps": settings.max_steps,
-                           "max_step_chars": settings.max_step_chars}}
-
-    async def tree(body: LocalizeRequest, request: Request, service: ServiceDep) -> Response:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + service.settings.request_time_limit_s
-        # the same admission as /localize: its lane, time limit and disconnect handling
-        result = await run_admitted(request, service, body.pipeline_input(), service.pipeline, deadline, job=tree_job)
-        if result.status != 200:
-            raise job_error(result)
-        return Response(result.body, media_type="application/json")
-
-    router = APIRouter(include_in_schema=False)
-    router.get("/", response_class=HTMLResponse)(page)
-    router.get("/web/static/{name}")(asset)
-    router.get("/web/config")(config)
-    router.get("/web/examples")(examples)
-    router.get("/web/examples/{name}")(example)
-    router.post(TREE_PATH)(tree)
-    app.include_router(router)
-    app.include_router(runs_router(registry))
-
+@router.post(TREE_PATH)
+async def tree(body: LocalizeRequest, request: Request, service: ServiceDep) -> Response:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + service.settings.request_time_limit_s
+    # the same admission as /localize: its lane, time limit and disconnect handling
+    result = await run_admitted(request, service, body.pipeline_input(), service.pipeline, deadline, job=tree_job)
+    if result.status != 200:
+        raise job_error(result)
+    return Response(result.body, media_type="application/json")

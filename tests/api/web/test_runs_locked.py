@@ -13,7 +13,7 @@ import pytest
 from faithsieve.api.app import create_app
 from fastapi.testclient import TestClient
 
-from tests.web.support import web_settings
+from tests.api.web.support import web_settings
 
 KEY = "sekret"
 

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 from faithsieve.api.app import create_app
+from faithsieve.api.routers.workbench import CSP, examples_index
 from fastapi.testclient import TestClient
 
-from faithsieve.web.routes import CSP, examples_index
-from tests.web.support import SLIP, web_settings
+from tests.api.web.support import SLIP, web_settings
 
-STATIC = resources.files("faithsieve.web") / "static"
+STATIC = resources.files("faithsieve.api") / "static" / "workbench"
 EXAMPLES = Path(str(resources.files("faithsieve.datasets") / "examples"))
 
 
@@ -143,7 +143,7 @@ def test_workbench_routes_stay_out_of_the_public_schema(client: TestClient) -> N
 
 
 def _adversarial_cases() -> list[Any]:
-    path = Path(__file__).parents[1] / "adversarial" / "corpus.py"
+    path = Path(__file__).parents[2] / "adversarial" / "corpus.py"
     spec = importlib.util.spec_from_file_location("faithsieve_web_adversarial_corpus", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
@@ -168,14 +168,15 @@ def test_hostile_inputs_to_the_tree_are_answered_2xx_or_4xx_in_time(client: Test
 
 
 def test_facts_per_state_are_capped_to_the_latest(monkeypatch: pytest.MonkeyPatch) -> None:
+    from faithsieve.api.workbench import tree
+
     from faithsieve.core.settings import Settings
-    from faithsieve.web import jobs
 
     doc = json.loads((EXAMPLES / "15_case_parity_n2_plus_n.json").read_text(encoding="utf-8"))
-    full = jobs.tree_document(doc, Settings())["states"]["s12"]
+    full = tree.tree_document(doc, Settings())["states"]["s12"]
     assert full["facts_total"] == len(full["hypotheses"]) == 3
-    monkeypatch.setattr(jobs, "MAX_FACTS", 1)
-    capped = jobs.tree_document(doc, Settings())["states"]["s12"]
+    monkeypatch.setattr(tree, "MAX_FACTS", 1)
+    capped = tree.tree_document(doc, Settings())["states"]["s12"]
     assert capped["facts_total"] == 3 and capped["hypotheses"] == full["hypotheses"][-1:]
 
 
@@ -183,8 +184,9 @@ def test_the_mode_hint_names_what_is_missing_not_what_is_set() -> None:
     """With only one of the endpoint's two settings given, the hint names the missing one (it said
     "none is configured" and named the one that was set); with both, it says why the service still
     runs offline."""
-    from faithsieve.web.routes import mode_choices
-    from tests.web.support import web_settings
+    from faithsieve.api.routers.workbench import mode_choices
+
+    from tests.api.web.support import web_settings
 
     only_url = {m["mode"]: m["reason"] for m in mode_choices(web_settings(llm_base_url="http://127.0.0.1:9/v1"))}
     assert only_url["llm"] == "needs a language-model endpoint: FAITHSIEVE_LLM_BASE_URL is set, FAITHSIEVE_LLM_MODEL is not"

@@ -13,14 +13,20 @@ from typing import Any
 
 from faithsieve.api import errors
 from faithsieve.api.models import RewardRequest, RewardResponse
+from faithsieve.api.schema import ERROR_RESPONSES
 from faithsieve.api.service import ServiceDep
 from faithsieve.api.settings import ServiceSettings
+from fastapi import APIRouter
 
 from faithsieve.core.errors import InputError, InputTooLarge
 
-__all__ = ["route_get_reward", "warm_reward_grader"]
+__all__ = ["route_get_reward", "router", "warm_reward_grader"]
 
 log = logging.getLogger(__name__)
+
+router = APIRouter()
+"""The reward route; ``create_app`` documents that it needs the API key when the server has one."""
+
 
 async def warm_reward_grader(settings: ServiceSettings) -> None:
     """Start the ``/get_reward`` grader's workers with the service's, so their start-up is never
@@ -41,6 +47,8 @@ def _merge(parts: list[dict[str, Any]]) -> dict[str, Any]:
             "extra_logs": {k: [x for p in parts for x in p["extra_logs"][k]] for k in keys}}
 
 
+@router.post("/get_reward", response_model=RewardResponse, responses=ERROR_RESPONSES, tags=["rl"],
+             summary="OpenRLHF remote reward")
 async def route_get_reward(body: RewardRequest, service: ServiceDep) -> RewardResponse:
     """OpenRLHF's remote reward model: ``{"query", "prompts", "labels"}`` in, ``{"rewards", "scores",
     "extra_logs"}`` out. The grader bounds each sample by its own time budget in its own worker

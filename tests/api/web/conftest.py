@@ -10,7 +10,7 @@ from faithsieve.api.app import create_app
 from fastapi.testclient import TestClient
 
 from faithsieve.scoring.run import ScoreRequest, run_score
-from tests.web.support import web_settings, write_dataset
+from tests.api.web.support import web_settings, write_dataset
 
 
 @pytest.fixture(scope="session")
