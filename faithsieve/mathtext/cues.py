@@ -86,7 +86,7 @@ at the start of the lower-cased text after the relation, its leading spaces stri
 spaces in it is followed by a word or a question mark, never by another optional run of spaces, so
 a match attempt is linear in the text. With the stripped spaces it is the language of the older
 form ``\s*(\?|,?\s*(B)?\s*(V)?\s*(N))``, whose adjacent optional runs made one attempt cubic on a
-long run of spaces (tests/core/test_cues_trailing.py compares the two)."""
+long run of spaces (tests/mathtext/test_cues_trailing.py compares the two)."""
 
 
 # Words one of which every match of a case-insensitive cue contains. ASCII text is case-folded
@@ -96,7 +96,7 @@ long run of spaces (tests/core/test_cues_trailing.py compares the two)."""
 # text that contains none of a cue's words, lower-cased, the cue cannot match, and ``cue_search``
 # answers None without running it. Non-ASCII text always runs the pattern (so a cue's non-ASCII
 # alternatives, such as ≠ or ⊥, need no word).
-# (tests/core/test_cue_words.py checks each entry against the pattern on generated text.)
+# (tests/mathtext/test_cue_words.py checks each entry against the pattern on generated text.)
 CUE_WORDS: dict[re.Pattern[str], tuple[str, ...]] = {
     CASE_HEAD: ("case",),
     IF_PARITY: ("even", "odd"),
@@ -166,7 +166,7 @@ def cue_absent(pattern: re.Pattern[str], text: str) -> bool:
 # lookbehinds read the characters before it). It spares the regex engine its attempt at every other
 # position. Only the two cues run on a whole step are listed: on a sentence of at most 160 characters
 # the pattern's own scan costs less than finding the words' positions (measured on ProcessBench).
-# (tests/core/test_cue_words.py checks each entry against the pattern on generated text.)
+# (tests/mathtext/test_cue_words.py checks each entry against the pattern on generated text.)
 CUE_STARTS: dict[re.Pattern[str], tuple[str, ...]] = {
     RENAMING: ("let", "define", "denote", "call", "where", "now"),
     VERBAL_DEF: ("let",),

@@ -51,13 +51,14 @@ SCAN_CONDITIONS = 6
 REVIEW_CONDITIONS = 30
 """Most recent conditions shown per state in a review."""
 MAX_UNITS_PER_REVIEW = 4
-PACK_STEPS = True
-"""Whole consecutive steps share a review call (``review_groups``)."""
-REVIEW_ALL_CALLS = 8
-"""Review calls up to which every unit is reviewed without a scan: one scan call reads the whole tree and
-costs about as much as four or five step reviews, and its window still takes three or four of them, so
-below about eight calls reviewing everything is the cheaper way to the same local evidence."""
 """Most units of one step reviewed in one call (more become further calls)."""
+PACK_STEPS = True
+"""Whole consecutive steps share a review call (``review_groups``); the default of ``LLMScanner(pack_steps=)``."""
+REVIEW_ALL_CALLS = 8
+"""Review calls up to which every unit is reviewed without a scan (the default of
+``LLMScanner(review_all_calls=)``): one scan call reads the whole tree and costs about as much as four or five
+step reviews, and its window still takes three or four of them, so below about eight calls reviewing everything
+is the cheaper way to the same local evidence."""
 
 # ---------------------------------------------------------------------------------------
 # The pure window function
@@ -287,9 +288,9 @@ def render_prior(c: ScanCandidate | None) -> str:
 # Stages
 
 
-def review_groups(tree: StateTree, window: Sequence[str]) -> list[list[EdgeUnit]]:
+def review_groups(tree: StateTree, window: Sequence[str], pack_steps: bool = PACK_STEPS) -> list[list[EdgeUnit]]:
     """The window's units as review calls (pure): consecutive units of one original step, at most
-    ``MAX_UNITS_PER_REVIEW`` together, share one call; with ``PACK_STEPS``, consecutive steps whose units are
+    ``MAX_UNITS_PER_REVIEW`` together, share one call; with ``pack_steps``, consecutive steps whose units are
     all in the window also share one, while the call stays within ``MAX_UNITS_PER_REVIEW`` units (a step is
     never split to fill a call). A model judges each unit apart, so packing changes what one call reads,
     never which unit an answer is about."""
@@ -301,7 +302,7 @@ def review_groups(tree: StateTree, window: Sequence[str]) -> list[list[EdgeUnit]
             chunks[-1].append(e)
         else:
             chunks.append([e])
-    if not PACK_STEPS:
+    if not pack_steps:
         return chunks
     size = {k: sum(1 for e in tree.edges if e.step == k) for k in {e.step for e in tree.edges}}
     groups: list[list[EdgeUnit]] = []
@@ -325,20 +326,29 @@ class AllEdgesScanner:
 
 
 class LLMScanner:
-    """One suspicion scan over the tree, the audit window, one local review per scheduled unit."""
+    """One suspicion scan over the tree, the audit window, one local review per scheduled unit.
+
+    ``pack_steps``: whole consecutive steps share a review call (``review_groups``); ``review_all_calls``: the
+    review calls up to which a tree is reviewed whole with no scan call (0: only a tree within the settings'
+    ``max_audit_units``). The defaults are what every mode runs; a test that scripts one answer per unit or per
+    step review builds ``LLMScanner(pack_steps=False, review_all_calls=0)``."""
 
     name = "llm"
+
+    def __init__(self, *, pack_steps: bool = PACK_STEPS, review_all_calls: int = REVIEW_ALL_CALLS) -> None:
+        self.pack_steps = pack_steps
+        self.review_all_calls = review_all_calls
 
     def scan(self, ctx: RunContext, tree: StateTree) -> ScanResult:
         if not tree.edges:
             return ScanResult()
         s = ctx.settings
         order = [e.id for e in tree.edges]
-        calls = len(review_groups(tree, order))
-        if len(order) <= s.max_audit_units or calls <= REVIEW_ALL_CALLS:
+        calls = len(review_groups(tree, order, self.pack_steps))
+        if len(order) <= s.max_audit_units or calls <= self.review_all_calls:
             # the whole tree fits, in units or in review calls: every unit is reviewed, no scan call
             ctx.note(f"scan: skipped; all {len(order)} units are reviewed in {calls} calls "
-                     f"(review cap {s.max_audit_units} units or {REVIEW_ALL_CALLS} calls)")
+                     f"(review cap {s.max_audit_units} units or {self.review_all_calls} calls)")
             return ScanResult(window=tuple(order), reviews=self.reviews(ctx, tree, order, {}))
         candidates, overall = self.suspicions(ctx, tree)
         suspicion = {c.edge: c.suspicion for c in candidates}
@@ -394,7 +404,7 @@ class LLMScanner:
         one unit is one ``review`` call, a larger group one ``review_units`` call (each unit with its own
         answer), which reads the problem and the state once instead of once per unit."""
         out: list[Review] = []
-        for group in review_groups(tree, window):
+        for group in review_groups(tree, window, self.pack_steps):
             if len(group) == 1:
                 out.append(self.review(ctx, tree, group[0], prior.get(group[0].id)))
             else:

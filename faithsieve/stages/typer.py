@@ -35,7 +35,8 @@ from faithsieve.statetree.models import EdgeUnit, ProofState, StateTree, Transit
 
 K = ObligationKind
 MAX_OBLIGATIONS_PER_PROOF = 40
-"""Most obligations typed for one proof (later units get none, with a note)."""
+"""Most obligations typed for one proof (later units get none, with a note); the default of
+``LLMTyper(max_obligations_per_proof=)``."""
 MAX_CLAIMS_PER_UNIT = 3
 """Most new facts of one edge turned into separate obligations."""
 
@@ -236,9 +237,13 @@ _DIFFICULTY = {"easy": 0.8, "medium": 0.5, "hard": 0.2}
 
 
 class LLMTyper:
-    """Typed obligations for the audit window (one ``obligations`` call per unit)."""
+    """Typed obligations for the audit window (one ``obligations`` call per unit), at most
+    ``max_obligations_per_proof`` of them."""
 
     name = "llm"
+
+    def __init__(self, *, max_obligations_per_proof: int = MAX_OBLIGATIONS_PER_PROOF) -> None:
+        self.max_obligations_per_proof = max_obligations_per_proof
 
     def obligations(self, ctx: RunContext, tree: StateTree, scan: ScanResult) -> list[NLObligation]:
         edges = {e.id: e for e in tree.edges}
@@ -254,11 +259,11 @@ class LLMTyper:
             if is_safe(reviews.get(uid), suspicion.get(uid)):
                 safe.append(uid)
                 continue
-            if len(out) >= MAX_OBLIGATIONS_PER_PROOF:
-                ctx.note(f"typer: obligation cap {MAX_OBLIGATIONS_PER_PROOF} reached; unit {uid} and later untyped")
+            if len(out) >= self.max_obligations_per_proof:
+                ctx.note(f"typer: obligation cap {self.max_obligations_per_proof} reached; unit {uid} and later untyped")
                 break
             made = self._unit(ctx, tree, edge, reviews.get(uid), suspicion.get(uid, 0.5))
-            out.extend(made[: MAX_OBLIGATIONS_PER_PROOF - len(out)])
+            out.extend(made[: self.max_obligations_per_proof - len(out)])
         if safe:
             ctx.note(f"typer: {len(safe)} unit(s) the review and the scan found safe left untyped "
                      f"({', '.join(safe[:6])}{', ...' if len(safe) > 6 else ''})")

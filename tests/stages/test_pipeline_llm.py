@@ -7,6 +7,7 @@ written the way models answer (prose around JSON, code fences, an unusable answe
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -14,6 +15,8 @@ import pytest
 from faithsieve.core.settings import Settings
 from faithsieve.pipeline import Pipeline
 from faithsieve.split import proof_from_steps
+from faithsieve.stages.registry import LLMStages
+from faithsieve.stages.scan import LLMScanner
 
 PROBLEM = "A shop sells 12 red and 22 blue pens. How many pens does it sell?"
 STEPS = ["The shop sells 12 red pens and 22 blue pens.", "In total it sells 12 + 22 = 35 pens.",
@@ -62,7 +65,11 @@ def method_script() -> dict[str, list[Any]]:
 def pipeline(scripted: Any, script: dict[str, list[Any]], **settings: Any) -> tuple[Pipeline, Any]:
     llm = scripted(script)
     s = Settings(mode=settings.pop("mode", "llm"), llm_model="scripted", llm_base_url="http://scripted/v1", **settings)
-    return Pipeline(s, llm=llm), llm
+    # the stages of --mode llm with the scan these scripts are written for: one review call per step, no
+    # whole-tree shortcut (the defaults are run end to end by tests/llm)
+    stages = (replace(LLMStages.from_settings(s), scanner=LLMScanner(pack_steps=False, review_all_calls=0))
+              if s.mode == "llm" else None)
+    return Pipeline(s, llm=llm, stages=stages), llm
 
 
 def test_method_finds_the_arithmetic_error_with_checked_evidence(scripted: Any) -> None:

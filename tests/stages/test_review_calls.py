@@ -1,11 +1,10 @@
-"""How the local reviews are grouped into calls, and when the scan is skipped for a tree reviewed whole (the
-defaults, which the other stage tests pin off: see ``conftest.one_review_call_per_step``)."""
+"""How the local reviews are grouped into calls, and when the scan is skipped for a tree reviewed whole: the
+scanner's defaults (``LLMScanner()``, what every mode runs), and each setting changed by constructing the scanner
+with it (the other stage tests build ``LLMScanner(pack_steps=False, review_all_calls=0)``)."""
 
 from __future__ import annotations
 
 import json
-
-import pytest
 
 from faithsieve.core.proof import Proof, Step
 from faithsieve.core.settings import Settings
@@ -16,12 +15,6 @@ from faithsieve.stages.tree_build import SubStep, linear_tree
 PROBLEM = "Compute 3 * (4 + 5) - 6 / 2."
 STEPS = {1: "Here 4 + 5 = 9, so 3 * 9 = 27, and 27 - 3 = 24.", 2: "So the result is 24.", 3: "It is even.",
          4: "Done."}
-
-
-@pytest.fixture(autouse=True)
-def defaults(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(scan, "PACK_STEPS", True)
-    monkeypatch.setattr(scan, "REVIEW_ALL_CALLS", 8)
 
 
 def _tree():
@@ -49,10 +42,9 @@ def test_a_step_cut_by_the_window_is_never_packed_with_another() -> None:
     assert groups == [["e2"], ["e3", "e4"]]  # e2 is only part of step 1
 
 
-def test_without_packing_each_step_is_its_own_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(scan, "PACK_STEPS", False)
+def test_without_packing_each_step_is_its_own_call() -> None:
     tree = _tree()
-    groups = [[e.id for e in g] for g in scan.review_groups(tree, [e.id for e in tree.edges])]
+    groups = [[e.id for e in g] for g in scan.review_groups(tree, [e.id for e in tree.edges], pack_steps=False)]
     assert groups == [["e0", "e1", "e2"], ["e3"], ["e4"], ["e5"]]
 
 
@@ -82,12 +74,11 @@ def test_a_cheap_tree_over_the_unit_cap_is_reviewed_whole_without_a_scan(scripte
     assert [r.edge for r in res.reviews] == [e.id for e in tree.edges]
 
 
-def test_a_tree_needing_more_calls_than_the_bound_is_scanned(scripted, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(scan, "REVIEW_ALL_CALLS", 1)
+def test_a_tree_needing_more_calls_than_the_bound_is_scanned(scripted) -> None:
     tree = _tree()
     llm = scripted({"scan": ["not json"]}, default=json.dumps({"reviews": []}))
     ctx = RunContext(proof=_proof(), settings=Settings(max_audit_units=3), llm=llm)
-    scan.LLMScanner().scan(ctx, tree)
+    scan.LLMScanner(review_all_calls=1).scan(ctx, tree)
     assert llm.requests[0].prompt_id == "scan"
     # the units cut every step word for word: the proof is not sent a second time beside them
     assert "Proof as written:\n(the units' texts" in llm.requests[0].messages[1].content

@@ -24,6 +24,11 @@ TEXTS = ["4 + 5 = 9.", "3 * 9 = 27.", "6 / 2 = 4.", "27 - 4 = 23.", "So the resu
 PROOF = Proof(problem=PROBLEM, steps=tuple(Step(index=i + 1, text=t) for i, t in enumerate(TEXTS)))
 EDGES = [f"e{i}" for i in range(len(TEXTS))]
 
+SCANNER = LLMScanner(pack_steps=False, review_all_calls=0)
+"""The scan as these tests script it: one review call per step (the answers below are written per unit or per
+step review) and no whole-tree shortcut (their small caps force the scan). Packing and the shortcut, the
+defaults every mode runs, are tested in ``test_review_calls.py`` and end to end by ``tests/llm``."""
+
 REVIEW_OK = json.dumps({"verdict": "correct", "suspicion": 0.1, "error_type": "", "should_formalize": False,
                         "translation_difficulty": "easy", "reason": "the sum is right"})
 
@@ -91,7 +96,7 @@ def test_scan_focus_window_and_reviews(scripted):
     llm = scripted({"scan": [_scan_answer([("e1", 0.1), ("e2", 0.95), ("e3", 0.99), ("e0", 0.05)])],
                     "review": [REVIEW_OK] * 3})
     ctx = _ctx(llm)
-    r = LLMScanner().scan(ctx, _tree())
+    r = SCANNER.scan(ctx, _tree())
     assert r.overall == "likely_incorrect"
     assert r.focus == "e2" and r.window == ("e0", "e1", "e2")
     assert [c.edge for c in r.candidates] == ["e0", "e1", "e2", "e3"]  # edge order
@@ -104,7 +109,7 @@ def test_scan_focus_window_and_reviews(scripted):
 
 def test_requests_carry_problem_proof_units_and_prior(scripted):
     llm = scripted({"scan": [_scan_answer([("e2", 0.9)])], "review": [REVIEW_OK] * 3})
-    LLMScanner().scan(_ctx(llm), _tree())
+    SCANNER.scan(_ctx(llm), _tree())
     scan = llm.calls("scan")[0].messages[1].content
     assert PROBLEM in scan and all(t in scan for t in TEXTS) and all(f"[{e}]" in scan for e in EDGES)
     reviews = llm.calls("review")
@@ -120,7 +125,7 @@ def test_requests_carry_problem_proof_units_and_prior(scripted):
 
 def test_prefix_and_cap_come_from_settings(scripted):
     llm = scripted({"scan": [_scan_answer([("e9", 0.9)])], "review": [REVIEW_OK] * 4})
-    r = LLMScanner().scan(_ctx(llm, audit_prefix=6, max_audit_units=4), _tree())
+    r = SCANNER.scan(_ctx(llm, audit_prefix=6, max_audit_units=4), _tree())
     assert r.window == ("e6", "e7", "e8", "e9") and len(llm.calls("review")) == 4
 
 
@@ -131,7 +136,7 @@ def test_prefix_and_cap_come_from_settings(scripted):
 ])
 def test_scan_shapes(scripted, wrap):
     llm = scripted({"scan": [wrap(_scan_answer([("e2", 0.8)]))], "review": [REVIEW_OK] * 3})
-    r = LLMScanner().scan(_ctx(llm), _tree())
+    r = SCANNER.scan(_ctx(llm), _tree())
     assert r.focus == "e2" and r.window == ("e0", "e1", "e2")
 
 
@@ -140,7 +145,7 @@ def test_scan_string_numbers_and_flags_are_read(scripted):
         {"unit_id": "edge_4", "suspicion": "0.7", "likely_wrong": "yes", "should_formalize": "false",
          "error_type_prior": "arithmetic"}]})
     llm = scripted({"scan": [answer], "review": [REVIEW_OK] * 5})
-    r = LLMScanner().scan(_ctx(llm), _tree())
+    r = SCANNER.scan(_ctx(llm), _tree())
     assert r.overall == "likely_incorrect" and r.focus == "e4"
     c = r.candidates[0]
     assert c.likely_wrong and not c.should_formalize and c.error_type_prior == ("arithmetic",)
@@ -156,7 +161,7 @@ def test_scan_string_numbers_and_flags_are_read(scripted):
 def test_unusable_scan_reviews_the_first_units(scripted, answers, reason):
     llm = scripted({"scan": answers, "review": [REVIEW_OK] * 7})
     ctx = _ctx(llm)
-    r = LLMScanner().scan(ctx, _tree())
+    r = SCANNER.scan(ctx, _tree())
     assert r.candidates == () and r.overall is None and r.focus is None
     assert r.window == tuple(EDGES[:7])
     assert len(r.reviews) == 7
@@ -165,7 +170,7 @@ def test_unusable_scan_reviews_the_first_units(scripted, answers, reason):
 
 def test_unusable_scan_window_respects_cap(scripted):
     llm = scripted({"scan": ["no"] * 2, "review": [REVIEW_OK] * 2})
-    r = LLMScanner().scan(_ctx(llm, max_audit_units=2), _tree())
+    r = SCANNER.scan(_ctx(llm, max_audit_units=2), _tree())
     assert r.window == ("e0", "e1")
 
 
@@ -175,7 +180,7 @@ def test_unknown_units_and_out_of_range_suspicion_are_dropped(scripted):
         {"unit_id": "e2", "suspicion": -0.2}, {"unit_id": "e5", "suspicion": 0.65}, {"unit_id": "e3", "suspicion": 0.3}]})
     llm = scripted({"scan": [answer], "review": [REVIEW_OK] * 7})
     ctx = _ctx(llm)
-    r = LLMScanner().scan(ctx, _tree())
+    r = SCANNER.scan(ctx, _tree())
     assert [c.edge for c in r.candidates] == ["e3", "e5"]
     assert r.focus == "e5"  # the 1.7 on e1 was not clamped into a focus
     assert any("unknown units" in n and "e77" in n for n in ctx.notes)
@@ -186,21 +191,21 @@ def test_nan_suspicion_is_rejected(scripted):
     answer = '{"overall_verdict": "uncertain", "candidates": [{"unit_id": "e0", "suspicion": NaN}]}'
     llm = scripted({"scan": [answer], "review": [REVIEW_OK] * 3})
     ctx = _ctx(llm)
-    r = LLMScanner().scan(ctx, _tree())
+    r = SCANNER.scan(ctx, _tree())
     assert r.candidates == () and r.focus is None
     assert any("outside [0, 1]" in n for n in ctx.notes)
 
 
 def test_duplicate_candidates_keep_the_higher_suspicion(scripted):
     llm = scripted({"scan": [_scan_answer([("e4", 0.2), ("edge_4", 0.8)])], "review": [REVIEW_OK] * 5})
-    r = LLMScanner().scan(_ctx(llm), _tree())
+    r = SCANNER.scan(_ctx(llm), _tree())
     assert [(c.edge, c.suspicion) for c in r.candidates] == [("e4", 0.8)]
 
 
 def test_nothing_above_threshold_still_reviews(scripted):
     llm = scripted({"scan": [_scan_answer([("e6", 0.4), ("e2", 0.5), ("e9", 0.1), ("e0", 0.3)], "likely_correct")],
                     "review": [REVIEW_OK] * 3})
-    r = LLMScanner().scan(_ctx(llm), _tree())
+    r = SCANNER.scan(_ctx(llm), _tree())
     assert r.overall == "likely_correct" and r.focus is None
     assert r.window == ("e0", "e2", "e6") and len(r.reviews) == 3
 
@@ -208,7 +213,7 @@ def test_nothing_above_threshold_still_reviews(scripted):
 def test_unknown_overall_verdict_reads_as_uncertain(scripted):
     llm = scripted({"scan": [_scan_answer([("e1", 0.9)], overall="probably fine")], "review": [REVIEW_OK] * 2})
     ctx = _ctx(llm)
-    r = LLMScanner().scan(ctx, _tree())
+    r = SCANNER.scan(ctx, _tree())
     assert r.overall == "uncertain" and any("read as uncertain" in n for n in ctx.notes)
 
 
@@ -226,7 +231,7 @@ def test_review_answers_are_normalised(scripted):
     ]
     llm = scripted({"scan": [_scan_answer([("e2", 0.9)])], "review": reviews})
     ctx = _ctx(llm, audit_prefix=2)
-    r = LLMScanner().scan(ctx, _tree())
+    r = SCANNER.scan(ctx, _tree())
     first, second, third = r.reviews
     assert (first.edge, first.verdict, first.suspicion, first.error_type, first.should_formalize,
             first.translation_difficulty, first.reason) == ("e0", "incorrect", 0.9, "arithmetic, sign", True, "hard",
@@ -240,7 +245,7 @@ def test_review_answers_are_normalised(scripted):
 
 def test_review_endpoint_failure_is_uncertain(scripted):
     llm = scripted({"scan": [_scan_answer([("e0", 0.9)])], "review": [LLMError("timed out")]})
-    r = LLMScanner().scan(_ctx(llm), _tree())
+    r = SCANNER.scan(_ctx(llm), _tree())
     assert [(v.edge, v.verdict) for v in r.reviews] == [("e0", "uncertain")]
     assert "timed out" in r.reviews[0].reason
 
@@ -253,12 +258,12 @@ def test_empty_tree_makes_no_call(scripted):
     llm = scripted({})
     ctx = RunContext(proof=Proof(problem=PROBLEM, steps=()), settings=Settings(), llm=llm)
     tree = CoarseDecomposer().decompose(ctx).tree
-    assert LLMScanner().scan(ctx, tree).window == () and llm.requests == []
+    assert SCANNER.scan(ctx, tree).window == () and llm.requests == []
 
 
 def test_no_model_configured(scripted):
     ctx = RunContext(proof=PROOF, settings=Settings(), llm=None)
-    r = LLMScanner().scan(ctx, _tree())
+    r = SCANNER.scan(ctx, _tree())
     assert r.window == tuple(EDGES) and all(v.verdict == "uncertain" for v in r.reviews)  # fits the cap
 
 
@@ -271,7 +276,7 @@ def test_all_edges_scanner(scripted):
 
 def test_a_tree_that_fits_the_cap_is_reviewed_whole(scripted):
     llm = scripted({"scan": [_scan_answer([("e1", 0.9)])], "review": [REVIEW_OK] * 10})
-    r = LLMScanner().scan(_ctx(llm, max_audit_units=10), _tree())
+    r = SCANNER.scan(_ctx(llm, max_audit_units=10), _tree())
     assert r.window == tuple(EDGES) and len(r.reviews) == 10
     assert llm.calls("scan") == [] and r.candidates == ()  # every unit is reviewed: no whole-proof scan call
 
@@ -308,7 +313,7 @@ def test_units_of_one_step_share_one_call_with_separate_answers(scripted):
                                      _unit_review("E1", "correct"), _unit_review("e7", "incorrect")]})
     llm = scripted({"review_units": [answer], "review": [REVIEW_OK]})
     ctx = RunContext(proof=SPLIT_PROOF, settings=Settings(), llm=llm)
-    res = LLMScanner().scan(ctx, _split_tree())
+    res = SCANNER.scan(ctx, _split_tree())
     assert [r.prompt_id for r in llm.requests] == ["review_units", "review"]
     assert [(r.edge, r.verdict) for r in res.reviews] == [("e0", "correct"), ("e1", "correct"), ("e2", "incorrect"),
                                                          ("e3", "correct")]
@@ -322,7 +327,7 @@ def test_a_unit_the_answer_leaves_out_is_uncertain(scripted):
     answer = json.dumps({"reviews": [_unit_review("e0", "correct"), _unit_review("e2", "correct")]})
     llm = scripted({"review_units": [answer], "review": [REVIEW_OK]})
     ctx = RunContext(proof=SPLIT_PROOF, settings=Settings(), llm=llm)
-    res = LLMScanner().scan(ctx, _split_tree())
+    res = SCANNER.scan(ctx, _split_tree())
     assert [(r.edge, r.verdict) for r in res.reviews][:3] == [("e0", "correct"), ("e1", "uncertain"), ("e2", "correct")]
     assert any("e1: not in the answer" in n for n in ctx.notes)
 
@@ -330,6 +335,6 @@ def test_a_unit_the_answer_leaves_out_is_uncertain(scripted):
 def test_an_unusable_step_review_leaves_each_unit_uncertain(scripted):
     llm = scripted({"review_units": ["They all look fine to me."] * 2, "review": [REVIEW_OK]})
     ctx = RunContext(proof=SPLIT_PROOF, settings=Settings(), llm=llm)
-    res = LLMScanner().scan(ctx, _split_tree())
+    res = SCANNER.scan(ctx, _split_tree())
     assert [r.verdict for r in res.reviews] == ["uncertain", "uncertain", "uncertain", "correct"]
     assert all(r.reason.startswith("unparsed:") for r in res.reviews[:3])

@@ -183,9 +183,10 @@ S2 = ProofState(id="s2", hypotheses=(*S1.hypotheses, "hs: 12 + 22 = 35"), goal="
 TREE = tree_of([S0, S1, S2], [E1, E2])
 
 
-def run(llm: object, scan: ScanResult, settings: Settings | None = None) -> tuple[list, RunContext]:
+def run(llm: object, scan: ScanResult, settings: Settings | None = None,
+        typer: LLMTyper | None = None) -> tuple[list, RunContext]:
     ctx = RunContext(proof=PROOF, settings=settings or Settings(), llm=llm)  # type: ignore[arg-type]
-    return LLMTyper().obligations(ctx, TREE, scan), ctx
+    return (typer or LLMTyper()).obligations(ctx, TREE, scan), ctx
 
 
 def test_typer_instantiates_slots_and_keeps_premises_its_own(scripted: type) -> None:
@@ -257,11 +258,9 @@ def test_typer_skips_unknown_units_and_no_model(scripted: type) -> None:
     assert any("unparsed" in n for n in ctx.notes)  # no model configured: defaults kept, said so
 
 
-def test_typer_caps_obligations_per_proof(scripted: type, monkeypatch: pytest.MonkeyPatch) -> None:
-    from faithsieve.stages import typer
-
-    monkeypatch.setattr(typer, "MAX_OBLIGATIONS_PER_PROOF", 2)
-    obs, ctx = run(scripted(default='{"obligations": []}'), ScanResult(window=("e1", "e2")))
+def test_typer_caps_obligations_per_proof(scripted: type) -> None:
+    obs, ctx = run(scripted(default='{"obligations": []}'), ScanResult(window=("e1", "e2")),
+                   typer=LLMTyper(max_obligations_per_proof=2))
     assert len(obs) == 2
     assert any("cap" in n for n in ctx.notes)
 

@@ -23,7 +23,7 @@ from faithsieve.obligations.models import (
 
 from faithsieve.core.settings import Settings
 from faithsieve.scoring.run import stable_view
-from tests.core.test_fastpaths import BASE, rel
+from tests.obligations.test_fastpaths import BASE, rel
 
 LATER = float("inf")
 MINI = Path(__file__).resolve().parents[2] / "datasets" / "proofloc-mini" / "proofloc-mini.jsonl"

@@ -12,7 +12,7 @@ from faithsieve.obligations.models import DerivationObligation, Verified
 from faithsieve.obligations.piecewise import empty, follows
 from faithsieve.obligations.smt import _Syms, _z3_rel
 
-from tests.core.test_fastpaths import BASE, outcome, rel
+from tests.obligations.test_fastpaths import BASE, outcome, rel
 
 OPS = ("=", "<", ">", "<=", ">=", "!=")
 

@@ -22,7 +22,7 @@ from faithsieve.obligations.varying import (
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Rel, Var
 from faithsieve.mathtext.evaluate import to_sympy
-from tests.core.symsupport import BASE, num, rel, sympy_alone, view
+from tests.obligations.symsupport import BASE, num, rel, sympy_alone, view
 
 
 def both(claim: Rel, monkeypatch, asserted: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:

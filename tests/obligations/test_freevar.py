@@ -12,8 +12,8 @@ from faithsieve.obligations.freevar import polynomial_variable
 from faithsieve.obligations.models import IdentityObligation
 
 from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Pow, Rel, Var
-from tests.core.symsupport import BASE, check, rel, sympy_alone, view
-from tests.core.symsupport import num as _n
+from tests.obligations.symsupport import BASE, check, rel, sympy_alone, view
+from tests.obligations.symsupport import num as _n
 
 
 def both(claim: Rel, monkeypatch, asserted: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:

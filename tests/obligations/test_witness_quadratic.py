@@ -11,8 +11,8 @@ from faithsieve.obligations.checkers import Z3Checker
 from faithsieve.obligations.models import DerivationObligation
 from faithsieve.obligations.witness import witness_points
 
-from tests.core.test_fastpaths import BASE, outcome, rel
-from tests.core.test_witness import _z3_sat_at, z3_not
+from tests.obligations.test_fastpaths import BASE, outcome, rel
+from tests.obligations.test_witness import _z3_sat_at, z3_not
 
 
 def _quadratic(rng: random.Random, names: str) -> str:

@@ -19,9 +19,9 @@ from faithsieve.obligations.radicals import (
 )
 
 from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Num, Pow, Rel
-from tests.core.symsupport import BASE, check, rel, sympy_alone, view
-from tests.core.symsupport import num as _n
-from tests.core.symsupport import rewrite as rewrite_generic
+from tests.obligations.symsupport import BASE, check, rel, sympy_alone, view
+from tests.obligations.symsupport import num as _n
+from tests.obligations.symsupport import rewrite as rewrite_generic
 
 
 def both(claim: Rel, monkeypatch) -> tuple[Any, Any]:

@@ -18,7 +18,7 @@ from faithsieve.core.proof import Proof
 from faithsieve.core.settings import Settings
 from faithsieve.mathtext.ast import Rel
 from faithsieve.pipeline import Pipeline
-from tests.core.test_tree_records import _PROOFS
+from tests.statetree.test_tree_records import _PROOFS
 
 
 class _Eager(TreeBuilder):

@@ -27,7 +27,7 @@ from faithsieve.obligations.procedures import (
 
 from faithsieve.core.settings import Settings
 from faithsieve.pipeline import build_checkers
-from tests.core.test_fastpaths import BASE, rel, view
+from tests.obligations.test_fastpaths import BASE, rel, view
 
 
 def soon() -> float:

@@ -11,7 +11,7 @@ from faithsieve.obligations.models import IdentityObligation, Verified
 from faithsieve.obligations.ratfunc import MAX_BITS, as_ratfn, rational_identity
 
 from faithsieve.mathtext.ast import BinOp, Expr, Neg, Num, Pow, Rel, Var
-from tests.core.symsupport import (
+from tests.obligations.symsupport import (
     BASE,
     check,
     num,

@@ -12,7 +12,7 @@ from faithsieve.obligations.symbolic import SympyChecker
 from faithsieve.core.errors import EvaluationLimit, FaithSieveError
 from faithsieve.mathtext.cost import DEFAULT_LIMITS, budget
 from faithsieve.mathtext.evaluate import to_sympy
-from tests.core.symsupport import rel
+from tests.obligations.symsupport import rel
 
 
 def test_a_conversion_is_handed_out_again(monkeypatch) -> None:

@@ -15,7 +15,7 @@ from faithsieve.obligations.quadratics import (
     rational_sqrt,
 )
 
-from tests.core.test_fastpaths import rel
+from tests.obligations.test_fastpaths import rel
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -27,7 +27,7 @@ from faithsieve.datasets.injection import mutations as mutations_module
 
 from faithsieve.cli import inject as cli_inject
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SHARED_GSM8K = REPO.parent / "shared" / "datasets" / "raw" / "gsm8k"
 MINI = REPO / "datasets" / "proofloc-mini" / "proofloc-mini.jsonl"
 FALSE_EQUATION = {"result_changed", "result_changed_propagated", "sign_flip_result"}

@@ -12,7 +12,7 @@ from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext import cost
 from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Pow
 from faithsieve.mathtext.cost import DEFAULT_LIMITS, Meter, probe
-from tests.core.symsupport import num as _n
+from tests.obligations.symsupport import num as _n
 
 
 def gen(rng: random.Random, depth: int) -> Expr:

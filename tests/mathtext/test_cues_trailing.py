@@ -50,7 +50,7 @@ def test_the_cue_reads_the_text_after_the_relation() -> None:
 
 def test_no_hang_on_long_runs() -> None:
     # a hang guard (the older form's one attempt on n spaces takes ~n^3 steps: minutes at n = 2,000);
-    # the pattern is also in tests/core/test_redos.py, which measures growth on hostile inputs
+    # the pattern is also in tests/house/test_redos.py, which measures growth on hostile inputs
     for run in (" " * 200_000 + "x", ", " * 100_000, "but " * 50_000, " is" * 60_000):
         t = time.perf_counter()
         _newer(run)

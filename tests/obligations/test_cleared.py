@@ -11,7 +11,7 @@ from faithsieve.obligations.checkers import Z3Checker
 from faithsieve.obligations.cleared import cleared_derivation
 from faithsieve.obligations.models import DerivationObligation
 
-from tests.core.test_fastpaths import BASE, outcome, rel
+from tests.obligations.test_fastpaths import BASE, outcome, rel
 
 
 def _small(rng: random.Random, names: list[str]) -> str:

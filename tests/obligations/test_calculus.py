@@ -100,7 +100,7 @@ def test_one_sided_limit_and_infinity() -> None:
 
 
 def test_leibniz_quotient_of_a_name_is_not_a_product() -> None:
-    # dy/dx is not d*y/(d*x) = y/x: it is the derivative of the name y (tests/core/test_leibniz_names.py)
+    # dy/dx is not d*y/(d*x) = y/x: it is the derivative of the name y (tests/obligations/test_leibniz_names.py)
     assert render(rel_of(r"$\frac{dy}{dx} = 2x$").lhs) == "fn:y'(x)"
     assert render(rel_of(r"$\frac{d^2y}{dx^2} = 2x$").lhs) == "fn:y''(x)"
     assert extract_formulas(r"$\frac{d^2 y z}{dx^2} = 2x$") == []

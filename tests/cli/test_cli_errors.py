@@ -13,7 +13,7 @@ import pytest
 from faithsieve.cli import main
 from faithsieve.cli.common import package_version
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MINI = ROOT / "datasets" / "proofloc-mini" / "proofloc-mini.jsonl"
 EXAMPLE = ROOT / "datasets" / "examples" / "01_rectangle_area_perimeter.json"
 BINARY = bytes(range(256)) * 4

@@ -13,7 +13,7 @@ from faithsieve.obligations.smt import _holds, _Syms, _z3_rel
 from faithsieve.obligations.witness import separating_points
 
 from faithsieve.mathtext.ast import Rel
-from tests.core.test_fastpaths import BASE, outcome, rel
+from tests.obligations.test_fastpaths import BASE, outcome, rel
 
 DOES_NOT_FOLLOW = "does not follow from the previous relation alone"
 NEGATED = {"=": "!=", "!=": "=", "<": ">=", ">": "<=", "<=": ">", ">=": "<"}

@@ -12,7 +12,7 @@ from faithsieve.obligations.models import DerivationObligation, Unknown, Verifie
 from faithsieve.obligations.sections import univariate_derivation
 from faithsieve.obligations.smt import _holds
 
-from tests.core.test_fastpaths import BASE, outcome, rel
+from tests.obligations.test_fastpaths import BASE, outcome, rel
 
 OPS = ("=", "<", ">", "<=", ">=")
 

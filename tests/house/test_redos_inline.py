@@ -19,7 +19,7 @@ from types import ModuleType
 
 import pytest
 
-from tests.core.test_redos import (
+from tests.house.test_redos import (
     GROWTH,
     INPUTS,
     LIMIT_UNITS,
