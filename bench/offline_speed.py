@@ -87,7 +87,7 @@ def _clear_memo(pipeline) -> None:
 def _reading(proof) -> None:
     from faithsieve.statetree.decompose import imaginary_unit
 
-    from faithsieve.mathtext.extract import extract_formulas
+    from faithsieve.mathtext.formulas import extract_formulas
 
     texts = [proof.problem, *(s.text for s in proof.steps)]
     imaginary = imaginary_unit(texts)  # as the decomposer decides it, so the floor is its reading

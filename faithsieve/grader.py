@@ -39,7 +39,7 @@ text (workers busy or still starting: call ``warmup()`` first) the score is the 
 first (``faithsieve.mathtext.textnorm.clean_text``: invisible and control characters removed,
 compatibility forms folded). Nothing in a completion is ever evaluated as code.
 
-The parts live in ``faithsieve.grading``: ``extract`` / ``normalize`` / ``parse`` / ``equivalence``
+The parts live in ``faithsieve.grading``: ``stated_answer`` / ``normalize`` / ``parse`` / ``equivalence``
 / ``approx`` (the answer check), ``inputs``, ``config``, ``result``, ``check`` and ``pool`` (the
 worker processes), ``reward`` (``Grader``, ``grade``), ``adapters`` (verl, TRL, OpenRLHF).
 

@@ -31,8 +31,8 @@ from faithsieve.lean.interface import Kernel, UnavailableKernel
 from faithsieve.llm.types import LLMClient
 from faithsieve.mathtext.evaluate import Limits
 from faithsieve.mathtext.textnorm import clean_proof
-from faithsieve.obligations.checkers import CHECKERS, Checker, new_memo
-from faithsieve.obligations.memo import OutcomeMemo
+from faithsieve.obligations.checkers.memo import OutcomeMemo
+from faithsieve.obligations.checkers.portfolio import CHECKERS, Checker, new_memo
 from faithsieve.stages.base import RunContext
 from faithsieve.stages.plan import ModeStages, Work
 from faithsieve.stages.registry import LLMStages, stages_for

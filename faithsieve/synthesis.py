@@ -12,7 +12,7 @@ from typing import Literal
 
 from faithsieve.core.proof import Proof
 from faithsieve.llm.types import UsageReport
-from faithsieve.obligations.models import Evidence
+from faithsieve.obligations.kinds.models import Evidence
 from faithsieve.statetree.models import StateTree
 from faithsieve.verdict import (
     Audit,
@@ -28,7 +28,7 @@ def trusted_refutation(ev: Evidence) -> bool:
     """A refutation that stands on its own: a formula the proof writes, refuted exactly with a
     counterexample by our checkers, or a statement the model wrote (``formalized``, ``formal``) refuted
     after it passed the faithfulness gate (a score was recorded). A ``suspect`` refutation (its kind has not
-    earned the right to decide: ``obligations.flagtable``) is never trusted."""
+    earned the right to decide: ``obligations.kinds.flagtable``) is never trusted."""
     if ev.status != "refuted" or ev.suspect:  # a kind not yet measured clean advises, never decides
         return False
     if ev.basis == "checked":

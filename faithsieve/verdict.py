@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from faithsieve.llm.types import UsageReport
-from faithsieve.obligations.models import Evidence
+from faithsieve.obligations.kinds.models import Evidence
 from faithsieve.statetree.models import EdgeUnit
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")

@@ -8,5 +8,5 @@ knows no module of ours. Scoring workers, the grader's workers and the service p
 from __future__ import annotations
 
 OFFLINE_MODULES = ("sympy", "z3", "networkx", "faithsieve.pipeline", "faithsieve.split",
-                   "faithsieve.obligations.checkers", "faithsieve.statetree.decompose")
+                   "faithsieve.obligations.checkers.portfolio", "faithsieve.statetree.decompose")
 """What a long-lived worker (scoring, the service) imports before its first item: the solvers too."""

@@ -32,8 +32,12 @@ from faithsieve.lean.interface import FormalStatement
 from faithsieve.lean.intform import integer_form
 from faithsieve.lean.render import LeanStatement, Unrenderable, render
 from faithsieve.lean.statement import Flavour
-from faithsieve.obligations.checkers import SympyChecker, Z3Checker, register_checker
-from faithsieve.obligations.models import (
+from faithsieve.obligations.checkers.portfolio import (
+    SympyChecker,
+    Z3Checker,
+    register_checker,
+)
+from faithsieve.obligations.kinds.models import (
     ArithmeticObligation,
     CoverageObligation,
     DerivationObligation,

@@ -23,7 +23,7 @@ value would be *verified*. So the renderer (``faithsieve.lean.terms``) asks two 
   proves its sign there; one polynomial equation over real constants (``x + x + 50° = 180°``) is met
   where its difference is proved to change sign along a line (intermediate value theorem). The
   points tried: a fixed grid (``MAX_GRID`` points) and, with premises, the exact witness search of
-  ``faithsieve.obligations.witness`` (its own evaluation budget). No point found: ``False``, and the
+  ``faithsieve.obligations.procedures.witness`` (its own evaluation budget). No point found: ``False``, and the
   renderer refuses.
 """
 
@@ -32,11 +32,11 @@ from __future__ import annotations
 from fractions import Fraction
 
 from faithsieve.lean.intervals import NoSign, interval_sign
-from faithsieve.obligations.exact import univariate
-from faithsieve.obligations.fastpaths import translates
-from faithsieve.obligations.realroots import OPS
-from faithsieve.obligations.realroots import satisfiable as real_satisfiable
-from faithsieve.obligations.witness import witness_points
+from faithsieve.obligations.checkers.exact import univariate
+from faithsieve.obligations.procedures.fastpaths import translates
+from faithsieve.obligations.procedures.realroots import OPS
+from faithsieve.obligations.procedures.realroots import satisfiable as real_satisfiable
+from faithsieve.obligations.procedures.witness import witness_points
 
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext.ast import (
@@ -207,7 +207,7 @@ def _sign_change(eq: Rel, integers: frozenset[str]) -> bool:
 
 def _one_real_letter(premises: list[Rel], guards: list[Rel], integers: frozenset[str]) -> bool:
     """Premises and guards are polynomial conditions in one real letter that some real value meets
-    (exactly: ``faithsieve.obligations.realroots``); False when they are not, or past a bound."""
+    (exactly: ``faithsieve.obligations.procedures.realroots``); False when they are not, or past a bound."""
     rels = [*premises, *guards]
     names = set().union(*(variables(r.lhs) | variables(r.rhs) for r in rels))
     if len(names) != 1 or names & integers or any(r.op not in OPS for r in rels):

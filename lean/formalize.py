@@ -18,9 +18,9 @@ from faithsieve.lean.intform import integer_form
 from faithsieve.lean.render import LeanStatement, Unrenderable, render
 from faithsieve.lean.snippets import with_options
 from faithsieve.lean.statement import Flavour
-from faithsieve.obligations.extract import extract_obligations
-from faithsieve.obligations.models import Obligation
-from faithsieve.obligations.remainders import remainder_obligations
+from faithsieve.obligations.extraction.edgeunits import extract_obligations
+from faithsieve.obligations.extraction.remainders import remainder_obligations
+from faithsieve.obligations.kinds.models import Obligation
 from faithsieve.statetree.decompose import decompose
 
 from faithsieve.core.proof import Proof

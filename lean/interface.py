@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal, Protocol, runtime_checkable
 
-from faithsieve.obligations.models import NLObligation
+from faithsieve.obligations.kinds.models import NLObligation
 from pydantic import BaseModel, ConfigDict
 
 _FROZEN = ConfigDict(frozen=True)

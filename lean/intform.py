@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from faithsieve.lean.statement import LeanStatement
-from faithsieve.obligations.models import ArithmeticObligation, Obligation
+from faithsieve.obligations.kinds.models import ArithmeticObligation, Obligation
 
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Rel, variables

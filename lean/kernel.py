@@ -64,7 +64,7 @@ from faithsieve.lean.snippets import (
 )
 from faithsieve.lean.tools import ToolLimits, ToolRunner
 from faithsieve.lean.versions import DECIDE_KERNEL, GRIND, at_least
-from faithsieve.obligations.models import NLObligation
+from faithsieve.obligations.kinds.models import NLObligation
 
 from faithsieve.llm.prompts import Prompt, load_prompt
 from faithsieve.llm.types import ChatMessage, ChatRequest, LLMClient, LLMError

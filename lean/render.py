@@ -65,8 +65,8 @@ from faithsieve.lean.terms import (
     sanitize,
 )
 from faithsieve.lean.versions import CORE_RAT, at_least, shown
-from faithsieve.obligations.exact import dropped_roots
-from faithsieve.obligations.models import (
+from faithsieve.obligations.checkers.exact import dropped_roots
+from faithsieve.obligations.kinds.models import (
     ArithmeticObligation,
     CoverageObligation,
     DerivationObligation,

@@ -17,7 +17,7 @@ from fractions import Fraction
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext.ast import Expr, Rel, variables
 from faithsieve.mathtext.evaluate import evaluate
-from faithsieve.mathtext.extract import Formula
+from faithsieve.mathtext.formulas import Formula
 
 # the lead of a formula that continues the previous display: "\] \[ =", "$$ $$ =" (after nothing but a
 # comma or full stop ending the line above), or at the start of a step, a display opened with "="

@@ -78,7 +78,7 @@ from faithsieve.mathtext.cues import (
     trailing_negation,
 )
 from faithsieve.mathtext.evaluate import evaluate
-from faithsieve.mathtext.extract import Formula, extract_formulas, sentence_start
+from faithsieve.mathtext.formulas import Formula, extract_formulas, sentence_start
 
 _RELATIONS = ("=", "<", ">", "<=", ">=")
 """The relations a stated fact may have (an equation or an inequality)."""

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from faithsieve.mathtext.ast import Rel
-from faithsieve.mathtext.extract import Formula
+from faithsieve.mathtext.formulas import Formula
 from faithsieve.mathtext.literals import show_number
 from faithsieve.runtime.lazy import lazy_module
 

@@ -29,7 +29,7 @@ def tree_document(data: dict[str, Any], settings: Settings) -> dict[str, Any]:
 
     A state whose goal is empty keeps its parent's (``goal_from`` names the state that stated it).
     Linear in the size of the tree: states are visited once, parents before children."""
-    from faithsieve.obligations.extract import extract_obligations
+    from faithsieve.obligations.extraction.edgeunits import extract_obligations
     from faithsieve.statetree.decompose import decompose
 
     from faithsieve.mathtext.textnorm import clean_proof

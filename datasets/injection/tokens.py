@@ -14,9 +14,9 @@ from fractions import Fraction
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext import evaluate as mt_evaluate
 from faithsieve.mathtext import lexer as mt
+from faithsieve.mathtext.first_pass import NUMBER, SPACE, WORD, Scanned, scan
 from faithsieve.mathtext.literals import GROUPED_WHOLE
 from faithsieve.mathtext.parser import parse_tokens
-from faithsieve.mathtext.scan import NUMBER, SPACE, WORD, Scanned, scan
 
 __all__ = ["ArithError", "Tok", "evaluate", "evaluate_tokens", "tokenize"]
 
@@ -57,7 +57,7 @@ _MAX_TEXT = 20_000
 def tokenize(text: str) -> list[Tok]:
     """Split ``text`` into tokens. A lone ``x``/``X`` between numbers is multiplication.
 
-    A thin walk over ``faithsieve.mathtext.scan``'s raw pass (numbers as the injector edits them:
+    A thin walk over ``faithsieve.mathtext.first_pass``'s raw pass (numbers as the injector edits them:
     a grouped number ends its digits; Unicode words; whitespace runs kept as tokens): only the
     symbols are named here."""
     if len(text) > _MAX_TEXT:

@@ -34,7 +34,7 @@ class Settings(BaseSettings):
     checkers: tuple[str, ...] = ("exact", "sympy", "z3")
     """Checkers to run, cheapest first (names from the checker registry)."""
     procedures_off: tuple[str, ...] = ()
-    """Decision procedures switched off (switchable names from ``obligations.procedures``: ``witness``,
+    """Decision procedures switched off (switchable names from ``obligations.procedures.registry``: ``witness``,
     ``quotients``, ``cleared``, ``sections``, ``piecewise``, ``radicals``, ``ratfunc``, ``freevar``,
     ``varying``, and ``memo`` for the outcome memo). A shortcut switched off leaves the obligation to
     the later, general procedures: verdicts stay, only the time and the evidence's ``method`` change."""

@@ -27,14 +27,14 @@ rounded decimals (``0.33`` against ``1/3``).
 from __future__ import annotations
 
 from faithsieve.grading.equivalence import answers_equal
-from faithsieve.grading.extract import (
+from faithsieve.grading.normalize import normalize_answer
+from faithsieve.grading.parse import ParsedAnswer, parse_answer
+from faithsieve.grading.stated_answer import (
     AnswerPolicy,
     ExtractedAnswer,
     extract_answer,
     reference_answer,
 )
-from faithsieve.grading.normalize import normalize_answer
-from faithsieve.grading.parse import ParsedAnswer, parse_answer
 
 __all__ = [
     "AnswerPolicy", "ExtractedAnswer", "ParsedAnswer", "answers_equal", "extract_answer", "normalize_answer",

@@ -73,7 +73,7 @@ def run_answer_check(answer: str, refs: list[str], percent: str, decimal_roundin
     """Our comparison of ``answer`` with each reference, the steps a worker runs (sympy, sample points).
     Never raises."""
     from faithsieve.grading.equivalence import answers_equal
-    from faithsieve.grading.extract import AnswerPolicy
+    from faithsieve.grading.stated_answer import AnswerPolicy
 
     try:
         policy = AnswerPolicy(percent=percent, decimal_rounding=decimal_rounding)  # type: ignore[arg-type]

@@ -15,9 +15,9 @@ from fractions import Fraction
 
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.grading.approx import approx, close
-from faithsieve.grading.extract import DEFAULT_POLICY, AnswerPolicy
 from faithsieve.grading.normalize import LIMITS, normalize_answer
 from faithsieve.grading.parse import ParsedAnswer, parse_answer
+from faithsieve.grading.stated_answer import DEFAULT_POLICY, AnswerPolicy
 from faithsieve.mathtext.ast import BinOp, Expr, Neg, Num, Pow, variables
 from faithsieve.mathtext.cost import GRADER, within
 from faithsieve.mathtext.evaluate import evaluate, to_sympy

@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from faithsieve.grading.extract import reference_answer
+from faithsieve.grading.stated_answer import reference_answer
 from faithsieve.mathtext.textnorm import clean_text
 
 _SPECIAL_END = re.compile(r"(?:<\|[A-Za-z0-9_]{1,40}\|>|</s>|<[｜|]end▁of▁sentence[｜|]>|<pad>|\[PAD\]|<eos>)$")

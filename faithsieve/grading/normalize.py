@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from faithsieve.grading.extract import MAX_ANSWER_CHARS
+from faithsieve.grading.stated_answer import MAX_ANSWER_CHARS
 from faithsieve.mathtext.cost import GRADER
 from faithsieve.mathtext.lexer import brace_group_end
 

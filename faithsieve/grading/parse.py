@@ -16,7 +16,6 @@ from fractions import Fraction
 from typing import Literal
 
 from faithsieve.core.errors import FaithSieveError
-from faithsieve.grading.extract import MAX_ANSWER_CHARS
 from faithsieve.grading.normalize import (
     _MULTI_CHOICE,
     IMPLICIT_PRODUCT,
@@ -24,6 +23,7 @@ from faithsieve.grading.normalize import (
     _strip_thousands,
     normalize_answer,
 )
+from faithsieve.grading.stated_answer import MAX_ANSWER_CHARS
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Var, variables
 from faithsieve.mathtext.evaluate import evaluate
 from faithsieve.mathtext.lexer import BREAK, UNIT, tokenize_latex, tokenize_plain

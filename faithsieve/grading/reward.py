@@ -22,7 +22,6 @@ from faithsieve.grading.config import (
     work_deadline,
 )
 from faithsieve.grading.equivalence import AnswerTimeout, NeedsIsolation, answers_equal
-from faithsieve.grading.extract import AnswerPolicy, ExtractedAnswer, extract_answer
 from faithsieve.grading.inputs import (
     BadInput,
     _as_text,
@@ -32,6 +31,11 @@ from faithsieve.grading.inputs import (
 )
 from faithsieve.grading.pool import GraderPool
 from faithsieve.grading.result import GradeResult
+from faithsieve.grading.stated_answer import (
+    AnswerPolicy,
+    ExtractedAnswer,
+    extract_answer,
+)
 
 log = logging.getLogger("faithsieve.grader")
 

@@ -2,7 +2,7 @@
 
 from faithsieve.mathtext.ast import Chain, Expr, render, render_chain
 from faithsieve.mathtext.evaluate import Limits, evaluate, to_sympy
-from faithsieve.mathtext.extract import Formula, extract_formulas, find_segments
+from faithsieve.mathtext.formulas import Formula, extract_formulas, find_segments
 
 __all__ = [
     "Chain", "Expr", "Formula", "Limits", "evaluate", "extract_formulas", "find_segments",

@@ -818,7 +818,7 @@ def text_cost(text: str, profile: CostProfile = SERVICE) -> str | None:
     the reader names, or ``formula_cost``'s reason for one of its formulas), or None when it is cheap.
     Reads the text the way the checkers do (``extract_formulas``); nothing is evaluated past the
     profile's limits."""
-    from faithsieve.mathtext.extract import extract_formulas, find_segments
+    from faithsieve.mathtext.formulas import extract_formulas, find_segments
     from faithsieve.mathtext.lexer import FUNC, tokenize_latex, tokenize_plain
 
     if _operator_run(text, profile.max_operator_run):

@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from faithsieve.core.proof import Proof
 from faithsieve.mathtext.ast import Var
-from faithsieve.mathtext.extract import CLOSED_PERIODS, Formula, sentence_start
+from faithsieve.mathtext.formulas import CLOSED_PERIODS, Formula, sentence_start
 
 
 @lru_cache(maxsize=4096)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from faithsieve.mathtext.first_pass import NUMBER, SPACE, WORD, master_pattern
 from faithsieve.mathtext.literals import LATEX, TEXT
 from faithsieve.mathtext.notations import (
     MULTI_ARG,
@@ -22,7 +23,6 @@ from faithsieve.mathtext.notations import (
     ratios,
     repeating_decimals,
 )
-from faithsieve.mathtext.scan import NUMBER, SPACE, WORD, master_pattern
 from faithsieve.mathtext.tokens import (
     BANG,
     BAR,
@@ -107,7 +107,7 @@ SUPERSCRIPT_DIGITS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
 SUPERSCRIPTS = str.maketrans(SUPERSCRIPT_DIGITS + "⁻", "0123456789-")
 SUP = "SUP"  # a superscript run, resolved by _superscripts into ^N or a break
 
-# The raw passes of the two notations (``faithsieve.mathtext.scan``): ASCII words, and in plain
+# The raw passes of the two notations (``faithsieve.mathtext.first_pass``): ASCII words, and in plain
 # text only blanks count as space (a newline is a break); superscripts and two-character relations
 # in plain text, commands in LaTeX, are extra alternatives. The lexers walk over the matches.
 _PLAIN = master_pattern(

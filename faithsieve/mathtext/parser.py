@@ -484,7 +484,7 @@ class _Parser:
         var, n, after, name = order
         if name:
             # dy/dx: the derivative of y as a function of x, the call y'(x); written out where the proof
-            # defined y in x (``obligations.calculus.with_definitions``), else undecided
+            # defined y in x (``obligations.procedures.calculus.with_definitions``), else undecided
             self.i = after
             return Call(f"fn:{name}'", (Var(var),))
         return self._derivative(var, n, after)

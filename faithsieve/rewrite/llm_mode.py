@@ -32,7 +32,7 @@ from faithsieve.core.proof import Proof, Step
 from faithsieve.core.settings import Settings
 from faithsieve.lean.interface import Kernel
 from faithsieve.llm.structured import Parsed, Unparsed
-from faithsieve.obligations.models import NLObligation, ObligationKind
+from faithsieve.obligations.kinds.models import NLObligation, ObligationKind
 from faithsieve.stages.base import RunContext
 from faithsieve.stages.gate import LLMGate
 

@@ -21,8 +21,8 @@ from faithsieve.lean.interface import Kernel, UnavailableKernel
 from faithsieve.llm.prompts import load_prompt
 from faithsieve.llm.structured import Parsed, Unparsed, ask
 from faithsieve.llm.types import LLMClient, UsageReport
-from faithsieve.obligations.checkers import Checker
-from faithsieve.obligations.models import Evidence, NLObligation
+from faithsieve.obligations.checkers.portfolio import Checker
+from faithsieve.obligations.kinds.models import Evidence, NLObligation
 from faithsieve.statetree.models import StateTree
 from faithsieve.verdict import ReviewNote, ScanCandidate
 

@@ -9,7 +9,7 @@ The rules (the paper's Algorithm 1 and Appendix E, written as the pure ``signals
   model-written statement refuted (``formalized`` / ``formal``, r = 0.9); a local review of one
   unit (r = 0.85, the same for each independent sample of it); the scan's prior (r = 0.6); a
   re-examination of the prefix (r = 0.65). A ``suspect`` refutation (its flag kind not yet measured clean
-  on the reference bench, ``obligations.flagtable``) is a prior on its step like the scan's (r = 0.6): it
+  on the reference bench, ``obligations.kinds.flagtable``) is a prior on its step like the scan's (r = 0.6): it
   never decides alone and is never the refutation floor. Drift, formalization failures, time limits, unknown
   checks and unread answers say nothing (``unsure``): they are never negative evidence.
 - A step is wrong when any one of its moves is. Independent signals about one unit add up in
@@ -61,7 +61,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from faithsieve.core.settings import Settings
 from faithsieve.llm.structured import Unparsed
-from faithsieve.obligations.models import Evidence
+from faithsieve.obligations.kinds.models import Evidence
 from faithsieve.stages.base import FusionResult, Review, RunContext, ScanResult
 from faithsieve.stages.calibration import (
     Agreement,
@@ -633,7 +633,7 @@ class EvidenceFusion:
         the new reviews."""
         if ctx.llm is None or (w.rho_measured and w.rho >= REPEATS_AT):
             return scan  # re-samples measured to repeat the first answer settle nothing: none is asked
-        from faithsieve.stages.scan import LLMScanner
+        from faithsieve.stages.tree_scan import LLMScanner
 
         reviewer, prior = LLMScanner(), {c.edge: c for c in scan.candidates}
         rounds: dict[int, int] = {}

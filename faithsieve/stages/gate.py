@@ -24,7 +24,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 
 from faithsieve.llm.structured import Unparsed
-from faithsieve.obligations.models import NLObligation
+from faithsieve.obligations.kinds.models import NLObligation
 from faithsieve.stages.base import GateVerdict, RunContext
 
 SCORE_LEVELS: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field, create_model, field_validator
 
 from faithsieve.core.proof import Proof
 from faithsieve.llm.structured import Unparsed, extract_json
-from faithsieve.obligations.models import Evidence, ObligationKind
+from faithsieve.obligations.kinds.models import Evidence, ObligationKind
 from faithsieve.stages.base import FusionResult, RunContext
 from faithsieve.statetree.models import StateTree
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from faithsieve.core.errors import FaithSieveError
-from faithsieve.obligations.models import Evidence, NLObligation
+from faithsieve.obligations.kinds.models import Evidence, NLObligation
 from faithsieve.stages.base import (
     Decomposer,
     Decomposition,

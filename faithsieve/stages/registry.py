@@ -43,7 +43,7 @@ _REGISTRY: dict[str, dict[str, str]] = {
                    "llm": "faithsieve.stages.llm_decompose:LLMDecomposer",
                    "coarse": "faithsieve.stages.llm_decompose:CoarseDecomposer"},
     "sieve": {"literal": "faithsieve.stages.rule:LiteralSieve"},
-    "scanner": {"llm": "faithsieve.stages.scan:LLMScanner", "all": "faithsieve.stages.scan:AllEdgesScanner"},
+    "scanner": {"llm": "faithsieve.stages.tree_scan:LLMScanner", "all": "faithsieve.stages.tree_scan:AllEdgesScanner"},
     "typer": {"llm": "faithsieve.stages.typer:LLMTyper"},
     "gate": {"llm": "faithsieve.stages.gate:LLMGate", "pass": "faithsieve.stages.gate:PassGate"},
     "verifier": {"formal": "faithsieve.stages.verify:FormalVerifier"},

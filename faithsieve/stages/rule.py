@@ -9,15 +9,15 @@ from __future__ import annotations
 import time
 from collections.abc import Collection
 
-from faithsieve.obligations.checkers import Checker, run_portfolio
-from faithsieve.obligations.divisibility import divisibility_obligations
-from faithsieve.obligations.extract import extract_obligations
-from faithsieve.obligations.flagtable import mark_suspects
-from faithsieve.obligations.models import Evidence, Obligation, Outcome, Unknown
-from faithsieve.obligations.problemrewrite import asked_rewritings
-from faithsieve.obligations.readings import reread
-from faithsieve.obligations.remainders import remainder_obligations
-from faithsieve.obligations.rootclaims import root_obligations
+from faithsieve.obligations.checkers.portfolio import Checker, run_portfolio
+from faithsieve.obligations.extraction.divisibility import divisibility_obligations
+from faithsieve.obligations.extraction.edgeunits import extract_obligations
+from faithsieve.obligations.extraction.problemrewrite import asked_rewritings
+from faithsieve.obligations.extraction.readings import reread
+from faithsieve.obligations.extraction.remainders import remainder_obligations
+from faithsieve.obligations.extraction.rootclaims import root_obligations
+from faithsieve.obligations.kinds.flagtable import mark_suspects
+from faithsieve.obligations.kinds.models import Evidence, Obligation, Outcome, Unknown
 from faithsieve.stages.base import Decomposition, RunContext
 from faithsieve.statetree.decompose import decompose
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 from faithsieve.llm.structured import Unparsed
-from faithsieve.obligations.models import NLObligation, ObligationKind
+from faithsieve.obligations.kinds.models import NLObligation, ObligationKind
 from faithsieve.stages.base import Review, RunContext, ScanResult
 from faithsieve.statetree.models import EdgeUnit, ProofState, StateTree, TransitionType
 

@@ -39,7 +39,7 @@ from faithsieve.mathtext.ast import (
     render,
     walk,
 )
-from faithsieve.mathtext.extract import extract_formulas
+from faithsieve.mathtext.formulas import extract_formulas
 from faithsieve.mathtext.lexer import (
     FUNC,
     LB,
@@ -55,8 +55,8 @@ from faithsieve.mathtext.lexer import (
 )
 from faithsieve.mathtext.literals import DIGITS, scan_numbers, strip_thousands
 from faithsieve.mathtext.parser import parse_tokens
-from faithsieve.obligations.checkers import run_portfolio
-from faithsieve.obligations.models import (
+from faithsieve.obligations.checkers.portfolio import run_portfolio
+from faithsieve.obligations.kinds.models import (
     ArithmeticObligation,
     Evidence,
     NLObligation,

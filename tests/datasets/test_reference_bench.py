@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from faithsieve.obligations.flagtable import KNOWN_KINDS, MEASURED, suspect_reason
+from faithsieve.obligations.kinds.flagtable import KNOWN_KINDS, MEASURED, suspect_reason
 
 ROOT = Path(__file__).resolve().parents[2]
 RAW = ROOT.parent / "shared" / "datasets" / "raw"

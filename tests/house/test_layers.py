@@ -52,10 +52,10 @@ def test_an_upward_import_fails(copy: Path) -> None:
 
 
 def test_an_upward_import_inside_a_function_fails(copy: Path) -> None:
-    _plant(copy / "obligations" / "exact.py", "def _late():\n    from faithsieve.stages import judge  # planted\n")
+    _plant(copy / "obligations" / "checkers" / "exact.py", "def _late():\n    from faithsieve.stages import judge  # planted\n")
     done = _run(copy)
     assert done.returncode == 1 and "obligations (rank 4) imports faithsieve.stages.judge" not in done.stdout
-    assert "faithsieve.obligations.exact (obligations, rank 4) imports faithsieve.stages.judge" in done.stdout
+    assert "faithsieve.obligations.checkers.exact (obligations, rank 4) imports faithsieve.stages.judge" in done.stdout
 
 
 def test_rooms_of_equal_rank_are_independent(copy: Path) -> None:

@@ -180,7 +180,7 @@ def test_every_module_is_imported():
     names = {m.__name__ for m in MODULES}
     # this session's rule modules, and the old ones: discovery reaches the mapped packages (statetree, obligations)
     assert {"faithsieve.statetree.retraction", "faithsieve.statetree.rebinding", "faithsieve.statetree.continuation",
-            "faithsieve.obligations.readings", "faithsieve.obligations.remainders", "faithsieve.obligations.wordclaims",
+            "faithsieve.obligations.extraction.readings", "faithsieve.obligations.extraction.remainders", "faithsieve.obligations.extraction.wordclaims",
             "faithsieve.statetree.decompose", "faithsieve.split", "faithsieve.api.admission"} <= names
 
 
@@ -193,8 +193,8 @@ def test_patterns_in_containers_are_found():
 
 def test_new_modules_patterns_are_tested():
     names = {n.rsplit(".", 1)[0] for n, _ in PATTERNS}
-    assert {"faithsieve.statetree.retraction", "faithsieve.statetree.rebinding", "faithsieve.obligations.readings",
-            "faithsieve.obligations.remainders", "faithsieve.obligations.wordclaims"} <= names
+    assert {"faithsieve.statetree.retraction", "faithsieve.statetree.rebinding", "faithsieve.obligations.extraction.readings",
+            "faithsieve.obligations.extraction.remainders", "faithsieve.obligations.extraction.wordclaims"} <= names
 
 
 def test_the_reference_is_a_fair_unit():

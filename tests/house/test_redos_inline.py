@@ -110,7 +110,7 @@ INLINE, UNREAD = inline_patterns(MODULES)
 def test_inline_patterns_are_found() -> None:
     # the pipeline's own inline patterns (statetree and obligations) are among those tested
     names = {n.split(":", 1)[0] for n, _, _ in INLINE}
-    assert {"faithsieve.mathtext.cues", "faithsieve.statetree.decompose", "faithsieve.obligations.readings"} <= names
+    assert {"faithsieve.mathtext.cues", "faithsieve.statetree.decompose", "faithsieve.obligations.extraction.readings"} <= names
     assert len(INLINE) >= 30
 
 

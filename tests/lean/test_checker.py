@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from faithsieve.lean.checker import LeanChecker
 from faithsieve.lean.kernel import MATHLIB_TACTICS
-from faithsieve.obligations.checkers import CHECKERS, run_portfolio
-from faithsieve.obligations.models import (
+from faithsieve.obligations.checkers.portfolio import CHECKERS, run_portfolio
+from faithsieve.obligations.kinds.models import (
     ArithmeticObligation,
     CoverageObligation,
     DerivationObligation,

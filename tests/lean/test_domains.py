@@ -12,7 +12,7 @@ from fractions import Fraction
 import pytest
 from faithsieve.lean.domains import MARGIN, Undecided, closed_sign, guard, satisfiable
 from faithsieve.lean.render import LeanStatement, Unrenderable, render
-from faithsieve.obligations.models import (
+from faithsieve.obligations.kinds.models import (
     ArithmeticObligation,
     DerivationObligation,
     IdentityObligation,

@@ -14,7 +14,7 @@ import pytest
 from faithsieve.lean.backend import CheckResult
 from faithsieve.lean.checker import LeanChecker
 from faithsieve.lean.intform import integer_form
-from faithsieve.obligations.models import ArithmeticObligation, Refuted, Verified
+from faithsieve.obligations.kinds.models import ArithmeticObligation, Refuted, Verified
 
 from faithsieve.core.settings import Settings
 from faithsieve.mathtext import extract_formulas

@@ -31,7 +31,7 @@ from faithsieve.lean.kernel import (
 )
 from faithsieve.lean.screen import classify_kimina, classify_repl
 from faithsieve.lean.snippets import negate_header, parse_header
-from faithsieve.obligations.models import NLObligation, ObligationKind
+from faithsieve.obligations.kinds.models import NLObligation, ObligationKind
 
 from faithsieve.core.settings import Settings
 from faithsieve.llm.types import ChatRequest, ChatResponse, LLMError, ToolCall, Usage
@@ -541,7 +541,7 @@ def test_checked_statements_turn_auto_implicit_off() -> None:
 
 def test_checker_stops_on_a_statement_that_does_not_elaborate() -> None:
     from faithsieve.lean.checker import LeanChecker
-    from faithsieve.obligations.models import IdentityObligation, Unknown
+    from faithsieve.obligations.kinds.models import IdentityObligation, Unknown
 
     from faithsieve.mathtext import extract_formulas
     from faithsieve.mathtext.ast import Rel

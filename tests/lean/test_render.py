@@ -14,7 +14,7 @@ from faithsieve.lean.render import (
     render,
     sanitize,
 )
-from faithsieve.obligations.models import (
+from faithsieve.obligations.kinds.models import (
     ArithmeticObligation,
     CoverageObligation,
     DerivationObligation,

@@ -135,7 +135,7 @@ def test_no_materiality_call_when_no_refutation_decides() -> None:
 def test_a_suspect_refutation_is_no_floor() -> None:
     """A refutation of a kind not yet measured clean (claimed_solution, while the reference bench finds it misreading
     correct solutions) is evidence the fusion weighs as a prior, never the floor; when the kind decides, it is."""
-    from faithsieve.obligations.flagtable import suspect_reason
+    from faithsieve.obligations.kinds.flagtable import suspect_reason
 
     data, item = _example("37_wrong_linear_solution")
     v = _run(data, Persona([item], kind="dismissive"))

@@ -23,8 +23,8 @@ from faithsieve.stages.fusion import Materiality, Reexamination, SynthesisAnswer
 from faithsieve.stages.gate import SemanticCheck
 from faithsieve.stages.judge import answer_model
 from faithsieve.stages.llm_decompose import DecomposeTreeAnswer, RepairAnswer
-from faithsieve.stages.scan import ReviewOut, ScanAnswer, UnitReviewsAnswer
 from faithsieve.stages.tree_build import TreeAnswer
+from faithsieve.stages.tree_scan import ReviewOut, ScanAnswer, UnitReviewsAnswer
 from faithsieve.stages.typer import ObligationsAnswer
 
 SHIPPED: list[type[BaseModel]] = [DecomposeTreeAnswer, RepairAnswer, TreeAnswer, ScanAnswer, ReviewOut, UnitReviewsAnswer, ObligationsAnswer,

@@ -135,7 +135,7 @@ def test_lean_statement_loop_over_http_with_a_tool_call(fake_openai: FakeOpenAI)
     """The kernel's formalize turn end to end: tool call over HTTP, answered by the recorded
     Lean transcript, then the final JSON answer, checked and accepted."""
     from faithsieve.lean.kernel import LeanKernel
-    from faithsieve.obligations.models import NLObligation, ObligationKind
+    from faithsieve.obligations.kinds.models import NLObligation, ObligationKind
 
     from tests.lean.test_kernel import Transcript, sorry, valid, when
 

@@ -8,8 +8,12 @@ import time
 from dataclasses import replace
 
 import pytest
-from faithsieve.obligations.checkers import ExactChecker, SympyChecker, run_portfolio
-from faithsieve.obligations.models import ArithmeticObligation, Unknown
+from faithsieve.obligations.checkers.portfolio import (
+    ExactChecker,
+    SympyChecker,
+    run_portfolio,
+)
+from faithsieve.obligations.kinds.models import ArithmeticObligation, Unknown
 
 from faithsieve.core.errors import EvaluationLimit, NotRational
 from faithsieve.mathtext import evaluate, extract_formulas, to_sympy

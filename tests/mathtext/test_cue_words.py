@@ -13,9 +13,9 @@ from __future__ import annotations
 import random
 import re
 
-import faithsieve.obligations.readings as readings
+import faithsieve.obligations.extraction.readings as readings
 import pytest
-from faithsieve.obligations.readings import READING_WORDS
+from faithsieve.obligations.extraction.readings import READING_WORDS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import pytest
-from faithsieve.obligations.calculus import check_calculus
-from faithsieve.obligations.models import Refuted, Verified
+from faithsieve.obligations.kinds.models import Refuted, Verified
+from faithsieve.obligations.procedures.calculus import check_calculus
 
 from faithsieve.mathtext.ast import Rel
-from faithsieve.mathtext.extract import extract_formulas, tokenize_latex
+from faithsieve.mathtext.formulas import extract_formulas, tokenize_latex
 from faithsieve.mathtext.tokens import BAR, EVALBAR
 
 

@@ -8,7 +8,7 @@ import math
 import time
 
 import pytest
-from faithsieve.obligations.symbolic import _too_large
+from faithsieve.obligations.checkers.symbolic import _too_large
 
 from faithsieve.core.proof import Proof, Step
 from faithsieve.mathtext.ast import Expr, Rel
@@ -19,7 +19,7 @@ from faithsieve.mathtext.cost import (
     expansion_within,
     text_cost,
 )
-from faithsieve.mathtext.extract import extract_formulas
+from faithsieve.mathtext.formulas import extract_formulas
 from faithsieve.pipeline import localize
 
 SIX_ROOTS = "sqrt(2)+sqrt(3)+sqrt(5)+sqrt(7)+sqrt(11)+sqrt(13)"

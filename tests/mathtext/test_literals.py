@@ -13,7 +13,7 @@ from faithsieve.datasets.injection.tokens import ArithError as InjectArithError
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext import literals as lt
 from faithsieve.mathtext.ast import Expr, Num, walk
-from faithsieve.mathtext.extract import extract_formulas
+from faithsieve.mathtext.formulas import extract_formulas
 from faithsieve.mathtext.lexer import tokenize_latex, tokenize_plain
 from faithsieve.mathtext.parser import parse_tokens
 from faithsieve.rewrite.arith import ArithError as RewriteArithError

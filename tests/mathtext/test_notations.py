@@ -13,7 +13,7 @@ from faithsieve.mathtext.ast import Call, Num, Var, render_chain
 from faithsieve.mathtext.cost import DEFAULT_LIMITS, Meter
 from faithsieve.mathtext.cues import compared_with
 from faithsieve.mathtext.evaluate import evaluate
-from faithsieve.mathtext.extract import extract_formulas
+from faithsieve.mathtext.formulas import extract_formulas
 from faithsieve.mathtext.lexer import tokenize_latex, tokenize_plain
 from faithsieve.mathtext.parser import MAX_SUM_TERMS
 from faithsieve.pipeline import localize

@@ -8,8 +8,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from faithsieve.mathtext import extract
-from faithsieve.mathtext.extract import extract_formulas
+from faithsieve.mathtext import formulas as extract
+from faithsieve.mathtext.formulas import extract_formulas
 from faithsieve.mathtext.lexer import REL, Token, plain_may_relate, tokenize_plain
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "datasets" / "examples"

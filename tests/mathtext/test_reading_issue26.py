@@ -6,7 +6,7 @@ import pytest
 
 from faithsieve.mathtext import extract_formulas, render_chain
 from faithsieve.mathtext.cues import last_clause
-from faithsieve.mathtext.extract import sentence_start, sentence_tail
+from faithsieve.mathtext.formulas import sentence_start, sentence_tail
 from faithsieve.pipeline import localize
 from faithsieve.split import proof_from_steps
 
@@ -137,7 +137,7 @@ def test_a_list_given_as_all_the_roots_that_misses_one_is_refuted() -> None:
 
 
 def test_real_roots_are_counted_exactly() -> None:
-    from faithsieve.obligations.exact import real_root_count
+    from faithsieve.obligations.checkers.exact import real_root_count
 
     from faithsieve.mathtext.ast import Rel
     from faithsieve.mathtext.evaluate import DEFAULT_LIMITS

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from faithsieve.mathtext.extract import extract_formulas
+from faithsieve.mathtext.formulas import extract_formulas
 from faithsieve.mathtext.lexer import POW, tokenize_plain
 from faithsieve.pipeline import localize
 from faithsieve.split import proof_from_steps

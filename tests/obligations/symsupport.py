@@ -10,12 +10,12 @@ from dataclasses import asdict
 from fractions import Fraction
 from typing import Any
 
-from faithsieve.obligations import symbolic
-from faithsieve.obligations.checkers import SympyChecker
-from faithsieve.obligations.models import Obligation, Outcome
+from faithsieve.obligations.checkers import symbolic
+from faithsieve.obligations.checkers.portfolio import SympyChecker
+from faithsieve.obligations.kinds.models import Obligation, Outcome
 
 from faithsieve.mathtext.ast import BinOp, Expr, Neg, Num, Pow, Rel
-from faithsieve.mathtext.extract import extract_formulas
+from faithsieve.mathtext.formulas import extract_formulas
 
 BASE: dict[str, Any] = {"id": "o0", "step": 1, "span": (0, 1), "edge": "e0", "source": ""}
 

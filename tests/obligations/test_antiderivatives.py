@@ -7,12 +7,12 @@ import time
 from fractions import Fraction
 
 import pytest
-from faithsieve.obligations.calculus import check_calculus
-from faithsieve.obligations.models import Refuted, Unknown, Verified
+from faithsieve.obligations.kinds.models import Refuted, Unknown, Verified
+from faithsieve.obligations.procedures.calculus import check_calculus
 
 from faithsieve.core.proof import Proof, Step
 from faithsieve.mathtext.ast import Calc, Num, Rel, substitute, variables
-from faithsieve.mathtext.extract import extract_formulas
+from faithsieve.mathtext.formulas import extract_formulas
 from faithsieve.pipeline import localize
 
 

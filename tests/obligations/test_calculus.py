@@ -1,5 +1,5 @@
 """Calculus values: reading derivatives, definite integrals and limits (``Calc`` nodes), and deciding them
-with sympy within bounds (``obligations.calculus``)."""
+with sympy within bounds (``obligations.procedures.calculus``)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ import time
 from fractions import Fraction
 
 import pytest
-from faithsieve.obligations.calculus import (
+from faithsieve.obligations.kinds.models import Refuted, Unknown, Verified
+from faithsieve.obligations.procedures.calculus import (
     check_calculus,
     definitions,
     has_calculus,
     with_definitions,
 )
-from faithsieve.obligations.models import Refuted, Unknown, Verified
 
 from faithsieve.core.proof import Proof, Step
 from faithsieve.mathtext.ast import (
@@ -25,7 +25,7 @@ from faithsieve.mathtext.ast import (
     variables,
     walk,
 )
-from faithsieve.mathtext.extract import extract_formulas
+from faithsieve.mathtext.formulas import extract_formulas
 from faithsieve.pipeline import localize
 
 

@@ -4,8 +4,8 @@ result counts whole items; elsewhere ``13 / 3 = 4`` is a claim of equality, and 
 import time
 
 import pytest
-from faithsieve.obligations.checkers import ExactChecker, run_portfolio
-from faithsieve.obligations.models import ArithmeticObligation
+from faithsieve.obligations.checkers.portfolio import ExactChecker, run_portfolio
+from faithsieve.obligations.kinds.models import ArithmeticObligation
 
 from faithsieve.mathtext import extract_formulas
 from faithsieve.mathtext.ast import Rel

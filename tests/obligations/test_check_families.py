@@ -5,15 +5,19 @@ import time
 from fractions import Fraction
 
 import pytest
-from faithsieve.obligations.checkers import ExactChecker, SympyChecker, run_portfolio
-from faithsieve.obligations.exact import ROUNDED_DIGITS
-from faithsieve.obligations.extract import counts_items
-from faithsieve.obligations.intfuncs import (
+from faithsieve.obligations.checkers.exact import ROUNDED_DIGITS
+from faithsieve.obligations.checkers.portfolio import (
+    ExactChecker,
+    SympyChecker,
+    run_portfolio,
+)
+from faithsieve.obligations.extraction.edgeunits import counts_items
+from faithsieve.obligations.kinds.models import ArithmeticObligation
+from faithsieve.obligations.procedures.intfuncs import (
     MAX_LOG_DENOMINATOR,
     reduce_expr,
     reduce_rel,
 )
-from faithsieve.obligations.models import ArithmeticObligation
 
 from faithsieve.mathtext.ast import Call, Num, Rel
 from faithsieve.pipeline import localize

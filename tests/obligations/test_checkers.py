@@ -4,14 +4,14 @@ import time
 from fractions import Fraction
 
 import pytest
-from faithsieve.obligations.checkers import (
+from faithsieve.obligations.checkers.portfolio import (
     ExactChecker,
     SympyChecker,
     Z3Checker,
     compare_values,
     run_portfolio,
 )
-from faithsieve.obligations.models import (
+from faithsieve.obligations.kinds.models import (
     ArithmeticObligation,
     CoverageObligation,
     DerivationObligation,
@@ -229,8 +229,8 @@ def test_portfolio_escalates_symbolic_unknowns_only_to_checkers_that_ask_for_the
     import time as _time
     from fractions import Fraction
 
-    from faithsieve.obligations.checkers import run_portfolio
-    from faithsieve.obligations.models import (
+    from faithsieve.obligations.checkers.portfolio import run_portfolio
+    from faithsieve.obligations.kinds.models import (
         ArithmeticObligation,
         IdentityObligation,
         Unknown,

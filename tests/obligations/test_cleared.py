@@ -6,10 +6,11 @@ from __future__ import annotations
 import random
 
 import pytest
-from faithsieve.obligations import cleared, smt
-from faithsieve.obligations.checkers import Z3Checker
-from faithsieve.obligations.cleared import cleared_derivation
-from faithsieve.obligations.models import DerivationObligation
+from faithsieve.obligations.checkers import smt
+from faithsieve.obligations.checkers.portfolio import Z3Checker
+from faithsieve.obligations.kinds.models import DerivationObligation
+from faithsieve.obligations.procedures import cleared
+from faithsieve.obligations.procedures.cleared import cleared_derivation
 
 from tests.obligations.test_fastpaths import BASE, outcome, rel
 

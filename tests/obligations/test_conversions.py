@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 
 import pytest
-from faithsieve.obligations import conversions
-from faithsieve.obligations.conversions import MAX_NODES, ConversionCache
-from faithsieve.obligations.symbolic import SympyChecker
+from faithsieve.obligations.checkers import conversions
+from faithsieve.obligations.checkers.conversions import MAX_NODES, ConversionCache
+from faithsieve.obligations.checkers.symbolic import SympyChecker
 
 from faithsieve.core.errors import EvaluationLimit, FaithSieveError
 from faithsieve.mathtext.cost import DEFAULT_LIMITS, budget

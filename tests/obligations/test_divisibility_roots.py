@@ -1,5 +1,5 @@
-"""Divisibility, power congruences and orders read from the step text (``obligations.divisibility``), and
-values claimed as roots of the problem's own equation (``obligations.rootclaims``)."""
+"""Divisibility, power congruences and orders read from the step text (``obligations.extraction.divisibility``), and
+values claimed as roots of the problem's own equation (``obligations.extraction.rootclaims``)."""
 
 from __future__ import annotations
 

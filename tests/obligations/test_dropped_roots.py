@@ -7,8 +7,8 @@ is now left unknown with the dropped root named (never refuted: a condition the 
 from fractions import Fraction
 
 import pytest
-from faithsieve.obligations.exact import dropped_roots
-from faithsieve.obligations.extract import extract_obligations
+from faithsieve.obligations.checkers.exact import dropped_roots
+from faithsieve.obligations.extraction.edgeunits import extract_obligations
 from faithsieve.statetree.decompose import decompose
 
 from faithsieve.core.settings import Settings

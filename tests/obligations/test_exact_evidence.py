@@ -7,8 +7,8 @@ import random
 from fractions import Fraction
 
 import pytest
-from faithsieve.obligations import exact
-from faithsieve.obligations.exact import PRINTABLE_BITS, compare_values, fmt
+from faithsieve.obligations.checkers import exact
+from faithsieve.obligations.checkers.exact import PRINTABLE_BITS, compare_values, fmt
 
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num
 

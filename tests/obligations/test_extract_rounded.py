@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import random
 
-from faithsieve.obligations.extract import _rounded_in
+from faithsieve.obligations.extraction.edgeunits import _rounded_in
 
 from faithsieve.mathtext.ast import Rel, literals
-from faithsieve.mathtext.extract import extract_formulas
+from faithsieve.mathtext.formulas import extract_formulas
 
 NUMS = ["2", "3.5", "0.33", "1.41", "12", "7.0", "0.5", "100"]
 

@@ -7,19 +7,24 @@ from dataclasses import asdict
 from typing import Any
 
 import pytest
-from faithsieve.obligations import fastpaths, smt, symbolic
-from faithsieve.obligations.checkers import SympyChecker, Z3Checker
-from faithsieve.obligations.fastpaths import MAX_DEPTH, outside_smt, polynomial_class
-from faithsieve.obligations.models import (
+from faithsieve.obligations.checkers import smt, symbolic
+from faithsieve.obligations.checkers.portfolio import SympyChecker, Z3Checker
+from faithsieve.obligations.checkers.smt import _NoZ3, _Syms, _z3_rel
+from faithsieve.obligations.kinds.models import (
     DerivationObligation,
     IdentityObligation,
     Unknown,
 )
-from faithsieve.obligations.polynomials import MAX_TERMS, expand
-from faithsieve.obligations.smt import _NoZ3, _Syms, _z3_rel
+from faithsieve.obligations.procedures import fastpaths
+from faithsieve.obligations.procedures.fastpaths import (
+    MAX_DEPTH,
+    outside_smt,
+    polynomial_class,
+)
+from faithsieve.obligations.procedures.polynomials import MAX_TERMS, expand
 
 from faithsieve.mathtext.ast import BinOp, Num, Pow, Rel, Var
-from faithsieve.mathtext.extract import extract_formulas
+from faithsieve.mathtext.formulas import extract_formulas
 
 BASE: dict[str, Any] = {"id": "o0", "step": 1, "span": (0, 1), "edge": "e0", "source": ""}
 LATER = float("inf")

@@ -1,13 +1,13 @@
 """Flag kinds earn the right to decide (issue 35): the deciding table, the forms of a closed computation, and
 the suspect mechanism in the verdict, the grader and llm mode's fusion.
 
-The table is measured data (``obligations/flagtable.py``, written by ``bench/reference_precision.py``); the
+The table is measured data (``obligations/kinds/flagtable.py``, written by ``bench/reference_precision.py``); the
 tests below read it and check that every consumer follows it, whichever kinds it lets decide today."""
 
 from __future__ import annotations
 
 import pytest
-from faithsieve.obligations.flagtable import (
+from faithsieve.obligations.kinds.flagtable import (
     MEASURED,
     KindMeasure,
     arithmetic_form,
@@ -15,7 +15,7 @@ from faithsieve.obligations.flagtable import (
     suspect_reason,
     trust_key,
 )
-from faithsieve.obligations.models import Evidence, ObligationKind
+from faithsieve.obligations.kinds.models import Evidence, ObligationKind
 
 from faithsieve.core.settings import Settings
 from faithsieve.grader import grade

@@ -8,8 +8,8 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
-from faithsieve.obligations.freevar import polynomial_variable
-from faithsieve.obligations.models import IdentityObligation
+from faithsieve.obligations.kinds.models import IdentityObligation
+from faithsieve.obligations.procedures.freevar import polynomial_variable
 
 from faithsieve.mathtext.ast import BinOp, Call, Const, Expr, Neg, Pow, Rel, Var
 from tests.obligations.symsupport import BASE, check, rel, sympy_alone, view

@@ -12,9 +12,9 @@ import time
 from fractions import Fraction
 
 import pytest
-from faithsieve.obligations import readings as R
-from faithsieve.obligations.remainders import remainder_obligations
-from faithsieve.obligations.wordclaims import glued
+from faithsieve.obligations.extraction import readings as R
+from faithsieve.obligations.extraction.remainders import remainder_obligations
+from faithsieve.obligations.extraction.wordclaims import glued
 from faithsieve.statetree.rebinding import solved_again
 from faithsieve.statetree.retraction import retracted
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import random
 from fractions import Fraction
 
-from faithsieve.obligations import fastpaths, polynomials
-from faithsieve.obligations.fastpaths import polynomial_class
-from faithsieve.obligations.polynomials import (
+from faithsieve.obligations.procedures import fastpaths, polynomials
+from faithsieve.obligations.procedures.fastpaths import polynomial_class
+from faithsieve.obligations.procedures.polynomials import (
     Poly,
     _expand_fractions,
     _Wide,

@@ -4,16 +4,16 @@ earlier step or earlier in the same step), and derivatives of functions defined 
 from __future__ import annotations
 
 import pytest
-from faithsieve.obligations.calculus import (
+from faithsieve.obligations.kinds.models import Refuted, Unknown, Verified
+from faithsieve.obligations.procedures.calculus import (
     check_calculus,
     definitions,
     with_definitions,
 )
-from faithsieve.obligations.models import Refuted, Unknown, Verified
 
 from faithsieve.core.proof import Proof, Step
 from faithsieve.mathtext.ast import Call, Rel, Var
-from faithsieve.mathtext.extract import extract_formulas
+from faithsieve.mathtext.formulas import extract_formulas
 from faithsieve.pipeline import localize
 
 

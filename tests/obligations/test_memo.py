@@ -10,10 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from faithsieve.obligations import memo
-from faithsieve.obligations.checkers import SympyChecker, Z3Checker, run_portfolio
-from faithsieve.obligations.memo import OutcomeMemo, memo_key
-from faithsieve.obligations.models import (
+from faithsieve.obligations.checkers import memo
+from faithsieve.obligations.checkers.memo import OutcomeMemo, memo_key
+from faithsieve.obligations.checkers.portfolio import (
+    SympyChecker,
+    Z3Checker,
+    run_portfolio,
+)
+from faithsieve.obligations.kinds.models import (
     DerivationObligation,
     IdentityObligation,
     SubstitutionObligation,

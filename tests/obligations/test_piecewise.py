@@ -6,11 +6,11 @@ import random
 from fractions import Fraction
 
 import pytest
-from faithsieve.obligations import piecewise
-from faithsieve.obligations.checkers import Z3Checker
-from faithsieve.obligations.models import DerivationObligation, Verified
-from faithsieve.obligations.piecewise import empty, follows
-from faithsieve.obligations.smt import _Syms, _z3_rel
+from faithsieve.obligations.checkers.portfolio import Z3Checker
+from faithsieve.obligations.checkers.smt import _Syms, _z3_rel
+from faithsieve.obligations.kinds.models import DerivationObligation, Verified
+from faithsieve.obligations.procedures import piecewise
+from faithsieve.obligations.procedures.piecewise import empty, follows
 
 from tests.obligations.test_fastpaths import BASE, outcome, rel
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import random
 from fractions import Fraction
 
-from faithsieve.obligations import polynomials
-from faithsieve.obligations.polynomials import (
+from faithsieve.obligations.procedures import polynomials
+from faithsieve.obligations.procedures.polynomials import (
     MAX_PRODUCTS,
     MAX_TERMS,
     _mono_mul,
@@ -16,7 +16,7 @@ from faithsieve.obligations.polynomials import (
     pmul,
 )
 
-from faithsieve.mathtext.extract import extract_formulas
+from faithsieve.mathtext.formulas import extract_formulas
 
 
 def _pmul_by_sorting(a: dict, b: dict) -> dict | None:

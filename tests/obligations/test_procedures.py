@@ -6,19 +6,19 @@ import time
 from typing import Any
 
 import pytest
-from faithsieve.obligations.checkers import (
+from faithsieve.obligations.checkers.portfolio import (
     SympyChecker,
     Z3Checker,
     new_memo,
     procedures_off,
     run_portfolio,
 )
-from faithsieve.obligations.models import (
+from faithsieve.obligations.kinds.models import (
     DerivationObligation,
     IdentityObligation,
     Outcome,
 )
-from faithsieve.obligations.procedures import (
+from faithsieve.obligations.procedures.registry import (
     PROCEDURES,
     check_off,
     procedures_for,

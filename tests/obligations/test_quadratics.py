@@ -7,8 +7,8 @@ import random
 from fractions import Fraction
 
 import pytest
-from faithsieve.obligations.polynomials import expand
-from faithsieve.obligations.quadratics import (
+from faithsieve.obligations.procedures.polynomials import expand
+from faithsieve.obligations.procedures.quadratics import (
     degree_along,
     quadratic_in,
     rational_roots,

@@ -8,8 +8,8 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
-from faithsieve.obligations.models import ArithmeticObligation, Verified
-from faithsieve.obligations.radicals import (
+from faithsieve.obligations.kinds.models import ArithmeticObligation, Verified
+from faithsieve.obligations.procedures.radicals import (
     MAX_BITS,
     MAX_POWER,
     MAX_RADICAND,

@@ -7,8 +7,12 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
-from faithsieve.obligations.models import IdentityObligation, Verified
-from faithsieve.obligations.ratfunc import MAX_BITS, as_ratfn, rational_identity
+from faithsieve.obligations.kinds.models import IdentityObligation, Verified
+from faithsieve.obligations.procedures.ratfunc import (
+    MAX_BITS,
+    as_ratfn,
+    rational_identity,
+)
 
 from faithsieve.mathtext.ast import BinOp, Expr, Neg, Num, Pow, Rel, Var
 from tests.obligations.symsupport import (

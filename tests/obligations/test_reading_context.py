@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from faithsieve.obligations.conventions import (
+from faithsieve.obligations.extraction.conventions import (
     convention_guess,
     convention_texts,
     unit_restatement,
@@ -26,7 +26,7 @@ from faithsieve.statetree.decompose import asked_rewrites
 
 from faithsieve.core.proof import Proof, Step
 from faithsieve.mathtext.ast import Rel
-from faithsieve.mathtext.extract import extract_formulas
+from faithsieve.mathtext.formulas import extract_formulas
 from faithsieve.pipeline import localize
 from faithsieve.verdict import Verdict
 

@@ -148,7 +148,7 @@ def test_degrees_without_pi_keep_one_reading() -> None:
 def test_double_factorial_and_modulus_readings_are_bounded() -> None:
     from fractions import Fraction
 
-    from faithsieve.obligations import readings as R
+    from faithsieve.obligations.extraction import readings as R
 
     from faithsieve.mathtext.ast import Call, Num
     big = Call("factorial", (Call("factorial", (Num(Fraction(R.MAX_DOUBLE_FACTORIAL + 1), "x", 0),)),))

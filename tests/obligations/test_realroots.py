@@ -6,8 +6,8 @@ import random
 from fractions import Fraction
 
 import pytest
-from faithsieve.obligations import realroots
-from faithsieve.obligations.realroots import satisfiable
+from faithsieve.obligations.procedures import realroots
+from faithsieve.obligations.procedures.realroots import satisfiable
 
 OPS = ("=", "!=", "<", ">", "<=", ">=")
 

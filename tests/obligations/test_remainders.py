@@ -1,7 +1,10 @@
-"""Division with remainder and congruences between written integers (``obligations.remainders``)."""
+"""Division with remainder and congruences between written integers (``obligations.extraction.remainders``)."""
 
 import pytest
-from faithsieve.obligations.remainders import MAX_PER_STEP, remainder_obligations
+from faithsieve.obligations.extraction.remainders import (
+    MAX_PER_STEP,
+    remainder_obligations,
+)
 
 from faithsieve.pipeline import localize
 from faithsieve.split import proof_from_steps

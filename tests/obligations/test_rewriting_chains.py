@@ -1,7 +1,7 @@
 """Chains of equalities after a rewriting word ("combining like terms", "we can rewrite") claim each member
-equal to the first for every value of the letters (``obligations.extract._rewriting_chain``); one-to-one
-functions of arguments a nonzero constant apart (``obligations.symbolic``); order relations with a non-real
-side (``obligations.ordering``)."""
+equal to the first for every value of the letters (``obligations.extraction.edgeunits._rewriting_chain``); one-to-one
+functions of arguments a nonzero constant apart (``obligations.checkers.symbolic``); order relations with a non-real
+side (``obligations.procedures.ordering``)."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def test_an_equation_with_like_terms_is_solved_not_claimed_for_all_values() -> N
 
 
 def test_the_collecting_shape() -> None:
-    from faithsieve.obligations.extract import _collects_like_terms
+    from faithsieve.obligations.extraction.edgeunits import _collects_like_terms
 
     from faithsieve.mathtext import extract_formulas
     from faithsieve.mathtext.ast import Rel

@@ -6,11 +6,11 @@ import random
 from fractions import Fraction
 
 import pytest
-from faithsieve.obligations import lines, sections, witness
-from faithsieve.obligations.checkers import Z3Checker
-from faithsieve.obligations.models import DerivationObligation, Unknown, Verified
-from faithsieve.obligations.sections import univariate_derivation
-from faithsieve.obligations.smt import _holds
+from faithsieve.obligations.checkers.portfolio import Z3Checker
+from faithsieve.obligations.checkers.smt import _holds
+from faithsieve.obligations.kinds.models import DerivationObligation, Unknown, Verified
+from faithsieve.obligations.procedures import lines, sections, witness
+from faithsieve.obligations.procedures.sections import univariate_derivation
 
 from tests.obligations.test_fastpaths import BASE, outcome, rel
 

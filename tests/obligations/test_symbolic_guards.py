@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 from fractions import Fraction
 
-from faithsieve.obligations import symbolic
-from faithsieve.obligations.symbolic import MAX_SYMPY_NODES, _too_large
+from faithsieve.obligations.checkers import symbolic
+from faithsieve.obligations.checkers.symbolic import MAX_SYMPY_NODES, _too_large
 
 from faithsieve.mathtext.ast import (
     BinOp,

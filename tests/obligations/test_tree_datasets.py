@@ -2,7 +2,7 @@
 
 ``mathtext.cues`` skips a cue's pattern on ASCII text that holds none of its words (``CUE_WORDS``) and
 tries some cues only where their start words begin (``CUE_STARTS``), each table looked up by the
-pattern's id; ``obligations.readings`` does the same for its patterns (``READING_WORDS``). Here every visible source's items (read through the dataset
+pattern's id; ``obligations.extraction.readings`` does the same for its patterns (``READING_WORDS``). Here every visible source's items (read through the dataset
 adapters, a seeded sample of each) are decomposed and their obligations extracted twice: as shipped,
 and with every prefilter off (each pattern run on every text, as before the prefilters existed). The
 trees (edges, contexts, graph records, the imaginary-unit and custom-operation flags) and the
@@ -15,9 +15,9 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-import faithsieve.obligations.readings as readings
+import faithsieve.obligations.extraction.readings as readings
 import pytest
-from faithsieve.obligations.extract import extract_obligations
+from faithsieve.obligations.extraction.edgeunits import extract_obligations
 from faithsieve.statetree.decompose import TreeBuilder, decompose
 
 import faithsieve.mathtext.cues as cues

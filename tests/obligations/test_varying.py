@@ -11,9 +11,9 @@ from typing import Any
 import mpmath
 import pytest
 import sympy
-from faithsieve.obligations import varying
-from faithsieve.obligations.models import IdentityObligation
-from faithsieve.obligations.varying import (
+from faithsieve.obligations.kinds.models import IdentityObligation
+from faithsieve.obligations.procedures import varying
+from faithsieve.obligations.procedures.varying import (
     denominator_variables,
     interval,
     varying_difference,

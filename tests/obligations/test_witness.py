@@ -6,11 +6,11 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
-from faithsieve.obligations import witness
-from faithsieve.obligations.checkers import Z3Checker
-from faithsieve.obligations.models import DerivationObligation, Unknown
-from faithsieve.obligations.smt import _holds, _Syms, _z3_rel
-from faithsieve.obligations.witness import separating_points
+from faithsieve.obligations.checkers.portfolio import Z3Checker
+from faithsieve.obligations.checkers.smt import _holds, _Syms, _z3_rel
+from faithsieve.obligations.kinds.models import DerivationObligation, Unknown
+from faithsieve.obligations.procedures import witness
+from faithsieve.obligations.procedures.witness import separating_points
 
 from faithsieve.mathtext.ast import Rel
 from tests.obligations.test_fastpaths import BASE, outcome, rel

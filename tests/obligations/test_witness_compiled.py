@@ -9,8 +9,13 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
-from faithsieve.obligations import witness
-from faithsieve.obligations.witness import MAX_DEPTH, _compile, _Missing, _Undefined
+from faithsieve.obligations.procedures import witness
+from faithsieve.obligations.procedures.witness import (
+    MAX_DEPTH,
+    _compile,
+    _Missing,
+    _Undefined,
+)
 
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Rel, Var
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate

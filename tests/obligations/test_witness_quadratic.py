@@ -6,10 +6,10 @@ from __future__ import annotations
 import random
 
 import pytest
-from faithsieve.obligations import witness
-from faithsieve.obligations.checkers import Z3Checker
-from faithsieve.obligations.models import DerivationObligation
-from faithsieve.obligations.witness import witness_points
+from faithsieve.obligations.checkers.portfolio import Z3Checker
+from faithsieve.obligations.kinds.models import DerivationObligation
+from faithsieve.obligations.procedures import witness
+from faithsieve.obligations.procedures.witness import witness_points
 
 from tests.obligations.test_fastpaths import BASE, outcome, rel
 from tests.obligations.test_witness import _z3_sat_at, z3_not

@@ -25,8 +25,8 @@ def test_help_imports_no_heavy_module() -> None:
 
 def test_reading_formulas_imports_no_solver() -> None:
     out = _fresh(
-        "import sys\nfrom faithsieve.mathtext.extract import extract_formulas\n"
-        "from faithsieve.obligations import checkers\n"
+        "import sys\nfrom faithsieve.mathtext.formulas import extract_formulas\n"
+        "from faithsieve.obligations.checkers import portfolio as checkers\n"
         "assert extract_formulas('so 2 + 3 = 5')\n"
         "print('LOADED', sorted(m for m in ('sympy', 'z3', 'networkx') if m in sys.modules))"
     )
@@ -46,11 +46,11 @@ def test_lazy_module_rebinds_the_name_on_first_use() -> None:
 
 
 def test_checkers_use_the_real_modules_after_a_check() -> None:
-    from faithsieve.obligations import symbolic
-    from faithsieve.obligations.models import IdentityObligation
+    from faithsieve.obligations.checkers import symbolic
+    from faithsieve.obligations.kinds.models import IdentityObligation
 
     from faithsieve.mathtext.ast import Rel
-    from faithsieve.mathtext.extract import extract_formulas
+    from faithsieve.mathtext.formulas import extract_formulas
 
     # a trigonometric identity: no exact shortcut reads it, so sympy expands it (and is really loaded;
     # the rational identity used before is now decided exactly, and the test then passed only

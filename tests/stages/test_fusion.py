@@ -7,7 +7,7 @@ import math
 
 import networkx as nx
 import pytest
-from faithsieve.obligations.models import Evidence, ObligationKind
+from faithsieve.obligations.kinds.models import Evidence, ObligationKind
 from faithsieve.statetree.models import EdgeUnit, ProofState, StateTree, TransitionType
 
 from faithsieve.core.proof import Proof, Step

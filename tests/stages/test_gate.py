@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from faithsieve.obligations.models import NLObligation, ObligationKind
+from faithsieve.obligations.kinds.models import NLObligation, ObligationKind
 
 from faithsieve.core.proof import Proof, Step
 from faithsieve.core.settings import Settings

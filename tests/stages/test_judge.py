@@ -6,7 +6,7 @@ import json
 
 import networkx as nx
 import pytest
-from faithsieve.obligations.models import ObligationKind
+from faithsieve.obligations.kinds.models import ObligationKind
 from faithsieve.statetree.models import EdgeUnit, ProofState, StateTree, TransitionType
 
 from faithsieve.core.proof import Proof, Step

@@ -16,7 +16,7 @@ from faithsieve.core.settings import Settings
 from faithsieve.pipeline import Pipeline
 from faithsieve.split import proof_from_steps
 from faithsieve.stages.registry import LLMStages
-from faithsieve.stages.scan import LLMScanner
+from faithsieve.stages.tree_scan import LLMScanner
 
 PROBLEM = "A shop sells 12 red and 22 blue pens. How many pens does it sell?"
 STEPS = ["The shop sells 12 red pens and 22 blue pens.", "In total it sells 12 + 22 = 35 pens.",

@@ -8,7 +8,7 @@ import json
 
 from faithsieve.core.proof import Proof, Step
 from faithsieve.core.settings import Settings
-from faithsieve.stages import scan
+from faithsieve.stages import tree_scan as scan
 from faithsieve.stages.base import RunContext
 from faithsieve.stages.tree_build import SubStep, linear_tree
 

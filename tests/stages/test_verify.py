@@ -10,8 +10,8 @@ from typing import Literal
 import networkx as nx
 import pytest
 from faithsieve.lean.interface import FormalStatement, KernelResult, UnavailableKernel
-from faithsieve.obligations.checkers import CHECKERS
-from faithsieve.obligations.models import NLObligation, ObligationKind
+from faithsieve.obligations.checkers.portfolio import CHECKERS
+from faithsieve.obligations.kinds.models import NLObligation, ObligationKind
 from faithsieve.statetree.models import EdgeUnit, ProofState, StateTree, TransitionType
 
 from faithsieve.core.proof import Proof, Step

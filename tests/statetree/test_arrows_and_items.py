@@ -1,7 +1,7 @@
 """Two reading rules: ``\\Rightarrow`` derives like "so" (the lead is searched lowercased), and a list
 item on a new line opens a statement of its own, not a fact parallel to the item above it."""
 
-from faithsieve.mathtext.extract import extract_formulas
+from faithsieve.mathtext.formulas import extract_formulas
 from faithsieve.pipeline import localize
 from faithsieve.split import proof_from_steps
 

@@ -5,7 +5,7 @@ import pytest
 from faithsieve.statetree.continuation import constrains, continues
 
 from faithsieve.mathtext.ast import BinOp, Num, Rel, Var
-from faithsieve.mathtext.extract import extract_formulas
+from faithsieve.mathtext.formulas import extract_formulas
 from faithsieve.pipeline import localize
 from faithsieve.split import proof_from_steps
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 
-from faithsieve.obligations.extract import _from_edge, extract_obligations
+from faithsieve.obligations.extraction.edgeunits import _from_edge, extract_obligations
 from faithsieve.statetree.decompose import decompose
 from faithsieve.statetree.models import EdgeUnit, ProofState
 
@@ -97,8 +97,8 @@ def test_per_formula_readings_match_per_edge_readings() -> None:
 def test_readings_asked_only_for_edges_that_get_an_obligation(monkeypatch) -> None:
     """The extractor asks for a formula's readings only when one of its edges gets an obligation, and
     each obligation carries what the readings module says of its formula, asked directly."""
-    import faithsieve.obligations.extract as extract
-    from faithsieve.obligations.readings import (
+    import faithsieve.obligations.extraction.edgeunits as extract
+    from faithsieve.obligations.extraction.readings import (
         guessed_reading,
         notation_readings,
         notation_written,
