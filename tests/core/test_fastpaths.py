@@ -9,14 +9,19 @@ from typing import Any
 import pytest
 from faithsieve.obligations import fastpaths, smt, symbolic
 from faithsieve.obligations.checkers import SympyChecker, Z3Checker
-from faithsieve.obligations.fastpaths import MAX_DEPTH, outside_smt, polynomial_class
+from faithsieve.obligations.fastpaths import (
+    MAX_DEPTH,
+    OutsideSMT,
+    outside_smt,
+    polynomial_class,
+)
 from faithsieve.obligations.models import (
     DerivationObligation,
     IdentityObligation,
     Unknown,
 )
 from faithsieve.obligations.polynomials import MAX_TERMS, expand
-from faithsieve.obligations.smt import _NoZ3, _Syms, _z3_rel
+from faithsieve.obligations.smt import _Syms, _z3_rel
 
 from faithsieve.mathtext.ast import BinOp, Num, Pow, Rel, Var
 from faithsieve.mathtext.extract import extract_formulas
@@ -176,7 +181,7 @@ def test_outside_smt_mirrors_the_translation(text: str) -> None:
     try:
         _z3_rel(r, _Syms(z3.Context()))
         stops = "translates"
-    except _NoZ3:
+    except OutsideSMT:
         stops = "outside"
     except Exception:  # noqa: BLE001
         stops = "other"
