@@ -283,11 +283,13 @@ MAX_SMT_POWER = 12
 """Largest exponent the SMT translation writes out as a product."""
 
 T = TypeVar("T")
+R = TypeVar("R", covariant=True)
 
 
-class SMTBuilder(Protocol[T]):
-    """What the SMT translation (``smt_term``) builds its terms with: z3 terms in one context
-    (``smt._Syms``), or nothing at all (``_DRY``: the translation run for where it stops)."""
+class SMTBuilder(Protocol[T, R]):
+    """What the SMT translation (``smt_term``) builds its terms (``T``) and relations (``R``) with: z3
+    terms in one context (``smt._Syms``), or nothing at all (``_DRY``: the translation run for where it
+    stops)."""
 
     def number(self, value: Fraction) -> T: ...
 
@@ -305,11 +307,11 @@ class SMTBuilder(Protocol[T]):
 
     def absolute(self, a: T) -> T: ...
 
-    def relation(self, op: str, a: T, b: T) -> T:
+    def relation(self, op: str, a: T, b: T) -> R:
         """``a op b``, ``op`` a key of ``SMT_RELATIONS``."""
 
 
-def smt_term(e: Expr, build: SMTBuilder[T]) -> T:
+def smt_term(e: Expr, build: SMTBuilder[T, Any]) -> T:
     """The SMT translation of ``e``, built with ``build``; the one walk that says what the fragment is.
     Numbers, variables, ``-``, ``+ - * /``, powers with an exponent from 0 to ``MAX_SMT_POWER``
     (``smt_power``), ``p%`` and ``abs``; anything else raises ``OutsideSMT``, except an operation outside
@@ -339,7 +341,7 @@ def smt_term(e: Expr, build: SMTBuilder[T]) -> T:
     raise OutsideSMT
 
 
-def smt_relation(r: Rel, build: SMTBuilder[T]) -> T:
+def smt_relation(r: Rel, build: SMTBuilder[T, R]) -> R:
     """The SMT translation of ``r`` (its sides, then its relation), built with ``build``."""
     a, b = smt_term(r.lhs, build), smt_term(r.rhs, build)
     if r.op not in SMT_RELATIONS:

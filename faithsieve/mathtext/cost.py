@@ -25,7 +25,8 @@ The exact guards:
   and binomials within ``max_factorial``/``max_binom_n``), and every value it produces must lie
   between ``2^-max_bits`` and ``2^max_bits`` (or be 0). A formula that passes can be built in
   sympy and evaluated at 50 digits without unbounded work; one that does not raises
-  ``EvaluationLimit`` and its check ends as ``unknown``.
+  ``EvaluationLimit`` and its check ends as ``unknown``. Its walk over the tree (``Interpreter``) is
+  the one exact evaluation (``evaluate``) uses, with another algebra.
 * **Steps.** A ``Meter`` counts work units (one per node, plus the bits of every large
   intermediate) and raises ``EvaluationLimit`` past ``max_steps``.
 

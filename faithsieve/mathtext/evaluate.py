@@ -6,7 +6,8 @@ binomial size and the bit length of every intermediate result; a ``Meter`` count
 the work against a deterministic step limit. A value the rational field cannot
 hold (sqrt 2, pi, sin 1) raises ``NotRational``; the caller may then try
 ``to_sympy`` (same guards, plus the cost model of ``faithsieve.mathtext.cost`` for
-exp, trigonometry, logarithms and irrational powers) instead.
+exp, trigonometry, logarithms and irrational powers) instead. The walk over the tree is the one
+the magnitude probe uses (``cost.Interpreter``); this module gives it the exact algebra (``_Exact``).
 """
 
 from __future__ import annotations
