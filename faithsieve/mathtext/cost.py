@@ -25,7 +25,8 @@ The exact guards:
   and binomials within ``max_factorial``/``max_binom_n``), and every value it produces must lie
   between ``2^-max_bits`` and ``2^max_bits`` (or be 0). A formula that passes can be built in
   sympy and evaluated at 50 digits without unbounded work; one that does not raises
-  ``EvaluationLimit`` and its check ends as ``unknown``.
+  ``EvaluationLimit`` and its check ends as ``unknown``. Its walk over the tree (``Interpreter``) is
+  the one exact evaluation (``evaluate``) uses, with another algebra.
 * **Steps.** A ``Meter`` counts work units (one per node, plus the bits of every large
   intermediate) and raises ``EvaluationLimit`` past ``max_steps``.
 
@@ -40,11 +41,12 @@ import cmath
 import contextvars
 import math
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import mpmath
 
@@ -283,6 +285,86 @@ class Meter:
 
 
 # ---------------------------------------------------------------------------
+# The walk every interpreter of a formula shares
+# ---------------------------------------------------------------------------
+
+V = TypeVar("V")
+
+
+class Interpreter(ABC, Generic[V]):
+    """One walk over a formula's AST, shared by its interpreters: exact values (``evaluate``'s algebra in
+    ``faithsieve.mathtext.evaluate``) and values at probe precision (the magnitude probe, ``_Probe``).
+
+    The walk charges the meter one work unit per node, dispatches on the node's type, evaluates the
+    operand of a negation and the operands of an operation and of a power left to right before the
+    node's own operation, and refuses a node no interpreter reads (``NotRational("unsupported
+    node")``). An interpreter gives each node type its meaning (its algebra). A function call's
+    arguments are evaluated by the interpreter (``value``), in the order and as far as the function
+    needs (exact ``root`` reads its index first); an exponent past a limit (``EvaluationLimit``) goes to
+    ``power_past_limit``, where an interpreter may still know the power (``1^e``). A new node type is
+    added here: a branch, and the abstract operation it calls, which every interpreter then defines."""
+
+    __slots__ = ("lim", "meter")
+
+    def __init__(self, lim: Limits, meter: Meter) -> None:
+        self.lim = lim
+        self.meter = meter
+
+    def value(self, e: Expr) -> V:
+        """The value of ``e`` in this interpreter's algebra."""
+        self.meter.charge()
+        if isinstance(e, Num):
+            return self.num(e)
+        if isinstance(e, Var):
+            return self.var(e)
+        if isinstance(e, Const):
+            return self.const(e)
+        if isinstance(e, Neg):
+            return self.neg(self.value(e.operand))
+        if isinstance(e, BinOp):
+            a = self.value(e.left)
+            return self.binop(e.op, a, self.value(e.right))
+        if isinstance(e, Pow):
+            base = self.value(e.base)
+            try:
+                exp = self.value(e.exponent)
+            except EvaluationLimit as exc:
+                return self.power_past_limit(e, base, exc)
+            return self.power(base, exp)
+        if isinstance(e, Call):
+            return self.call(e)
+        raise NotRational("unsupported node")
+
+    @abstractmethod
+    def num(self, e: Num) -> V: ...
+
+    @abstractmethod
+    def var(self, e: Var) -> V: ...
+
+    @abstractmethod
+    def const(self, e: Const) -> V: ...
+
+    @abstractmethod
+    def neg(self, a: V) -> V: ...
+
+    @abstractmethod
+    def binop(self, op: str, a: V, b: V) -> V:
+        """``a op b``, ``op`` one of ``+ - * / mod``."""
+
+    @abstractmethod
+    def power(self, base: V, exp: V) -> V: ...
+
+    def power_past_limit(self, e: Pow, base: V, exc: EvaluationLimit) -> V:
+        """``e`` whose exponent stopped with ``exc`` (its base has value ``base``): raise ``exc`` unless the
+        power is known without the exponent."""
+        raise exc
+
+    @abstractmethod
+    def call(self, e: Call) -> V:
+        """A function applied to its arguments, evaluated here through ``value``."""
+
+
+# ---------------------------------------------------------------------------
 # The magnitude probe
 # ---------------------------------------------------------------------------
 
@@ -329,68 +411,67 @@ def _int_arg(v: Any, what: str) -> int:
 
 
 
+class _Probe(Interpreter[Any]):
+    """The magnitude probe's algebra: a value at probe precision, or None when it has free variables
+    (a None operand makes the node None, unchecked)."""
+
+    __slots__ = ()
+
+    def num(self, e: Num) -> Any:
+        return _bounded(_CTX.mpf(e.value.numerator) / e.value.denominator, self.lim, self.meter)
+
+    def var(self, e: Var) -> Any:
+        return None
+
+    def const(self, e: Const) -> Any:
+        return {"pi": _CTX.pi, "i": _CTX.mpc(0, 1)}.get(e.name, _CTX.e)
+
+    def neg(self, a: Any) -> Any:
+        return None if a is None else -a
+
+    def binop(self, op: str, a: Any, b: Any) -> Any:
+        if a is None or b is None:
+            return None
+        lim, meter = self.lim, self.meter
+        if op == "+":
+            return _bounded(a + b, lim, meter)
+        if op == "-":
+            return _bounded(a - b, lim, meter)
+        if op == "*":
+            return _bounded(a * b, lim, meter)
+        if b == 0:
+            raise NotRational("division by zero")
+        if op == "mod":
+            if _CTX.im(a) != 0 or _CTX.im(b) != 0:
+                raise NotRational("mod of complex numbers")
+            return _bounded(_CTX.fmod(_CTX.re(a), _CTX.re(b)), lim, meter)
+        return _bounded(a / b, lim, meter)
+
+    def power(self, base: Any, exp: Any) -> Any:
+        if base is None or exp is None:
+            return None
+        if base == 0:
+            return _CTX.mpf(0)
+        size = abs(exp) * max(abs(_log2_abs(base)), 1.0)
+        if size > self.lim.max_bits:
+            raise EvaluationLimit("power too large")
+        return _bounded(_CTX.power(base, exp), self.lim, self.meter)
+
+    def call(self, e: Call) -> Any:
+        args = [self.value(a) for a in e.args]
+        if any(a is None for a in args):
+            return None
+        if not args:
+            return None
+        handler = _PROBE_FUNCS.get(e.fn)
+        if handler is None:
+            return None  # a function the evaluator does not know: to_sympy refuses it
+        return handler(e.fn, args, self.lim, self.meter)
+
+
 def _value(e: Expr, lim: Limits, meter: Meter) -> Any:
     """The value of ``e`` at probe precision, or None when it has free variables."""
-    meter.charge()
-    if isinstance(e, Num):
-        return _bounded(_CTX.mpf(e.value.numerator) / e.value.denominator, lim, meter)
-    if isinstance(e, Var):
-        return None
-    if isinstance(e, Const):
-        return {"pi": _CTX.pi, "i": _CTX.mpc(0, 1)}.get(e.name, _CTX.e)
-    if isinstance(e, Neg):
-        a = _value(e.operand, lim, meter)
-        return None if a is None else -a
-    if isinstance(e, BinOp):
-        return _binop_value(e, lim, meter)
-    if isinstance(e, Pow):
-        return _pow_value(e, lim, meter)
-    if isinstance(e, Call):
-        return _call(e, lim, meter)
-    raise NotRational("unsupported node")
-
-
-def _binop_value(e: BinOp, lim: Limits, meter: Meter) -> Any:
-    a, b = _value(e.left, lim, meter), _value(e.right, lim, meter)
-    if a is None or b is None:
-        return None
-    if e.op == "+":
-        return _bounded(a + b, lim, meter)
-    if e.op == "-":
-        return _bounded(a - b, lim, meter)
-    if e.op == "*":
-        return _bounded(a * b, lim, meter)
-    if b == 0:
-        raise NotRational("division by zero")
-    if e.op == "mod":
-        if _CTX.im(a) != 0 or _CTX.im(b) != 0:
-            raise NotRational("mod of complex numbers")
-        return _bounded(_CTX.fmod(_CTX.re(a), _CTX.re(b)), lim, meter)
-    return _bounded(a / b, lim, meter)
-
-
-def _pow_value(e: Pow, lim: Limits, meter: Meter) -> Any:
-    base, exp = _value(e.base, lim, meter), _value(e.exponent, lim, meter)
-    if base is None or exp is None:
-        return None
-    if base == 0:
-        return _CTX.mpf(0)
-    size = abs(exp) * max(abs(_log2_abs(base)), 1.0)
-    if size > lim.max_bits:
-        raise EvaluationLimit("power too large")
-    return _bounded(_CTX.power(base, exp), lim, meter)
-
-
-def _call(e: Call, lim: Limits, meter: Meter) -> Any:
-    args = [_value(a, lim, meter) for a in e.args]
-    if any(a is None for a in args):
-        return None
-    if not args:
-        return None
-    handler = _PROBE_FUNCS.get(e.fn)
-    if handler is None:
-        return None  # a function the evaluator does not know: to_sympy refuses it
-    return handler(e.fn, args, lim, meter)
+    return _Probe(lim, meter).value(e)
 
 
 _ProbeFn = Callable[[str, list[Any], Limits, Meter], Any]

@@ -6,7 +6,8 @@ binomial size and the bit length of every intermediate result; a ``Meter`` count
 the work against a deterministic step limit. A value the rational field cannot
 hold (sqrt 2, pi, sin 1) raises ``NotRational``; the caller may then try
 ``to_sympy`` (same guards, plus the cost model of ``faithsieve.mathtext.cost`` for
-exp, trigonometry, logarithms and irrational powers) instead.
+exp, trigonometry, logarithms and irrational powers) instead. The walk over the tree is the one
+the magnitude probe uses (``cost.Interpreter``); this module gives it the exact algebra (``_Exact``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,14 @@ from faithsieve.mathtext.ast import (
     variables,
     walk,
 )
-from faithsieve.mathtext.cost import CHECKERS, DEFAULT_LIMITS, Limits, Meter, probe
+from faithsieve.mathtext.cost import (
+    CHECKERS,
+    DEFAULT_LIMITS,
+    Interpreter,
+    Limits,
+    Meter,
+    probe,
+)
 from faithsieve.runtime.lazy import lazy_module
 
 __all__ = ["CHECKERS", "DEFAULT_LIMITS", "Limits", "Meter", "evaluate", "to_sympy"]
@@ -92,47 +100,83 @@ def evaluate(e: Expr, env: dict[str, Fraction] | None = None, lim: Limits = DEFA
     fresh one with ``lim.max_steps`` when not given)."""
     if meter is None:
         meter = Meter(lim.max_steps)
-    meter.charge()
-    if isinstance(e, Num):
+    return _Exact(env, lim, meter).value(e)
+
+
+class _Exact(Interpreter[Fraction]):
+    """Exact evaluation's algebra over the walk every interpreter shares (``cost.Interpreter``)."""
+
+    __slots__ = ("env",)
+
+    def __init__(self, env: dict[str, Fraction] | None, lim: Limits, meter: Meter) -> None:
+        self.lim = lim  # (``Interpreter.__init__``'s fields, set here: one call less on a hot path)
+        self.meter = meter
+        self.env = env
+
+    def num(self, e: Num) -> Fraction:
         return e.value
-    if isinstance(e, Var):
+
+    def var(self, e: Var) -> Fraction:
+        env = self.env
         if env is not None and e.name in env:
             return env[e.name]
         raise NotRational(f"free variable {e.name}")
-    if isinstance(e, Const):
+
+    def const(self, e: Const) -> Fraction:
         raise NotRational(f"constant {e.name}")
-    if isinstance(e, Neg):
-        return -evaluate(e.operand, env, lim, meter)
-    if isinstance(e, BinOp):
-        a = evaluate(e.left, env, lim, meter)
-        b = evaluate(e.right, env, lim, meter)
-        if e.op == "+":
+
+    def neg(self, a: Fraction) -> Fraction:
+        return -a
+
+    def binop(self, op: str, a: Fraction, b: Fraction) -> Fraction:
+        lim, meter = self.lim, self.meter
+        if op == "+":
             return _guard(a + b, lim, meter)
-        if e.op == "-":
+        if op == "-":
             return _guard(a - b, lim, meter)
-        if e.op == "*":
+        if op == "*":
             return _guard(a * b, lim, meter)
         if b == 0:
             raise NotRational("division by zero")
-        if e.op == "mod":
+        if op == "mod":
             return _mod(a, b)
         return _guard(a / b, lim, meter)
-    if isinstance(e, Pow):
-        return _power(e, env, lim, meter)
-    if isinstance(e, Call):
-        return _call(e, env, lim, meter)
-    raise NotRational("unsupported node")
 
+    def power(self, base: Fraction, exp: Fraction) -> Fraction:
+        return _pow(base, exp, self.lim, self.meter)
 
-def _power(e: Pow, env: dict[str, Fraction] | None, lim: Limits, meter: Meter) -> Fraction:
-    base = evaluate(e.base, env, lim, meter)
-    try:
-        exp = evaluate(e.exponent, env, lim, meter)
-    except EvaluationLimit:
-        if base == 1 or base == 0 and _surely_positive(e.exponent, meter):
+    def power_past_limit(self, e: Pow, base: Fraction, exc: EvaluationLimit) -> Fraction:
+        if base == 1 or base == 0 and _surely_positive(e.exponent, self.meter):
             return base  # 1^e = 1, and 0^e = 0 for e > 0, however large e is (0^(5^6431564))
-        raise
-    return _pow(base, exp, lim, meter)
+        raise exc
+
+    def call(self, e: Call) -> Fraction:
+        fn, ev, lim, meter = e.fn, self.value, self.lim, self.meter
+        if fn == "percent":
+            return ev(e.args[0]) / 100
+        if fn == "deg":
+            return ev(e.args[0])  # degrees are consistent units outside trigonometry
+        if fn == "factorial":
+            return _factorial(_as_int(ev(e.args[0]), "factorial argument"), lim, meter)
+        if fn == "binom":
+            n = _as_int(ev(e.args[0]), "binomial n")
+            return _binom(n, _as_int(ev(e.args[1]), "binomial k"), lim, meter)
+        if fn == "sqrt":
+            return _exact_root(ev(e.args[0]), 2)
+        if fn == "root":
+            idx = _as_int(ev(e.args[1]), "root index")
+            if idx > 64:
+                raise EvaluationLimit("root index too large")
+            return _exact_root(ev(e.args[0]), idx)
+        if fn == "abs":
+            return abs(ev(e.args[0]))
+        if fn == "floor":
+            return Fraction(math.floor(ev(e.args[0])))
+        if fn == "ceil":
+            return Fraction(math.ceil(ev(e.args[0])))
+        if fn in numtheory.FUNCTIONS:
+            return numtheory.apply(fn, [ev(a) for a in e.args], lim, meter)
+        raise NotRational(f"function {fn}")
 
 
 def _surely_positive(e: Expr, meter: Meter) -> bool:
@@ -175,35 +219,6 @@ def _pow(base: Fraction, exp: Fraction, lim: Limits, meter: Meter) -> Fraction:
         raise EvaluationLimit("power too large")
     meter.charge_bits(bits * abs(n))
     return base**n
-
-
-def _call(e: Call, env: dict[str, Fraction] | None, lim: Limits, meter: Meter) -> Fraction:
-    fn = e.fn
-    if fn == "percent":
-        return evaluate(e.args[0], env, lim, meter) / 100
-    if fn == "deg":
-        return evaluate(e.args[0], env, lim, meter)  # degrees are consistent units outside trigonometry
-    if fn == "factorial":
-        return _factorial(_as_int(evaluate(e.args[0], env, lim, meter), "factorial argument"), lim, meter)
-    if fn == "binom":
-        n = _as_int(evaluate(e.args[0], env, lim, meter), "binomial n")
-        return _binom(n, _as_int(evaluate(e.args[1], env, lim, meter), "binomial k"), lim, meter)
-    if fn == "sqrt":
-        return _exact_root(evaluate(e.args[0], env, lim, meter), 2)
-    if fn == "root":
-        idx = _as_int(evaluate(e.args[1], env, lim, meter), "root index")
-        if idx > 64:
-            raise EvaluationLimit("root index too large")
-        return _exact_root(evaluate(e.args[0], env, lim, meter), idx)
-    if fn == "abs":
-        return abs(evaluate(e.args[0], env, lim, meter))
-    if fn == "floor":
-        return Fraction(math.floor(evaluate(e.args[0], env, lim, meter)))
-    if fn == "ceil":
-        return Fraction(math.ceil(evaluate(e.args[0], env, lim, meter)))
-    if fn in numtheory.FUNCTIONS:
-        return numtheory.apply(fn, [evaluate(a, env, lim, meter) for a in e.args], lim, meter)
-    raise NotRational(f"function {fn}")
 
 
 def _factorial(n: int, lim: Limits, meter: Meter) -> Fraction:

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from faithsieve.obligations.checkers.exact import fmt
 from faithsieve.obligations.checkers.memo import OutcomeMemo
-from faithsieve.obligations.checkers.symbolic import degree_ok
 from faithsieve.obligations.kinds.models import (
     CoverageObligation,
     DerivationObligation,
@@ -23,10 +21,13 @@ from faithsieve.obligations.kinds.models import (
 )
 from faithsieve.obligations.procedures.cleared import cleared_derivation
 from faithsieve.obligations.procedures.fastpaths import (
+    SMT_OPERATORS,
+    SMT_RELATIONS,
+    OutsideSMT,
     linear_derivation,
     outside_smt,
     quotient_derivation,
-    smt_power,
+    smt_relation,
 )
 from faithsieve.obligations.procedures.ordering import nonreal_order
 from faithsieve.obligations.procedures.piecewise import (
@@ -38,14 +39,7 @@ from faithsieve.obligations.procedures.witness import witness_points
 
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext.ast import (
-    BinOp,
-    Call,
-    Expr,
-    Neg,
-    Num,
-    Pow,
     Rel,
-    Var,
     literals,
 )
 from faithsieve.mathtext.evaluate import evaluate, to_sympy
@@ -60,59 +54,51 @@ else:  # imported on the first symbolic or SMT check, not at start-up
     z3 = lazy_module("z3", globals())
 
 
-class _NoZ3(Exception):
-    pass
-
-
 class _Syms(dict[str, "z3.ArithRef"]):
     """Variables of one check, all in one fresh z3 context (so results never depend on
-    what the process checked before)."""
+    what the process checked before); the builder of the SMT translation's z3 terms (``smt_term``)."""
 
     def __init__(self, ctx: z3.Context) -> None:
         super().__init__()
         self.ctx = ctx
 
+    def number(self, value: Fraction) -> z3.ArithRef:
+        if not number_within(value):
+            raise OutsideSMT  # written out to the solver in digits: past the printing bound
+        return z3.RealVal(f"{value.numerator}/{value.denominator}", self.ctx)
 
-def _z3_expr(e: Expr, syms: _Syms) -> z3.ArithRef:
-    if isinstance(e, Num):
-        if not number_within(e.value):
-            raise _NoZ3  # written out to the solver in digits: past the printing bound
-        return z3.RealVal(f"{e.value.numerator}/{e.value.denominator}", syms.ctx)
-    if isinstance(e, Var):
-        if e.name not in syms:
-            syms[e.name] = z3.Real(e.name, syms.ctx)
-        return syms[e.name]
-    if isinstance(e, Neg):
-        return -_z3_expr(e.operand, syms)
-    if isinstance(e, BinOp):
-        a, b = _z3_expr(e.left, syms), _z3_expr(e.right, syms)
-        return {"+": a + b, "-": a - b, "*": a * b, "/": a / b}[e.op]
-    if isinstance(e, Pow):
-        times = smt_power(e.exponent)
-        if times is None:
-            raise _NoZ3
-        base = _z3_expr(e.base, syms)
-        out: z3.ArithRef = z3.RealVal(1, syms.ctx)
+    def variable(self, name: str) -> z3.ArithRef:
+        if name not in self:
+            self[name] = z3.Real(name, self.ctx)
+        return self[name]
+
+    def neg(self, a: z3.ArithRef) -> z3.ArithRef:
+        return -a
+
+    def arith(self, op: str, a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
+        # every operation is built, in this order, and one kept: z3 numbers its terms as they are made
+        terms = {k: f(a, b) for k, f in SMT_OPERATORS.items()}
+        return terms[op]
+
+    def power(self, base: z3.ArithRef, times: int) -> z3.ArithRef:
+        out: z3.ArithRef = z3.RealVal(1, self.ctx)
         for _ in range(times):
             out = out * base
         return out
-    if isinstance(e, Call) and e.fn == "percent":
-        return _z3_expr(e.args[0], syms) / 100
-    if isinstance(e, Call) and e.fn == "abs":
-        x = _z3_expr(e.args[0], syms)
-        return z3.If(x >= 0, x, -x)
-    raise _NoZ3
+
+    def percent(self, a: z3.ArithRef) -> z3.ArithRef:
+        return a / 100
+
+    def absolute(self, a: z3.ArithRef) -> z3.ArithRef:
+        return z3.If(a >= 0, a, -a)
+
+    def relation(self, op: str, a: z3.ArithRef, b: z3.ArithRef) -> z3.BoolRef:
+        out: z3.BoolRef = SMT_RELATIONS[op](a, b)
+        return out
 
 
 def _z3_rel(r: Rel, syms: _Syms) -> z3.BoolRef:
-    a, b = _z3_expr(r.lhs, syms), _z3_expr(r.rhs, syms)
-    ops: dict[str, Callable[[z3.ArithRef, z3.ArithRef], z3.BoolRef]] = {
-        "=": lambda x, y: x == y, "!=": lambda x, y: x != y, "<": lambda x, y: x < y, ">": lambda x, y: x > y,
-        "<=": lambda x, y: x <= y, ">=": lambda x, y: x >= y,
-    }
-    if r.op not in ops:
-        raise _NoZ3
-    return ops[r.op](a, b)
+    return smt_relation(r, syms)
 
 
 def _model_values(m: z3.ModelRef, syms: _Syms) -> dict[str, Fraction] | None:
@@ -276,7 +262,7 @@ class Z3Checker:
                 return self._derivation(ob, deadline)
             if isinstance(ob, CoverageObligation):
                 return self._coverage(ob, deadline)
-        except _NoZ3:
+        except OutsideSMT:
             return Unknown(self.name, "outside the fragment translated to SMT")
         except z3.Z3Exception as exc:
             return Unknown(self.name, f"z3 error: {exc}")
@@ -288,7 +274,7 @@ class Z3Checker:
             return nonreal
         # decided before a context is made: translation would stop outside the fragment
         if outside_smt([*ob.premises, ob.claim]):
-            raise _NoZ3
+            raise OutsideSMT
         return self._one_premise(ob) or self._exact(ob) or self._solve(ob, deadline)
 
     def _one_premise(self, ob: DerivationObligation) -> Outcome | None:
@@ -377,7 +363,7 @@ class Z3Checker:
         for i, par in enumerate(ob.parity):
             if par:
                 if ob.domain != "integer":
-                    raise _NoZ3
+                    raise OutsideSMT
                 mod, rem = _residue(par)
                 cases.append(x % mod == rem)
             else:

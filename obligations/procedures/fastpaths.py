@@ -12,8 +12,8 @@ outcome the solver would give.
   the premise holds: the SMT query "premise and not claim" is unsatisfiable. Two linear
   equations that are not proportional are independent: both SMT queries are satisfiable.
 * ``outside_smt``: whether translating relations to SMT stops on a node outside the fragment
-  (the same walk, in the same order, as ``smt._z3_expr``), so that no z3 context is made
-  only to be thrown away.
+  (the translation itself, ``smt_term``, run with a builder that builds nothing), so that no z3
+  context is made only to be thrown away.
 
 Every function is bounded: sizes and depths are capped, and exact values keep to the limits of
 ``evaluate``; on anything unexpected they answer "undecided" (``False``/``None``) and the
@@ -22,7 +22,10 @@ solver decides as before.
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from fractions import Fraction
+from typing import Any, Protocol, TypeVar
 
 from faithsieve.obligations.procedures.polynomials import (
     MAX_DEPTH,
@@ -263,22 +266,144 @@ def _decide(p: tuple[Poly, str], c: tuple[Poly, str], integer_vars: bool) -> str
     return "follows" if ok else None
 
 
-def outside_smt(rels: list[Rel]) -> bool:
-    """Translating ``rels`` in order (as ``smt._z3_rel`` does) would stop on a node outside
-    the SMT fragment before anything else could go wrong. False when translation would succeed
-    or end some other way (that is left to the translation itself)."""
-    for r in rels:
-        for side in (r.lhs, r.rhs):
-            verdict = _walk(side)
-            if verdict is not None:
-                return verdict
-        if r.op not in ("=", "!=", "<", ">", "<=", ">="):
-            return True
-    return False
+class OutsideSMT(Exception):
+    """The SMT translation stops on a node, a power, a function or a relation outside its fragment."""
 
 
+SMT_OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+}
+"""The operations the SMT translation states (another one stops it with ``KeyError``, not ``OutsideSMT``:
+``outside_smt`` leaves it to the translation)."""
+SMT_RELATIONS: dict[str, Callable[[Any, Any], Any]] = {
+    "=": operator.eq, "!=": operator.ne, "<": operator.lt, ">": operator.gt, "<=": operator.le, ">=": operator.ge,
+}
+"""The relations the SMT translation states."""
 MAX_SMT_POWER = 12
 """Largest exponent the SMT translation writes out as a product."""
+
+T = TypeVar("T")
+R = TypeVar("R", covariant=True)
+
+
+class SMTBuilder(Protocol[T, R]):
+    """What the SMT translation (``smt_term``) builds its terms (``T``) and relations (``R``) with: z3
+    terms in one context (``smt._Syms``), or nothing at all (``_DRY``: the translation run for where it
+    stops)."""
+
+    def number(self, value: Fraction) -> T: ...
+
+    def variable(self, name: str) -> T: ...
+
+    def neg(self, a: T) -> T: ...
+
+    def arith(self, op: str, a: T, b: T) -> T:
+        """``a op b``, ``op`` a key of ``SMT_OPERATORS``."""
+
+    def power(self, base: T, times: int) -> T:
+        """``base`` multiplied ``times`` times (0 to ``MAX_SMT_POWER``)."""
+
+    def percent(self, a: T) -> T: ...
+
+    def absolute(self, a: T) -> T: ...
+
+    def relation(self, op: str, a: T, b: T) -> R:
+        """``a op b``, ``op`` a key of ``SMT_RELATIONS``."""
+
+
+def smt_term(e: Expr, build: SMTBuilder[T, Any]) -> T:
+    """The SMT translation of ``e``, built with ``build``; the one walk that says what the fragment is.
+    Numbers, variables, ``-``, ``+ - * /``, powers with an exponent from 0 to ``MAX_SMT_POWER``
+    (``smt_power``), ``p%`` and ``abs``; anything else raises ``OutsideSMT``, except an operation outside
+    ``SMT_OPERATORS`` (``KeyError``) and a function without arguments (``IndexError``). The builder may
+    stop too: z3 does not take a number past the printing bound (``smt._Syms.number``), which
+    ``outside_smt`` and ``translates`` do not look at."""
+    if isinstance(e, Num):
+        return build.number(e.value)
+    if isinstance(e, Var):
+        return build.variable(e.name)
+    if isinstance(e, Neg):
+        return build.neg(smt_term(e.operand, build))
+    if isinstance(e, BinOp):
+        a, b = smt_term(e.left, build), smt_term(e.right, build)
+        if e.op not in SMT_OPERATORS:
+            raise KeyError(e.op)
+        return build.arith(e.op, a, b)
+    if isinstance(e, Pow):
+        times = smt_power(e.exponent)
+        if times is None:
+            raise OutsideSMT
+        return build.power(smt_term(e.base, build), times)
+    if isinstance(e, Call) and e.fn == "percent":
+        return build.percent(smt_term(e.args[0], build))
+    if isinstance(e, Call) and e.fn == "abs":
+        return build.absolute(smt_term(e.args[0], build))
+    raise OutsideSMT
+
+
+def smt_relation(r: Rel, build: SMTBuilder[T, R]) -> R:
+    """The SMT translation of ``r`` (its sides, then its relation), built with ``build``."""
+    a, b = smt_term(r.lhs, build), smt_term(r.rhs, build)
+    if r.op not in SMT_RELATIONS:
+        raise OutsideSMT
+    return build.relation(r.op, a, b)
+
+
+class _Dry:
+    """Builds nothing: the SMT translation run only for where it stops."""
+
+    def number(self, value: Fraction) -> None:
+        return None
+
+    def variable(self, name: str) -> None:
+        return None
+
+    def neg(self, a: None) -> None:
+        return None
+
+    def arith(self, op: str, a: None, b: None) -> None:
+        return None
+
+    def power(self, base: None, times: int) -> None:
+        return None
+
+    def percent(self, a: None) -> None:
+        return None
+
+    def absolute(self, a: None) -> None:
+        return None
+
+    def relation(self, op: str, a: None, b: None) -> None:
+        return None
+
+
+_DRY = _Dry()
+
+
+def _stop(r: Rel | None, e: Expr | None) -> bool | None:
+    """Where translating the relation ``r`` (or else the expression ``e``) stops. None: it translates;
+    True: it stops outside the fragment; False: it stops some other way."""
+    try:
+        if r is not None:
+            smt_relation(r, _DRY)
+        elif e is not None:
+            smt_term(e, _DRY)
+    except OutsideSMT:
+        return True
+    except Exception:  # noqa: BLE001 (whatever the translation would meet, it meets itself)
+        return False
+    return None
+
+
+def outside_smt(rels: list[Rel]) -> bool:
+    """Translating ``rels`` in order (``smt_relation``, as the z3 checker does) would stop on a node
+    outside the SMT fragment before anything else could go wrong. False when translation would succeed
+    or end some other way (that is left to the translation itself)."""
+    for r in rels:
+        verdict = _stop(r, None)
+        if verdict is not None:
+            return verdict
+    return False
 
 
 def smt_power(exponent: Expr) -> int | None:
@@ -294,31 +419,9 @@ def smt_power(exponent: Expr) -> int | None:
 def translates(r: Rel) -> bool:
     """Every node of ``r`` is in the SMT fragment and its relation is one SMT states: translating
     it succeeds, and it means there what exact evaluation computes where every divisor is nonzero."""
-    return r.op in ("=", "!=", "<", ">", "<=", ">=") and _walk(r.lhs) is None and _walk(r.rhs) is None
+    return r.op in SMT_RELATIONS and _walk(r.lhs) is None and _walk(r.rhs) is None
 
 
 def _walk(e: Expr) -> bool | None:
     """None: translates; True: stops outside the fragment; False: stops some other way."""
-    if isinstance(e, (Num, Var)):
-        return None
-    if isinstance(e, Neg):
-        return _walk(e.operand)
-    if isinstance(e, BinOp):
-        for side in (e.left, e.right):
-            v = _walk(side)
-            if v is not None:
-                return v
-        return None if e.op in ("+", "-", "*", "/") else False
-    if isinstance(e, Pow):
-        try:
-            k = evaluate(e.exponent)
-        except FaithSieveError:
-            return True
-        except Exception:  # noqa: BLE001 (whatever the translation would meet, it meets itself)
-            return False
-        if k.denominator != 1 or not 0 <= k.numerator <= 12:
-            return True
-        return _walk(e.base)
-    if isinstance(e, Call) and e.fn in ("percent", "abs"):
-        return _walk(e.args[0]) if e.args else False
-    return True
+    return _stop(None, e)

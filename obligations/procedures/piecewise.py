@@ -6,7 +6,7 @@ The SMT check of a derivation answers "follows from the previous relation" when 
 "premises ∧ ¬claim" is unsatisfiable. This module proves that a query has no model, and says
 nothing otherwise (False: the solver decides):
 
-1. **Pieces.** Each side is read as the SMT translation computes it (``smt._z3_expr``): numbers,
+1. **Pieces.** Each side is read as the SMT translation computes it (``fastpaths.smt_term``): numbers,
    variables, ``+ - *``, ``p%`` as ``p/100``, integer powers as repeated products, ``abs(t)``,
    translated as ``If(t >= 0, t, -t)``, and ``a / b``. The result is a list of pieces, each a
    polynomial valid under conditions: for ``abs``, ``t >= 0`` with ``t`` and ``t < 0`` with ``-t``;

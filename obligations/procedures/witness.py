@@ -133,7 +133,7 @@ def _exact(a: Value, b: Value) -> Value:
 
 
 def _compile(e: Expr, lim: Limits, depth: int = 0) -> Compiled:
-    """``e`` as its SMT translation means it (``smt._z3_expr``), as a function of the point and the
+    """``e`` as its SMT translation means it (``fastpaths.smt_term``), as a function of the point and the
     values of division by zero: the same nodes, integer powers as repeated products, a division by
     zero the value ``holes`` gives its dividend (``_Missing`` where it has none), ``_Undefined``
     past the size limits or ``MAX_DEPTH``. The tree is read once per search, not at every point;

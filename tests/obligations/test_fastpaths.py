@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from faithsieve.obligations.checkers import smt, symbolic
 from faithsieve.obligations.checkers.portfolio import SympyChecker, Z3Checker
-from faithsieve.obligations.checkers.smt import _NoZ3, _Syms, _z3_rel
+from faithsieve.obligations.checkers.smt import _Syms, _z3_rel
 from faithsieve.obligations.kinds.models import (
     DerivationObligation,
     IdentityObligation,
@@ -18,6 +18,7 @@ from faithsieve.obligations.kinds.models import (
 from faithsieve.obligations.procedures import fastpaths
 from faithsieve.obligations.procedures.fastpaths import (
     MAX_DEPTH,
+    OutsideSMT,
     outside_smt,
     polynomial_class,
 )
@@ -181,7 +182,7 @@ def test_outside_smt_mirrors_the_translation(text: str) -> None:
     try:
         _z3_rel(r, _Syms(z3.Context()))
         stops = "translates"
-    except _NoZ3:
+    except OutsideSMT:
         stops = "outside"
     except Exception:  # noqa: BLE001
         stops = "other"
