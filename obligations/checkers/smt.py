@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from faithsieve.obligations.checkers.exact import fmt
 from faithsieve.obligations.checkers.memo import OutcomeMemo
+from faithsieve.obligations.checkers.symbolic import degree_ok
 from faithsieve.obligations.kinds.models import (
     CoverageObligation,
     DerivationObligation,
