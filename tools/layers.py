@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 """The checkout checked (``--root DIR`` checks another one, e.g. a copy with a planted import)."""
 
 # (module prefix, room, rank): the longest matching prefix decides
-ROOMS: list[tuple[str, str, int]] = [
+ROOMS: list[tuple[str, str, float]] = [
     ("faithsieve.core", "core", 0),
     ("faithsieve.runtime", "runtime", 1),
     ("faithsieve.mathtext", "mathtext", 2),
@@ -52,6 +52,13 @@ ROOMS: list[tuple[str, str, int]] = [
     ("faithsieve.statetree", "statetree", 3),
     ("faithsieve.datasets", "datasets", 3),
     ("faithsieve.obligations", "obligations", 4),
+    # inside obligations, one folder per job and an order among them (a fractional rank): the typed
+    # obligations below the procedures that decide them; extraction and the checkers both use the
+    # procedures and are independent of each other
+    ("faithsieve.obligations.kinds", "obligations.kinds", 4.1),
+    ("faithsieve.obligations.procedures", "obligations.procedures", 4.2),
+    ("faithsieve.obligations.extraction", "obligations.extraction", 4.3),
+    ("faithsieve.obligations.checkers", "obligations.checkers", 4.3),
     ("faithsieve.lean", "lean", 5),
     ("faithsieve.verdict", "verdict", 5),
     ("faithsieve.stages", "stages", 6),
@@ -91,7 +98,7 @@ def optional_imports(module: str, path: Path) -> Iterator[str]:
                        f"{', '.join(sorted(OPTIONAL_IMPORTS[top]))} may import")
 
 
-def room_of(module: str) -> tuple[str, int] | None:
+def room_of(module: str) -> tuple[str, float] | None:
     best = None
     for prefix, room, rank in ROOMS:
         inside = module == prefix or (room != "package" and module.startswith(prefix + "."))

@@ -7,7 +7,7 @@ evidence records.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TypeVar, Union
@@ -205,6 +205,30 @@ def nodes(e: Expr) -> list[Expr]:
         out.append(n)
         _push_children(n, stack)
     return out
+
+
+def map_nodes(e: Expr, f: Callable[[Expr], Expr]) -> Expr:
+    """Rebuild ``e`` bottom-up, applying ``f`` to each rebuilt node (the readings of a formula, integer functions)."""
+    if isinstance(e, BinOp):
+        e = BinOp(e.op, map_nodes(e.left, f), map_nodes(e.right, f))
+    elif isinstance(e, Neg):
+        e = Neg(map_nodes(e.operand, f))
+    elif isinstance(e, Pow):
+        e = Pow(map_nodes(e.base, f), map_nodes(e.exponent, f))
+    elif isinstance(e, Call):
+        e = Call(e.fn, tuple(map_nodes(a, f) for a in e.args))
+    return f(e)
+
+
+def shown_tolerance(e: Expr) -> Fraction:
+    """Rounding tolerance implied by how a literal side is written (one unit in the last place)."""
+    if isinstance(e, Neg):
+        return shown_tolerance(e.operand)
+    if isinstance(e, Num) and e.decimals:
+        return Fraction(1, 10**e.decimals)
+    if isinstance(e, Call) and e.fn == "percent" and isinstance(e.args[0], Num):
+        return shown_tolerance(e.args[0]) / 100 if e.args[0].decimals else Fraction(1, 100)
+    return Fraction(0)
 
 
 def of_type(e: Expr, cls: type[_N]) -> list[_N]:

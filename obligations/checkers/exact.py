@@ -41,6 +41,7 @@ from faithsieve.mathtext.ast import (
     Rel,
     leftmost_operand,
     literals,
+    shown_tolerance,
     walk,
 )
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
@@ -92,16 +93,6 @@ def _printable(x: Fraction) -> bool:
 # ---------------------------------------------------------------------------
 # Precision shown, intervals for earlier-rounded literals
 # ---------------------------------------------------------------------------
-
-def shown_tolerance(e: Expr) -> Fraction:
-    """Rounding tolerance implied by how a literal side is written (one unit in the last place)."""
-    if isinstance(e, Neg):
-        return shown_tolerance(e.operand)
-    if isinstance(e, Num) and e.decimals:
-        return Fraction(1, 10**e.decimals)
-    if isinstance(e, Call) and e.fn == "percent" and isinstance(e.args[0], Num):
-        return shown_tolerance(e.args[0]) / 100 if e.args[0].decimals else Fraction(1, 100)
-    return Fraction(0)
 
 
 def _interval(e: Expr, rounded: set[str], env: dict[str, Fraction] | None, lim: Limits,

@@ -9,7 +9,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from faithsieve.obligations.checkers.conversions import ConversionCache
-from faithsieve.obligations.checkers.exact import fmt, shown_tolerance
+from faithsieve.obligations.checkers.exact import fmt
 from faithsieve.obligations.checkers.memo import OutcomeMemo
 from faithsieve.obligations.kinds.models import (
     ArithmeticObligation,
@@ -46,6 +46,7 @@ from faithsieve.mathtext.ast import (
     literals,
     of_type,
     render,
+    shown_tolerance,
     substitute,
     variables,
     walk,

@@ -34,11 +34,11 @@ from faithsieve.mathtext.ast import (
     Call,
     Const,
     Expr,
-    Neg,
     Num,
     Pow,
     Rel,
     Var,
+    map_nodes,
     nodes,
     variables,
     walk,
@@ -114,20 +114,6 @@ _COMMAND_BEFORE = re.compile(r"\\(?:[dt]?binom|[dt]?frac|sqrt|overline|bar|hat|v
 _FUNCTION_BEFORE = re.compile(r"(?<![A-Za-z])\\?(?:sin|cos|tan|cot|sec|csc|log|ln|exp|sqrt|arcsin|arccos|arctan)"
                               r"(?:_\{?[\w.]{1,6}\}?)?[ \t]{0,2}\Z")  # "log_{10} 0.01 = -2" read as "0.01 = -2"
 _OPERATOR_AFTER = re.compile(r"[ \t]{0,3}(?:\\times|\\cdot|\\div|×|·|\*|/|\^|\+)")
-
-
-
-def map_nodes(e: Expr, f: Callable[[Expr], Expr]) -> Expr:
-    """Rebuild ``e`` bottom-up, applying ``f`` to each rebuilt node (also ``obligations.procedures.intfuncs``)."""
-    if isinstance(e, BinOp):
-        e = BinOp(e.op, map_nodes(e.left, f), map_nodes(e.right, f))
-    elif isinstance(e, Neg):
-        e = Neg(map_nodes(e.operand, f))
-    elif isinstance(e, Pow):
-        e = Pow(map_nodes(e.base, f), map_nodes(e.exponent, f))
-    elif isinstance(e, Call):
-        e = Call(e.fn, tuple(map_nodes(a, f) for a in e.args))
-    return f(e)
 
 
 def _rel_map(r: Rel, f: Callable[[Expr], Expr]) -> Rel:

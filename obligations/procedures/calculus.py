@@ -27,7 +27,6 @@ import time
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from faithsieve.obligations.checkers.exact import shown_tolerance
 from faithsieve.obligations.kinds.models import Outcome, Refuted, Unknown, Verified
 
 from faithsieve.core.errors import FaithSieveError
@@ -45,6 +44,7 @@ from faithsieve.mathtext.ast import (
     literals,
     nodes_within,
     of_type,
+    shown_tolerance,
     substitute,
     variables,
     walk,

@@ -19,11 +19,9 @@ import math
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from faithsieve.obligations.extraction.readings import map_nodes
-
 from faithsieve.core.errors import EvaluationLimit, FaithSieveError, NotRational
 from faithsieve.mathtext import numtheory
-from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Rel, of_type
+from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Rel, map_nodes, of_type
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 from faithsieve.mathtext.literals import show_number
 from faithsieve.runtime.lazy import lazy_module

@@ -55,7 +55,19 @@ def test_an_upward_import_inside_a_function_fails(copy: Path) -> None:
     _plant(copy / "obligations" / "checkers" / "exact.py", "def _late():\n    from faithsieve.stages import judge  # planted\n")
     done = _run(copy)
     assert done.returncode == 1 and "obligations (rank 4) imports faithsieve.stages.judge" not in done.stdout
-    assert "faithsieve.obligations.checkers.exact (obligations, rank 4) imports faithsieve.stages.judge" in done.stdout
+    assert "faithsieve.obligations.checkers.exact (obligations.checkers, rank 4.3) imports faithsieve.stages.judge" in done.stdout
+
+
+def test_the_folders_of_obligations_keep_their_order(copy: Path) -> None:
+    """Inside obligations: kinds, then procedures, then extraction and the checkers (independent)."""
+    _plant(copy / "obligations" / "procedures" / "calculus.py", "from faithsieve.obligations.checkers import exact  # planted")
+    _plant(copy / "obligations" / "extraction" / "readings.py", "from faithsieve.obligations.checkers import memo  # planted")
+    done = _run(copy)
+    assert done.returncode == 1
+    assert ("faithsieve.obligations.procedures.calculus (obligations.procedures, rank 4.2) imports "
+            "faithsieve.obligations.checkers.exact (obligations.checkers, rank 4.3)") in done.stdout
+    assert ("faithsieve.obligations.extraction.readings (obligations.extraction) imports faithsieve.obligations.checkers.memo "
+            "(obligations.checkers): rooms of equal rank 4.3 are independent") in done.stdout
 
 
 def test_rooms_of_equal_rank_are_independent(copy: Path) -> None:
