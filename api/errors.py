@@ -1,8 +1,9 @@
 """Errors of the HTTP service and the one function that turns any error into a response.
 
 Every error body is ``{"error": {"code", "message", "detail"}}``. ``FaithSieveError``
-subclasses carry their status; the service adds the few that only HTTP has
-(saturation, authentication, media type, body time limit, readiness). Request
+subclasses carry their status; the service adds the few that only HTTP has and raises
+(saturation, request head size, time limit, readiness, a failed worker); the middleware writes its
+refusals (authentication, media type, body time limit) with ``error_json`` directly. Request
 validation errors and Starlette's HTTP errors (404, 405, 413 from the body limit)
 go through the same mapping, so a client sees one shape whatever failed.
 """
@@ -34,27 +35,6 @@ class ServiceError(FaithSieveError):
         self.headers = dict(headers or {})
 
 
-class Unauthorized(ServiceError):
-    """Missing or wrong API key."""
-
-    code = "unauthorized"
-    status = 401
-
-
-class UnsupportedMediaType(ServiceError):
-    """The body is not declared as JSON."""
-
-    code = "unsupported_media_type"
-    status = 415
-
-
-class BodyTimeout(ServiceError):
-    """The client did not finish sending the body in time."""
-
-    code = "body_timeout"
-    status = 408
-
-
 class Saturated(ServiceError):
     """Every admission slot is taken; retry after ``Retry-After`` seconds."""
 
@@ -75,13 +55,6 @@ class RequestTimeout(ServiceError):
 
     code = "timeout"
     status = 504
-
-
-class ResourceLimit(ServiceError):
-    """Checking the proof exhausted a worker resource limit (memory, recursion)."""
-
-    code = "resource_limit"
-    status = 422
 
 
 class NotReady(ServiceError):

@@ -21,7 +21,6 @@ from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 
 from faithsieve.core.errors import (
-    CheckTimeout,
     EvaluationLimit,
     InputError,
     InputTooLarge,
@@ -33,7 +32,6 @@ from faithsieve.core.settings import Settings
     (InputError("bad", {"field": "steps"}), 422, "invalid_input"),
     (InputTooLarge("big"), 413, "input_too_large"),
     (EvaluationLimit("huge"), 422, "evaluation_limit"),
-    (CheckTimeout("slow"), 504, "timeout"),
     (Saturated("full", headers={"Retry-After": "3"}), 429, "saturated"),
     (RequestTimeout("late"), 504, "timeout"),
     (WorkerFailed("died"), 500, "internal_error"),
