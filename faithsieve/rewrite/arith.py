@@ -16,6 +16,7 @@ from fractions import Fraction
 from typing import Any
 
 from faithsieve.core.errors import FaithSieveError
+from faithsieve.datasets.injection.tokens import ArithError
 from faithsieve.mathtext.ast import BinOp, Expr, Neg, Num
 from faithsieve.mathtext.lexer import LP, NUM, OP, RP, Token
 from faithsieve.mathtext.literals import PLAIN, number_pattern, read_number
@@ -31,13 +32,6 @@ MAX_LEAVES = 40
 """Most numbers in one expression."""
 MAX_BITS = 256
 """Largest bit length of a numerator or denominator produced while computing."""
-
-
-class ArithError(FaithSieveError, ValueError):
-    """The expression is not plain bounded arithmetic (or divides by zero). Also a ``ValueError``,
-    as it was before the exception root."""
-
-    code = "arith_error"
 
 
 Lit = Num

@@ -5,9 +5,10 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
+from faithsieve.datasets.injection.tokens import ArithError
 
 from faithsieve.rewrite import arith
-from faithsieve.rewrite.arith import ArithError, decimal_text, leaves, parse, value
+from faithsieve.rewrite.arith import decimal_text, leaves, parse, value
 from faithsieve.rewrite.gsm8k import (
     ItemRejected,
     cues_for,
