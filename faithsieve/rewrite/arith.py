@@ -26,7 +26,7 @@ MAX_CHARS = 200
 """Longest expression accepted."""
 MAX_NUMBER_CHARS = 24
 """Longest single number accepted."""
-MAX_DEPTH = 24
+MAX_ANNOTATION_NESTING = 24
 """Deepest nesting of parentheses and unary minus."""
 MAX_LEAVES = 40
 """Most numbers in one expression."""
@@ -72,7 +72,7 @@ class _Reader:
     def operand(self, depth: int) -> None:
         """An operand at nesting ``depth``: unary minuses and open parentheses, then a number."""
         while True:
-            if depth > MAX_DEPTH:
+            if depth > MAX_ANNOTATION_NESTING:
                 raise ArithError("expression nested too deeply")
             c = self.peek()
             if c == "-":

@@ -9,7 +9,11 @@ from typing import Any
 import pytest
 from faithsieve.obligations import fastpaths, smt, symbolic
 from faithsieve.obligations.checkers import SympyChecker, Z3Checker
-from faithsieve.obligations.fastpaths import MAX_DEPTH, outside_smt, polynomial_class
+from faithsieve.obligations.fastpaths import (
+    MAX_FASTPATH_NESTING,
+    outside_smt,
+    polynomial_class,
+)
 from faithsieve.obligations.models import (
     DerivationObligation,
     IdentityObligation,
@@ -100,11 +104,11 @@ def test_numerator_not_constant_needs_a_nonzero_difference() -> None:
 def test_expand_bounds() -> None:
     x = Var("x")
     deep = x
-    for _ in range(MAX_DEPTH + 1):
+    for _ in range(MAX_FASTPATH_NESTING + 1):
         deep = BinOp("+", deep, Num(1, "1", 0))  # type: ignore[arg-type]
     assert expand(deep) is None
     shallow = x
-    for _ in range(MAX_DEPTH - 1):
+    for _ in range(MAX_FASTPATH_NESTING - 1):
         shallow = BinOp("+", shallow, Num(1, "1", 0))  # type: ignore[arg-type]
     assert expand(shallow) is not None
     many = BinOp("+", BinOp("+", Var("a"), Var("b")), BinOp("+", Var("c"), BinOp("+", Var("d"), Var("e"))))

@@ -39,9 +39,9 @@ def test_length_bound() -> None:
 
 
 def test_depth_bound() -> None:
-    parse("(" * (arith.MAX_DEPTH - 1) + "1" + ")" * (arith.MAX_DEPTH - 1))
+    parse("(" * (arith.MAX_ANNOTATION_NESTING - 1) + "1" + ")" * (arith.MAX_ANNOTATION_NESTING - 1))
     with pytest.raises(ArithError, match="deeply"):
-        parse("(" * (arith.MAX_DEPTH + 1) + "1" + ")" * (arith.MAX_DEPTH + 1))
+        parse("(" * (arith.MAX_ANNOTATION_NESTING + 1) + "1" + ")" * (arith.MAX_ANNOTATION_NESTING + 1))
 
 
 def test_leaf_bound() -> None:
