@@ -13,7 +13,7 @@ import json
 import time
 from typing import Any
 
-from faithsieve.api.worker import JobResult
+from faithsieve.api.worker import JobError, JobResult
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.core.settings import Settings
 
@@ -67,11 +67,11 @@ def tree_job(data: dict[str, Any], settings: Settings) -> JobResult:
         doc = tree_document(data, settings)
     except FaithSieveError as exc:
         status = exc.status if 400 <= exc.status <= 599 else 500
-        err = {"code": exc.code, "message": exc.message, "detail": json.loads(json.dumps(exc.detail, default=str))}
+        err = JobError(exc.code, exc.message, json.loads(json.dumps(exc.detail, default=str)))
         return JobResult(status=status, error=err, seconds=time.perf_counter() - t0)
     except (MemoryError, RecursionError):
-        return JobResult(status=422, error={"code": "resource_limit", "message": "building the tree of this proof "
-                                            "exceeded a worker resource limit", "detail": None},
+        return JobResult(status=422, error=JobError("resource_limit", "building the tree of this proof "
+                                                    "exceeded a worker resource limit"),
                          seconds=time.perf_counter() - t0)
     body = json.dumps(doc, ensure_ascii=True, separators=(",", ":")).encode("ascii")
     return JobResult(status=200, body=body, seconds=time.perf_counter() - t0)

@@ -140,6 +140,7 @@ def test_every_error_row_is_answered_by_the_service() -> None:
     produced |= set(errors._HTTP_CODES.items())
     produced |= {(int(s), c) for s, c in re.findall(r"error_json\((\d{3}), \"([a-z_]+)\"", API_SOURCES)}
     produced |= {(int(s), c) for s, c in re.findall(r"_item_error\([^,]+, (\d{3}), \"([a-z_]+)\"", API_SOURCES)}
+    produced |= {(int(s), c) for s, c in re.findall(r"\b_error\((\d{3}), \"([a-z_]+)\"", API_SOURCES)}  # a worker's answer
     assert pairs <= produced, pairs - produced
     classes = {(s, c) for s, c in produced if c in {cls.code for cls in vars(errors).values()
                                                    if isinstance(cls, type) and issubclass(cls, errors.ServiceError)}}

@@ -132,7 +132,7 @@ def test_localize_job_answers_errors_as_values():
     ok = localize_job({"problem": "p", "steps": ["2 + 2 = 5"]}, Settings())
     assert ok.status == 200 and ok.verdict == "error" and ok.evidence.get("refuted", 0) >= 1
     bad = localize_job({"problem": "p", "steps": []}, Settings())
-    assert bad.status == 422 and bad.error and bad.error["code"] == "invalid_input"
+    assert bad.status == 422 and bad.error and bad.error.code == "invalid_input"
     big = localize_job({"problem": "p", "steps": ["x"] * 500}, Settings())
     assert big.status == 413
 
