@@ -1,12 +1,13 @@
 """What a worker process runs: the step check (the process term: split and localize one solution), the
 answer comparisons too costly for the caller's thread, and, with ``answer_backend="math-verify"``,
-Math-Verify's comparison. Each also runs inline."""
+Math-Verify's comparison. Each also runs inline, and each answers a typed value that crosses the process
+boundary pickled (``CheckSummary``, ``Comparison``; the pool's own failures are the same types)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class JobStatus:
 class CheckSummary(JobStatus):
     """The step check of one solution (the process term): a compact summary of its verdict."""
 
-    verdict: str | None = None
+    verdict: Literal["correct", "error", "unknown"] | None = None
     first_error_step: int | None = None
     reason: str | None = None
     statuses: tuple[str, ...] = ()

@@ -12,7 +12,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 
 from faithsieve.grading.check import (
     CheckSummary,
@@ -148,7 +148,7 @@ def _with_process(proc: CheckSummary | None, cfg: GraderConfig, flags: list[str]
         answer_source=ex.source if ex is not None else None,
         reference=refs[0] if refs else None,
         process_checked=checked,
-        verdict=shown.verdict,
+        verdict=cast(Literal["correct", "error"] | None, shown.verdict),  # "unknown" passed on as it always was
         first_error_step=first,
         reason=shown.reason,
         steps=shown.steps,
