@@ -25,7 +25,7 @@ from faithsieve.api.pool import Job, WorkerPool
 from faithsieve.api.reward_queue import RewardQueue
 from faithsieve.api.settings import ServiceSettings
 from faithsieve.api.workbench.runs import RunRegistry
-from faithsieve.api.worker import JobResult
+from faithsieve.api.worker import JobError, JobResult
 from fastapi import Depends, Request
 
 from faithsieve.core.errors import InputError
@@ -104,9 +104,9 @@ def effective_settings(base: Settings, options: LocalizeOptions | None) -> Setti
 
 def job_error(result: JobResult) -> ServiceError:
     """The error a failed job answers, as the service's exception (its code and status kept)."""
-    err = result.error or {}
-    exc = ServiceError(str(err.get("message", "error")), err.get("detail"))
-    exc.code = str(err.get("code", "error"))
+    err = result.error or JobError("error", "error")
+    exc = ServiceError(err.message, err.detail)
+    exc.code = err.code
     exc.status = result.status
     return exc
 

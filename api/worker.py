@@ -28,6 +28,16 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
+class JobError:
+    """Why a job answered no verdict: the service's error body (``{"code", "message", "detail"}``)."""
+
+    code: str
+    message: str
+    detail: Any = None
+    """JSON-safe (a string for what JSON cannot hold)."""
+
+
+@dataclass(frozen=True)
 class JobResult:
     """The outcome of one job, sent back to the event loop."""
 
@@ -35,8 +45,8 @@ class JobResult:
     """HTTP status to answer: 200 with a verdict, else the error's status."""
     body: bytes = b""
     """The verdict as JSON (status 200), headline fields first."""
-    error: dict[str, Any] | None = None
-    """``{"code", "message", "detail"}`` when ``status`` is not 200."""
+    error: JobError | None = None
+    """Set when ``status`` is not 200."""
     verdict: str | None = None
     """``correct`` or ``error`` (for metrics)."""
     evidence: dict[str, int] = field(default_factory=dict)
@@ -50,7 +60,7 @@ def _jsonable(obj: object) -> Any:
 
 
 def _error(status: int, code: str, message: str, detail: object | None, t0: float) -> JobResult:
-    return JobResult(status=status, error={"code": code, "message": message, "detail": _jsonable(detail)},
+    return JobResult(status=status, error=JobError(code, message, _jsonable(detail)),
                      seconds=time.perf_counter() - t0)
 
 

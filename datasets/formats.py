@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -26,6 +24,8 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+
+from faithsieve.runtime.atomic import write_lines_atomic
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -195,17 +195,4 @@ def write_proofloc(items: Iterable[LabelledItem], path: str | Path) -> int:
     p = Path(path)
     if p.is_dir():
         raise IsADirectoryError(21, "Is a directory", str(p))
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
-    n = 0
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for item in items:
-                fh.write(item.to_json_line() + "\n")
-                n += 1
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return n
+    return write_lines_atomic(p, (item.to_json_line() for item in items), mode=0o644)

@@ -6,14 +6,16 @@
 
 from __future__ import annotations
 
+import io
 import json
-import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from faithsieve.datasets.formats import LabelledItem
+
+from faithsieve.runtime.atomic import write_atomic
 
 Row = tuple[LabelledItem, Mapping[str, Any]]
 
@@ -253,13 +255,14 @@ def _confusion_table(out: list[str], conf: Mapping[str, Mapping[str, int]]) -> N
 # Files
 
 
-def _atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+def _png(fig: Any) -> bytes:
+    """A matplotlib figure as PNG bytes (closed after)."""
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return buf.getvalue()
 
 
 def plot_offsets(metrics: Mapping[str, Any], path: Path) -> None:
@@ -300,10 +303,7 @@ def plot_offsets(metrics: Mapping[str, Any], path: Path) -> None:
     ax2.set_title(f"All items: {n_err} flawed, {n_ok} correct", fontsize=10)
     ax2.tick_params(axis="x", labelsize=8)
     fig.tight_layout()
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.png")
-    fig.savefig(tmp)
-    plt.close(fig)
-    os.replace(tmp, path)
+    write_atomic(path, _png(fig))
 
 
 def plot_subsets(metrics: Mapping[str, Any], path: Path) -> None:
@@ -335,10 +335,7 @@ def plot_subsets(metrics: Mapping[str, Any], path: Path) -> None:
     ax.legend(fontsize=8, ncol=4, loc="upper center", frameon=False)
     ax.set_title("Per subset (%, n/a = no items of that kind)", fontsize=10)
     fig.tight_layout()
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.png")
-    fig.savefig(tmp)
-    plt.close(fig)
-    os.replace(tmp, path)
+    write_atomic(path, _png(fig))
 
 
 def write_report(out: Path, metrics: Mapping[str, Any], rows: Sequence[Row], *, plots: bool = True) -> None:
@@ -351,8 +348,8 @@ def write_report(out: Path, metrics: Mapping[str, Any], rows: Sequence[Row], *, 
         if path.exists():  # written by the run with the item's checks
             continue
         doc = {"what": kind, "item": item.model_dump(mode="json"), "prediction": dict(rec), "steps": []}
-        _atomic(path, json.dumps(doc, indent=1, ensure_ascii=False).encode("utf-8"))
+        write_atomic(path, json.dumps(doc, indent=1, ensure_ascii=False))
     if plots:
         plot_offsets(metrics, out / OFFSETS_PNG)
         plot_subsets(metrics, out / SUBSETS_PNG)
-    _atomic(out / "report.md", render_report(metrics, rows, plots=plots).encode("utf-8"))
+    write_atomic(out / "report.md", render_report(metrics, rows, plots=plots))

@@ -30,6 +30,7 @@ from faithsieve.lean.backend import LeanBackend
 from faithsieve.lean.interface import Kernel, UnavailableKernel
 from faithsieve.llm.types import LLMClient
 from faithsieve.mathtext.evaluate import Limits
+from faithsieve.mathtext.formulas import RecentReadings
 from faithsieve.mathtext.textnorm import clean_proof
 from faithsieve.obligations.checkers.memo import OutcomeMemo
 from faithsieve.obligations.checkers.portfolio import CHECKERS, Checker, new_memo
@@ -155,6 +156,9 @@ class Pipeline:
         self.checkers = checkers if checkers is not None else build_checkers(self.settings)
         self.llm = llm
         self.kernel = kernel or UnavailableKernel()
+        self.readings = RecentReadings()
+        """The last few texts this pipeline read (a proof's problem is read by the tree builder and again by
+        the root-claim obligations; a pipeline kept for many proofs of one problem reads it once)."""
         if isinstance(stages, LLMStages):
             stages = stages.mode_stages(self.settings)
         self.stages: ModeStages = stages if stages is not None else stages_for(self.settings)
@@ -189,7 +193,8 @@ class Pipeline:
         plan = self.stages
         before = self.llm.usage.snapshot() if plan.needs_llm and self.llm is not None else None
         ctx = RunContext(proof=proof, settings=self.settings, llm=self.llm, kernel=self.kernel,
-                         checkers=self.checkers, deadline=time.monotonic() + plan.time_limit_s, usage_start=before)
+                         checkers=self.checkers, deadline=time.monotonic() + plan.time_limit_s, usage_start=before,
+                         readings=self.readings)
         work = Work()
         t0 = time.perf_counter()
         for s in plan.decompose:

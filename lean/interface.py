@@ -1,8 +1,12 @@
-"""The kernel interface the pipeline receives: formalize -> (gate, outside) -> prove -> check.
+"""The kernel interface the verify stage receives (``RunContext.kernel``): ``available``,
+``formalize`` (draft a statement, or revise one from the faithfulness gate's feedback) and
+``prove`` (the statement or its negation). Results are values: ``FormalStatement``, ``KernelResult``.
 
-Results are values. The Lean kernel itself arrives with its own issue; until a backend is
-configured the pipeline receives ``UnavailableKernel``, which says so in every result, and
-obligations that need a formal statement stay ``unknown`` (left to review).
+The faithfulness gate between formalizing and proving is the verify stage's
+(``faithsieve.stages.verify``), not the kernel's. The kernel over Lean is ``lean.kernel.LeanKernel``
+(lean-interact or Kimina, as ``faithsieve.pipeline.build_kernel`` reads the settings); when no
+backend is configured or usable the pipeline receives ``UnavailableKernel``, which says why in every
+result, and obligations that need a formal statement stay ``unknown`` (left to review).
 """
 
 from __future__ import annotations

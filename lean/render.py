@@ -52,8 +52,8 @@ from faithsieve.lean.terms import (
     _Q,
     _R,
     _Z,
-    MAX_DEPTH,
     MAX_NODES,
+    MAX_RENDER_DEPTH,
     _check_size,
     _Ctx,
     _frac,
@@ -284,4 +284,4 @@ def _coverage(ob: CoverageObligation, flavour: Flavour, name: str, lean_version:
                                  imports=_imports(flavour), flavour=flavour))
 
 
-__all__ = ["MAX_CHARS", "MAX_DEPTH", "MAX_NODES", "Flavour", "LeanStatement", "Unrenderable", "render", "sanitize"]
+__all__ = ["MAX_CHARS", "MAX_RENDER_DEPTH", "MAX_NODES", "Flavour", "LeanStatement", "Unrenderable", "render", "sanitize"]

@@ -1,6 +1,6 @@
 """Formulas as Lean 4 terms: the scalar type an obligation needs, variable names, expressions, relations.
 
-Pure and bounded (``MAX_NODES``, ``MAX_DEPTH``, ``MAX_EXPONENT``, ``MAX_LITERAL_BITS``). What has no
+Pure and bounded (``MAX_NODES``, ``MAX_RENDER_DEPTH``, ``MAX_EXPONENT``, ``MAX_LITERAL_BITS``). What has no
 faithful term raises ``_Refuse`` with the reason; ``faithsieve.lean.render`` turns it into an
 ``Unrenderable`` value. The typing and notation rules are described in ``render``'s docstring.
 """
@@ -30,11 +30,11 @@ from faithsieve.mathtext.ast import (
 from faithsieve.mathtext.ast import render as render_text
 from faithsieve.mathtext.evaluate import evaluate
 
-__all__ = ["MAX_DEPTH", "MAX_EXPONENT", "MAX_LITERAL_BITS", "MAX_NODES", "sanitize"]
+__all__ = ["MAX_RENDER_DEPTH", "MAX_EXPONENT", "MAX_LITERAL_BITS", "MAX_NODES", "sanitize"]
 
 MAX_NODES = 300
 """Most AST nodes one obligation may have (all its relations together)."""
-MAX_DEPTH = 40
+MAX_RENDER_DEPTH = 40
 """Deepest expression rendered."""
 MAX_EXPONENT = 10_000
 """Largest natural exponent / binomial argument written (factorials: 1000, as in evaluation)."""
@@ -166,8 +166,8 @@ def _check_size(exprs: list[Expr]) -> None:
         while stack:
             n, d = stack.pop()
             nodes += 1
-            if d > MAX_DEPTH or nodes > MAX_NODES:
-                raise _Refuse(f"expression too large (over {MAX_NODES} nodes or {MAX_DEPTH} levels)")
+            if d > MAX_RENDER_DEPTH or nodes > MAX_NODES:
+                raise _Refuse(f"expression too large (over {MAX_NODES} nodes or {MAX_RENDER_DEPTH} levels)")
             stack.extend((c, d + 1) for c in children(n))
 
 

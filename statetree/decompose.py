@@ -12,6 +12,7 @@ obligation extractor needs.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
@@ -78,7 +79,12 @@ from faithsieve.mathtext.cues import (
     trailing_negation,
 )
 from faithsieve.mathtext.evaluate import evaluate
-from faithsieve.mathtext.formulas import Formula, extract_formulas, sentence_start
+from faithsieve.mathtext.formulas import (
+    Formula,
+    RecentReadings,
+    extract_formulas,
+    sentence_start,
+)
 
 _RELATIONS = ("=", "<", ">", "<=", ">=")
 """The relations a stated fact may have (an equation or an inequality)."""
@@ -302,9 +308,10 @@ the object of the sentence, not asserted as a consequence of the one before it: 
 the sentence derives what the sentence says about it ("is a sixth root of unity"), not the relation."""
 
 
-def read_step(index: int, text: str, imaginary: bool) -> StepReading:
+def read_step(index: int, text: str, imaginary: bool,
+              read: Callable[[str, bool], list[Formula]] = extract_formulas) -> StepReading:
     """The step's formulas and the headers that open cases in it."""
-    return StepReading(index=index, text=text, formulas=extract_formulas(text, imaginary),
+    return StepReading(index=index, text=text, formulas=read(text, imaginary),
                        heads=cue_finditer(CASE_HEAD, text), if_parity=cue_finditer(IF_PARITY, text))
 
 
@@ -343,8 +350,10 @@ class TreeBuilder:
     """Builds the proof-state tree of one proof: reads the problem, then walks each step's formulas
     and each formula's links, making one transition (an EdgeUnit and its context) for each."""
 
-    def __init__(self, proof: Proof) -> None:
+    def __init__(self, proof: Proof, readings: RecentReadings | None = None) -> None:
         self.proof = proof
+        self.read: Callable[[str, bool], list[Formula]] = readings.read if readings is not None else extract_formulas
+        """How texts are read (``readings``: the pipeline's last few readings, when it keeps them)."""
         self.node_records: list[NodeRecord] = []  # with the edges, the graph, built when read (StateTree.from_records)
         self.edges: list[EdgeUnit] = []
         self.ctx: dict[str, EdgeContext] = {}
@@ -390,7 +399,7 @@ class TreeBuilder:
     # -- problem ---------------------------------------------------------
     def read_problem(self, scope: Scope) -> None:
         text = self.proof.problem
-        problem_formulas = extract_formulas(text, self.imaginary)
+        problem_formulas = self.read(text, self.imaginary)
         self.word_problem = not any(variables(e) for f in problem_formulas for e in f.chain.exprs) and not re.search(
             r"\$[^$]*[a-zA-Z][^$]*\$|\\\(", text)
         for f in problem_formulas:
@@ -426,7 +435,7 @@ class TreeBuilder:
         root_scope.node = self.new_state(root_scope, goal=self.proof.problem[:200])
         state = BuilderState(scope=root_scope)
         for step in self.proof.steps:
-            self.walk_step(state, read_step(step.index, step.text, self.imaginary))
+            self.walk_step(state, read_step(step.index, step.text, self.imaginary, self.read))
         return StateTree.from_records(self.node_records, self.edges, self.ctx)
 
     def walk_step(self, state: BuilderState, step: StepReading) -> None:
@@ -841,9 +850,10 @@ def _residue_class(chain: Chain) -> tuple[str, int, int] | None:
     return n, int(a), int(v0) % int(a)
 
 
-def decompose(proof: Proof) -> StateTree:
-    """Decompose every step into EdgeUnits and build the proof-state tree."""
-    b = TreeBuilder(proof)
+def decompose(proof: Proof, readings: RecentReadings | None = None) -> StateTree:
+    """Decompose every step into EdgeUnits and build the proof-state tree (the problem and the steps read
+    through ``readings`` when given: a pipeline's last few readings)."""
+    b = TreeBuilder(proof, readings)
     tree = b.build()
     cov = b.coverage_cases()
     if cov is not None:

@@ -23,7 +23,7 @@ from faithsieve.api.service import (
     run_admitted,
     until_disconnected,
 )
-from faithsieve.api.worker import JobResult
+from faithsieve.api.worker import JobError, JobResult
 from fastapi import APIRouter, Request
 from pydantic import ValidationError
 from starlette.responses import Response
@@ -46,7 +46,7 @@ def _record(metrics: ServiceMetrics, result: JobResult) -> None:
         for status, n in result.evidence.items():
             metrics.evidence.inc(status, amount=n)
     else:
-        metrics.proofs.inc(str((result.error or {}).get("code", "error")))
+        metrics.proofs.inc(result.error.code if result.error is not None else "error")
     metrics.check_seconds.observe(result.seconds)
 
 
@@ -162,8 +162,8 @@ async def route_localize_batch(body: BatchRequest, request: Request,
             return
         _settle(service, key, result)
         if result.status != 200:
-            err = result.error or {}
-            parts[i] = _item_error(i, result.status, str(err.get("code")), str(err.get("message")), err.get("detail"))
+            err = result.error or JobError("error", "error")
+            parts[i] = _item_error(i, result.status, err.code, err.message, err.detail)
             counts["failed"] += 1
             return
         parts[i] = _item_ok(i, result.body)

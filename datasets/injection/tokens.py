@@ -22,8 +22,9 @@ __all__ = ["ArithError", "Tok", "evaluate", "evaluate_tokens", "tokenize"]
 
 
 class ArithError(FaithSieveError, ValueError):
-    """A text is not an arithmetic expression this module can evaluate (also a ``ValueError``,
-    as it was before the exception root)."""
+    """A text is not bounded plain arithmetic that can be read and evaluated exactly (or it divides
+    by zero): raised by this tokenizer and by the benchmark rewriter's annotation reader
+    (``faithsieve.rewrite.arith``). Also a ``ValueError``, as it was before the exception root."""
 
     code = "arith_error"
 

@@ -6,11 +6,8 @@ Registered on the main CLI with :func:`register`; the handler returns an exit co
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
 import sys
-import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -18,6 +15,7 @@ from typing import Any
 from faithsieve.cli.common import fail, output_file_problem, wrong_jsonl
 from faithsieve.core.errors import InputError
 from faithsieve.datasets.inject import MUTATIONS, inject_items
+from faithsieve.runtime.atomic import write_lines_atomic
 from faithsieve.runtime.textfile import (
     loads_json,
     os_error_line,
@@ -97,21 +95,8 @@ def _read_gsm8k(path: Path, limit: int | None) -> tuple[list[dict[str, Any]], li
 
 
 def write_jsonl_atomic(path: Path, rows: list[dict[str, Any]]) -> None:
-    """Write ``rows`` as JSONL to ``path`` through a temporary file and ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for row in rows:
-                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; give the usual mode of a data file
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    """Write ``rows`` as JSONL to ``path`` atomically (mode 0644, the usual mode of a data file)."""
+    write_lines_atomic(path, (json.dumps(row, ensure_ascii=False) for row in rows), mode=0o644)
 
 
 def run_inject(args: argparse.Namespace) -> int:

@@ -54,13 +54,6 @@ class NotRational(FaithSieveError):
     status = 422
 
 
-class CheckTimeout(FaithSieveError):
-    """A check exceeded its time limit."""
-
-    code = "timeout"
-    status = 504
-
-
 class BackendUnavailable(FaithSieveError):
     """An optional backend (Lean toolchain, LLM endpoint) is not available."""
 

@@ -27,7 +27,7 @@ def _strip_special_tail(s: str) -> str:
 MAX_READ_CHARS = 200_000
 """Of a longer input only the last this many characters are read (the final answer is at the end; past
 ``max_chars`` a completion is not step-checked): reading stays bounded whatever the input."""
-MAX_DEPTH = 16
+MAX_INPUT_NESTING = 16
 """Deeper nesting of messages/lists in a completion or reference is refused (flag ``bad_input``)."""
 MAX_ITEMS = 256
 """At most this many messages/parts (and references) are read from one list."""
@@ -56,8 +56,8 @@ def _plain(x: Any) -> str:
 def _as_text(x: Any, depth: int = 0) -> str:
     """A completion as text: a string, a chat message, or a list of messages/content parts.
     Raises ``BadInput`` (only) on what cannot be read."""
-    if depth > MAX_DEPTH:
-        raise BadInput(f"nested deeper than {MAX_DEPTH} levels")
+    if depth > MAX_INPUT_NESTING:
+        raise BadInput(f"nested deeper than {MAX_INPUT_NESTING} levels")
     if x is None:
         return ""
     if isinstance(x, str):
@@ -94,8 +94,8 @@ def _prompt_problem(prompt: Any) -> str:
 
 def _references(reference: Any, depth: int = 0) -> list[str]:
     """The acceptable answers a reference names (at most ``MAX_ITEMS``). Raises ``BadInput`` (only)."""
-    if depth > MAX_DEPTH:
-        raise BadInput(f"reference nested deeper than {MAX_DEPTH} levels")
+    if depth > MAX_INPUT_NESTING:
+        raise BadInput(f"reference nested deeper than {MAX_INPUT_NESTING} levels")
     if reference is None:
         return []
     if hasattr(reference, "tolist") and not isinstance(reference, str):

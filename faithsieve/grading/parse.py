@@ -195,7 +195,8 @@ def _parse_scalar(s: str) -> ParsedAnswer:
         return ParsedAnswer("expr", _text_key(norm), expr=expr)
 
 
-_MAX_DEPTH = 4
+_MAX_ANSWER_NESTING = 4
+"""Deepest nesting of sets, tuples and matrices read in one answer (deeper parts are compared as text)."""
 _MAX_ITEMS = 50
 _JOIN = re.compile(r";|(?<=\s)(?:and|or)(?=\s)|(?<=[\d)\]}])(?:and|or)(?=[A-Za-z(\\])|\\text\s*\{\s*(?:and|or)\s*\}")
 _COMMA = re.compile(",")
@@ -289,7 +290,7 @@ def _set(norm: str, items: list[ParsedAnswer], brackets: str = "") -> ParsedAnsw
 def parse_answer(s: str, _depth: int = 0) -> ParsedAnswer:
     """Read a (raw or normalized) answer string."""
     norm = normalize_answer(s, strip_label=False)
-    if _depth > _MAX_DEPTH or not norm or len(norm) > MAX_ANSWER_CHARS:
+    if _depth > _MAX_ANSWER_NESTING or not norm or len(norm) > MAX_ANSWER_CHARS:
         return ParsedAnswer("text", _text_key(norm))
     sub = _depth + 1
     wrapped = _WRAPPED_MATRIX.match(norm)

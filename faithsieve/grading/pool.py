@@ -19,9 +19,12 @@ import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 from faithsieve.grading.check import (
+    CheckSummary,
+    Comparison,
+    JobStatus,
     _run_check,
     run_answer_check,
     run_math_verify,
@@ -37,13 +40,16 @@ from faithsieve.runtime.workers import (
 
 __all__ = ["MAX_SLACK", "GraderPool"]
 
+J = TypeVar("J", bound=JobStatus)
+"""The answer of a job run in a worker (``CheckSummary``, ``Comparison``)."""
+
 MAX_SLACK = 0.3
 """At most this share of a call's budget is given up to wake-up lateness (``GraderPool._late``)."""
 
 
 def _retire(result: Any) -> bool:
-    """A check that ran out of memory asks for a fresh worker (``"restart"`` in its result)."""
-    return isinstance(result, dict) and bool(result.get("restart"))
+    """A check that ran out of memory asks for a fresh worker (``restart`` in its result)."""
+    return isinstance(result, JobStatus) and result.restart
 
 
 def _quiet() -> None:
@@ -187,19 +193,19 @@ class GraderPool:
     # -- the jobs ------------------------------------------------------------------------------------
 
     def check(self, problem: str, text: str, key: tuple[tuple[str, Any], ...], cfg: GraderConfig,
-              budget: Budget) -> dict[str, Any]:
+              budget: Budget) -> CheckSummary:
         """The step check of ``text`` in a worker, answered within ``budget`` (else status ``timeout``)."""
-        return self._in_worker(cfg, budget, _run_check, problem, text, key)
+        return self._in_worker(cfg, budget, CheckSummary, _run_check, problem, text, key)
 
-    def math_verify(self, text: str, refs: list[str], cfg: GraderConfig, budget: Budget) -> dict[str, Any]:
+    def math_verify(self, text: str, refs: list[str], cfg: GraderConfig, budget: Budget) -> Comparison:
         """Math-Verify's ``verify(parse(ref), parse(text))`` for each reference, in a worker (killable:
         Math-Verify's own timeouts use signals, which do not work outside the main thread)."""
-        return self._in_worker(cfg, budget, run_math_verify, text, refs)
+        return self._in_worker(cfg, budget, Comparison, run_math_verify, text, refs)
 
     def answer(self, answer: str, refs: list[str], percent: str, decimal_rounding: bool, cfg: GraderConfig,
-               budget: Budget) -> dict[str, Any]:
+               budget: Budget) -> Comparison:
         """Our answer comparison in a worker: for the comparisons that need sympy or sample points."""
-        return self._in_worker(cfg, budget, run_answer_check, answer, refs, percent, decimal_rounding)
+        return self._in_worker(cfg, budget, Comparison, run_answer_check, answer, refs, percent, decimal_rounding)
 
     @staticmethod
     def _run_retrying(pool: KillablePool, cfg: GraderConfig, limit: float, taken: list[float], fn: Any,
@@ -218,23 +224,24 @@ class GraderPool:
                 if pool.restarts == restarts or time.monotonic() >= give_up or not pool.ready:
                     raise
 
-    def _in_worker(self, cfg: GraderConfig, budget: Budget, fn: Any, *args: Any) -> dict[str, Any]:
-        """``fn(*args)`` in a worker within what is left of ``budget``, counted from when a worker takes the
-        job: waiting for the pool to start (at most ``startup_timeout_s``) or for a free worker (at most
+    def _in_worker(self, cfg: GraderConfig, budget: Budget, kind: type[J], fn: Any, *args: Any) -> J:
+        """``fn(*args)``, a job answering a ``kind``, in a worker within what is left of ``budget``, counted
+        from when a worker takes the job: waiting for the pool to start (at most ``startup_timeout_s``) or for a free worker (at most
         ``acquire_timeout_s``) is credited to the budget, never charged. Any failure is a status (never
         raised): ``pool_starting`` (the pool did not come up), ``worker_unavailable`` (no worker freed in
-        time), ``timeout`` (the job overran: its worker is killed), ``worker_crashed``, ``error``."""
+        time), ``timeout`` (the job overran: its worker is killed), ``worker_crashed``, ``error``, each a
+        ``kind`` with only its status (and error) set."""
         t0 = time.monotonic()
         try:
             pool = self._started(cfg)
         except Exception as exc:  # noqa: BLE001 (isolation boundary: cannot start processes here at all)
-            return {"status": "worker_unavailable", "error": f"{type(exc).__name__}: {exc}"}
+            return kind("worker_unavailable", error=f"{type(exc).__name__}: {exc}")
         if pool is None:
-            return {"status": "pool_starting", "error": "the worker processes did not start"}
+            return kind("pool_starting", error="the worker processes did not start")
         budget.credit(time.monotonic() - t0)
         limit = budget.left() - min(self._late, MAX_SLACK * cfg.time_budget_s)
         if limit <= 0:
-            return {"status": "timeout"}
+            return kind("timeout")
         t1 = time.monotonic()
         taken: list[float] = []
         try:
@@ -242,14 +249,14 @@ class GraderPool:
         except JobTimeout:
             if taken:
                 self._woke(taken[0] + limit)
-            return {"status": "timeout"}
+            return kind("timeout")
         except WorkerCrashed as exc:
-            return {"status": "worker_crashed", "error": str(exc)}
+            return kind("worker_crashed", error=str(exc))
         except WorkerUnavailable as exc:
-            return {"status": "worker_unavailable", "error": str(exc)}
+            return kind("worker_unavailable", error=str(exc))
         except Exception as exc:  # noqa: BLE001 (isolation boundary: e.g. an argument that cannot be pickled)
-            return {"status": "error", "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+            return kind("error", error=f"{type(exc).__name__}: {str(exc)[:200]}")
         finally:
             if taken:
                 budget.credit(taken[0] - t1)
-        return out if isinstance(out, dict) else {"status": "error", "error": "unexpected worker answer"}
+        return out if isinstance(out, kind) else kind("error", error="unexpected worker answer")

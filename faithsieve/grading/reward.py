@@ -11,9 +11,16 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from dataclasses import replace
+from typing import Any, Literal, TypeVar, cast
 
-from faithsieve.grading.check import _run_check, run_math_verify
+from faithsieve.grading.check import (
+    CheckSummary,
+    Comparison,
+    JobStatus,
+    _run_check,
+    run_math_verify,
+)
 from faithsieve.grading.config import (
     Budget,
     GraderConfig,
@@ -39,6 +46,9 @@ from faithsieve.grading.stated_answer import (
 
 log = logging.getLogger("faithsieve.grader")
 
+J = TypeVar("J", bound=JobStatus)
+"""The answer of a grader job (``CheckSummary``, ``Comparison``)."""
+
 
 def _settings_key(cfg: GraderConfig, remaining_s: float) -> tuple[tuple[str, Any], ...]:
     """Pipeline settings for one check (sorted items; hashable and JSON-safe). The pipeline's own
@@ -55,6 +65,9 @@ def _settings_key(cfg: GraderConfig, remaining_s: float) -> tuple[tuple[str, Any
 
 _CACHEABLE = frozenset({"ok", "too_long", "too_many_steps", "empty", "error"})
 
+
+_NOTHING_SHOWN = CheckSummary("")
+"""What a result shows of a step check that did not finish: no verdict, no steps."""
 
 _STATUS_FLAG = {
     "too_long": "too_long", "too_many_steps": "too_many_steps", "empty": "empty", "error": "process_error",
@@ -104,33 +117,33 @@ def _outcome_only(cfg: GraderConfig, flags: list[str], t0: float, refs: list[str
     )
 
 
-def _with_process(proc: dict[str, Any] | None, cfg: GraderConfig, flags: list[str], t0: float, refs: list[str],
+def _with_process(proc: CheckSummary | None, cfg: GraderConfig, flags: list[str], t0: float, refs: list[str],
                   outcome: bool | None, outcome_term: float, ex: ExtractedAnswer | None, budget: Budget) -> GradeResult:
     """The result with the step check's summary ``proc`` (None: not run)."""
-    checked = proc is not None and proc.get("status") == "ok" and not proc.get("budget_hit")
-    budget_exceeded = proc is not None and (proc.get("status") == "timeout" or bool(proc.get("budget_hit")))
+    checked = proc is not None and proc.status == "ok" and not proc.budget_hit
+    budget_exceeded = proc is not None and (proc.status == "timeout" or proc.budget_hit)
     if proc is not None and not checked:
-        flag = "budget_exceeded" if budget_exceeded else _STATUS_FLAG.get(str(proc.get("status")), "process_error")
+        flag = "budget_exceeded" if budget_exceeded else _STATUS_FLAG.get(proc.status, "process_error")
         flags.append(flag)
         if flag in ("process_error", "worker_crashed"):
-            log.debug("faithsieve.grader: %s: %s", flag, proc.get("error"))
+            log.debug("faithsieve.grader: %s: %s", flag, proc.error)
 
     score = outcome_term - (cfg.error_penalty if _unchecked(cfg, flags) else 0.0)
     first = None
     step_rewards = None
     if checked:
         assert proc is not None
-        first = proc.get("first_error_step")
+        first = proc.first_error_step
         if first is not None:
             score -= cfg.error_penalty
         if cfg.step_rewards:
-            n = int(proc.get("steps", 0))
+            n = proc.steps
             if first is None:
                 step_rewards = (cfg.step_reward_before,) * n
             else:
                 step_rewards = ((cfg.step_reward_before,) * (first - 1) + (cfg.step_reward_error,)
                                 + (cfg.step_reward_after,) * (n - first))
-    shown: dict[str, Any] = proc if (checked and proc is not None) else {}
+    shown = proc if (checked and proc is not None) else _NOTHING_SHOWN
     return GradeResult(
         score=float(score),
         outcome=outcome,
@@ -139,16 +152,16 @@ def _with_process(proc: dict[str, Any] | None, cfg: GraderConfig, flags: list[st
         answer_source=ex.source if ex is not None else None,
         reference=refs[0] if refs else None,
         process_checked=checked,
-        verdict=shown.get("verdict"),
+        verdict=cast(Literal["correct", "error"] | None, shown.verdict),  # "unknown" passed on as it always was
         first_error_step=first,
-        reason=shown.get("reason"),
-        steps=int(shown.get("steps", 0)),
-        steps_decided=int(shown.get("steps_decided", 0)),
-        obligations=int(shown.get("obligations", 0)),
-        obligations_decided=int(shown.get("obligations_decided", 0)),
-        step_status=tuple(shown.get("statuses", ())),
-        suspect_steps=tuple(int(k) for k in shown.get("suspect", ())),
-        step_spans=tuple((int(a), int(b)) for a, b in shown.get("spans", ())),
+        reason=shown.reason,
+        steps=shown.steps,
+        steps_decided=shown.steps_decided,
+        obligations=shown.obligations,
+        obligations_decided=shown.obligations_decided,
+        step_status=shown.statuses,
+        suspect_steps=shown.suspect,
+        step_spans=shown.spans,
         step_rewards=step_rewards,
         budget_exceeded=budget_exceeded,
         flags=tuple(flags),
@@ -159,37 +172,37 @@ def _with_process(proc: dict[str, Any] | None, cfg: GraderConfig, flags: list[st
 
 
 
-def _inline(fn: Callable[..., dict[str, Any]], budget: Budget, *args: Any) -> dict[str, Any]:
-    """``fn(*args)`` (a job that answers a status dict) in a helper thread, awaited until the budget ends
-    (``isolation="inline"``): past it the call answers ``{"status": "timeout"}`` at once, and the job, which
+def _inline(fn: Callable[..., J], budget: Budget, kind: type[J], *args: Any) -> J:
+    """``fn(*args)`` (a job that answers a ``kind``) in a helper thread, awaited until the budget ends
+    (``isolation="inline"``): past it the call answers ``kind("timeout")`` at once, and the job, which
     cannot be stopped inside this process, runs on in its daemon thread until it ends by itself."""
-    box: list[dict[str, Any]] = []
+    box: list[J] = []
 
     def run() -> None:
         try:
             box.append(fn(*args))
         except BaseException as exc:  # noqa: BLE001 - reported as the job's status
-            box.append({"status": "error", "error": f"{type(exc).__name__}: {str(exc)[:200]}"})
+            box.append(kind("error", error=f"{type(exc).__name__}: {str(exc)[:200]}"))
 
     worker = threading.Thread(target=run, daemon=True, name="faithsieve-grader-inline")
     worker.start()
     worker.join(max(0.0, budget.left()))
-    return box[0] if box else {"status": "timeout"}
+    return box[0] if box else kind("timeout")
 
 
 def _inline_equal(answer: str, refs: list[str], policy: AnswerPolicy, budget: Budget) -> bool:
     """``answers_equal`` against each reference, inline, bounded by the budget (``_inline``); raises
     ``AnswerTimeout`` when it did not end in time."""
-    def job() -> dict[str, Any]:
+    def job() -> Comparison:
         try:
-            return {"status": "ok", "equal": any(answers_equal(answer, r, policy, budget.deadline) for r in refs)}
+            return Comparison("ok", equal=any(answers_equal(answer, r, policy, budget.deadline) for r in refs))
         except AnswerTimeout:
-            return {"status": "timeout"}
+            return Comparison("timeout")
 
-    res = _inline(job, budget)
-    if res.get("status") != "ok":
+    res = _inline(job, budget, Comparison)
+    if res.status != "ok":
         raise AnswerTimeout
-    return bool(res.get("equal"))
+    return res.equal
 
 
 class _LRU:
@@ -242,23 +255,23 @@ class Grader:
 
     # -- the process term ----------------------------------------------------------------------------
 
-    def _process(self, problem: str, text: str, cfg: GraderConfig, budget: Budget) -> dict[str, Any]:
+    def _process(self, problem: str, text: str, cfg: GraderConfig, budget: Budget) -> CheckSummary:
         remaining = budget.left()
         if remaining <= 0.005:
-            return {"status": "timeout"}
+            return CheckSummary("timeout")
         key = _settings_key(cfg, remaining)
         ckey = (problem, text, cfg.time_budget_s, cfg.obligation_time_limit_ms, cfg.max_chars, cfg.max_steps)
         if cfg.cache_size:
             hit = self._checks.get(ckey)
             if hit is not None:
-                return cast(dict[str, Any], hit)
+                return cast(CheckSummary, hit)
         if cfg.isolation == "process" and os.name == "posix":
             out = self.pool.check(problem, text, key, cfg, budget)
         else:
-            out = _inline(_run_check, budget, problem, text, key)
-            if budget.left() < 0 and out.get("status") == "ok":
-                out = {**out, "budget_hit": True}
-        if cfg.cache_size and out.get("status") in _CACHEABLE and not out.get("budget_hit"):
+            out = _inline(_run_check, budget, CheckSummary, problem, text, key)
+            if budget.left() < 0 and out.status == "ok":
+                out = replace(out, budget_hit=True)
+        if cfg.cache_size and out.status in _CACHEABLE and not out.budget_hit:
             self._checks.put(ckey, out, cfg.cache_size)
         return out
 
@@ -282,9 +295,9 @@ class Grader:
                 return False, "answer_budget_exceeded"
             except NeedsIsolation:
                 res = self.pool.answer(answer, refs, policy.percent, policy.decimal_rounding, cfg, budget)
-                if res.get("status") != "ok":
-                    return False, _ANSWER_FLAG.get(str(res.get("status")), "grader_error")
-                return bool(res.get("equal")), None
+                if res.status != "ok":
+                    return False, _ANSWER_FLAG.get(res.status, "grader_error")
+                return res.equal, None
 
         return _memoized(self._answers, (answer, tuple(refs), policy), cfg, compare)
 
@@ -295,10 +308,10 @@ class Grader:
             if cfg.isolation == "process" and os.name == "posix":
                 res = self.pool.math_verify(text, refs, cfg, budget)
             else:
-                res = _inline(run_math_verify, budget, text, refs)
-            if res.get("status") != "ok":
-                return False, _MV_FLAG.get(str(res.get("status")), "grader_error")
-            return bool(res.get("equal")), None
+                res = _inline(run_math_verify, budget, Comparison, text, refs)
+            if res.status != "ok":
+                return False, _MV_FLAG.get(res.status, "grader_error")
+            return res.equal, None
 
         return _memoized(self._math_verify, (text, tuple(refs)), cfg, compare)
 
@@ -364,7 +377,7 @@ class Grader:
             return _outcome_only(cfg, flags, t0, refs, outcome, outcome_term, ex, budget)
 
     def _process_term(self, text: str, prob: str, cfg: GraderConfig, budget: Budget,
-                      flags: list[str]) -> dict[str, Any] | None:
+                      flags: list[str]) -> CheckSummary | None:
         """The step check's summary, or None (and a flag) when it is not run."""
         if not cfg.process:
             flags.append("process_disabled")

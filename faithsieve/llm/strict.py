@@ -14,8 +14,8 @@ in 2026, see ``SOURCES``):
 - every other keyword is refused: ``default``, ``minLength``/``maxLength``, ``uniqueItems``/``contains``,
   ``patternProperties``/``propertyNames``/``minProperties``/``maxProperties``, the composition keywords
   ``allOf``/``oneOf``/``not``/``if``/``then``/``else``/``dependentRequired``/``dependentSchemas``, ...;
-- at most ``MAX_PROPERTIES`` object properties in all and ``MAX_DEPTH`` levels of nested objects; at most
-  ``MAX_ENUM_VALUES`` enum values in all; at most ``MAX_STRING_CHARS`` characters of property names, definition
+- at most ``MAX_PROPERTIES`` object properties in all and ``MAX_SCHEMA_NESTING`` levels of nested objects;
+  at most ``MAX_ENUM_VALUES`` enum values in all; at most ``MAX_STRING_CHARS`` characters of property names, definition
   names, enum and const values in all; an enum of more than ``LARGE_ENUM`` string values at most
   ``MAX_LARGE_ENUM_CHARS`` characters.
 
@@ -57,7 +57,8 @@ ALLOWED_KEYWORDS = KEPT_KEYWORDS | frozenset().union(*TYPED_KEYWORDS.values())
 """Every keyword a strict schema may use (a typed one only on a node of its type)."""
 FORMATS = frozenset({"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"})
 """The string formats strict mode supports."""
-MAX_DEPTH = 10
+MAX_SCHEMA_NESTING = 10
+"""Most levels of objects nested in one schema."""
 MAX_PROPERTIES = 5000
 MAX_ENUM_VALUES = 1000
 MAX_STRING_CHARS = 120_000
@@ -101,8 +102,8 @@ def _check(node: Any, path: str, depth: int, out: list[str], totals: _Totals) ->
     _count_values(node, path, out, totals)
     props = node.get("properties")
     if node.get("type") == "object" or props is not None:
-        if depth >= MAX_DEPTH:
-            out.append(f"{path}: objects nested deeper than {MAX_DEPTH} levels")
+        if depth >= MAX_SCHEMA_NESTING:
+            out.append(f"{path}: objects nested deeper than {MAX_SCHEMA_NESTING} levels")
         props = props or {}
         totals.properties += len(props)
         totals.chars += sum(len(str(name)) for name in props)

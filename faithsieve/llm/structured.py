@@ -28,7 +28,8 @@ T = TypeVar("T", bound=BaseModel)
 
 MAX_ANSWER_CHARS = 200_000
 """Answers longer than this are not parsed (a runaway generation is a failure, not data)."""
-_MAX_DEPTH = 64
+_MAX_JSON_NESTING = 64
+"""Most levels of ``{``/``[`` nesting in the JSON read from an answer."""
 
 
 @dataclass(frozen=True)
@@ -83,8 +84,8 @@ def _matching_brace(text: str, start: int) -> int | None:
             in_str = True
         elif c in "{[":
             depth += 1
-            if depth > _MAX_DEPTH:
-                raise ValueError(f"JSON nested deeper than {_MAX_DEPTH} levels")
+            if depth > _MAX_JSON_NESTING:
+                raise ValueError(f"JSON nested deeper than {_MAX_JSON_NESTING} levels")
         elif c in "}]":
             depth -= 1
             if depth == 0:

@@ -818,28 +818,38 @@ def _plus_minus_formulas(text: str, imaginary: bool) -> list[Formula]:
     return out
 
 
-_RECENT: dict[tuple[str, bool, bool], tuple[Formula, ...]] = {}
-"""The readings of the last few texts read: a proof's problem is read by the tree builder and again by the
-obligations that look at it (``rootclaims.problem_equations``); a reading depends on its arguments alone,
-and a handful of entries never carries one proof's texts into another pass over a dataset."""
-_RECENT_SIZE = 4
-_RECENT_LOCK = threading.Lock()
-
-
 def extract_formulas(text: str, imaginary: bool = False, signs: bool = True) -> list[Formula]:
     """All parseable relation chains in ``text``, in order of appearance. With ``imaginary``,
     ``i`` is the imaginary unit (the text works with complex numbers); with ``signs``, the links
-    written with ``±`` on both sides are read once per sign (``_plus_minus_formulas``). A text read
-    among the last few is not read again (``_RECENT``)."""
-    key = (text, imaginary, signs)
-    hit = _RECENT.get(key)
-    if hit is None:
-        hit = tuple(_extract_formulas(text, imaginary, signs))
-        with _RECENT_LOCK:  # (the service reads on several threads: the oldest entry leaves under the lock)
-            while len(_RECENT) >= _RECENT_SIZE:
-                del _RECENT[next(iter(_RECENT))]
-            _RECENT[key] = hit
-    return list(hit)
+    written with ``±`` on both sides are read once per sign (``_plus_minus_formulas``). Read anew
+    on each call; ``RecentReadings`` keeps the last few."""
+    return _extract_formulas(text, imaginary, signs)
+
+
+class RecentReadings:
+    """The readings of the last few texts read, owned by a pipeline (``RunContext.readings``): a proof's
+    problem is read by the tree builder and again by the obligations that look at it
+    (``rootclaims.problem_equations``), and a grader reads one problem for each of its completions. A
+    reading depends on its arguments alone, and a handful of entries never carries one proof's texts
+    into another pass over a dataset. Safe to share between threads (the service reads on several)."""
+
+    SIZE = 4
+
+    def __init__(self) -> None:
+        self._recent: dict[tuple[str, bool, bool], tuple[Formula, ...]] = {}
+        self._lock = threading.Lock()
+
+    def read(self, text: str, imaginary: bool = False, signs: bool = True) -> list[Formula]:
+        """``extract_formulas(text, imaginary, signs)``, not read again when it is among the last few."""
+        key = (text, imaginary, signs)
+        hit = self._recent.get(key)
+        if hit is None:
+            hit = tuple(_extract_formulas(text, imaginary, signs))
+            with self._lock:  # the oldest entry leaves under the lock
+                while len(self._recent) >= self.SIZE:
+                    del self._recent[next(iter(self._recent))]
+                self._recent[key] = hit
+        return list(hit)
 
 
 def _extract_formulas(text: str, imaginary: bool, signs: bool) -> list[Formula]:

@@ -64,7 +64,8 @@ from faithsieve.mathtext.lexer import (
 )
 
 MAX_TOKENS = 400
-MAX_DEPTH = 60
+MAX_FORMULA_NESTING = 60
+"""Deepest nesting of one formula's groups, operands and calls the parser reads."""
 MAX_NUMBER_CHARS = 200
 
 _ATOM_START = (NUM, VAR, CONST, LP, LB, FUNC, LSET, LEVAL)
@@ -156,7 +157,7 @@ class _Parser:
 
     def enter(self) -> None:
         self.depth += 1
-        if self.depth > MAX_DEPTH:
+        if self.depth > MAX_FORMULA_NESTING:
             raise ParseError("formula nested too deeply")
 
     # -- grammar -------------------------------------------------------

@@ -16,6 +16,7 @@ from fractions import Fraction
 from typing import Any
 
 from faithsieve.core.errors import FaithSieveError
+from faithsieve.datasets.injection.tokens import ArithError
 from faithsieve.mathtext.ast import BinOp, Expr, Neg, Num
 from faithsieve.mathtext.lexer import LP, NUM, OP, RP, Token
 from faithsieve.mathtext.literals import PLAIN, number_pattern, read_number
@@ -25,19 +26,12 @@ MAX_CHARS = 200
 """Longest expression accepted."""
 MAX_NUMBER_CHARS = 24
 """Longest single number accepted."""
-MAX_DEPTH = 24
+MAX_ANNOTATION_NESTING = 24
 """Deepest nesting of parentheses and unary minus."""
 MAX_LEAVES = 40
 """Most numbers in one expression."""
 MAX_BITS = 256
 """Largest bit length of a numerator or denominator produced while computing."""
-
-
-class ArithError(FaithSieveError, ValueError):
-    """The expression is not plain bounded arithmetic (or divides by zero). Also a ``ValueError``,
-    as it was before the exception root."""
-
-    code = "arith_error"
 
 
 Lit = Num
@@ -78,7 +72,7 @@ class _Reader:
     def operand(self, depth: int) -> None:
         """An operand at nesting ``depth``: unary minuses and open parentheses, then a number."""
         while True:
-            if depth > MAX_DEPTH:
+            if depth > MAX_ANNOTATION_NESTING:
                 raise ArithError("expression nested too deeply")
             c = self.peek()
             if c == "-":

@@ -33,7 +33,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from faithsieve.rewrite.arith import ArithError, decimal_text, leaves, number_value
+from faithsieve.datasets.injection.tokens import ArithError
+from faithsieve.rewrite.arith import decimal_text, leaves, number_value
 from faithsieve.rewrite.feasible import fast_violation, order_pairs, z3_verify
 from faithsieve.rewrite.gsm8k import ItemRejected, cues_for, parse_item
 from faithsieve.rewrite.offline import variant_row

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal as TLiteral
 
-from faithsieve.rewrite.arith import ArithError, Node, leaves, number_value, parse
+from faithsieve.datasets.injection.tokens import ArithError
+from faithsieve.rewrite.arith import Node, leaves, number_value, parse
 from faithsieve.rewrite.arith import value as node_value
 
 MAX_QUESTION_CHARS = 4000

@@ -17,7 +17,8 @@ from collections import Counter
 from fractions import Fraction
 from typing import Any
 
-from faithsieve.rewrite.arith import ArithError, decimal_text, leaves
+from faithsieve.datasets.injection.tokens import ArithError
+from faithsieve.rewrite.arith import decimal_text, leaves
 from faithsieve.rewrite.feasible import fast_violation, order_pairs, z3_verify
 from faithsieve.rewrite.gsm8k import ItemRejected, parse_item, prose_numbers
 from faithsieve.rewrite.plan import Plan, build_plan, check_readings_agree

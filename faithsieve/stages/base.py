@@ -21,6 +21,7 @@ from faithsieve.lean.interface import Kernel, UnavailableKernel
 from faithsieve.llm.prompts import load_prompt
 from faithsieve.llm.structured import Parsed, Unparsed, ask
 from faithsieve.llm.types import LLMClient, UsageReport
+from faithsieve.mathtext.formulas import RecentReadings
 from faithsieve.obligations.checkers.portfolio import Checker
 from faithsieve.obligations.kinds.models import Evidence, NLObligation
 from faithsieve.statetree.models import StateTree
@@ -60,6 +61,8 @@ class RunContext:
     endpoint_down: str = ""
     """Why the endpoint is taken to be down for this proof (its anchoring call failed after its retries): no
     further call is made, the verdict is ``unknown`` at once rather than after every stage's calls failed."""
+    readings: RecentReadings = field(default_factory=RecentReadings)
+    """The last few texts read (the pipeline's own, shared by its proofs: a problem is read once)."""
 
     def note(self, message: str) -> None:
         """Record what a stage skipped or could not use (shown in the verdict's audit)."""

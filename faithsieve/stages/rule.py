@@ -28,7 +28,7 @@ class RuleDecomposer:
     name = "rule"
 
     def decompose(self, ctx: RunContext) -> Decomposition:
-        return Decomposition(tree=decompose(ctx.proof), kind="rule")
+        return Decomposition(tree=decompose(ctx.proof, ctx.readings), kind="rule")
 
 
 def check_obligations(obligations: list[Obligation], checkers: list[Checker], deadline: float) -> list[Evidence]:
@@ -53,7 +53,7 @@ def literal_evidence(ctx: RunContext, decomposition: Decomposition,
     obligations: list[Obligation] = sorted([*extract_obligations(decomposition.tree), *remainder_obligations(ctx.proof),
                                             *divisibility_obligations(ctx.proof),
                                             # values claimed as roots of the problem's own equation
-                                            *root_obligations(decomposition.tree, ctx.proof)], key=lambda ob: ob.step)
+                                            *root_obligations(decomposition.tree, ctx.proof, ctx.readings)], key=lambda ob: ob.step)
     # a step that rewrites the expression the problem asks to factor, expand or simplify claims an identity
     obligations = asked_rewritings(obligations, ctx.proof.problem)
     if kinds is not None:

@@ -1,22 +1,27 @@
-"""The Formal Evaluation Agent: each typed obligation becomes one piece of local evidence.
+"""The verify stage of ``--mode llm`` (``FormalVerifier``): each typed obligation becomes one
+evidence record.
 
-Per obligation, highest priority first, while ``ctx.deadline`` allows:
+Obligations are taken highest priority first while ``ctx.deadline`` allows (past it: ``unknown``,
+method ``budget``):
 
-(a) a pure numeric ``equation`` (numerals, + - × ÷, powers, fractions, square roots and
-    relations; no variables, functions, constants, ellipses or words, as read by our own
-    bounded tokenizer and parser, never evaluated as code) goes to our checkers, each link
-    of a chain separately, left to right: basis ``checked``. When the source writes that
-    equation literally it is checked as written; when the model wrote it from words, it
-    must pass the faithfulness gate first (all its numbers must appear in the source, too);
-(b) otherwise, when a kernel is available and the obligation is worth a formal statement:
-    formalize -> faithfulness gate -> revise from the drift report (``gate_revisions`` times)
-    -> prove the faithful statement, or its negation when the unit looks wrong: basis
-    ``formal``. A statement that never passes the gate is ``unknown`` with its drift;
-(c) otherwise ``unknown``: left to review.
+(a) an ``equation`` that is a pure numeric chain (numerals, + - × ÷, powers, fractions, square
+    roots and relations; no variables, functions, constants, ellipses or words, as read by our
+    own bounded tokenizer and parser, never evaluated as code) whose numbers all appear in the
+    source goes to our checkers, each link of the chain separately, left to right. One the
+    source writes literally is checked as written: basis ``checked``. One the model wrote from
+    words must pass the faithfulness gate first (below it: ``unknown``, method ``gate``), and
+    its outcome's basis is ``formalized``;
+(b) otherwise, when the kernel is available and the obligation is marked for a formal statement
+    (``use_formal``): formalize -> faithfulness gate -> revise from the drift report
+    (``gate_revisions`` times) -> prove the faithful statement, or its negation when the unit
+    looks wrong (``proof_branch``): basis ``formal``. No statement that compiles, one that never
+    passes the gate, or a kernel that raises gives ``unknown``;
+(c) otherwise ``unknown`` (method ``none``): left to review.
 
-Ablations: ``nl_only`` checks nothing (all left to review); ``no_gate`` takes every drafted
-statement as faithful. An ``unknown`` record's basis names the route it took (``checked`` for
-the arithmetic route, ``formal`` for everything else); only decided records carry weight. No outcome here is a verdict on the proof; the fusion stage decides.
+Ablations: ``nl_only`` checks nothing (all left to review); ``no_gate`` takes every model-written
+statement as faithful (as does a gate named ``pass`` on the formal route), and a formal record's
+reason says faithfulness was not assessed. Only decided records carry weight. No outcome here is a
+verdict on the proof; the fusion stage decides.
 """
 
 from __future__ import annotations

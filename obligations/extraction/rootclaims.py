@@ -29,7 +29,7 @@ from faithsieve.core.errors import FaithSieveError
 from faithsieve.core.proof import Proof
 from faithsieve.mathtext.ast import Neg, Num, Rel, Var, variables
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, evaluate
-from faithsieve.mathtext.formulas import extract_formulas
+from faithsieve.mathtext.formulas import RecentReadings, extract_formulas
 from faithsieve.mathtext.literals import show_number
 
 MAX_PROBLEM_CHARS = 4000
@@ -45,14 +45,15 @@ def _identity(r: Rel) -> bool:
     return diff is not None and not any(diff[0].values())
 
 
-def problem_equations(problem: str) -> dict[str, Rel]:
+def problem_equations(problem: str, readings: RecentReadings | None = None) -> dict[str, Rel]:
     """The problem's equation in each unknown that has exactly one (in that unknown alone, not an
-    identity, not a value given as ``x = 3``), when the problem asks for its solutions."""
+    identity, not a value given as ``x = 3``), when the problem asks for its solutions (read through
+    ``readings`` when given: the tree builder has usually just read the problem)."""
     text = problem[:MAX_PROBLEM_CHARS]
     if not _ASKS.search(text):
         return {}
     found: dict[str, list[Rel]] = {}
-    for f in extract_formulas(text):
+    for f in (readings.read(text) if readings is not None else extract_formulas(text)):
         if f.conditional:
             continue
         for lhs, op, rhs in f.chain.links():
@@ -128,11 +129,12 @@ def _root_edge(ctx: EdgeContext | None, eqs: dict[str, Rel], derived: set[str]) 
     return not (ctx.system is not None or ctx.negated or ctx.supposed or ctx.hypothetical or ctx.reductio)
 
 
-def root_obligations(tree: StateTree, proof: Proof) -> list[SolutionObligation | CoverageObligation]:
+def root_obligations(tree: StateTree, proof: Proof,
+                     readings: RecentReadings | None = None) -> list[SolutionObligation | CoverageObligation]:
     """A solution obligation for each value a step claims as a root of the problem's equation in the
     same unknown, where the tree found no premise for the value; where the step names the whole
     solution set, a coverage obligation: no solution is left out."""
-    eqs = problem_equations(proof.problem)
+    eqs = problem_equations(proof.problem, readings)
     if not eqs:
         return []
     steps = {s.index: s.text for s in proof.steps}

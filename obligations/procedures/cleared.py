@@ -28,7 +28,12 @@ from faithsieve.obligations.procedures.fastpaths import (
     smt_power,
     translates,
 )
-from faithsieve.obligations.procedures.polynomials import MAX_DEPTH, Poly, pmul, psub
+from faithsieve.obligations.procedures.polynomials import (
+    MAX_FASTPATH_NESTING,
+    Poly,
+    pmul,
+    psub,
+)
 
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Rel, Var
 
@@ -52,7 +57,7 @@ def _mul(a: Poly, b: Poly) -> Poly:
 def _quotient(e: Expr, divisors: list[Poly], depth: int = 0) -> tuple[Poly, Poly]:
     """``e`` as ``N / D``, exactly as SMT computes it wherever every divisor met (collected in
     ``divisors``, as numerators) is nonzero."""
-    if depth > MAX_DEPTH:
+    if depth > MAX_FASTPATH_NESTING:
         raise _Outside
     if isinstance(e, Num):
         return ({(): e.value} if e.value else {}), _ONE

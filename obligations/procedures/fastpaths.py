@@ -28,7 +28,7 @@ from fractions import Fraction
 from typing import Any, Protocol, TypeVar
 
 from faithsieve.obligations.procedures.polynomials import (
-    MAX_DEPTH,
+    MAX_FASTPATH_NESTING,
     QUOTIENT,
     Poly,
     fractions_of,
@@ -58,7 +58,7 @@ def polynomial_class(lhs: Expr, rhs: Expr, lim: Limits = DEFAULT_LIMITS) -> str 
 def rational_expr(e: Expr, depth: int = 0) -> bool:
     """``e`` is a rational function as written: numbers, variables, ``+ - * /``, ``p%``, and powers
     with a small integer exponent (negative too)."""
-    if depth > MAX_DEPTH:
+    if depth > MAX_FASTPATH_NESTING:
         return False
     if isinstance(e, (Num, Var)):
         return True

@@ -38,7 +38,7 @@ from fractions import Fraction
 
 from faithsieve.obligations.procedures.fastpaths import rational_expr
 from faithsieve.obligations.procedures.polynomials import (
-    MAX_DEPTH,
+    MAX_FASTPATH_NESTING,
     MAX_POWER,
     Poly,
     pconst,
@@ -95,7 +95,7 @@ class _Reader:
 
     def scan(self, e: Expr, depth: int) -> None:
         """Record the divisors inside an atom and whether its functions are generically finite."""
-        if depth > MAX_DEPTH:
+        if depth > MAX_FASTPATH_NESTING:
             self.defined = False
             return
         if isinstance(e, BinOp):
@@ -130,7 +130,7 @@ class _Reader:
                 self.scan(a, depth + 1)
 
     def expand(self, e: Expr, depth: int) -> Poly | None:
-        if depth > MAX_DEPTH:
+        if depth > MAX_FASTPATH_NESTING:
             return None
         if isinstance(e, Num):
             return {(): e.value} if e.value else {}

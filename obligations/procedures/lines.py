@@ -22,7 +22,7 @@ from fractions import Fraction
 
 from faithsieve.obligations.procedures import realroots
 from faithsieve.obligations.procedures.fastpaths import smt_power
-from faithsieve.obligations.procedures.polynomials import MAX_DEPTH
+from faithsieve.obligations.procedures.polynomials import MAX_FASTPATH_NESTING
 from faithsieve.obligations.procedures.realroots import Poly1, trim
 
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Rel, Var
@@ -67,7 +67,7 @@ class _Line:
         self.divisors: list[Poly1] = []
 
     def quotient(self, e: Expr, depth: int = 0) -> Quotient:
-        if depth > MAX_DEPTH:
+        if depth > MAX_FASTPATH_NESTING:
             raise _Outside
         if isinstance(e, Num):
             return trim([e.value]), _ONE

@@ -50,7 +50,7 @@ answer is undecided.
 
 Bounded: ``MAX_NAMES`` variables, ``MAX_CASES`` conjunctions per query, ``MAX_PIECES`` pieces per
 side, ``MAX_ROWS`` inequalities during elimination, the degree and term bounds of
-``polynomials.pmul`` and the bit limit of ``evaluate`` on every coefficient, ``MAX_DEPTH`` nesting.
+``polynomials.pmul`` and the bit limit of ``evaluate`` on every coefficient, ``MAX_FASTPATH_NESTING`` nesting.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ from itertools import product
 
 from faithsieve.obligations.procedures.fastpaths import smt_power
 from faithsieve.obligations.procedures.polynomials import (
-    MAX_DEPTH,
+    MAX_FASTPATH_NESTING,
     Poly,
     pconst,
     pmul,
@@ -139,7 +139,7 @@ def _var(name: str) -> Poly:
 
 def _pieces(e: Expr, depth: int = 0) -> list[Piece]:
     """``e`` as pieces (module docstring, 1); ``_Outside`` where it cannot be read."""
-    if depth > MAX_DEPTH:
+    if depth > MAX_FASTPATH_NESTING:
         raise _Outside
     if isinstance(e, Num):
         return [({(): e.value} if e.value else {}, (), frozenset())]

@@ -22,7 +22,7 @@ from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext.ast import BinOp, Call, Expr, Neg, Num, Pow, Var
 from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 
-MAX_DEPTH = 32
+MAX_FASTPATH_NESTING = 32
 """Deepest expression a fast path reads (deeper ones go to the solver, whatever it makes of them)."""
 MAX_POWER = 24
 """Largest exponent a polynomial fast path accepts (the symbolic checker's degree cap)."""
@@ -168,7 +168,7 @@ def _iexpand(e: Expr, lim: Limits, depth: int, quotients: bool) -> IntPoly | Non
     """``expand`` with integer coefficients over a common denominator: the same polynomial (the
     same monomials, in the same order, with the same values), the same bounds checked at the same
     nodes, without a ``Fraction`` operation per coefficient."""
-    if depth > MAX_DEPTH:
+    if depth > MAX_FASTPATH_NESTING:
         return None
     out: IntPoly | None
     if isinstance(e, Num):
@@ -232,7 +232,7 @@ def _ipower(e: Pow, lim: Limits, depth: int, quotients: bool) -> IntPoly | None:
 def _expand_fractions(e: Expr, lim: Limits, depth: int, quotients: bool) -> Poly | None:
     """``expand`` with one ``Fraction`` per coefficient: what ``_iexpand`` computes, for the
     expressions whose common denominator would outgrow the bit bound (``_Wide``)."""
-    if depth > MAX_DEPTH:
+    if depth > MAX_FASTPATH_NESTING:
         return None
     out: Poly | None
     if isinstance(e, Num):

@@ -15,7 +15,7 @@ import math
 from fractions import Fraction
 
 from faithsieve.obligations.procedures.fastpaths import smt_power
-from faithsieve.obligations.procedures.polynomials import MAX_DEPTH
+from faithsieve.obligations.procedures.polynomials import MAX_FASTPATH_NESTING
 
 from faithsieve.mathtext.ast import (
     BinOp,
@@ -32,8 +32,8 @@ from faithsieve.mathtext.ast import (
 
 def degree_along(e: Expr, v: str, depth: int = 0) -> int | None:
     """The degree of ``e`` as a polynomial in ``v`` read off its syntax (an upper bound); None
-    where ``v`` is in a divisor, under ``abs``, in an exponent, or past ``MAX_DEPTH``."""
-    if depth > MAX_DEPTH:
+    where ``v`` is in a divisor, under ``abs``, in an exponent, or past ``MAX_FASTPATH_NESTING``."""
+    if depth > MAX_FASTPATH_NESTING:
         return None
     if isinstance(e, Num):
         return 0

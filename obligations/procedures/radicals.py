@@ -60,7 +60,7 @@ MAX_POWER = 32
 """Largest absolute integer exponent, and power of π."""
 MAX_TERMS = 64
 """Most terms a value may have."""
-MAX_DEPTH = 32
+MAX_RADICAL_NESTING = 32
 """Deepest expression read."""
 
 Value = dict[tuple[int, int], Fraction]
@@ -178,7 +178,7 @@ def _exact(e: Expr, lim: Limits) -> Fraction | None:
 
 
 def _value(e: Expr, lim: Limits, depth: int) -> Value | None:
-    if depth > MAX_DEPTH:
+    if depth > MAX_RADICAL_NESTING:
         return None
     if isinstance(e, Num):
         return _bounded(_rational(e.value))

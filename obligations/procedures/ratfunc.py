@@ -30,7 +30,7 @@ from fractions import Fraction
 
 from faithsieve.obligations.procedures.fastpaths import rational_expr
 from faithsieve.obligations.procedures.polynomials import (
-    MAX_DEPTH,
+    MAX_FASTPATH_NESTING,
     MAX_POWER,
     Poly,
     pmul,
@@ -86,7 +86,7 @@ def _add(a: RatFn, b: RatFn, sign: int) -> RatFn | None:
 
 
 def _ratfn(e: Expr, lim: Limits, depth: int) -> RatFn | None:
-    if depth > MAX_DEPTH:
+    if depth > MAX_FASTPATH_NESTING:
         return None
     if isinstance(e, Num):
         p = _bounded({(): e.value} if e.value else {})

@@ -52,7 +52,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from faithsieve.obligations.procedures.polynomials import MAX_DEPTH
+from faithsieve.obligations.procedures.polynomials import MAX_FASTPATH_NESTING
 
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext.ast import (
@@ -198,7 +198,7 @@ class _Evaluator:
         self.lim = lim
 
     def value(self, e: Expr, depth: int = 0) -> Interval:
-        if depth > MAX_DEPTH:
+        if depth > MAX_FASTPATH_NESTING:
             raise _Off
         if isinstance(e, Num):
             return _exact(e.value)

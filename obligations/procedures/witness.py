@@ -27,7 +27,7 @@ without both points, after them: whatever they found, they still find.
 
 Bounded: at most ``MAX_NAMES`` variables, ``MAX_RELATIONS`` relations, ``MAX_EVALUATIONS``
 relation evaluations per obligation (and ``MAX_QUADRATIC_EVALUATIONS`` more for the last stage), ``MAX_HOLES`` dividends divided by zero per point,
-``MAX_ROOT_BITS`` bits in a solved value, ``MAX_DEPTH`` levels of nesting, and the bit limit of
+``MAX_ROOT_BITS`` bits in a solved value, ``MAX_FASTPATH_NESTING`` levels of nesting, and the bit limit of
 ``evaluate`` on every intermediate value. When the points are not found (an irrational
 root, an empty premise, a bound reached) the answer is None and the solver decides as before.
 """
@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from faithsieve.obligations.procedures.fastpaths import translates
-from faithsieve.obligations.procedures.polynomials import MAX_DEPTH
+from faithsieve.obligations.procedures.polynomials import MAX_FASTPATH_NESTING
 from faithsieve.obligations.procedures.quadratics import quadratic_in, rational_roots
 
 from faithsieve.core.errors import FaithSieveError
@@ -136,7 +136,7 @@ def _compile(e: Expr, lim: Limits, depth: int = 0) -> Compiled:
     """``e`` as its SMT translation means it (``fastpaths.smt_term``), as a function of the point and the
     values of division by zero: the same nodes, integer powers as repeated products, a division by
     zero the value ``holes`` gives its dividend (``_Missing`` where it has none), ``_Undefined``
-    past the size limits or ``MAX_DEPTH``. The tree is read once per search, not at every point;
+    past the size limits or ``MAX_FASTPATH_NESTING``. The tree is read once per search, not at every point;
     an exponent is a constant, evaluated here once (far below the step count at which an
     evaluation looks at the clock, so no different from evaluating it at every point).
 
@@ -146,7 +146,7 @@ def _compile(e: Expr, lim: Limits, depth: int = 0) -> Compiled:
     ``_exact``. An ``int`` and the equal ``Fraction`` compare and hash alike and have the same
     numerator and denominator, so the size checks, the lookups of ``holes`` and every comparison
     read the same rational number as before: the same value, or the same exception."""
-    if depth > MAX_DEPTH:
+    if depth > MAX_FASTPATH_NESTING:
         def deeper(env: Values, holes: Holes) -> Fraction:
             raise _Undefined
         return deeper
@@ -385,10 +385,10 @@ def _factors(e: Expr, depth: int = 0) -> Iterator[Expr]:
     """The factors of a product (through ``*`` and positive integer powers), which vanish where
     the product does: a secant step solves a linear factor exactly where it would miss the
     product's roots (``(5 + k)(4 + k)``)."""
-    if depth < MAX_DEPTH and isinstance(e, BinOp) and e.op == "*":
+    if depth < MAX_FASTPATH_NESTING and isinstance(e, BinOp) and e.op == "*":
         yield from _factors(e.left, depth + 1)
         yield from _factors(e.right, depth + 1)
-    elif depth < MAX_DEPTH and isinstance(e, Pow) and isinstance(e.exponent, Num) and \
+    elif depth < MAX_FASTPATH_NESTING and isinstance(e, Pow) and isinstance(e.exponent, Num) and \
             e.exponent.value.denominator == 1 and e.exponent.value > 0:
         yield from _factors(e.base, depth + 1)
     else:

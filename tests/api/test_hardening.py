@@ -103,7 +103,7 @@ def test_resource_exhaustion_is_422_resource_limit(monkeypatch, exc: type[BaseEx
     monkeypatch.setattr(faithsieve.pipeline, "localize", explode)
     result = worker_mod.localize_job({"problem": "p", "steps": ["1 = 1"]}, worker_mod.Settings.model_construct())
     assert result.status == 422 and result.error is not None
-    assert result.error["code"] == "resource_limit" and message in result.error["message"]
+    assert result.error is not None and result.error.code == "resource_limit" and message in result.error.message
     # and the service answers it as such
     from faithsieve.api.service import job_error
 

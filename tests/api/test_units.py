@@ -22,7 +22,6 @@ from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 
 from faithsieve.core.errors import (
-    CheckTimeout,
     EvaluationLimit,
     InputError,
     InputTooLarge,
@@ -34,7 +33,6 @@ from faithsieve.core.settings import Settings
     (InputError("bad", {"field": "steps"}), 422, "invalid_input"),
     (InputTooLarge("big"), 413, "input_too_large"),
     (EvaluationLimit("huge"), 422, "evaluation_limit"),
-    (CheckTimeout("slow"), 504, "timeout"),
     (Saturated("full", headers={"Retry-After": "3"}), 429, "saturated"),
     (RequestTimeout("late"), 504, "timeout"),
     (WorkerFailed("died"), 500, "internal_error"),
@@ -135,7 +133,7 @@ def test_localize_job_answers_errors_as_values():
     ok = localize_job({"problem": "p", "steps": ["2 + 2 = 5"]}, Settings())
     assert ok.status == 200 and ok.verdict == "error" and ok.evidence.get("refuted", 0) >= 1
     bad = localize_job({"problem": "p", "steps": []}, Settings())
-    assert bad.status == 422 and bad.error and bad.error["code"] == "invalid_input"
+    assert bad.status == 422 and bad.error and bad.error.code == "invalid_input"
     big = localize_job({"problem": "p", "steps": ["x"] * 500}, Settings())
     assert big.status == 413
 

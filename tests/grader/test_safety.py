@@ -15,6 +15,7 @@ import pytest
 from faithsieve import grader as g
 from faithsieve.grader import GraderConfig
 from faithsieve.grading import reward
+from faithsieve.grading.check import CheckSummary
 from faithsieve.grading.equivalence import AnswerTimeout, answers_equal
 
 PROBLEM = "Janet's ducks lay 16 eggs per day. She eats 3 and bakes with 4. She sells the rest for $2 each."
@@ -275,9 +276,9 @@ def test_jobs_end_earlier_on_a_machine_that_wakes_threads_late() -> None:
         assert 0.17 < grader.pool._late < 0.23  # decays
         grader.pool._late = 10.0
         t = time.perf_counter()
-        out = grader.pool._in_worker(cfg, Budget(work_deadline(cfg)), time.sleep, 5.0)
+        out = grader.pool._in_worker(cfg, Budget(work_deadline(cfg)), CheckSummary, time.sleep, 5.0)
         took = time.perf_counter() - t
-        assert out == {"status": "timeout"}
+        assert out == CheckSummary("timeout")
         budget_end = cfg.time_budget_s - 0.1
         assert budget_end - MAX_SLACK * cfg.time_budget_s - 0.05 < took < budget_end - 0.2
     finally:

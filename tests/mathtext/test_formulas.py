@@ -150,3 +150,13 @@ def test_extraction_is_linear_in_runs_of_every_operator(symbol: str) -> None:
     for shape in shapes:
         small, large = work(shape(60))[0], work(shape(120))[0]
         assert large <= 2.3 * small, f"{shape(2)!r}: {small} calls at N, {large} at 2N"
+
+
+def test_recent_readings_answer_what_a_fresh_read_answers_and_keep_a_few() -> None:
+    from faithsieve.mathtext.formulas import RecentReadings
+
+    readings = RecentReadings()
+    texts = [f"We get {k} + 1 = {k + 1}." for k in range(RecentReadings.SIZE + 2)]
+    for text in texts + texts:
+        assert readings.read(text) == extract_formulas(text)
+    assert len(readings._recent) == RecentReadings.SIZE

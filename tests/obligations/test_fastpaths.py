@@ -17,7 +17,7 @@ from faithsieve.obligations.kinds.models import (
 )
 from faithsieve.obligations.procedures import fastpaths
 from faithsieve.obligations.procedures.fastpaths import (
-    MAX_DEPTH,
+    MAX_FASTPATH_NESTING,
     OutsideSMT,
     outside_smt,
     polynomial_class,
@@ -106,11 +106,11 @@ def test_numerator_not_constant_needs_a_nonzero_difference() -> None:
 def test_expand_bounds() -> None:
     x = Var("x")
     deep = x
-    for _ in range(MAX_DEPTH + 1):
+    for _ in range(MAX_FASTPATH_NESTING + 1):
         deep = BinOp("+", deep, Num(1, "1", 0))  # type: ignore[arg-type]
     assert expand(deep) is None
     shallow = x
-    for _ in range(MAX_DEPTH - 1):
+    for _ in range(MAX_FASTPATH_NESTING - 1):
         shallow = BinOp("+", shallow, Num(1, "1", 0))  # type: ignore[arg-type]
     assert expand(shallow) is not None
     many = BinOp("+", BinOp("+", Var("a"), Var("b")), BinOp("+", Var("c"), BinOp("+", Var("d"), Var("e"))))

@@ -177,7 +177,7 @@ def test_too_many_variables_are_not_read() -> None:
 
 def test_deep_expressions_are_not_read() -> None:
     e: Expr = Var("x")
-    for _ in range(varying.MAX_DEPTH + 2):
+    for _ in range(varying.MAX_FASTPATH_NESTING + 2):
         e = Call("abs", (e,))
     assert interval(e, {"x": Fraction(1)}) is None
 

@@ -187,9 +187,9 @@ def test_bound_on_divisors(monkeypatch) -> None:
 
 
 def test_bound_on_depth() -> None:
-    deep = "x" + " + 1" * (witness.MAX_DEPTH + 2)
+    deep = "x" + " + 1" * (witness.MAX_FASTPATH_NESTING + 2)
     assert separating_points([rel(f"{deep} = y")], rel("y = 0")) is None
-    shallow = "x" + " + 1" * (witness.MAX_DEPTH - 2)
+    shallow = "x" + " + 1" * (witness.MAX_FASTPATH_NESTING - 2)
     assert separating_points([rel(f"{shallow} = y")], rel("y = 0")) is not None
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from faithsieve.obligations.procedures import witness
 from faithsieve.obligations.procedures.witness import (
-    MAX_DEPTH,
+    MAX_FASTPATH_NESTING,
     _compile,
     _Missing,
     _Undefined,
@@ -22,7 +22,7 @@ from faithsieve.mathtext.evaluate import DEFAULT_LIMITS, Limits, evaluate
 
 
 def reference(e: Expr, env: dict[str, Fraction], holes: dict[Fraction, Fraction], lim: Limits, depth: int = 0) -> Fraction:
-    if depth > MAX_DEPTH:
+    if depth > MAX_FASTPATH_NESTING:
         raise _Undefined
     if isinstance(e, Num):
         return e.value
@@ -125,9 +125,9 @@ def test_integer_arithmetic_stays_exact() -> None:
 
 def test_depth_past_the_bound_is_undefined() -> None:
     e: Expr = Var("x")
-    for _ in range(MAX_DEPTH + 1):
+    for _ in range(MAX_FASTPATH_NESTING + 1):
         e = Neg(e)
     env = {"x": Fraction(1)}
     assert _run(_compile(e, DEFAULT_LIMITS), env, {}) == ("undefined", None) == _run(reference, e, env, {}, DEFAULT_LIMITS)
-    assert _compile(Neg(e).operand.operand, DEFAULT_LIMITS)(env, {}) == Fraction(1)  # MAX_DEPTH levels: read
-    assert witness.MAX_DEPTH == MAX_DEPTH
+    assert _compile(Neg(e).operand.operand, DEFAULT_LIMITS)(env, {}) == Fraction(1)  # MAX_FASTPATH_NESTING levels: read
+    assert witness.MAX_FASTPATH_NESTING == MAX_FASTPATH_NESTING

@@ -5,9 +5,10 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
+from faithsieve.datasets.injection.tokens import ArithError
 
 from faithsieve.rewrite import arith
-from faithsieve.rewrite.arith import ArithError, decimal_text, leaves, parse, value
+from faithsieve.rewrite.arith import decimal_text, leaves, parse, value
 from faithsieve.rewrite.gsm8k import (
     ItemRejected,
     cues_for,
@@ -38,9 +39,9 @@ def test_length_bound() -> None:
 
 
 def test_depth_bound() -> None:
-    parse("(" * (arith.MAX_DEPTH - 1) + "1" + ")" * (arith.MAX_DEPTH - 1))
+    parse("(" * (arith.MAX_ANNOTATION_NESTING - 1) + "1" + ")" * (arith.MAX_ANNOTATION_NESTING - 1))
     with pytest.raises(ArithError, match="deeply"):
-        parse("(" * (arith.MAX_DEPTH + 1) + "1" + ")" * (arith.MAX_DEPTH + 1))
+        parse("(" * (arith.MAX_ANNOTATION_NESTING + 1) + "1" + ")" * (arith.MAX_ANNOTATION_NESTING + 1))
 
 
 def test_leaf_bound() -> None:

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import sympy
+
+from faithsieve.runtime.atomic import write_atomic
 
 HERE = Path(__file__).resolve().parent
 OUTPUT = HERE.parents[1] / "fresh-probes" / "fresh-probes.jsonl"
@@ -106,10 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             print("fresh-probes.jsonl is stale: run datasets/builders/fresh-probes/build.py", file=sys.stderr)
             return 1
         return 0
-    fd, tmp = tempfile.mkstemp(dir=OUTPUT.parent, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, OUTPUT)
+    write_atomic(OUTPUT, text, mode=0o600)  # the mode the file always had (it was written through mkstemp)
     n_correct = sum(item["label"] == "correct" for item in items)
     print(f"wrote {OUTPUT.name}: {n_correct} correct, {len(items) - n_correct} flawed")
     return 0

@@ -26,11 +26,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import re
 import sys
-import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from fractions import Fraction
@@ -38,6 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from faithsieve.datasets.inject import MUTATIONS, find_chains, gsm8k_steps, inject_items
+
+from faithsieve.runtime.atomic import write_atomic
 
 HERE = Path(__file__).resolve().parent
 HANDWRITTEN = HERE / "handwritten.jsonl.txt"
@@ -287,17 +287,6 @@ def render(items: list[dict[str, Any]]) -> str:
     return "".join(json.dumps(it, ensure_ascii=False) + "\n" for it in items)
 
 
-def write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def summary(items: list[dict[str, Any]]) -> str:
@@ -328,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(summary(items))
         return 0
-    write_atomic(OUTPUT, text)
+    write_atomic(OUTPUT, text, mode=0o644)
     print(f"wrote {OUTPUT}\n{summary(items)}")
     return 0
 
