@@ -41,7 +41,8 @@ Parts (each runnable alone with ``--only``; each writes ``OUTDIR/<part>/``):
   ``stable_view``.
 
 Every string has this tree's absolute path written ``<ROOT>``, so snapshots of two checkouts compare.
-Nondeterministic fields dropped (besides ``stable_view``'s ``time_ms``/``timings``/``usage``):
+Nondeterministic fields dropped (besides ``stable_view``'s ``time_ms``/``timings``/``usage``, and
+``waited_ms``, which ``compare`` drops wherever it stands):
 ``proofs_per_second``, ``pipeline_proofs_per_second`` and ``run.sessions[].wall_s`` of ``metrics.json``;
 the ``/metrics`` values (only the metric names are kept); the ``X-Request-Id``-style headers (only the
 status, the content type and ``X-FaithSieve-Cache`` are kept). Runtime per part goes to
@@ -601,6 +602,20 @@ def take(args: argparse.Namespace) -> int:
 # compare
 
 
+TIMING_KEYS = frozenset({"waited_ms"})
+"""Timing fields ``stable_view`` keeps (the wait for a grader worker, in ``grade``, ``compute_score`` and
+``/get_reward``'s ``extra_logs``): dropped by ``compare`` wherever they stand, so snapshots taken before
+this rule compare too."""
+
+
+def _strip_timing(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _strip_timing(v) for k, v in obj.items() if k not in TIMING_KEYS}
+    if isinstance(obj, list):
+        return [_strip_timing(v) for v in obj]
+    return obj
+
+
 def _strip_method(obj: Any) -> Any:
     if isinstance(obj, dict):
         is_evidence = "claim" in obj and "status" in obj
@@ -687,6 +702,7 @@ def _compare_file(fa: Path, fb: Path, rel: str, args: argparse.Namespace, shown:
         if byte_kept or xa is None or xb is None:
             same = ra == rb
         else:
+            xa, xb = _strip_timing(xa), _strip_timing(xb)
             if args.ignore_method:
                 xa, xb = _strip_method(xa), _strip_method(xb)
             same = xa == xb
