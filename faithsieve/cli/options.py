@@ -126,15 +126,15 @@ def subset_names(values: list[str] | None) -> tuple[str, ...]:
     return tuple(out)
 
 
-def bulk_request(args: argparse.Namespace, path: Path, out: Path, subsets: tuple[str, ...], settings: Settings,
-                 **more: Any) -> ScoreRequest:
+def bulk_request(args: argparse.Namespace, path: Path, out: Path, settings: Settings, **more: Any) -> ScoreRequest:
     """The request of a bulk run (``score``, ``predict``) from the options both commands take; ``more`` are the
     fields only one of them sets (``report``, ``resamples``)."""
     from faithsieve.scoring.run import ScoreRequest
 
     quiet = getattr(args, "quiet", False)
     return ScoreRequest(
-        path=path, out=out, format=args.format, workers=args.workers, limit=args.limit, subsets=subsets,
+        path=path, out=out, format=args.format, workers=args.workers, limit=args.limit,
+        subsets=subset_names(args.subset),
         skip_invalid=args.skip_invalid, progress=False if (args.no_progress or quiet) else None, seed=args.seed,
         settings=settings, sample=args.sample, force_new=args.force_new, worker_memory_mb=args.worker_memory_mb,
         item_time_limit_s=args.item_time_limit, ray=args.ray, **more,

@@ -24,7 +24,6 @@ def cmd_predict(args: argparse.Namespace) -> int:
     from faithsieve.cli.options import (
         bulk_request,
         settings_from_args,
-        subset_names,
         warn_if_lean_missing,
     )
     from faithsieve.pipeline import probe_settings
@@ -38,7 +37,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
         settings = settings_from_args(args)
     except FaithSieveError as exc:
         return fail(exc.message)
-    req = bulk_request(args, path, out, subset_names(args.subset), settings, report=False)
+    req = bulk_request(args, path, out, settings, report=False)
     warning = warn_if_lean_missing(settings)
     if warning:
         err(warning)

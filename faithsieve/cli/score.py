@@ -69,7 +69,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         settings = settings_from_args(args)
     except FaithSieveError as exc:
         return fail(exc.message)
-    req = bulk_request(args, path, out, subsets, settings, resamples=args.bootstrap, report=not args.no_report)
+    req = bulk_request(args, path, out, settings, resamples=args.bootstrap, report=not args.no_report)
     clash = None if args.force or args.force_new else selection_clash(req)
     if clash:
         return fail(clash)
