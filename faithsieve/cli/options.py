@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from faithsieve.cli.common import non_negative_int, positive_float
+from faithsieve.cli.common import err, non_negative_int, positive_float
 from faithsieve.runtime.limits import WORKER_MEMORY_MB
 
 if TYPE_CHECKING:
@@ -116,6 +116,13 @@ def warn_if_lean_missing(settings: Settings) -> str | None:
 
     ok, why = lean_status(settings)
     return None if ok else f"warning: Lean backend unavailable: {why}; continuing with {', '.join(settings.checkers)}"
+
+
+def say_if_lean_missing(settings: Settings) -> None:
+    """``warn_if_lean_missing``'s warning, when there is one, as a line on stderr (a bulk run goes on)."""
+    warning = warn_if_lean_missing(settings)
+    if warning:
+        err(warning)
 
 
 def subset_names(values: list[str] | None) -> tuple[str, ...]:

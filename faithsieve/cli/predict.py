@@ -23,8 +23,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
     """Predict every proof of a file or folder into ``--out`` and print the summary."""
     from faithsieve.cli.options import (
         bulk_request,
+        say_if_lean_missing,
         settings_from_args,
-        warn_if_lean_missing,
     )
     from faithsieve.pipeline import probe_settings
     from faithsieve.scoring.bulk import default_predict_out, run_predict
@@ -38,9 +38,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     except FaithSieveError as exc:
         return fail(exc.message)
     req = bulk_request(args, path, out, settings, report=False)
-    warning = warn_if_lean_missing(settings)
-    if warning:
-        err(warning)
+    say_if_lean_missing(settings)
     try:
         probe_settings(settings)
         result = run_predict(req)

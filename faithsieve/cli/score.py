@@ -49,9 +49,9 @@ def cmd_score(args: argparse.Namespace) -> int:
     """``faithsieve score PATH``: predict every item, write predictions, metrics and a report."""
     from faithsieve.cli.options import (
         bulk_request,
+        say_if_lean_missing,
         settings_from_args,
         subset_names,
-        warn_if_lean_missing,
     )
     from faithsieve.datasets.adapters import load_dataset
     from faithsieve.pipeline import probe_settings
@@ -73,9 +73,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     clash = None if args.force or args.force_new else selection_clash(req)
     if clash:
         return fail(clash)
-    warning = warn_if_lean_missing(settings)
-    if warning:
-        err(warning)
+    say_if_lean_missing(settings)
     try:
         probe_settings(settings)  # one call before any work: unreachable / bad key / missing model -> exit 2
         result = run_score(req)
