@@ -16,40 +16,19 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import threading
+import sys
 import time
-from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-BOMB = ("We evaluate the derivative at 100.\n$\\left.\\frac{{d}}{{dx}} e^{{e^{{e^{{x}}}}}}\\right|_{{x=100}} = 1$.\n"
-        "So the answer is $\\boxed{{1}}$. (call {i})")
-"""A claim whose check does not finish within a 1 s budget on the current checker (a 'looping' bomb)."""
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+# the bomb and the 8-thread runner of the tests (tests/grader/test_bombs.py), so both measure the same thing
+from tests.grader.test_bombs import BOMB, eight_threads
+
 NEIGHBOUR = ("We compute the product first.\n$12 \\times 15 = 170$.\nThen $170 + 10 = 180$.\n"
              "The answer is $\\boxed{{180}}$. (call {i})")
 """A refuted step with the right answer: 0.5 when checked."""
-
-
-def _threads(call: Callable[[int], tuple[str, float, str]], n_calls: int) -> list[tuple[str, float, str]]:
-    out: list[tuple[str, float, str]] = []
-    lock = threading.Lock()
-    counter = iter(range(n_calls))
-
-    def run() -> None:
-        while True:
-            with lock:
-                i = next(counter, None)
-            if i is None:
-                return
-            row = call(i)
-            with lock:
-                out.append(row)
-
-    threads = [threading.Thread(target=run) for _ in range(8)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    return out
 
 
 def _summary(rows: list[tuple[str, float, str]], seconds: float) -> dict[str, Any]:
@@ -74,7 +53,7 @@ def inproc(rounds: int) -> dict[str, Any]:
         return kind, r.score, getattr(r, "status", ",".join(r.flags) or "ok")
 
     t = time.perf_counter()
-    rows = _threads(call, 8 * rounds)
+    rows = eight_threads(call, 8 * rounds)
     return _summary(rows, time.perf_counter() - t)
 
 
@@ -100,7 +79,7 @@ def service(rounds: int) -> dict[str, Any]:
             return kind, out["rewards"][0], status
 
         t = time.perf_counter()
-        rows = _threads(call, 8 * rounds)
+        rows = eight_threads(call, 8 * rounds)
     return _summary(rows, time.perf_counter() - t)
 
 

@@ -167,3 +167,15 @@ def report_dropped(data: Any) -> None:
         err(f"... and {len(data.bad) - MAX_BAD_SHOWN} more bad records")
     for reason, n in data.excluded_counts().items():
         err(f"excluded {n} record(s): {reason}")
+
+
+def report_run(result: Any, n: int, nothing: str) -> bool:
+    """What a bulk run (``score``, ``predict``) dropped and warned, on stderr; ``False`` after ``error: NOTHING``
+    when it has no item (``n`` is 0: the command exits 1)."""
+    report_dropped(result.dataset)
+    for w in result.warnings:
+        err(f"warning: {w}")
+    if not n:
+        err(f"error: {nothing}")
+        return False
+    return True

@@ -8,11 +8,14 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from faithsieve.cli.common import non_negative_int, positive_float
+from faithsieve.cli.common import err, non_negative_int, positive_float
 from faithsieve.runtime.limits import WORKER_MEMORY_MB
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from faithsieve.core.settings import Settings
+    from faithsieve.scoring.run import ScoreRequest
 
 ABLATIONS = ("no_local_edges", "no_gate", "graph_judge", "nl_only")
 
@@ -113,3 +116,33 @@ def warn_if_lean_missing(settings: Settings) -> str | None:
 
     ok, why = lean_status(settings)
     return None if ok else f"warning: Lean backend unavailable: {why}; continuing with {', '.join(settings.checkers)}"
+
+
+def say_if_lean_missing(settings: Settings) -> None:
+    """``warn_if_lean_missing``'s warning, when there is one, as a line on stderr (a bulk run goes on)."""
+    warning = warn_if_lean_missing(settings)
+    if warning:
+        err(warning)
+
+
+def subset_names(values: list[str] | None) -> tuple[str, ...]:
+    """The subsets named by ``--subset`` (repeated, or comma-separated)."""
+    out: list[str] = []
+    for v in values or []:
+        out.extend(s for s in (p.strip() for p in v.split(",")) if s)
+    return tuple(out)
+
+
+def bulk_request(args: argparse.Namespace, path: Path, out: Path, settings: Settings, **more: Any) -> ScoreRequest:
+    """The request of a bulk run (``score``, ``predict``) from the options both commands take; ``more`` are the
+    fields only one of them sets (``report``, ``resamples``)."""
+    from faithsieve.scoring.run import ScoreRequest
+
+    quiet = getattr(args, "quiet", False)
+    return ScoreRequest(
+        path=path, out=out, format=args.format, workers=args.workers, limit=args.limit,
+        subsets=subset_names(args.subset),
+        skip_invalid=args.skip_invalid, progress=False if (args.no_progress or quiet) else None, seed=args.seed,
+        settings=settings, sample=args.sample, force_new=args.force_new, worker_memory_mb=args.worker_memory_mb,
+        item_time_limit_s=args.item_time_limit, ray=args.ray, **more,
+    )

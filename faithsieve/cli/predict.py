@@ -14,18 +14,21 @@ from faithsieve.cli.common import (
     fail,
     non_negative_int,
     positive_int,
-    report_dropped,
+    report_run,
 )
 from faithsieve.core.errors import FaithSieveError
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
     """Predict every proof of a file or folder into ``--out`` and print the summary."""
-    from faithsieve.cli.options import settings_from_args, warn_if_lean_missing
-    from faithsieve.cli.score import _subsets
+    from faithsieve.cli.options import (
+        bulk_request,
+        say_if_lean_missing,
+        settings_from_args,
+    )
     from faithsieve.pipeline import probe_settings
     from faithsieve.scoring.bulk import default_predict_out, run_predict
-    from faithsieve.scoring.run import InvalidDataset, ScoreRequest
+    from faithsieve.scoring.run import InvalidDataset
 
     path = Path(args.path)
     quiet = getattr(args, "quiet", False)
@@ -34,15 +37,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
         settings = settings_from_args(args)
     except FaithSieveError as exc:
         return fail(exc.message)
-    req = ScoreRequest(
-        path=path, out=out, format=args.format, workers=args.workers, limit=args.limit, subsets=_subsets(args.subset),
-        skip_invalid=args.skip_invalid, progress=False if (args.no_progress or quiet) else None, seed=args.seed,
-        report=False, settings=settings, sample=args.sample, force_new=args.force_new,
-        worker_memory_mb=args.worker_memory_mb, item_time_limit_s=args.item_time_limit, ray=args.ray,
-    )
-    warning = warn_if_lean_missing(settings)
-    if warning:
-        err(warning)
+    req = bulk_request(args, path, out, settings, report=False)
+    say_if_lean_missing(settings)
     try:
         probe_settings(settings)
         result = run_predict(req)
@@ -53,12 +49,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
         return 2
     except (OSError, FaithSieveError, ValueError) as exc:
         return fail(error_line(exc))
-    report_dropped(result.dataset)
-    for w in result.warnings:
-        err(f"warning: {w}")
     s = result.summary
-    if not s["n"]:
-        err("error: no proofs to predict")
+    if not report_run(result, s["n"], "no proofs to predict"):
         return 1
     if not quiet:
         err(f"predicted {s['n']} proofs ({result.processed} new, {result.reused} reused) -> {result.out / 'predictions.jsonl'}")

@@ -15,15 +15,9 @@ from faithsieve.cli.common import (
     non_negative_int,
     positive_int,
     report_dropped,
+    report_run,
 )
 from faithsieve.core.errors import FaithSieveError
-
-
-def _subsets(values: list[str] | None) -> tuple[str, ...]:
-    out: list[str] = []
-    for v in values or []:
-        out.extend(s for s in (p.strip() for p in v.split(",")) if s)
-    return tuple(out)
 
 
 def _selection(config: dict[str, Any]) -> dict[str, Any]:
@@ -53,18 +47,18 @@ def selection_clash(req: Any) -> str | None:
 
 def cmd_score(args: argparse.Namespace) -> int:
     """``faithsieve score PATH``: predict every item, write predictions, metrics and a report."""
-    from faithsieve.cli.options import settings_from_args, warn_if_lean_missing
+    from faithsieve.cli.options import (
+        bulk_request,
+        say_if_lean_missing,
+        settings_from_args,
+        subset_names,
+    )
     from faithsieve.datasets.adapters import load_dataset
     from faithsieve.pipeline import probe_settings
-    from faithsieve.scoring.run import (
-        InvalidDataset,
-        ScoreRequest,
-        default_out,
-        run_score,
-    )
+    from faithsieve.scoring.run import InvalidDataset, default_out, run_score
 
     path = Path(args.path)
-    subsets = _subsets(args.subset)
+    subsets = subset_names(args.subset)
     if args.predictions:
         return score_prediction_file(args, path, subsets)
     if args.convention:
@@ -75,19 +69,11 @@ def cmd_score(args: argparse.Namespace) -> int:
         settings = settings_from_args(args)
     except FaithSieveError as exc:
         return fail(exc.message)
-    req = ScoreRequest(
-        path=path, out=out, format=args.format, workers=args.workers, limit=args.limit, subsets=subsets,
-        skip_invalid=args.skip_invalid, progress=False if (args.no_progress or quiet) else None,
-        resamples=args.bootstrap, seed=args.seed, report=not args.no_report, settings=settings,
-        sample=args.sample, force_new=args.force_new, worker_memory_mb=args.worker_memory_mb,
-        item_time_limit_s=args.item_time_limit, ray=args.ray,
-    )
+    req = bulk_request(args, path, out, settings, resamples=args.bootstrap, report=not args.no_report)
     clash = None if args.force or args.force_new else selection_clash(req)
     if clash:
         return fail(clash)
-    warning = warn_if_lean_missing(settings)
-    if warning:
-        err(warning)
+    say_if_lean_missing(settings)
     try:
         probe_settings(settings)  # one call before any work: unreachable / bad key / missing model -> exit 2
         result = run_score(req)
@@ -100,12 +86,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         return 2
     except (OSError, FaithSieveError, ValueError) as exc:
         return fail(error_line(exc))
-    report_dropped(result.dataset)
-    for w in result.warnings:
-        err(f"warning: {w}")
     m = result.metrics
-    if not m["n"]:
-        err("error: no items to score")
+    if not report_run(result, m["n"], "no items to score"):
         return 1
     summary = {k: m.get(k) for k in ("n", "binary_accuracy", "exact_accuracy", "error_accuracy", "correct_accuracy", "f1",
                                      "flags", "flag_precision", "early_flags", "late_flags", "proofs_per_second")}
@@ -138,12 +120,8 @@ def score_prediction_file(args: argparse.Namespace, path: Path, subsets: tuple[s
         return fail(f"{exc.message}; fix them, or pass --skip-invalid" if exc.detail else exc.message)
     except (OSError, ValueError) as exc:
         return fail(error_line(exc))
-    report_dropped(result.dataset)
-    for w in result.warnings:
-        err(f"warning: {w}")
     m = result.metrics
-    if not m["n"]:
-        err("error: no items to score")
+    if not report_run(result, m["n"], "no items to score"):
         return 1
     if not getattr(args, "quiet", False):
         err(f"scored {m['n']} predictions of {preds} ({m['run']['convention']} convention) -> {out}")

@@ -347,9 +347,30 @@ class Interpreter(ABC, Generic[V]):
     @abstractmethod
     def neg(self, a: V) -> V: ...
 
-    @abstractmethod
     def binop(self, op: str, a: V, b: V) -> V:
-        """``a op b``, ``op`` one of ``+ - * / mod``."""
+        """``a op b``, ``op`` one of ``+ - * / mod``: the algebra's own operation, its result bounded
+        (``bounded``); a division or ``mod`` by zero is refused before ``mod`` is asked."""
+        x: Any = a  # the values of every algebra here add, subtract, multiply, divide and compare with 0
+        if op == "+":
+            return self.bounded(x + b)
+        if op == "-":
+            return self.bounded(x - b)
+        if op == "*":
+            return self.bounded(x * b)
+        if b == 0:
+            raise NotRational("division by zero")
+        if op == "mod":
+            return self.mod(a, b)
+        return self.bounded(x / b)
+
+    @abstractmethod
+    def bounded(self, v: V) -> V:
+        """``v``, a sum, difference, product or quotient, charged to the meter; ``EvaluationLimit`` when it
+        is too large to keep."""
+
+    @abstractmethod
+    def mod(self, a: V, b: V) -> V:
+        """``a mod b`` (``b`` is not zero)."""
 
     @abstractmethod
     def power(self, base: V, exp: V) -> V: ...
@@ -432,20 +453,15 @@ class _Probe(Interpreter[Any]):
     def binop(self, op: str, a: Any, b: Any) -> Any:
         if a is None or b is None:
             return None
-        lim, meter = self.lim, self.meter
-        if op == "+":
-            return _bounded(a + b, lim, meter)
-        if op == "-":
-            return _bounded(a - b, lim, meter)
-        if op == "*":
-            return _bounded(a * b, lim, meter)
-        if b == 0:
-            raise NotRational("division by zero")
-        if op == "mod":
-            if _CTX.im(a) != 0 or _CTX.im(b) != 0:
-                raise NotRational("mod of complex numbers")
-            return _bounded(_CTX.fmod(_CTX.re(a), _CTX.re(b)), lim, meter)
-        return _bounded(a / b, lim, meter)
+        return super().binop(op, a, b)
+
+    def bounded(self, v: Any) -> Any:
+        return _bounded(v, self.lim, self.meter)
+
+    def mod(self, a: Any, b: Any) -> Any:
+        if _CTX.im(a) != 0 or _CTX.im(b) != 0:
+            raise NotRational("mod of complex numbers")
+        return _bounded(_CTX.fmod(_CTX.re(a), _CTX.re(b)), self.lim, self.meter)
 
     def power(self, base: Any, exp: Any) -> Any:
         if base is None or exp is None:

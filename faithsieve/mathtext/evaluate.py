@@ -128,19 +128,11 @@ class _Exact(Interpreter[Fraction]):
     def neg(self, a: Fraction) -> Fraction:
         return -a
 
-    def binop(self, op: str, a: Fraction, b: Fraction) -> Fraction:
-        lim, meter = self.lim, self.meter
-        if op == "+":
-            return _guard(a + b, lim, meter)
-        if op == "-":
-            return _guard(a - b, lim, meter)
-        if op == "*":
-            return _guard(a * b, lim, meter)
-        if b == 0:
-            raise NotRational("division by zero")
-        if op == "mod":
-            return _mod(a, b)
-        return _guard(a / b, lim, meter)
+    def bounded(self, v: Fraction) -> Fraction:
+        return _guard(v, self.lim, self.meter)
+
+    def mod(self, a: Fraction, b: Fraction) -> Fraction:
+        return _mod(a, b)
 
     def power(self, base: Fraction, exp: Fraction) -> Fraction:
         return _pow(base, exp, self.lim, self.meter)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from faithsieve.core.errors import ParseError
+from faithsieve.mathtext import tokens as tk
 from faithsieve.mathtext.ast import (
     BinOp,
     Calc,
@@ -34,41 +35,14 @@ from faithsieve.mathtext.ast import (
     substitute,
     variables,
 )
-from faithsieve.mathtext.lexer import (
-    BANG,
-    BAR,
-    COMMA,
-    CONST,
-    DEG,
-    EVALBAR,
-    FUNC,
-    INF,
-    LB,
-    LEVAL,
-    LP,
-    LSET,
-    NUM,
-    OP,
-    PCT,
-    POW,
-    PRIME,
-    RATIO,
-    RB,
-    REL,
-    RP,
-    RSET,
-    SUB,
-    TO,
-    VAR,
-    Token,
-)
+from faithsieve.mathtext.tokens import Token
 
 MAX_TOKENS = 400
 MAX_FORMULA_NESTING = 60
 """Deepest nesting of one formula's groups, operands and calls the parser reads."""
 MAX_NUMBER_CHARS = 200
 
-_ATOM_START = (NUM, VAR, CONST, LP, LB, FUNC, LSET, LEVAL)
+_ATOM_START = (tk.NUM, tk.VAR, tk.CONST, tk.LP, tk.LB, tk.FUNC, tk.LSET, tk.LEVAL)
 FUNCTION_LETTERS = frozenset("fghFGHPQpq")
 """Letters read as function names when directly followed by a parenthesis."""
 
@@ -167,10 +141,10 @@ class _Parser:
         exprs = [self.member()]
         spans.append((self.t[s0].start, self.t[self.i - 1].end))
         rels: list[str] = []
-        while (tok := self.peek()) is not None and tok.kind == REL:
+        while (tok := self.peek()) is not None and tok.kind == tk.REL:
             self.take()
             nxt = self.peek()
-            if nxt is not None and nxt.kind == OP and nxt.value in ("+", "*", "/"):
+            if nxt is not None and nxt.kind == tk.OP and nxt.value in ("+", "*", "/"):
                 raise ParseError(f"operator {nxt.value!r} right after a relation")
             rels.append(tok.value)
             s0 = self.i
@@ -183,9 +157,9 @@ class _Parser:
     def member(self) -> Expr:
         """A member of the chain: an expression, or the ratio ``a : b`` of two (``a / b``)."""
         e = self.expr()
-        if (tok := self.peek()) is not None and tok.kind == EVALBAR:
+        if (tok := self.peek()) is not None and tok.kind == tk.EVALBAR:
             e = self._bar_scripts(e)  # F \Big|_{x=a}: the bar acts on the member before it
-        if (tok := self.peek()) is not None and tok.kind == RATIO:
+        if (tok := self.peek()) is not None and tok.kind == tk.RATIO:
             self.take()
             e = BinOp("/", e, self.expr())
         return e
@@ -193,7 +167,7 @@ class _Parser:
     def expr(self) -> Expr:
         self.enter()
         left = self.term()
-        while (tok := self.peek()) is not None and tok.kind == OP and tok.value in "+-":
+        while (tok := self.peek()) is not None and tok.kind == tk.OP and tok.value in "+-":
             self.take()
             left = BinOp(tok.value, left, self.term())
         self.depth -= 1
@@ -202,21 +176,21 @@ class _Parser:
     def _implicit_ok(self, prev_end: Token, nxt: Token) -> bool:
         if nxt.kind not in _ATOM_START:
             return False
-        if nxt.kind == NUM and prev_end.kind in (NUM, VAR, CONST, RB, RP, PCT):
+        if nxt.kind == tk.NUM and prev_end.kind in (tk.NUM, tk.VAR, tk.CONST, tk.RB, tk.RP, tk.PCT):
             return False  # "2 3", "x 2": not a product
         if not self.latex:
             if nxt.space_before:
                 return False
-            return nxt.kind in (VAR, LP, CONST) and prev_end.kind in (NUM, VAR, RP, CONST)
+            return nxt.kind in (tk.VAR, tk.LP, tk.CONST) and prev_end.kind in (tk.NUM, tk.VAR, tk.RP, tk.CONST)
         return True
 
     def term(self) -> Expr:
         left = self.unary()
         while (tok := self.peek()) is not None:
-            if tok.kind == OP and tok.value in ("*", "/", "mod"):
+            if tok.kind == tk.OP and tok.value in ("*", "/", "mod"):
                 self.take()
                 left = BinOp(tok.value, left, self.unary())
-            elif (self.latex and tok.kind == FUNC and tok.value == "frac" and self.t[self.i - 1].kind == NUM
+            elif (self.latex and tok.kind == tk.FUNC and tok.value == "frac" and self.t[self.i - 1].kind == tk.NUM
                   and _whole(left) and self._simple_frac_ahead()):
                 # 2\frac{6}{7}, 2\tfrac12 are the mixed numbers 2 6/7, 2 1/2 (and -2\tfrac12 is -(2 1/2))
                 self.take()
@@ -235,13 +209,13 @@ class _Parser:
         j = self.i + 1
         digits: list[str] = []
         while j < len(t) and len(digits) < 2:
-            if t[j].kind == LB and j + 2 < len(t) and t[j + 1].kind == NUM and t[j + 2].kind == RB:
+            if t[j].kind == tk.LB and j + 2 < len(t) and t[j + 1].kind == tk.NUM and t[j + 2].kind == tk.RB:
                 digits.append(t[j + 1].value)
                 j += 3
-            elif t[j].kind == NUM and t[j].value.isdigit() and not digits and len(t[j].value) == 2:
+            elif t[j].kind == tk.NUM and t[j].value.isdigit() and not digits and len(t[j].value) == 2:
                 digits.extend(t[j].value)  # \frac12: one digit each
                 j += 1
-            elif t[j].kind == NUM and t[j].value.isdigit() and len(t[j].value) == 1:
+            elif t[j].kind == tk.NUM and t[j].value.isdigit() and len(t[j].value) == 1:
                 digits.append(t[j].value)
                 j += 1
             else:
@@ -250,7 +224,7 @@ class _Parser:
 
     def unary(self) -> Expr:
         tok = self.peek()
-        if tok is not None and tok.kind == OP and tok.value in "+-":
+        if tok is not None and tok.kind == tk.OP and tok.value in "+-":
             self.take()
             self.enter()
             operand = self.unary()
@@ -261,14 +235,14 @@ class _Parser:
     def power(self) -> Expr:
         base = self.postfix()
         tok = self.peek()
-        if tok is not None and tok.kind == POW:
+        if tok is not None and tok.kind == tk.POW:
             self.take()
             self.enter()
             nxt = self.peek()
-            if self.latex and nxt is not None and nxt.kind == NUM and len(nxt.value) > 1 and nxt.value.isdigit():
+            if self.latex and nxt is not None and nxt.kind == tk.NUM and len(nxt.value) > 1 and nxt.value.isdigit():
                 # x^23 in LaTeX means x^2 * 3 ... but models mean x^{23}; refuse to guess
                 raise ParseError("ambiguous LaTeX exponent")
-            if self.latex and nxt is not None and nxt.kind not in (LB, OP):
+            if self.latex and nxt is not None and nxt.kind not in (tk.LB, tk.OP):
                 exponent = self.atom()
             else:
                 exponent = self.unary()
@@ -278,27 +252,27 @@ class _Parser:
 
     def postfix(self) -> Expr:
         e = self.atom()
-        while (tok := self.peek()) is not None and tok.kind in (BANG, PCT, DEG, PRIME):
+        while (tok := self.peek()) is not None and tok.kind in (tk.BANG, tk.PCT, tk.DEG, tk.PRIME):
             self.take()
-            if tok.kind == PRIME:
+            if tok.kind == tk.PRIME:
                 e = Calc("diff", e, _sole_variable(e))  # (x^5)': the derivative in the bracket's one letter
                 continue
-            e = Call({BANG: "factorial", PCT: "percent", DEG: "deg"}[tok.kind], (e,))
+            e = Call({tk.BANG: "factorial", tk.PCT: "percent", tk.DEG: "deg"}[tok.kind], (e,))
         return e
 
     def group(self) -> Expr:
         """A LaTeX argument: {expr} or a single token."""
         tok = self.peek()
-        if tok is not None and tok.kind == LB:
+        if tok is not None and tok.kind == tk.LB:
             self.take()
             e = self.expr()
-            self.expect(RB)
+            self.expect(tk.RB)
             return e
-        if tok is not None and tok.kind == NUM and self.latex and tok.value.isdigit() and len(tok.value) > 1:
+        if tok is not None and tok.kind == tk.NUM and self.latex and tok.value.isdigit() and len(tok.value) > 1:
             # \frac12 means 1/2: split the digits
             self.take()
             first = parse_number(tok.value[0], tok.start, tok.start + 1)
-            rest = Token(NUM, tok.value[1:], tok.start + 1, tok.end, False)
+            rest = Token(tk.NUM, tok.value[1:], tok.start + 1, tok.end, False)
             self.t.insert(self.i, rest)
             return first
         return self.atom()
@@ -313,21 +287,21 @@ class _Parser:
     def _atom(self) -> Expr:
         tok = self.take()
         k = tok.kind
-        if k == NUM:
+        if k == tk.NUM:
             return parse_number(tok.value, tok.start, tok.end)
-        if k == VAR and tok.value == "i" and self.imaginary and ((s := self.peek()) is None or s.kind != SUB):
+        if k == tk.VAR and tok.value == "i" and self.imaginary and ((s := self.peek()) is None or s.kind != tk.SUB):
             # the imaginary unit, when the text works with complex numbers (at the end of the formula
             # too: "= 534 + 240i"); ``i_1`` is a name
             return Const("i")
-        if k == VAR:
+        if k == tk.VAR:
             return self._variable(tok.value)
-        if k == CONST:
+        if k == tk.CONST:
             return Const(tok.value)
-        if k == LEVAL:
+        if k == tk.LEVAL:
             return self._evaluation_bar()
-        if k == LP:
+        if k == tk.LP:
             e = self.expr()
-            close = self.expect(RP)
+            close = self.expect(tk.RP)
             if tok.value == "[" and close.value == "]" and self._scripts_ahead():
                 return self._bracket_difference(e)
             if tok.value in ("floor", "ceil"):
@@ -337,37 +311,37 @@ class _Parser:
             if close.value in ("floor", "ceil"):
                 raise ParseError("mismatched brackets")
             return e
-        if k == LB:
+        if k == tk.LB:
             e = self.expr()
-            self.expect(RB)
+            self.expect(tk.RB)
             return e
-        if k == LSET:
+        if k == tk.LSET:
             # \{x\}: the fractional part of x (a set of one number is never equal to a number)
             e = self.expr()
-            self.expect(RSET)
+            self.expect(tk.RSET)
             return Call("frac", (e,))
-        if k == BAR:
+        if k == tk.BAR:
             e = self.expr()
-            self.expect(BAR)
+            self.expect(tk.BAR)
             return Call("abs", (e,))
-        if k == FUNC:
+        if k == tk.FUNC:
             return self._func(tok.value)
         raise ParseError(f"unexpected {tok.value!r}")
 
     def _glued_paren(self) -> bool:
         nxt = self.peek()
-        return nxt is not None and nxt.kind == LP and not nxt.space_before and nxt.value in "(["
+        return nxt is not None and nxt.kind == tk.LP and not nxt.space_before and nxt.value in "(["
 
     def _variable(self, name: str) -> Expr:
         """A variable, ``x_1``, or an unknown function applied (``f(x)``, ``f^{-1}(3)``); the functions
         of number theory (``\\varphi(12)``, ``v_2(48)``) applied."""
-        if (s := self.peek()) is not None and s.kind == SUB:
+        if (s := self.peek()) is not None and s.kind == tk.SUB:
             self.take()
             name += "_" + self._subscript_text()
         if (name in NUMBER_THEORY or name[:2] == "v_" and _padic(name)) and self._glued_paren():
             self.take()
             arg = self.expr()
-            self.expect(RP)
+            self.expect(tk.RP)
             if variables(arg):
                 return Call("fn:" + name, (arg,))  # a function of a letter: which one is not known
             if name in NUMBER_THEORY:
@@ -376,19 +350,19 @@ class _Parser:
             return Call("padicval", (parse_number(base) if base.isdigit() else Var(base), arg))
         if self._function_name(name):
             nxt = self.peek()
-            if nxt is not None and nxt.kind == POW:
+            if nxt is not None and nxt.kind == tk.POW:
                 # f^{-1}(3), f^2(x): an iterate or inverse applied
                 j = self._group_end(self.i + 1)
                 after = self.t[j] if 0 <= j < len(self.t) else None
-                if after is not None and after.kind == LP and not after.space_before and after.value in "([":
+                if after is not None and after.kind == tk.LP and not after.space_before and after.value in "([":
                     name += "^" + "".join(t.value for t in self.t[self.i + 1 : j])
                     self.i = j
             nxt = self.peek()
-            if nxt is not None and nxt.kind == LP and not nxt.space_before and nxt.value in "([":
+            if nxt is not None and nxt.kind == tk.LP and not nxt.space_before and nxt.value in "([":
                 # f(x), S(0), p'(1): an unknown function applied, never a product
                 self.take()
                 args = [self.expr()]
-                self.expect(RP)
+                self.expect(tk.RP)
                 return Call("fn:" + name, tuple(args))
         return Var(name)
 
@@ -400,13 +374,13 @@ class _Parser:
         """Index after the exponent group starting at token j (a braced group or one token), or -1."""
         if j >= len(self.t):
             return -1
-        if self.t[j].kind != LB:
+        if self.t[j].kind != tk.LB:
             return j + 1
         depth = 0
         for k in range(j, min(len(self.t), j + 40)):
-            if self.t[k].kind == LB:
+            if self.t[k].kind == tk.LB:
                 depth += 1
-            elif self.t[k].kind == RB:
+            elif self.t[k].kind == tk.RB:
                 depth -= 1
                 if depth == 0:
                     return k + 1
@@ -414,15 +388,15 @@ class _Parser:
 
     def _subscript_text(self) -> str:
         tok = self.take()
-        if tok.kind == LB:
+        if tok.kind == tk.LB:
             parts = []
-            while (t := self.take()).kind != RB:
-                if t.kind not in (NUM, VAR):
+            while (t := self.take()).kind != tk.RB:
+                if t.kind not in (tk.NUM, tk.VAR):
                     raise ParseError("complex subscript")
                 parts.append(t.value)
             return "".join(parts)
-        if tok.kind in (NUM, VAR):
-            return tok.value[0] if tok.kind == NUM else tok.value
+        if tok.kind in (tk.NUM, tk.VAR):
+            return tok.value[0] if tok.kind == tk.NUM else tok.value
         raise ParseError("bad subscript")
 
     def _func(self, fn: str) -> Expr:
@@ -435,16 +409,16 @@ class _Parser:
         if fn == "binom":
             return Call("binom", (self.group(), self.group()))
         if not self.latex and fn in ("floor", "ceil", "abs"):
-            self.expect(LP)
+            self.expect(tk.LP)
             e = self.expr()
-            self.expect(RP)
+            self.expect(tk.RP)
             return Call(fn, (e,))
         if fn == "sqrt":
             tok = self.peek()
-            if tok is not None and tok.kind == LP and tok.value == "[":
+            if tok is not None and tok.kind == tk.LP and tok.value == "[":
                 self.take()
                 index = self.expr()
-                self.expect(RP)
+                self.expect(tk.RP)
                 return Call("root", (self.group(), index))
             if self.latex:
                 return Call("sqrt", (self.group(),))
@@ -452,21 +426,21 @@ class _Parser:
         if fn in ("sum", "prod"):
             return self._big_operator(fn)
         if fn in MULTI_ARG_FUNCS:
-            self.expect(LP)
+            self.expect(tk.LP)
             args = [self.expr()]
-            while (tok := self.peek()) is not None and tok.kind == COMMA:
+            while (tok := self.peek()) is not None and tok.kind == tk.COMMA:
                 self.take()
                 args.append(self.expr())
-            self.expect(RP)
+            self.expect(tk.RP)
             if len(args) < 2:
                 raise ParseError(f"{fn} of one argument")
             return Call(fn, tuple(args))
         # opaque functions: sin, log, ...; an optional subscript base is kept in the name
         name = fn
-        if (s := self.peek()) is not None and s.kind == SUB:
+        if (s := self.peek()) is not None and s.kind == tk.SUB:
             self.take()
             name += "_" + self._subscript_text()
-        if (tok := self.peek()) is not None and tok.kind == LP and tok.value in "([":
+        if (tok := self.peek()) is not None and tok.kind == tk.LP and tok.value in "([":
             # \cos(\pi/3)^2: a parenthesised argument is the whole argument, and a power after it
             # applies to the value, (cos(π/3))^2 (``power`` reads it); \sin x^2 stays sin(x^2)
             return Call(name, (self.atom(),))
@@ -496,25 +470,26 @@ class _Parser:
         index after it and the name. None when the fraction is not a derivative; never the quotient of two
         products (another ``\\frac{d..}{d..}`` is a ``ParseError``)."""
         t, j = self.t, self.i
-        if j + 1 >= len(t) or t[j + 1].value != "d" or t[j + 1].kind != VAR:
+        if j + 1 >= len(t) or t[j + 1].value != "d" or t[j + 1].kind != tk.VAR:
             return None  # the common case, a plain fraction, decided at once
         kinds = [(x.kind, x.value) for x in t[j : j + 12]]
-        if (kinds[:3] == [(LB, "{"), (VAR, "d"), (RB, "}")] and kinds[3:5] == [(LB, "{"), (VAR, "d")] and len(kinds) > 6
-                and kinds[5][0] == VAR and kinds[6][0] == RB):
+        if (kinds[:3] == [(tk.LB, "{"), (tk.VAR, "d"), (tk.RB, "}")] and kinds[3:5] == [(tk.LB, "{"), (tk.VAR, "d")]
+                and len(kinds) > 6 and kinds[5][0] == tk.VAR and kinds[6][0] == tk.RB):
             return kinds[5][1], 1, j + 7, ""
-        if (kinds[:6] == [(LB, "{"), (VAR, "d"), (POW, "^"), (NUM, "2"), (RB, "}"), (LB, "{")] and len(kinds) > 10
-                and kinds[6] == (VAR, "d") and kinds[7][0] == VAR and kinds[8:11] == [(POW, "^"), (NUM, "2"), (RB, "}")]):
+        if (kinds[:6] == [(tk.LB, "{"), (tk.VAR, "d"), (tk.POW, "^"), (tk.NUM, "2"), (tk.RB, "}"), (tk.LB, "{")]
+                and len(kinds) > 10 and kinds[6] == (tk.VAR, "d") and kinds[7][0] == tk.VAR
+                and kinds[8:11] == [(tk.POW, "^"), (tk.NUM, "2"), (tk.RB, "}")]):
             return kinds[7][1], 2, j + 11, ""
-        if kinds[:2] == [(LB, "{"), (VAR, "d")] and len(kinds) > 3 and kinds[2][0] == VAR and kinds[3][0] == RB and (
-                kinds[4:6] == [(LB, "{"), (VAR, "d")]):
-            if len(kinds) > 7 and kinds[6][0] == VAR and kinds[7][0] == RB and len(kinds[2][1]) == 1 and len(
+        if kinds[:2] == [(tk.LB, "{"), (tk.VAR, "d")] and len(kinds) > 3 and kinds[2][0] == tk.VAR and (
+                kinds[3][0] == tk.RB and kinds[4:6] == [(tk.LB, "{"), (tk.VAR, "d")]):
+            if len(kinds) > 7 and kinds[6][0] == tk.VAR and kinds[7][0] == tk.RB and len(kinds[2][1]) == 1 and len(
                     kinds[6][1]) == 1 and kinds[2][1] != kinds[6][1]:
                 return kinds[6][1], 0, j + 8, kinds[2][1]
             raise ParseError("Leibniz derivative of a name")
-        if kinds[:4] == [(LB, "{"), (VAR, "d"), (POW, "^"), (NUM, "2")]:
-            if (len(kinds) == 12 and kinds[4][0] == VAR and len(kinds[4][1]) == 1 and kinds[5] == (RB, "}")
-                    and kinds[6:8] == [(LB, "{"), (VAR, "d")] and kinds[8][0] == VAR and len(kinds[8][1]) == 1
-                    and kinds[9:12] == [(POW, "^"), (NUM, "2"), (RB, "}")] and kinds[4][1] != kinds[8][1]):
+        if kinds[:4] == [(tk.LB, "{"), (tk.VAR, "d"), (tk.POW, "^"), (tk.NUM, "2")]:
+            if (len(kinds) == 12 and kinds[4][0] == tk.VAR and len(kinds[4][1]) == 1 and kinds[5] == (tk.RB, "}")
+                    and kinds[6:8] == [(tk.LB, "{"), (tk.VAR, "d")] and kinds[8][0] == tk.VAR and len(kinds[8][1]) == 1
+                    and kinds[9:12] == [(tk.POW, "^"), (tk.NUM, "2"), (tk.RB, "}")] and kinds[4][1] != kinds[8][1]):
                 return kinds[8][1], 0, j + 12, kinds[4][1] + "'"  # d^2y/dx^2: y''(x)
             raise ParseError("Leibniz second derivative")
         return None
@@ -524,7 +499,7 @@ class _Parser:
         (``\\frac{d}{dx} x^3``, ``\\frac{d}{dx}\\sin x``)."""
         self.i = after
         nxt = self.peek()
-        body = self.power() if nxt is not None and nxt.kind == LP else self.term()
+        body = self.power() if nxt is not None and nxt.kind == tk.LP else self.term()
         for _ in range(order):
             body = Calc("diff", body, var)
         return body
@@ -534,28 +509,28 @@ class _Parser:
         brackets. Without scripts (``\\int 2x\\,dx``) it is the indefinite integral (``args == ()``); one
         bound alone, or no differential, is a ``ParseError``."""
         bounds: tuple[Expr, ...] = ()
-        if (s := self.peek()) is not None and s.kind in (SUB, POW):
-            self.expect(SUB)
+        if (s := self.peek()) is not None and s.kind in (tk.SUB, tk.POW):
+            self.expect(tk.SUB)
             lo = self._bound()
-            self.expect(POW)
+            self.expect(tk.POW)
             bounds = (lo, self._bound())
         depth, j = 0, self.i
         t = self.t
         while j + 1 < len(t):
             k = t[j].kind
-            if k in (LP, LB, LSET):
+            if k in (tk.LP, tk.LB, tk.LSET):
                 depth += 1
-            elif k in (RP, RB, RSET):
+            elif k in (tk.RP, tk.RB, tk.RSET):
                 depth -= 1
                 if depth < 0:
                     break
-            elif depth == 0 and (k == REL or (k == VAR and t[j].value == "d" and t[j + 1].kind == VAR
+            elif depth == 0 and (k == tk.REL or (k == tk.VAR and t[j].value == "d" and t[j + 1].kind == tk.VAR
                                                and len(t[j + 1].value) == 1 and j > self.i)):
                 break
             j += 1
         else:
             raise ParseError("integral without a differential")
-        if not (t[j].kind == VAR and t[j].value == "d" and j + 1 < len(t) and t[j + 1].kind == VAR):
+        if not (t[j].kind == tk.VAR and t[j].value == "d" and j + 1 < len(t) and t[j + 1].kind == tk.VAR):
             raise ParseError("integral without a differential")
         var = t[j + 1].value
         body = self._sub_expr(j)
@@ -565,15 +540,16 @@ class _Parser:
     def _bound(self) -> Expr:
         """A bound of an integral: a group, ``\\infty`` or ``-\\infty`` (as the call ``infty()``)."""
         tok = self.peek()
-        if tok is not None and tok.kind == INF:
+        if tok is not None and tok.kind == tk.INF:
             self.take()
             return Call("infty", ())
         a, b = self.peek(1), self.peek(2)
-        if tok is not None and tok.kind == LB and a is not None and b is not None:
-            if a.kind == INF and b.kind == RB:
+        if tok is not None and tok.kind == tk.LB and a is not None and b is not None:
+            if a.kind == tk.INF and b.kind == tk.RB:
                 self.i += 3
                 return Call("infty", ())
-            if a.kind == OP and a.value in "+-" and b.kind == INF and (c := self.peek(3)) is not None and c.kind == RB:
+            if (a.kind == tk.OP and a.value in "+-" and b.kind == tk.INF
+                    and (c := self.peek(3)) is not None and c.kind == tk.RB):
                 self.i += 4
                 return Neg(Call("infty", ())) if a.value == "-" else Call("infty", ())
         return self.group()
@@ -592,15 +568,15 @@ class _Parser:
     def _limit(self) -> Expr:
         """``\\lim_{x \\to a} body``, ``a`` a number, an expression, ``\\infty`` / ``-\\infty`` or one side
         (``0^+``, ``0^{-}``); the body is a bracket or a product-level term."""
-        self.expect(SUB)
-        self.expect(LB)
-        var = self.expect(VAR).value
-        self.expect(TO)
+        self.expect(tk.SUB)
+        self.expect(tk.LB)
+        var = self.expect(tk.VAR).value
+        self.expect(tk.TO)
         depth, j, t = 0, self.i, self.t
         while j < len(t):
-            if t[j].kind == LB:
+            if t[j].kind == tk.LB:
                 depth += 1
-            elif t[j].kind == RB:
+            elif t[j].kind == tk.RB:
                 if depth == 0:
                     break
                 depth -= 1
@@ -610,15 +586,16 @@ class _Parser:
         point_toks = t[self.i : j]
         side = ""
         tail = [(x.kind, x.value) for x in point_toks[-4:]]
-        if tail[-2:] in ([(POW, "^"), (OP, "+")], [(POW, "^"), (OP, "-")]):
+        if tail[-2:] in ([(tk.POW, "^"), (tk.OP, "+")], [(tk.POW, "^"), (tk.OP, "-")]):
             side, point_toks = tail[-1][1], point_toks[:-2]
-        elif tail[-4:] in ([(POW, "^"), (LB, "{"), (OP, "+"), (RB, "}")], [(POW, "^"), (LB, "{"), (OP, "-"), (RB, "}")]):
+        elif tail[-4:] in ([(tk.POW, "^"), (tk.LB, "{"), (tk.OP, "+"), (tk.RB, "}")],
+                           [(tk.POW, "^"), (tk.LB, "{"), (tk.OP, "-"), (tk.RB, "}")]):
             side, point_toks = tail[-2][1], point_toks[:-4]
         kinds = [x.kind for x in point_toks]
         point: Expr
-        if kinds == [INF] or kinds == [OP, INF] and point_toks[0].value == "+":
+        if kinds == [tk.INF] or kinds == [tk.OP, tk.INF] and point_toks[0].value == "+":
             point = Call("infty", ())
-        elif kinds == [OP, INF] and point_toks[0].value == "-":
+        elif kinds == [tk.OP, tk.INF] and point_toks[0].value == "-":
             point = Neg(Call("infty", ()))
         else:
             stop = self.i + len(point_toks)
@@ -627,7 +604,7 @@ class _Parser:
                 raise ParseError("limit point in its own variable")
         self.i = j + 1
         nxt = self.peek()
-        body = self.power() if nxt is not None and nxt.kind == LP else self.term()
+        body = self.power() if nxt is not None and nxt.kind == tk.LP else self.term()
         return Calc("lim", body, var, (point,), side)
 
     def _evaluation_bar(self) -> Expr:
@@ -638,36 +615,36 @@ class _Parser:
     def _bar_scripts(self, e: Expr) -> Expr:
         """An evaluation bar and its scripts after ``e``: ``|_{x=a}`` is ``e`` with ``x`` replaced by ``a``;
         ``|_a^b`` is ``e(b) - e(a)`` in ``e``'s one letter."""
-        self.expect(EVALBAR)
-        self.expect(SUB)
+        self.expect(tk.EVALBAR)
+        self.expect(tk.SUB)
         a, b = self.peek(1), self.peek(2)
-        if (t := self.peek()) is not None and t.kind == LB and a is not None and a.kind == VAR and (
-                b is not None and b.kind == REL):
-            self.expect(LB)
-            var = self.expect(VAR).value
-            if self.expect(REL).value != "=":
+        if (t := self.peek()) is not None and t.kind == tk.LB and a is not None and a.kind == tk.VAR and (
+                b is not None and b.kind == tk.REL):
+            self.expect(tk.LB)
+            var = self.expect(tk.VAR).value
+            if self.expect(tk.REL).value != "=":
                 raise ParseError("evaluation bar")
             point = self.expr()
-            self.expect(RB)
+            self.expect(tk.RB)
             return substitute(e, {var: point})
         return self._bracket_difference(e, after_sub=True)
 
     def _scripts_ahead(self) -> bool:
         """``_a^b`` follows: ``[F(x)]_a^b``, the difference of an antiderivative's values."""
         a, b = self.peek(), self.peek(1)
-        if a is None or a.kind != SUB or b is None:
+        if a is None or a.kind != tk.SUB or b is None:
             return False
         j = self._group_end(self.i + 1)
         c = self.t[j] if 0 <= j < len(self.t) else None
-        return c is not None and c.kind == POW
+        return c is not None and c.kind == tk.POW
 
     def _bracket_difference(self, e: Expr, after_sub: bool = False) -> Expr:
         """``\\left[x^3\\right]_0^2``: ``F(2) - F(0)`` in the bracket's one letter."""
         var = _sole_variable(e)
         if not after_sub:
-            self.expect(SUB)
+            self.expect(tk.SUB)
         lo = self.group()
-        self.expect(POW)
+        self.expect(tk.POW)
         hi = self.group()
         return BinOp("-", substitute(e, {var: hi}), substitute(e, {var: lo}))
 
@@ -676,7 +653,8 @@ class _Parser:
         constants glued to it (``\\sin 4\\pi`` is sin(4π), ``\\cos 2x`` is cos(2x); ``\\sin x \\cos x``
         is a product of two functions)."""
         arg = self.power()
-        while (tok := self.peek()) is not None and tok.kind in (VAR, CONST) and (self.latex or not tok.space_before):
+        while ((tok := self.peek()) is not None and tok.kind in (tk.VAR, tk.CONST)
+               and (self.latex or not tok.space_before)):
             arg = BinOp("*", arg, self.power())
         return arg
 
@@ -685,15 +663,15 @@ class _Parser:
         terms) the sum or product written out, each term the body with ``k`` replaced by its value;
         the body is a product-level term (``\\sum_{k=1}^{4} k^2 + 1`` adds 1 to the sum). Other bounds
         are a ``ParseError``: the member is not read."""
-        self.expect(SUB)
-        self.expect(LB)
-        index = self.expect(VAR).value
-        rel = self.expect(REL)
+        self.expect(tk.SUB)
+        self.expect(tk.LB)
+        index = self.expect(tk.VAR).value
+        rel = self.expect(tk.REL)
         if rel.value != "=":
             raise ParseError("sum bound")
         lo = self.expr()
-        self.expect(RB)
-        self.expect(POW)
+        self.expect(tk.RB)
+        self.expect(tk.POW)
         hi = self.group()
         imaginary, self.imaginary = self.imaginary, self.imaginary and index != "i"
         try:

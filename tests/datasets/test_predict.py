@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +13,7 @@ from faithsieve.datasets.unlabelled import is_unlabelled, load_unlabelled
 from faithsieve.cli import main
 from faithsieve.scoring.bulk import run_predict, summarize
 from faithsieve.scoring.run import PREDICTIONS, SUMMARY, ScoreRequest, run_score
+from tests.conftest import kill_mid_run
 
 GSM8K = [
     {"question": "Tom has 3 boxes of 4 apples. How many apples?", "answer": "3 boxes of 4 is 3*4=<<3*4=12>>12 apples.\n#### 12"},
@@ -95,22 +93,7 @@ def test_kill_and_resume(tmp_path: Path) -> None:
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "faithsieve", "predict", str(src), "--out", str(out), "-q"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    preds = out / PREDICTIONS
-    deadline = time.monotonic() + 90
-    try:
-        while time.monotonic() < deadline:
-            if preds.exists() and preds.read_bytes().count(b"\n") >= 3:
-                break
-            if proc.poll() is not None:
-                pytest.fail(f"predict ended early: {proc.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
-            time.sleep(0.01)
-        else:
-            pytest.fail("predict wrote nothing in time")
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.wait(10)
-        proc.stderr.close()  # type: ignore[union-attr]
-    written = preds.read_bytes().count(b"\n")
+    written = kill_mid_run(proc, out / PREDICTIONS, 3, within_s=90, poll_s=0.01, who="predict")
     assert 3 <= written < 60, "the kill should land mid-run"
     res = run_predict(ScoreRequest(path=src, out=out, progress=False))
     assert res.reused == written and res.processed == 60 - written

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -26,6 +23,7 @@ from faithsieve.scoring.run import (
     run_score,
     stable_view,
 )
+from tests.conftest import kill_mid_run
 
 
 def _lines(path: Path) -> list[dict]:
@@ -147,22 +145,7 @@ def test_kill_and_resume(good: Path, tmp_path: Path) -> None:
     script = tmp_path / "slow_runner.py"
     script.write_text(_SLOW_RUNNER)
     proc = subprocess.Popen([sys.executable, str(script), str(good), str(out)], stderr=subprocess.PIPE)
-    preds = out / PREDICTIONS
-    deadline = time.monotonic() + 60
-    try:
-        while time.monotonic() < deadline:
-            if preds.exists() and preds.read_bytes().count(b"\n") >= 4:
-                break
-            if proc.poll() is not None:
-                pytest.fail(f"runner ended early: {proc.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
-            time.sleep(0.02)
-        else:
-            pytest.fail("runner wrote no predictions in time")
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.wait(10)
-        proc.stderr.close()  # type: ignore[union-attr]
-    written = preds.read_bytes().count(b"\n")
+    written = kill_mid_run(proc, out / PREDICTIONS, 4, within_s=60, poll_s=0.02, who="runner")
     assert 4 <= written < 14, "the kill should land mid-run"
     assert not (out / METRICS).exists()
 

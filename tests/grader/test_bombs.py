@@ -23,11 +23,15 @@ pytestmark = pytest.mark.slow
 
 BOMB = ("We evaluate the derivative at 100.\n$\\left.\\frac{{d}}{{dx}} e^{{e^{{e^{{x}}}}}}\\right|_{{x=100}} = 1$.\n"
         "So the answer is $\\boxed{{1}}$. (call {i})")
+"""A claim whose check does not finish within a 1 s budget on the current checker (a 'looping' bomb; also
+``bench/grader_bombs.py``'s)."""
 NEIGHBOUR = "We compute the product first.\n$12 \\times 15 = 170$.\nThen $170 + 10 = 180$.\nThe answer is $\\boxed{{180}}$. ({i})"
 CFG = GraderConfig(cache_size=0)
 
 
-def _eight_threads(call: Callable[[int], tuple[str, float, str]], n: int) -> list[tuple[str, float, str]]:
+def eight_threads(call: Callable[[int], tuple[str, float, str]], n: int) -> list[tuple[str, float, str]]:
+    """``call(i)`` for ``i`` in ``range(n)`` from 8 threads; the rows in the order they finished (also
+    ``bench/grader_bombs.py``'s runner)."""
     out: list[tuple[str, float, str]] = []
     lock = threading.Lock()
     todo = iter(range(n))
@@ -64,7 +68,7 @@ def test_neighbours_beside_bombs_in_process() -> None:
         r = g.grade((BOMB if kind == "bomb" else NEIGHBOUR).format(i=i), "1" if kind == "bomb" else "180", "", CFG)
         return kind, r.score, r.status
 
-    rows = _eight_threads(call, 16)
+    rows = eight_threads(call, 16)
     assert max(score for _, score, _ in rows) == 0.5, rows  # nobody is paid more than the refuted neighbour
     assert {status for kind, _, status in rows if kind == "bomb"} <= {"budget_exceeded", "worker_unavailable"}
     checked = [status for kind, _, status in rows if kind == "neighbour"]
@@ -86,7 +90,7 @@ def test_neighbours_beside_bombs_on_get_reward() -> None:
             logs = res.json()["extra_logs"]
             return kind, res.json()["rewards"][0], "ok" if logs["decided"][0] == 1.0 else "undecided"
 
-        rows = _eight_threads(call, 16)
+        rows = eight_threads(call, 16)
     assert max(score for _, score, _ in rows) == 0.5, rows
     assert all(status == "undecided" for kind, _, status in rows if kind == "bomb")
 

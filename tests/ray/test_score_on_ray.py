@@ -26,6 +26,7 @@ from faithsieve.scoring.run import (
     run_score,
     stable_view,
 )
+from tests.conftest import kill_mid_run
 
 from .conftest import RAY_MARKS, descendants, processes_named
 
@@ -118,24 +119,12 @@ def test_killed_driver_resumes_to_the_same_output(cluster: str, local_run: Path,
     before = set(processes_named("ray::ChunkScorer"))
     proc = subprocess.Popen([sys.executable, str(script), str(MINI), str(out), str(LIMIT), cluster],
                             stderr=subprocess.PIPE)
-    preds = out / PREDICTIONS
     scorers: set[int] = set()
-    try:
-        end = time.monotonic() + 120
-        while time.monotonic() < end:
-            scorers |= descendants(sorted(set(processes_named("ray::ChunkScorer")) - before))
-            if preds.exists() and preds.read_bytes().count(b"\n") >= 6:
-                break
-            if proc.poll() is not None:
-                pytest.fail(f"driver ended early: {proc.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
-            time.sleep(0.02)
-        else:
-            pytest.fail("the driver wrote no predictions in time")
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.wait(10)
-        proc.stderr.close()  # type: ignore[union-attr]
-    written = preds.read_bytes().count(b"\n")
+
+    def watch() -> None:
+        scorers.update(descendants(sorted(set(processes_named("ray::ChunkScorer")) - before)))
+
+    written = kill_mid_run(proc, out / PREDICTIONS, 6, within_s=120, poll_s=0.02, who="driver", watch=watch)
     assert 6 <= written < LIMIT, "the kill should land mid-run"
     assert not (out / METRICS).exists()
     assert scorers, "the driver's actors were not seen"
