@@ -86,12 +86,12 @@ def test_convert_under_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 
 def test_convert_write_failure_leaves_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    import faithsieve.datasets.formats as formats
+    import faithsieve.runtime.atomic as atomic  # convert writes through write_lines_atomic
 
     def broken(*a: object, **k: object) -> None:
         raise OSError(28, "No space left on device", str(tmp_path / "o.jsonl"))
 
-    monkeypatch.setattr(formats.os, "replace", broken)
+    monkeypatch.setattr(atomic.os, "replace", broken)
     one_line_error(capsys, main(["convert", str(MINI), str(tmp_path / "o.jsonl")]), "o.jsonl", "no space left")
     assert list(tmp_path.iterdir()) == []
 
