@@ -13,7 +13,7 @@ lane estimate (``text_cost`` under ``SERVICE``) and records the lane.
 Prints the slowest ``--top`` checks (seconds, peak RSS of the child during that check, the lane, the
 verdict) and, with ``--json``, writes every measurement.
 
-    python bench/bomb_search.py [--family formulas|calculus] [--timeout-s 10] [--memory-mb 3000] [--top 10]
+    python bench/bomb_search.py [--family formulas|calculus|derivations] [--timeout-s 10] [--memory-mb 3000] [--top 10]
                                 [--json out.json]
 
 Run under ``prlimit --as=...`` / ``timeout`` on a shared machine: the child limits itself, this
@@ -123,9 +123,28 @@ def calculus_claims() -> list[str]:
     return out
 
 
+# the z3 checker: a relation derived from the one before it (a proof of two steps), non-linear in several
+# real variables, where no fast path decides and the solver works until its wall-clock limit
+DERIVATIONS = [
+    ("x^3 y^2 - 7x y^3 + 5x^2 - y = 3", "x^5 y - 11 x^2 y^4 + x^3 = 2y + 1"),
+    ("x^{12} + y^{12} - 3x^5 y^7 + 2 x y = 1", "x^{11} y - 7 y^{10} x^2 + 5x = 2"),
+    ("a^3 + b^3 + c^3 - 3abc = 1", "a^5 b + b^5 c + c^5 a = 2"),
+    ("x^2 + y^2 + z^2 + w^2 = 1", "x^3 y + y^3 z + z^3 w + w^3 x = 1"),
+    ("x^4 y^3 z - 3x y^5 + 7 z^4 x - 2 = 0", "x^3 z^5 - 5 y^2 z^3 + x y z = 4"),
+    ("x^5 - x + 1 = 0", "x^{7} - x^3 + x^2 = 1"),
+]
+
+
+def derivation_claims() -> list[str]:
+    """Each premise, then the claim derived from it (``We are given $P$.`` / ``Then $C$.``)."""
+    return [f"We are given ${p}$.\nThen ${c}$." for p, c in DERIVATIONS]
+
+
 def claims(family: str = "formulas") -> list[str]:
     """Every claim of the search, at most ``MAX_CHARS`` characters, without repeats."""
     out: list[str] = []
+    if family == "derivations":
+        return [c for c in derivation_claims() if len(c) <= MAX_CHARS]
     if family == "calculus":
         out = calculus_claims()
         seen0: set[str] = set()
@@ -246,9 +265,10 @@ def main() -> int:
     ap.add_argument("--top", type=int, default=10)
     ap.add_argument("--limit", type=int, default=0, help="check only the first N claims (0: all)")
     ap.add_argument("--json", default=None)
-    ap.add_argument("--family", choices=("formulas", "calculus"), default="formulas",
+    ap.add_argument("--family", choices=("formulas", "calculus", "derivations"), default="formulas",
                     help="formulas: powers of sums in every function and bar; calculus: derivatives at points, "
-                         "definite integrals with huge bounds, limits, antiderivatives, towers inside each")
+                         "definite integrals with huge bounds, limits, antiderivatives, towers inside each; "
+                         "derivations: non-linear relations derived from the one before (z3)")
     args = ap.parse_args()
     if args.child:
         child(args.memory_mb)

@@ -1,8 +1,8 @@
-"""Neighbours beside bombs: from 8 threads, completions whose calculus formula does not finish within the
-budget (``BOMB``) interleaved with completions that have a refuted step and a right answer (``NEIGHBOUR``,
-0.5 when checked). Counts, per kind, the rewards paid and the statuses; the property the grader keeps:
-no neighbour and no bomb is paid more than the refuted neighbour (0.5), and every bomb pays
-``budget_exceeded`` (or, when no worker could take it, is unchecked and pays the same).
+"""Neighbours beside bombs: from 8 threads, completions whose step check does not finish within the
+budget (``BOMB``, the tests' bomb) interleaved with completions that have a refuted step and a right
+answer (``NEIGHBOUR``, 0.5 when checked). Counts, per kind, the rewards paid and the statuses; the
+property the grader keeps: no neighbour and no bomb is paid more than the refuted neighbour (0.5), and
+every bomb pays ``budget_exceeded`` (or, when no worker could take it, is unchecked and pays the same).
 
 * ``inproc``: ``faithsieve.grader.grade`` from 8 threads (default config: 2 workers, 1 s budget);
 * ``service``: the service's ``POST /get_reward`` (in-process ASGI client), 8 threads, one sample each call;

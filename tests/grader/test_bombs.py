@@ -1,9 +1,9 @@
-"""A bomb frees no neighbour: completions whose step check does not finish within the budget (a calculus
-claim at a point where its value is astronomically large: slow on the checker as it stands) graded from 8
-threads beside completions with a refuted step. Every neighbour is checked or, when no worker could take
-it, pays as refuted; every bomb pays ``budget_exceeded`` (or, unchecked, the same). No completion is paid
-more than the checked refuted neighbour. The same through the service's ``POST /get_reward``, and the
-inline mode keeps its budget.
+"""A bomb frees no neighbour: completions whose step check does not finish within the budget (a
+non-linear derivation in two variables that z3 works on until its time is up: slow on the checker as it
+stands) graded from 8 threads beside completions with a refuted step. Every neighbour is checked or,
+when no worker could take it, pays as refuted; every bomb pays ``budget_exceeded`` (or, unchecked, the
+same). No completion is paid more than the checked refuted neighbour. The same through the service's
+``POST /get_reward``, and the inline mode keeps its budget.
 
 The tests are about the grader's budget semantics, not about this bomb: if the checker learns to decide
 the bomb quickly, ``test_the_bomb_is_a_bomb`` says so and the bomb must be replaced by a slower one."""
@@ -21,10 +21,14 @@ from faithsieve.grader import GraderConfig
 
 pytestmark = pytest.mark.slow
 
-BOMB = ("We evaluate the derivative at 100.\n$\\left.\\frac{{d}}{{dx}} e^{{e^{{e^{{x}}}}}}\\right|_{{x=100}} = 1$.\n"
+BOMB = ("We are given $x^3 y^2 - 7x y^3 + 5x^2 - y = 3$.\nThen $x^5 y - 11 x^2 y^4 + x^3 = 2y + 1$.\n"
         "So the answer is $\\boxed{{1}}$. (call {i})")
 """A claim whose check does not finish within a 1 s budget on the current checker (a 'looping' bomb; also
-``bench/grader_bombs.py``'s)."""
+``bench/grader_bombs.py``'s): a non-linear derivation in two real variables from the relation before it,
+which no fast path decides. z3 works on it until its wall-clock limit (its resource limit does not stop
+it: given a minute, it gives up at the minute); a solver call may take 4 times the obligation limit
+(800 ms in the grader), at least what a 1 s budget leaves the pipeline, so the check runs to the budget.
+With a budget of a few seconds it ends in about 1 s, undecided ("solver gave up")."""
 NEIGHBOUR = "We compute the product first.\n$12 \\times 15 = 170$.\nThen $170 + 10 = 180$.\nThe answer is $\\boxed{{180}}$. ({i})"
 CFG = GraderConfig(cache_size=0)
 
