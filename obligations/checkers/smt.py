@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from faithsieve.obligations.checkers.exact import fmt
 from faithsieve.obligations.checkers.memo import OutcomeMemo
@@ -35,8 +37,9 @@ from faithsieve.obligations.procedures.piecewise import (
     contradicts as piecewise_contradicts,
 )
 from faithsieve.obligations.procedures.piecewise import follows as piecewise_follows
+from faithsieve.obligations.procedures.registry import procedures_for
 from faithsieve.obligations.procedures.sections import univariate_decision
-from faithsieve.obligations.procedures.witness import witness_points
+from faithsieve.obligations.procedures.witness import Point, witness_points
 
 from faithsieve.core.errors import FaithSieveError
 from faithsieve.mathtext.ast import (
@@ -215,6 +218,16 @@ def _gap_outcome(ob: CoverageObligation, val: Fraction) -> Outcome:
     return Unknown("z3", f"{note}, but {why} (the domain is guessed)")
 
 
+@dataclass
+class _Found:
+    """What an earlier derivation procedure found that a later one reads."""
+
+    fails: Point | None = None
+    """An exact point where the premises hold and the claim fails (``witness``)."""
+    holds: Point | None = None
+    """An exact point where the premises and the claim hold (``witness``)."""
+
+
 class Z3Checker:
     """SMT over the reals (integers where known): Γ ∧ ¬G unsat = verified; sat = counterexample.
 
@@ -223,6 +236,8 @@ class Z3Checker:
     ``quotients``, ``cleared``, ``witness``, ``piecewise``, ``sections``; what they leave goes to z3."""
 
     name = "z3"
+    DERIVATION: ClassVar[tuple[Callable[[Z3Checker, DerivationObligation, _Found, float], Outcome | None], ...]] = ()
+    """Set below the class from the registry: the derivation procedures this checker runs, in order."""
     memo_kinds: tuple[type, ...] = (DerivationObligation, CoverageObligation)
     """The obligations whose outcome is a function of the obligation and the settings alone."""
 
@@ -276,36 +291,62 @@ class Z3Checker:
         # decided before a context is made: translation would stop outside the fragment
         if outside_smt([*ob.premises, ob.claim]):
             raise OutsideSMT
-        return self._one_premise(ob) or self._exact(ob) or self._solve(ob, deadline)
+        found = _Found()
+        for step in self.DERIVATION:  # the registry's derivation procedures of this checker, in its order
+            out = step(self, ob, found, deadline)
+            if out is not None:
+                return out
+        raise AssertionError("the last derivation procedure (z3) always answers")  # pragma: no cover
 
-    def _one_premise(self, ob: DerivationObligation) -> Outcome | None:
-        """One premise: one linear equation a multiple of the other, quotients read as quantities, or
-        the premise divided through (z3 answers unsat: the same verdict)."""
+    # One method per derivation procedure of the registry (``obligations.procedures.registry``), each under
+    # the procedure's name: it answers an outcome, or None to leave the obligation to the next one. A
+    # procedure switched off by the settings (its attribute above) answers None. ``found`` carries what
+    # an earlier procedure found that a later one reads (the witness points).
+
+    def _one_premise(self, ob: DerivationObligation, decide: Callable[[Rel, Rel, bool], str | None],
+                     method: str) -> Outcome | None:
+        """One premise: "follows", "independent" or nothing from ``decide`` (z3 answers unsat: the same verdict)."""
         if len(ob.premises) != 1:
             return None
-        p, ints = ob.premises[0], bool(ob.integer_vars)
-        decided: tuple[str | None, str] = (linear_derivation(p, ob.claim, ints), "linear")
-        if decided[0] is None and self.quotients:
-            decided = (quotient_derivation(p, ob.claim, ints), "quotients")
-        if decided[0] is None and self.cleared and cleared_derivation(p, ob.claim, ints):
-            decided = ("follows", "cleared")
-        linear, method = decided
-        if linear == "follows":
+        decided = decide(ob.premises[0], ob.claim, bool(ob.integer_vars))
+        if decided == "follows":
             return Verified(method, "follows from the previous relation")
-        if linear == "independent":
+        if decided == "independent":
             return Unknown(method, "does not follow from the previous relation alone")
         return None
 
-    def _exact(self, ob: DerivationObligation) -> Outcome | None:
-        """Exact points, elimination and one-variable sections, each the answer z3 would give."""
-        fails, holds = witness_points(list(ob.premises), ob.claim, ob.integer_vars) if self.witness_points else (None, None)
-        if fails is not None and holds is not None:
-            # both SMT queries below have these exact points as models: both answer "sat"
+    def _linear(self, ob: DerivationObligation, found: _Found, deadline: float) -> Outcome | None:
+        """One linear equation a multiple of the other."""
+        return self._one_premise(ob, linear_derivation, "linear")
+
+    def _quotients(self, ob: DerivationObligation, found: _Found, deadline: float) -> Outcome | None:
+        """Quotients read as opaque quantities."""
+        return self._one_premise(ob, quotient_derivation, "quotients") if self.quotients else None
+
+    def _cleared(self, ob: DerivationObligation, found: _Found, deadline: float) -> Outcome | None:
+        """The premise divided through, denominators cleared ("follows" only)."""
+        return self._one_premise(ob, lambda p, c, ints: "follows" if cleared_derivation(p, c, ints) else None,
+                                 "cleared") if self.cleared else None
+
+    def _witness(self, ob: DerivationObligation, found: _Found, deadline: float) -> Outcome | None:
+        """Exact points: one where the claim fails and one where it holds (both SMT queries below have
+        them as models: both answer "sat")."""
+        if self.witness_points:
+            found.fails, found.holds = witness_points(list(ob.premises), ob.claim, ob.integer_vars)
+        if found.fails is not None and found.holds is not None:
             return Unknown("witness", "does not follow from the previous relation alone")
-        # a point where the claim fails (``fails``) is a model of the first query: no proof to look for
-        if fails is None and self.piecewise and piecewise_follows(list(ob.premises), ob.claim, ob.integer_vars):
+        return None
+
+    def _piecewise(self, ob: DerivationObligation, found: _Found, deadline: float) -> Outcome | None:
+        """"Follows" by elimination; a point where the claim fails (``found.fails``) is a model of the first
+        query: no proof to look for."""
+        if found.fails is None and self.piecewise and piecewise_follows(list(ob.premises), ob.claim, ob.integer_vars):
             return Verified("piecewise", "follows from the previous relation")  # z3 answers "unsat" to the first query
-        shown = (fails is not None, holds is not None)
+        return None
+
+    def _sections(self, ob: DerivationObligation, found: _Found, deadline: float) -> Outcome | None:
+        """One-variable sections, each answer the one z3 would give."""
+        shown = (found.fails is not None, found.holds is not None)
         exact, point = univariate_decision(list(ob.premises), ob.claim, ob.integer_vars, shown) \
             if self.real_sections else (None, None)
         if exact == "follows":  # "premises and not claim" has no real point: z3 answers unsat
@@ -317,6 +358,9 @@ class Z3Checker:
         if exact == "contradicted" and point is not None and (refuted := _refutation(ob, point, "sections")) is not None:
             return refuted  # z3: "sat" with this point, its only model, then "unsat"
         return None
+
+    def _z3(self, ob: DerivationObligation, found: _Found, deadline: float) -> Outcome:
+        return self._solve(ob, deadline)
 
     def _solve(self, ob: DerivationObligation, deadline: float) -> Outcome:
         """The two SMT queries: premises and not claim (unsat: follows), premises and claim."""
@@ -384,3 +428,13 @@ class Z3Checker:
                 if _uncovered(ob, val):
                     return _gap_outcome(ob, val)
         return Unknown(self.name, "coverage undecided")
+
+
+_DERIVATION_STEPS: dict[str, Callable[[Z3Checker, DerivationObligation, _Found, float], Outcome | None]] = {
+    "linear": Z3Checker._linear, "quotients": Z3Checker._quotients, "cleared": Z3Checker._cleared,
+    "witness": Z3Checker._witness, "piecewise": Z3Checker._piecewise, "sections": Z3Checker._sections,
+    "z3": Z3Checker._z3,
+}
+Z3Checker.DERIVATION = tuple(_DERIVATION_STEPS[p.name] for p in procedures_for("derivation") if p.checker == "z3")
+"""The derivation procedures the registry gives this checker, in the registry's order (z3 last): a
+procedure registered without a method here stops the import (KeyError)."""

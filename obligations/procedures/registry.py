@@ -2,7 +2,11 @@
 
 A checker (``exact``, ``sympy``, ``z3``, ``lean``) runs the procedures registered for the kind of
 obligation it is given, cheapest first; the procedure that decides names the evidence: its name is
-the outcome's ``method``. A method name with a suffix (``exact-rounding``, ``sympy-numeric``) is the
+the outcome's ``method``. The table dispatches the z3 checker's derivations: ``Z3Checker.DERIVATION``
+is its procedures for the ``derivation`` kind, in this table's order, one method each (a procedure
+added here without its method stops the import). The sympy checker's procedures are guards inside
+one computation (they share its sympy conversions and the polynomial class), so it reads the table
+for its switches and its method names only. A method name with a suffix (``exact-rounding``, ``sympy-numeric``) is the
 procedure's reading of the precision shown, listed here with it.
 
 Every procedure marked ``switchable`` may be turned off by ``Settings.procedures_off`` (the checker

@@ -17,6 +17,7 @@ from faithsieve.obligations.kinds.models import (
     DerivationObligation,
     IdentityObligation,
     Outcome,
+    Verified,
 )
 from faithsieve.obligations.procedures.registry import (
     PROCEDURES,
@@ -99,3 +100,21 @@ def test_every_kind_has_its_procedures() -> None:
         assert procedures_for(kind), kind
     for name, p in PROCEDURES.items():
         assert p.name == name
+
+
+def test_the_z3_checker_runs_the_registry_in_its_order() -> None:
+    """The registry dispatches the z3 checker's derivations: one method per registered procedure, in the
+    registry's order, z3 last (it always answers)."""
+    registered = [p.name for p in procedures_for("derivation") if p.checker == "z3"]
+    assert [step.__name__.lstrip("_") for step in Z3Checker.DERIVATION] == registered
+    assert registered[-1] == "z3" and len(registered) == 7
+
+
+def test_a_reordered_table_reorders_the_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The order is the table's: put z3 first and the solver answers what ``linear`` answered before."""
+    ob = _derivation("2*x = 6", "x = 3")
+    assert Z3Checker().check(ob, soon()).method == "linear"
+    steps = Z3Checker.DERIVATION
+    monkeypatch.setattr(Z3Checker, "DERIVATION", (steps[-1], *steps[:-1]))
+    out = Z3Checker().check(ob, soon())
+    assert isinstance(out, Verified) and out.method == "z3"
