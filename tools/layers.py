@@ -83,10 +83,9 @@ OPTIONAL_IMPORTS: dict[str, frozenset[str]] = {
 """Third-party packages of an optional extra and the only modules of ours allowed to import them."""
 
 
-def optional_imports(module: str, path: Path) -> Iterator[str]:
-    """A finding for each import of an ``OPTIONAL_IMPORTS`` package outside the modules allowed it."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    called = _import_calls(tree, _package_of(module, path))
+def optional_imports(module: str, path: Path, tree: ast.AST, called: dict[int, str]) -> Iterator[str]:
+    """A finding for each import of an ``OPTIONAL_IMPORTS`` package outside the modules allowed it
+    (``tree``: the module parsed; ``called``: its import calls, ``_import_calls``)."""
     for node in ast.walk(tree):
         names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
             [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else \
@@ -133,6 +132,18 @@ OUR_NAME = re.compile(r"faithsieve(\.[A-Za-z_]\w*)+(:[A-Za-z_][\w.]*)?")
 """A string literal that names a module of ours: ``faithsieve.x.y`` or ``faithsieve.x.y:attr``."""
 
 
+def _absolute(package: str, level: int, name: str) -> str:
+    """The absolute module ``name`` (empty: the package itself) names ``level`` dots up from ``package``."""
+    base = package.split(".")[: len(package.split(".")) - level + 1]
+    return ".".join([*base, *([name] if name else [])])
+
+
+def _parse(module: str, path: Path) -> tuple[ast.AST, dict[int, str]]:
+    """The module parsed, once, and its import calls (``_import_calls``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    return tree, _import_calls(tree, _package_of(module, path))
+
+
 def _import_calls(tree: ast.AST, package: str) -> dict[int, str]:
     """The module name (absolute) of every import call with a literal name, by the call node's id."""
     importlib_names = {"importlib"}
@@ -155,9 +166,7 @@ def _import_calls(tree: ast.AST, package: str) -> dict[int, str]:
             continue
         name = arg.value
         if name.startswith("."):  # relative to the package argument; read against the module's own package
-            level = len(name) - len(name.lstrip("."))
-            base = package.split(".")[: len(package.split(".")) - level + 1]
-            name = ".".join([*base, *([name.lstrip(".")] if name.lstrip(".") else [])])
+            name = _absolute(package, len(name) - len(name.lstrip(".")), name.lstrip("."))
         found[id(node)] = name
     return found
 
@@ -171,11 +180,10 @@ def _ours(name: str, known: set[str]) -> str | None:
     return None
 
 
-def imports(module: str, path: Path, known: set[str]) -> Iterator[tuple[str, int]]:
-    """(imported module of ours, line) for every import statement, import call and module name in a string."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+def imports(module: str, path: Path, known: set[str], tree: ast.AST, called: dict[int, str]) -> Iterator[tuple[str, int]]:
+    """(imported module of ours, line) for every import statement, import call and module name in a string
+    (``tree``: the module parsed; ``called``: its import calls, ``_import_calls``)."""
     package = _package_of(module, path)
-    called = _import_calls(tree, package)
     loggers = {id(node.args[0]) for node in ast.walk(tree) if isinstance(node, ast.Call) and node.args and (
         (isinstance(node.func, ast.Attribute) and node.func.attr == "getLogger")
         or (isinstance(node.func, ast.Name) and node.func.id == "getLogger"))}
@@ -190,8 +198,7 @@ def imports(module: str, path: Path, known: set[str]) -> Iterator[tuple[str, int
                     yield alias.name, node.lineno
         elif isinstance(node, ast.ImportFrom):
             if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                target = ".".join([*base, *([node.module] if node.module else [])])
+                target = _absolute(package, node.level, node.module or "")
             else:
                 target = node.module or ""
             subs = [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in known]
@@ -216,8 +223,9 @@ def check() -> list[str]:
         if src is None:
             problems.append(f"{path.relative_to(ROOT)}: module {module} belongs to no room (add it to tools/layers.py)")
             continue
-        problems.extend(optional_imports(module, path))
-        for target, line in imports(module, path, known):
+        tree, called = _parse(module, path)
+        problems.extend(optional_imports(module, path, tree, called))
+        for target, line in imports(module, path, known, tree, called):
             if module.startswith(target + ".") or target == module:
                 continue  # a parent package: Python runs it for any of its modules
             graph[module].add(target)
@@ -297,7 +305,7 @@ def room_graph() -> dict[str, set[str]]:
     edges: dict[str, set[str]] = defaultdict(set)
     for module, path in mods.items():
         src = room_of(module)
-        for target, _ in imports(module, path, set(mods)):
+        for target, _ in imports(module, path, set(mods), *_parse(module, path)):
             dst = room_of(target)
             if src and dst and src[0] != dst[0] and dst[0] != "package":
                 edges[src[0]].add(dst[0])
