@@ -380,14 +380,11 @@ class _Dry:
 _DRY = _Dry()
 
 
-def _stop(r: Rel | None, e: Expr | None) -> bool | None:
-    """Where translating the relation ``r`` (or else the expression ``e``) stops. None: it translates;
-    True: it stops outside the fragment; False: it stops some other way."""
+def _stop(r: Rel) -> bool | None:
+    """Where translating the relation ``r`` stops. None: it translates; True: it stops outside the
+    fragment; False: it stops some other way."""
     try:
-        if r is not None:
-            smt_relation(r, _DRY)
-        elif e is not None:
-            smt_term(e, _DRY)
+        smt_relation(r, _DRY)
     except OutsideSMT:
         return True
     except Exception:  # noqa: BLE001 (whatever the translation would meet, it meets itself)
@@ -400,7 +397,7 @@ def outside_smt(rels: list[Rel]) -> bool:
     outside the SMT fragment before anything else could go wrong. False when translation would succeed
     or end some other way (that is left to the translation itself)."""
     for r in rels:
-        verdict = _stop(r, None)
+        verdict = _stop(r)
         if verdict is not None:
             return verdict
     return False
@@ -419,9 +416,4 @@ def smt_power(exponent: Expr) -> int | None:
 def translates(r: Rel) -> bool:
     """Every node of ``r`` is in the SMT fragment and its relation is one SMT states: translating
     it succeeds, and it means there what exact evaluation computes where every divisor is nonzero."""
-    return r.op in SMT_RELATIONS and _walk(r.lhs) is None and _walk(r.rhs) is None
-
-
-def _walk(e: Expr) -> bool | None:
-    """None: translates; True: stops outside the fragment; False: stops some other way."""
-    return _stop(None, e)
+    return _stop(r) is None
